@@ -1,0 +1,1 @@
+//! The coordinator: statistics, scheduling, storage and the gRPC server.
