@@ -1,0 +1,196 @@
+//! Legal move generation.
+//!
+//! Pseudo-legal targets come from the attack tables; legality is decided without
+//! making the move. With the mover's general on `k` and not in check, a move of
+//! another piece can only expose `k` when it leaves a point on `k`'s rank or file
+//! (chariot, cannon or flying-general line), a diagonal neighbour of `k` (a horse
+//! leg), or a point on a diagonal through `k` while the enemy has a bishop-moving
+//! converted elephant; or when it lands on an *empty* point of `k`'s rank or file
+//! (a new cannon screen). Only those moves, general moves, and every move while in
+//! check are tested one by one; the rest are counted in bulk.
+
+use crate::attacks::{self, NONE};
+use crate::moves::MoveList;
+use crate::position::Position;
+use crate::{Bitboard, Kind, Move, Piece, Square};
+
+/// Which moves to produce.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Filter {
+    All,
+    Captures,
+}
+
+/// What the legality test needs about the side to move, computed once per node.
+struct Guard {
+    general: Square,
+    in_check: bool,
+    /// Moves from these points are tested one by one.
+    risky_from: Bitboard,
+    /// Moves to these (empty) points are tested one by one.
+    risky_to: Bitboard,
+}
+
+impl Position {
+    fn guard(&self) -> Guard {
+        let us = self.side_to_move();
+        let k = self.general(us);
+        let lines = attacks::lines_through(k);
+        let mut risky_from = lines;
+        for &(leg, _) in &attacks::HORSE_ATTACKERS[k.index()] {
+            if leg != NONE {
+                risky_from.0 |= 1u128 << leg;
+            }
+        }
+        let enemy_bishops = self.pieces(!us, Kind::Elephant) & self.converted_bb();
+        if enemy_bishops.any() {
+            risky_from |= attacks::diagonals_through(k);
+        }
+        Guard {
+            general: k,
+            in_check: self.in_check(),
+            risky_from,
+            risky_to: lines & !self.occupied(),
+        }
+    }
+
+    /// Whether the move `from`→`to` of `piece` (the mover's, pseudo-legal) leaves the
+    /// mover's general safe.
+    #[inline]
+    fn leaves_general_safe(&self, from: Square, to: Square, piece: Piece) -> bool {
+        let us = self.side_to_move();
+        if self.conversion() && self.piece_at(to).is_some_and(|c| c.kind().can_convert()) {
+            let mut after = self.clone();
+            after.make(Move::new(from, to));
+            return !after.is_check(us);
+        }
+        let from_bb = Bitboard::from_square(from);
+        let to_bb = Bitboard::from_square(to);
+        let occ = (self.occupied() ^ from_bb) | to_bb;
+        let enemy = self.color_bb(!us) & !to_bb;
+        let k = if piece.kind() == Kind::General {
+            to
+        } else {
+            self.general(us)
+        };
+        let kf = k.file().index();
+        let mut k_file_occ = self.file_occupancy(kf);
+        if from.file().index() == kf {
+            k_file_occ &= !(1 << from.rank().index());
+        }
+        if to.file().index() == kf {
+            k_file_occ |= 1 << to.rank().index();
+        }
+        !self.general_attacked(k, !us, occ, k_file_occ, enemy)
+    }
+
+    /// Pseudo-legal targets of the mover's `piece` on `from` (own pieces excluded).
+    #[inline]
+    fn targets(&self, from: Square, piece: Piece, own: Bitboard) -> Bitboard {
+        self.attacks_from(from, piece, self.occupied()) & !own
+    }
+
+    /// Calls `emit(from, to)` for every legal move passing `filter`; returns the count.
+    #[inline]
+    fn walk(&self, filter: Filter, mut emit: impl FnMut(Square, Square)) -> u32 {
+        let us = self.side_to_move();
+        let own = self.color_bb(us);
+        let guard = self.guard();
+        let mask = match filter {
+            Filter::All => !own,
+            Filter::Captures => self.color_bb(!us),
+        };
+        let mut count = 0;
+        for from in own {
+            let Some(piece) = self.piece_at(from) else {
+                continue;
+            };
+            let targets = self.targets(from, piece, own) & mask;
+            if targets.is_empty() {
+                continue;
+            }
+            let (safe, risky) = if guard.in_check
+                || piece.kind() == Kind::General
+                || guard.risky_from.contains(from)
+            {
+                (Bitboard::EMPTY, targets)
+            } else {
+                (targets & !guard.risky_to, targets & guard.risky_to)
+            };
+            for to in safe {
+                emit(from, to);
+            }
+            count += safe.count();
+            for to in risky {
+                if self.leaves_general_safe(from, to, piece) {
+                    emit(from, to);
+                    count += 1;
+                }
+            }
+        }
+        debug_assert!(guard.general == self.general(us));
+        count
+    }
+
+    /// Every legal move.
+    pub fn legal_moves(&self) -> MoveList {
+        let mut list = MoveList::new();
+        self.walk(Filter::All, |from, to| list.push(Move::new(from, to)));
+        list
+    }
+
+    /// Every legal capture (for quiescence search).
+    pub fn legal_captures(&self) -> MoveList {
+        let mut list = MoveList::new();
+        self.walk(Filter::Captures, |from, to| list.push(Move::new(from, to)));
+        list
+    }
+
+    /// The number of legal moves, without listing them (bulk counting for perft).
+    pub fn count_legal(&self) -> u32 {
+        self.walk(Filter::All, |_, _| {})
+    }
+
+    /// Whether the side to move has any legal move.
+    pub fn has_legal_move(&self) -> bool {
+        let us = self.side_to_move();
+        let own = self.color_bb(us);
+        for from in own {
+            let Some(piece) = self.piece_at(from) else {
+                continue;
+            };
+            for to in self.targets(from, piece, own) {
+                if self.leaves_general_safe(from, to, piece) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Whether `mv` is legal here.
+    pub fn is_legal(&self, mv: Move) -> bool {
+        let us = self.side_to_move();
+        let Some(piece) = self.piece_at(mv.from()) else {
+            return false;
+        };
+        piece.color() == us
+            && self
+                .targets(mv.from(), piece, self.color_bb(us))
+                .contains(mv.to())
+            && self.leaves_general_safe(mv.from(), mv.to(), piece)
+    }
+
+    /// Whether `mv` (legal here) captures.
+    pub fn is_capture(&self, mv: Move) -> bool {
+        self.piece_at(mv.to()).is_some()
+    }
+
+    /// Whether `mv` (legal here) gives check.
+    pub fn gives_check(&mut self, mv: Move) -> bool {
+        let undo = self.make(mv);
+        let check = self.in_check();
+        self.unmake(undo);
+        check
+    }
+}
