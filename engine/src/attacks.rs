@@ -340,6 +340,11 @@ pub fn lines_through(sq: Square) -> Bitboard {
     Bitboard((rank | file) & !(1u128 << sq.index()))
 }
 
+/// Every point on the rank of `sq`.
+pub fn rank_of(sq: Square) -> Bitboard {
+    Bitboard(0x1ffu128 << (sq.rank().index() * 9))
+}
+
 /// Every point on a diagonal through `sq`, `sq` excluded.
 pub fn diagonals_through(sq: Square) -> Bitboard {
     bishop_targets(sq, Bitboard::EMPTY)

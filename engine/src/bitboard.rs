@@ -57,6 +57,12 @@ impl Bitboard {
         self.0 |= 1u128 << sq.index();
     }
 
+    /// Adds the square with index `i` (below 90).
+    pub(crate) fn insert_index(&mut self, i: u8) {
+        debug_assert!(i < 90);
+        self.0 |= 1u128 << i;
+    }
+
     /// Removes `sq`.
     pub fn remove(&mut self, sq: Square) {
         self.0 &= !(1u128 << sq.index());

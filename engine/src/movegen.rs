@@ -2,12 +2,17 @@
 //!
 //! Pseudo-legal targets come from the attack tables; legality is decided without
 //! making the move. With the mover's general on `k` and not in check, a move of
-//! another piece can only expose `k` when it leaves a point on `k`'s rank or file
-//! (chariot, cannon or flying-general line), a diagonal neighbour of `k` (a horse
-//! leg), or a point on a diagonal through `k` while the enemy has a bishop-moving
-//! converted elephant; or when it lands on an *empty* point of `k`'s rank or file
-//! (a new cannon screen). Only those moves, general moves, and every move while in
-//! check are tested one by one; the rest are counted in bulk.
+//! another piece can only expose `k` when
+//! - it leaves a point of a rank or file through `k` on which an enemy chariot,
+//!   cannon or general stands (an opened line or a changed cannon screen),
+//! - it leaves a diagonal neighbour of `k` that is the leg of an enemy horse,
+//! - it leaves a diagonal through `k` on which an enemy bishop-moving converted
+//!   elephant stands, or
+//! - it lands on an *empty* point of a rank or file through `k` on which an enemy
+//!   cannon stands (a new screen).
+//!
+//! Only those moves, general moves, and every move while in check are tested one
+//! by one; the rest are counted in bulk.
 
 use crate::attacks::{self, NONE};
 use crate::moves::MoveList;
@@ -34,15 +39,36 @@ struct Guard {
 impl Position {
     fn guard(&self) -> Guard {
         let us = self.side_to_move();
+        let them = !us;
         let k = self.general(us);
+        let enemy = self.color_bb(them);
         let lines = attacks::lines_through(k);
-        let mut risky_from = lines;
-        for &(leg, _) in &attacks::HORSE_ATTACKERS[k.index()] {
-            if leg != NONE {
-                risky_from.0 |= 1u128 << leg;
+        let rank = lines & attacks::rank_of(k);
+        let file = lines & !rank;
+        let line_movers = enemy
+            & (self.kind_bb(Kind::Chariot)
+                | self.kind_bb(Kind::Cannon)
+                | self.kind_bb(Kind::General));
+        let cannons = enemy & self.kind_bb(Kind::Cannon);
+        let mut risky_from = Bitboard::EMPTY;
+        let mut risky_to = Bitboard::EMPTY;
+        for line in [rank, file] {
+            if (line & line_movers).any() {
+                risky_from |= line;
+            }
+            if (line & cannons).any() {
+                risky_to |= line;
             }
         }
-        let enemy_bishops = self.pieces(!us, Kind::Elephant) & self.converted_bb();
+        let horses = enemy & self.kind_bb(Kind::Horse);
+        if horses.any() {
+            for &(leg, sources) in &attacks::HORSE_ATTACKERS[k.index()] {
+                if leg != NONE && sources & horses.bits() != 0 {
+                    risky_from.insert_index(leg);
+                }
+            }
+        }
+        let enemy_bishops = enemy & self.kind_bb(Kind::Elephant) & self.converted_bb();
         if enemy_bishops.any() {
             risky_from |= attacks::diagonals_through(k);
         }
@@ -50,7 +76,7 @@ impl Position {
             general: k,
             in_check: self.in_check(),
             risky_from,
-            risky_to: lines & !self.occupied(),
+            risky_to: risky_to & !self.occupied(),
         }
     }
 

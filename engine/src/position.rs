@@ -331,7 +331,12 @@ impl Position {
                 out
             }
             Kind::Chariot | Kind::Cannon => {
-                let file_occ = file_occupancy_of(occ, sq.file().index());
+                let f = sq.file().index();
+                let file_occ = if occ == self.occupied {
+                    self.file_occ[f] as usize
+                } else {
+                    file_occupancy_of(occ, f)
+                };
                 let (rook, cannon) = attacks::slider_targets(
                     sq,
                     attacks::rank_occupancy(occ, sq.rank().index()),
