@@ -5,4 +5,5 @@
 //! * [`stats`]: pure match statistics (Elo, SPRT, variant comparison).
 //! * [`spsa`]: the pure SPSA tuner state and its step functions.
 
+pub mod spsa;
 pub mod stats;
