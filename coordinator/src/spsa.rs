@@ -342,7 +342,10 @@ pub fn apply_result(
             state: state.params.len(),
         });
     }
-    let games = result.wins + result.draws + result.losses;
+    let games = result
+        .wins
+        .saturating_add(result.draws)
+        .saturating_add(result.losses);
     if games % 2 == 1 {
         return Err(SpsaError::OddGames(games));
     }

@@ -78,7 +78,9 @@ pub struct Wdl {
 impl Wdl {
     /// Number of games.
     pub fn games(&self) -> u64 {
-        self.wins + self.draws + self.losses
+        self.wins
+            .saturating_add(self.draws)
+            .saturating_add(self.losses)
     }
 
     /// Fishtest's trinomial order `[L, D, W]` (ascending score).
@@ -94,7 +96,7 @@ pub struct Pentanomial(pub [u64; 5]);
 impl Pentanomial {
     /// Number of game pairs.
     pub fn pairs(&self) -> u64 {
-        self.0.iter().sum()
+        self.0.iter().fold(0, |acc, &c| acc.saturating_add(c))
     }
 }
 
@@ -178,6 +180,10 @@ impl FromStr for EloModel {
     }
 }
 
+/// The largest total accepted by [`parse_counts`]: 2⁵³, below which every
+/// count and sum is exact in `f64` and doubling cannot overflow `u64`.
+pub const MAX_TOTAL_COUNT: u64 = 1 << 53;
+
 /// Parses exactly `N` comma-separated non-negative integer counts, not all
 /// zero. `what` names the input in error messages.
 pub fn parse_counts<const N: usize>(
@@ -207,6 +213,12 @@ pub fn parse_counts<const N: usize>(
     }
     if counts.iter().all(|&c| c == 0) {
         return Err(err("all counts are zero".to_owned()));
+    }
+    let total = counts.iter().try_fold(0u64, |acc, &c| acc.checked_add(c));
+    if total.is_none_or(|t| t > MAX_TOTAL_COUNT) {
+        return Err(err(format!(
+            "the counts add up to more than {MAX_TOTAL_COUNT}"
+        )));
     }
     Ok(counts)
 }
@@ -259,6 +271,11 @@ mod tests {
         );
         let msg = "1,-2,3".parse::<Wdl>().unwrap_err().to_string();
         assert!(msg.contains("\"-2\" is negative"), "{msg}");
+        let msg = "18446744073709551615,1,0"
+            .parse::<Wdl>()
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("add up to more than"), "{msg}");
         let msg = "0,0,0".parse::<Wdl>().unwrap_err().to_string();
         assert!(msg.contains("all counts are zero"), "{msg}");
         assert!("1,x,3".parse::<Wdl>().is_err());

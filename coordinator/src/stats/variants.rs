@@ -77,7 +77,9 @@ pub struct ColorCounts {
 
 impl ColorCounts {
     pub fn games(&self) -> u64 {
-        self.red_wins + self.draws + self.black_wins
+        self.red_wins
+            .saturating_add(self.draws)
+            .saturating_add(self.black_wins)
     }
 
     pub fn get(&self, outcome: Outcome) -> u64 {
@@ -110,7 +112,10 @@ pub struct PairCounts(pub [[u64; 3]; 3]);
 
 impl PairCounts {
     pub fn pairs(&self) -> u64 {
-        self.0.iter().flatten().sum()
+        self.0
+            .iter()
+            .flatten()
+            .fold(0, |acc, &c| acc.saturating_add(c))
     }
 
     /// The per-game counts of all games in the pairs.
@@ -118,8 +123,8 @@ impl PairCounts {
         let mut by_outcome = [0u64; 3];
         for (i, row) in self.0.iter().enumerate() {
             for (j, &n) in row.iter().enumerate() {
-                by_outcome[i] += n;
-                by_outcome[j] += n;
+                by_outcome[i] = by_outcome[i].saturating_add(n);
+                by_outcome[j] = by_outcome[j].saturating_add(n);
             }
         }
         ColorCounts {
@@ -344,7 +349,7 @@ fn summary(
         red_win: Proportion::wilson(counts.red_wins, n),
         draw: Proportion::wilson(counts.draws, n),
         black_win: Proportion::wilson(counts.black_wins, n),
-        decisive: Proportion::wilson(counts.red_wins + counts.black_wins, n),
+        decisive: Proportion::wilson(counts.red_wins.saturating_add(counts.black_wins), n),
         draw_rate: estimate(&indicator(Outcome::Draw)),
         red_score: estimate(&|o| scoring.red_score(o)),
         design_effects,
@@ -419,13 +424,13 @@ pub struct VariantComparison {
 /// The G and Pearson χ² statistics of a 2×k table and their degrees of
 /// freedom; all-zero columns are dropped.
 pub fn homogeneity_statistics(rows: [[u64; 3]; 2]) -> (f64, f64, f64) {
-    let row_totals = rows.map(|r| r.iter().sum::<u64>() as f64);
+    let row_totals = rows.map(|r| r.iter().map(|&c| c as f64).sum::<f64>());
     let total: f64 = row_totals.iter().sum();
     let mut g = 0.0;
     let mut x2 = 0.0;
     let mut columns = 0;
     for c in 0..3 {
-        let col_total = (rows[0][c] + rows[1][c]) as f64;
+        let col_total = rows[0][c] as f64 + rows[1][c] as f64;
         if col_total == 0.0 {
             continue;
         }
@@ -482,7 +487,7 @@ pub fn compare(a: &VariantSummary, b: &VariantSummary) -> Result<VariantComparis
         }
     };
 
-    let pooled = (a.counts.draws + b.counts.draws) as f64 / (na + nb);
+    let pooled = (a.counts.draws as f64 + b.counts.draws as f64) / (na + nb);
     let var = pooled * (1.0 - pooled) * (1.0 / na + 1.0 / nb) * pooled_deff(1);
     let z = if var > 0.0 {
         (a.draw.rate - b.draw.rate) / var.sqrt()
