@@ -1,0 +1,77 @@
+//! End-to-end: the real `xq-engine` binary, from the command line and over UCI.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use xq_tests::binary;
+
+fn engine() -> Command {
+    Command::new(binary("xq-engine"))
+}
+
+#[test]
+fn perft_from_the_command_line() {
+    let out = engine()
+        .args(["perft", "3"])
+        .output()
+        .expect("run xq-engine");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains(": ") && l.len() <= 12)
+            .count(),
+        44,
+        "{text}"
+    );
+    assert!(text.contains("Nodes searched: 79666"), "{text}");
+}
+
+#[test]
+fn perft_of_a_fen_given_as_words() {
+    let fen = "5a3/3k5/3aR4/9/5r3/5n3/9/3A1A3/5K3/2BC2B2 w - - 0 1";
+    let mut args = vec!["perft", "3"];
+    args.extend(fen.split(' '));
+    let out = engine().args(&args).output().expect("run xq-engine");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Nodes searched: 9850"));
+}
+
+#[test]
+fn perft_over_uci() {
+    let mut child = engine()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start xq-engine");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(b"uci\nisready\nposition startpos moves h2e2 h9g7\ngo perft 2\nquit\n")
+        .expect("write");
+    drop(stdin);
+    let out = child.wait_with_output().expect("engine output");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("uciok") && text.contains("readyok"), "{text}");
+    let total: u64 = text
+        .lines()
+        .filter_map(|l| l.split_once(": "))
+        .filter(|(m, _)| m.len() == 4)
+        .map(|(_, n)| n.parse::<u64>().expect("count"))
+        .sum();
+    let reported = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Nodes searched: "))
+        .and_then(|n| n.parse::<u64>().ok());
+    assert_eq!(reported, Some(total), "{text}");
+}
+
+#[test]
+fn bad_fen_is_a_clear_error() {
+    let out = engine()
+        .args(["perft", "2", "rnbakabnr/9/9"])
+        .output()
+        .expect("run xq-engine");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("xq-engine: bad fen 'rnbakabnr/9/9'"), "{err}");
+    assert!(err.contains("3 ranks"), "{err}");
+}
