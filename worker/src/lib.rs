@@ -1,3 +1,7 @@
 //! The worker: plays game pairs in parallel and reports results to the coordinator.
 //!
-//! The game runner arrives with issue 5 and the coordinator client with issue 7.
+//! - [`timecontrol`]: `moves/seconds+increment` time controls and the clock;
+//! - [`adjudication`]: resign, draw and length adjudication.
+
+pub mod adjudication;
+pub mod timecontrol;
