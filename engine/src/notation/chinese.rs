@@ -91,22 +91,21 @@ pub(crate) fn parse(text: &str) -> Result<Spec, NotationError> {
         Token::Num(n) if n <= 5 => Some(Sel::Nth(n - 1)),
         _ => None,
     };
-    let (kind, file_number, sel) = match *designator {
-        [Token::Piece(k), Token::Num(f)] => (k, Some(f), Sel::File),
-        [m, Token::Piece(k)] if marker(m).is_some() => (k, None, marker(m).unwrap_or(Sel::File)),
+    let parsed = match *designator {
+        [Token::Piece(k), Token::Num(f)] => Some((k, Some(f), Sel::File)),
+        [m, Token::Piece(k)] => marker(m).map(|s| (k, None, s)),
         [
             Token::Piece(k),
             m @ (Token::Front | Token::Middle | Token::Rear),
-        ] => (k, None, marker(m).unwrap_or(Sel::File)),
-        [m, Token::Piece(k), Token::Num(f)] if marker(m).is_some() => {
-            (k, Some(f), marker(m).unwrap_or(Sel::File))
-        }
-        _ => {
-            return Err(NotationError::malformed(
-                text,
-                "expected a piece and its file (车二), or 前/中/后 and a piece (前车)",
-            ));
-        }
+        ] => marker(m).map(|s| (k, None, s)),
+        [m, Token::Piece(k), Token::Num(f)] => marker(m).map(|s| (k, Some(f), s)),
+        _ => None,
+    };
+    let Some((kind, file_number, sel)) = parsed else {
+        return Err(NotationError::malformed(
+            text,
+            "expected a piece and its file (车二), or 前/中/后 and a piece (前车)",
+        ));
     };
     Ok(Spec {
         kind,

@@ -78,8 +78,15 @@ pub enum NotationError {
     Malformed { text: String, reason: String },
     #[error("no such piece for '{text}': {reason}")]
     NoSuchPiece { text: String, reason: String },
-    #[error("ambiguous move '{text}': it could be {}", join(.candidates))]
+    /// Several legal moves fit the text.
+    #[error("ambiguous move '{text}': it could be {}", join(.candidates, "or"))]
     Ambiguous { text: String, candidates: Vec<Move> },
+    /// The text names a file holding several like pieces without saying which.
+    #[error(
+        "ambiguous move '{text}': it fits the pieces on {}; name one by its place (前/中/后, +/-)",
+        join(.pieces, "and")
+    )]
+    AmbiguousPiece { text: String, pieces: Vec<Square> },
     #[error("illegal move '{text}'")]
     Illegal { text: String },
     #[error("move {0} is not legal in this position")]
@@ -88,12 +95,18 @@ pub enum NotationError {
     Inexpressible { mv: Move, notation: Notation },
 }
 
-/// `a, b or c` in coordinates.
-fn join(moves: &[Move]) -> String {
+/// `a, b or c` (with `conjunction` = "or").
+fn join<T: fmt::Display>(items: &[T], conjunction: &str) -> String {
     let mut out = String::new();
-    for (i, m) in moves.iter().enumerate() {
+    for (i, m) in items.iter().enumerate() {
         if i > 0 {
-            out.push_str(if i + 1 == moves.len() { " or " } else { ", " });
+            if i + 1 == items.len() {
+                out.push(' ');
+                out.push_str(conjunction);
+                out.push(' ');
+            } else {
+                out.push_str(", ");
+            }
         }
         out.push_str(&m.to_string());
     }
@@ -351,21 +364,20 @@ fn resolve(pos: &Position, spec: &Spec, text: &str) -> Result<Move, NotationErro
             reason: format!("{} has no {} {place}", us.name(), spec.kind.name()),
         });
     }
-    let implied: Vec<Move> = pieces
-        .iter()
-        .filter_map(|&from| {
-            let piece = pos.piece_at(from)?;
-            target(from, piece, spec.dir, spec.num).map(|to| Move::new(from, to))
-        })
-        .collect();
+    // Only advisors and elephants may share a named file: of two on one file, one
+    // can only go forward and the other only back.
     let lenient = matches!(spec.kind, Kind::Advisor | Kind::Elephant);
     if pieces.len() > 1 && !lenient {
-        return Err(NotationError::Ambiguous {
+        return Err(NotationError::AmbiguousPiece {
             text: text.to_string(),
-            candidates: implied,
+            pieces,
         });
     }
-    let legal: Vec<Move> = implied.into_iter().filter(|&m| pos.is_legal(m)).collect();
+    let implied = pieces.iter().filter_map(|&from| {
+        let piece = pos.piece_at(from)?;
+        target(from, piece, spec.dir, spec.num).map(|to| Move::new(from, to))
+    });
+    let legal: Vec<Move> = implied.filter(|&m| pos.is_legal(m)).collect();
     match legal.as_slice() {
         [m] => Ok(*m),
         [] => Err(NotationError::Illegal {

@@ -122,18 +122,19 @@ fn tandem_chariots() {
     // of them could make the move.
     for text in ["车二进一", "车二进三", "R2+1", "车二平六"] {
         match parse_move(&p, text) {
-            Err(NotationError::Ambiguous {
-                text: t,
-                candidates,
-            }) => {
+            Err(NotationError::AmbiguousPiece { text: t, pieces }) => {
                 assert_eq!(t, text);
-                assert_eq!(candidates.len(), 2, "{text}");
+                assert_eq!(pieces.len(), 2, "{text}");
             }
             other => panic!("{text}: {other:?}"),
         }
     }
     let e = parse_move(&p, "车二进三").unwrap_err().to_string();
-    assert_eq!(e, "ambiguous move '车二进三': it could be h2h5 or h0h3");
+    assert_eq!(
+        e,
+        "ambiguous move '车二进三': it fits the pieces on h2 and h0; \
+         name one by its place (前/中/后, +/-)"
+    );
     assert!(matches!(
         parse_move(&p, "后车进二"),
         Err(NotationError::Illegal { .. })
@@ -168,7 +169,7 @@ fn three_soldiers_on_a_file() {
     both_ways(&p, "P-.4", "e5f5", Notation::Wxf);
     assert!(matches!(
         parse_move(&p, "兵五平六"),
-        Err(NotationError::Ambiguous { .. })
+        Err(NotationError::AmbiguousPiece { .. })
     ));
     assert_eq!(parse_move(&p, "二兵平六"), Ok(mv("e6d6")));
     assert_eq!(parse_move(&p, "三兵平六"), Ok(mv("e5d5")));
@@ -208,7 +209,7 @@ fn tandem_soldiers_on_two_files() {
     both_ways(&p, "7-.8", "c5b5", Notation::Wxf);
     assert!(matches!(
         parse_move(&p, "前兵平六"),
-        Err(NotationError::Ambiguous { .. })
+        Err(NotationError::AmbiguousPiece { .. })
     ));
     assert_eq!(parse_move(&p, "P5.6"), Ok(mv("e6d6")));
     assert_eq!(parse_move(&p, "P7+.8"), Ok(mv("c6b6")));
@@ -248,7 +249,7 @@ fn diagonal_movers_give_the_target_file() {
     ));
     assert!(matches!(
         parse_move(&p, "马七进六"),
-        Err(NotationError::Ambiguous { .. })
+        Err(NotationError::AmbiguousPiece { .. })
     ));
 }
 
@@ -260,6 +261,26 @@ fn converted_elephant_moves_like_a_bishop() {
     both_ways(&p, "相七进一", "c0i6", Notation::Chinese);
     both_ways(&p, "E7+9", "c0a2", Notation::Wxf);
     both_ways(&p, "E7+1", "c0i6", Notation::Wxf);
+}
+
+#[test]
+fn elephants_sharing_a_move_fall_back_to_front_and_rear() {
+    // A plain elephant on c0 and a converted one (bishop) on c4: both can go
+    // forward to file 五, so the file form is ambiguous there and only there.
+    let p = pos("3k5/9/9/9/9/2B~6/9/9/9/2B1K4 w");
+    assert_eq!(
+        parse_move(&p, "相七进五"),
+        Err(NotationError::Ambiguous {
+            text: "相七进五".to_string(),
+            candidates: vec![mv("c4e6"), mv("c0e2")],
+        })
+    );
+    both_ways(&p, "前相进五", "c4e6", Notation::Chinese);
+    both_ways(&p, "后相进五", "c0e2", Notation::Chinese);
+    both_ways(&p, "E++5", "c4e6", Notation::Wxf);
+    both_ways(&p, "E-+5", "c0e2", Notation::Wxf);
+    both_ways(&p, "相七退九", "c4a2", Notation::Chinese);
+    both_ways(&p, "E-+9", "c0a2", Notation::Wxf);
 }
 
 #[test]
