@@ -287,8 +287,9 @@ fn file_groups(pos: &Position, color: Color, kind: Kind) -> [Vec<Square>; File::
     groups
 }
 
-/// The point `spec` sends `piece` on `from` to, if it is on the board; the move's
-/// legality is not checked.
+/// Where `piece` on `from` lands when moved `dir` by `num` (ranks, or the target
+/// file), if that is a point on the board its kind can step to; legality is not
+/// checked.
 fn target(from: Square, piece: Piece, dir: Dir, num: u8) -> Option<Square> {
     let color = piece.color();
     let fwd: i32 = match color {
