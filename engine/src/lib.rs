@@ -17,6 +17,7 @@ mod color;
 pub mod fen;
 mod movegen;
 mod moves;
+pub mod notation;
 pub mod perft;
 mod piece;
 mod position;

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use xq_engine::notation::{self, Notation};
 use xq_engine::uci::{self, Uci};
 use xq_engine::{Position, perft};
 
@@ -31,6 +32,18 @@ enum Command {
         /// Print only the total and the speed, not the per-move counts.
         #[arg(long)]
         bench: bool,
+    },
+    /// Reads a move sequence in any notation (coordinates, WXF or Chinese), plays it
+    /// and prints each move in the chosen notation, one per line.
+    Notation {
+        /// Starting position in FEN, or `startpos` (the default).
+        #[arg(long, default_value = "startpos")]
+        fen: String,
+        /// Notation to print: chinese, wxf or iccs.
+        #[arg(long)]
+        to: Notation,
+        /// The moves, each in any accepted notation (h2e2, C2.5, 炮二平五).
+        moves: Vec<String>,
     },
     /// Runs the UCI command loop (the default without a subcommand).
     Uci,
@@ -60,6 +73,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let secs = start.elapsed().as_secs_f64();
             writeln!(out, "Time: {:.3} s", secs)?;
             writeln!(out, "Nodes/second: {:.0}", nodes as f64 / secs.max(1e-9))?;
+        }
+        Some(Command::Notation { fen, to, moves }) => {
+            let mut pos = if fen.trim() == "startpos" {
+                Position::startpos()
+            } else {
+                Position::from_fen(&fen).with_context(|| format!("bad fen '{fen}'"))?
+            };
+            let mut out = BufWriter::new(io::stdout().lock());
+            for (i, text) in moves.iter().enumerate() {
+                let context = || format!("move {}", i + 1);
+                let mv = notation::parse_move(&pos, text).with_context(context)?;
+                let written = notation::format_move(&pos, mv, to).with_context(context)?;
+                writeln!(out, "{written}")?;
+                pos.make(mv);
+            }
         }
     }
     Ok(())

@@ -1,0 +1,155 @@
+//! Chinese notation (art. 7.5, RULES.md §9): `炮二平五`, `马8进7`, `前炮平四`.
+//!
+//! A move is the piece, its file, the direction 进 (forward) / 退 (backward) /
+//! 平 (sideways), then the target file (平, and the diagonal movers) or the number
+//! of ranks (straight movers going 进/退). Red writes Chinese numerals 一…九, Black
+//! writes digits 1…9.
+//!
+//! Like pieces on one file, as written:
+//! - two: 前 / 后 replace the file (`前炮平四`);
+//! - three (soldiers, or converted pieces): 前 / 中 / 后;
+//! - four or five soldiers: their place from the front in the mover's numerals
+//!   (`一兵` … `五兵` for Red, `1卒` … `5卒` for Black);
+//! - when two files each hold two or more (soldiers, or converted pieces), the
+//!   file follows the piece: `前兵三平四`, `后卒7进1`.
+//!
+//! Advisors and elephants keep the file form (`仕六进五`) even when two share the
+//! file, as is usual, since only one of them can make the named move; the 前/后
+//! form is used only if both could.
+//!
+//! Accepted on input, besides the above: 帅/帥/将/將, 仕/士, 相/象, 马/馬/傌,
+//! 车/車/俥, 炮/砲/包, 兵/卒 whatever the side; 後 for 后, 進 for 进; Chinese
+//! numerals, ASCII digits or full-width digits for either side; the marker after
+//! the piece (`车前进一`); surrounding whitespace.
+
+use super::{Designation, Dir, NotationError, Sel, Spec};
+use crate::{Color, Kind};
+
+const NUMERALS: [char; 9] = ['一', '二', '三', '四', '五', '六', '七', '八', '九'];
+
+/// One meaningful character of a Chinese move.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Token {
+    Piece(Kind),
+    Num(u8),
+    Dir(Dir),
+    Front,
+    Middle,
+    Rear,
+}
+
+fn token(c: char) -> Option<Token> {
+    Some(match c {
+        '帅' | '帥' | '将' | '將' => Token::Piece(Kind::General),
+        '仕' | '士' => Token::Piece(Kind::Advisor),
+        '相' | '象' => Token::Piece(Kind::Elephant),
+        '马' | '馬' | '傌' => Token::Piece(Kind::Horse),
+        '车' | '車' | '俥' => Token::Piece(Kind::Chariot),
+        '炮' | '砲' | '包' => Token::Piece(Kind::Cannon),
+        '兵' | '卒' => Token::Piece(Kind::Soldier),
+        '进' | '進' => Token::Dir(Dir::Forward),
+        '退' => Token::Dir(Dir::Backward),
+        '平' => Token::Dir(Dir::Sideways),
+        '前' => Token::Front,
+        '中' => Token::Middle,
+        '后' | '後' => Token::Rear,
+        '1'..='9' => Token::Num(c as u8 - b'0'),
+        '１'..='９' => Token::Num((c as u32 - '０' as u32) as u8),
+        _ => Token::Num(NUMERALS.iter().position(|&n| n == c)? as u8 + 1),
+    })
+}
+
+/// Parses the text into a [`Spec`]; which piece it names is decided later.
+pub(crate) fn parse(text: &str) -> Result<Spec, NotationError> {
+    let mut tokens = Vec::new();
+    for c in text.trim().chars() {
+        match token(c) {
+            Some(t) => tokens.push(t),
+            None => {
+                return Err(NotationError::malformed(
+                    text,
+                    format!("unexpected character '{c}'"),
+                ));
+            }
+        }
+        if tokens.len() > 5 {
+            return Err(NotationError::malformed(text, "too long"));
+        }
+    }
+    let Some((&[Token::Dir(dir), Token::Num(num)], designator)) =
+        tokens.split_last_chunk::<2>().map(|(d, last)| (last, d))
+    else {
+        return Err(NotationError::malformed(
+            text,
+            "expected it to end with 进, 退 or 平 and a number",
+        ));
+    };
+    let marker = |t: Token| match t {
+        Token::Front => Some(Sel::Nth(0)),
+        Token::Middle => Some(Sel::Middle),
+        Token::Rear => Some(Sel::Rear),
+        Token::Num(n) if n <= 5 => Some(Sel::Nth(n - 1)),
+        _ => None,
+    };
+    let parsed = match *designator {
+        [Token::Piece(k), Token::Num(f)] => Some((k, Some(f), Sel::File)),
+        [m, Token::Piece(k)] => marker(m).map(|s| (k, None, s)),
+        [
+            Token::Piece(k),
+            m @ (Token::Front | Token::Middle | Token::Rear),
+        ] => marker(m).map(|s| (k, None, s)),
+        [m, Token::Piece(k), Token::Num(f)] => marker(m).map(|s| (k, Some(f), s)),
+        _ => None,
+    };
+    let Some((kind, file_number, sel)) = parsed else {
+        return Err(NotationError::malformed(
+            text,
+            "expected a piece and its file (车二), or 前/中/后 and a piece (前车)",
+        ));
+    };
+    Ok(Spec {
+        kind,
+        file_number,
+        sel,
+        dir,
+        num,
+    })
+}
+
+/// A number as `color` writes it: Chinese numerals for Red, digits for Black.
+fn numeral(n: u8, color: Color) -> Option<char> {
+    match color {
+        Color::Red => NUMERALS.get(usize::from(n).checked_sub(1)?).copied(),
+        Color::Black => char::from_digit(u32::from(n), 10).filter(|_| (1..=9).contains(&n)),
+    }
+}
+
+/// Writes `d` in the file form (`炮二平五`) or the place form (`前炮平四`).
+pub(crate) fn render(d: &Designation, file_form: bool) -> Option<String> {
+    let color = d.piece.color();
+    let file = numeral(d.file_number, color)?;
+    let mut out = String::new();
+    if file_form {
+        out.push(d.piece.chinese());
+        out.push(file);
+    } else {
+        let marker = match (d.on_file, d.index) {
+            (2 | 3, 0) => '前',
+            (3, 1) => '中',
+            (2, 1) | (3, 2) => '后',
+            (_, i) => numeral(u8::try_from(i + 1).ok()?, color)?,
+        };
+        out.push(marker);
+        out.push(d.piece.chinese());
+        if d.tandem_files >= 2 {
+            out.push(file);
+        }
+    }
+    out.push(match d.dir {
+        Dir::Forward => '进',
+        Dir::Backward => '退',
+        Dir::Sideways => '平',
+    });
+    out.push(numeral(d.num, color)?);
+    Some(out)
+}
