@@ -17,7 +17,7 @@ use crate::{Color, File, Kind, Piece, Position, Rank, Square};
 pub enum FenError {
     #[error("empty fen")]
     Empty,
-    #[error("the board has {0} ranks; it needs 10 separated by '/'")]
+    #[error("the board has {0} rank{s}; it needs 10 separated by '/'", s = if *.0 == 1 { "" } else { "s" })]
     WrongRankCount(usize),
     #[error("bad piece letter '{letter}' in rank {rank}")]
     BadPiece { letter: char, rank: u8 },

@@ -75,3 +75,70 @@ fn bad_fen_is_a_clear_error() {
     assert!(err.contains("xq-engine: bad fen 'rnbakabnr/9/9'"), "{err}");
     assert!(err.contains("3 ranks"), "{err}");
 }
+
+#[test]
+fn notation_converts_the_sixteen_first_moves() {
+    let chinese = [
+        "炮二平五",
+        "相三进五",
+        "兵七进一",
+        "马二进三",
+        "炮二平六",
+        "炮八平六",
+        "仕四进五",
+        "炮二平三",
+        "炮二平七",
+        "马二进一",
+        "兵九进一",
+        "炮二进二",
+        "炮二平一",
+        "炮八退一",
+        "炮二进四",
+        "车一进一",
+    ];
+    let coords = [
+        "h2e2", "g0e2", "c3c4", "h0g2", "h2d2", "b2d2", "f0e1", "h2g2", "h2c2", "h0i2", "a3a4",
+        "h2h4", "h2i2", "b2b1", "h2h6", "i0i1",
+    ];
+    for (zh, iccs) in chinese.iter().zip(coords) {
+        let out = engine()
+            .args(["notation", "--to", "iccs", zh])
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{zh}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), iccs, "{zh}");
+        let back = engine()
+            .args(["notation", "--to", "chinese", iccs])
+            .output()
+            .expect("run");
+        assert_eq!(String::from_utf8_lossy(&back.stdout).trim(), *zh, "{iccs}");
+    }
+}
+
+#[test]
+fn notation_reads_a_game_and_rejects_an_illegal_move() {
+    let out = engine()
+        .args([
+            "notation",
+            "--to",
+            "wxf",
+            "炮二平五",
+            "马8进7",
+            "h0g2",
+            "兵七进二",
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .collect::<Vec<_>>(),
+        ["C2.5", "H8+7", "H2+3"]
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("illegal move '兵七进二'"));
+}
