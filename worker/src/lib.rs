@@ -1,7 +1,9 @@
 //! The worker: plays game pairs in parallel and reports results to the coordinator.
 //!
 //! - [`timecontrol`]: `moves/seconds+increment` time controls and the clock;
-//! - [`adjudication`]: resign, draw and length adjudication.
+//! - [`adjudication`]: resign, draw and length adjudication;
+//! - [`openings`]: the sixteen first moves with random plies, or opening files.
 
 pub mod adjudication;
+pub mod openings;
 pub mod timecontrol;

@@ -1,0 +1,308 @@
+//! Opening sources: the sixteen traditional first moves extended by random plies,
+//! or a file of FEN lines with optional moves.
+//!
+//! Openings are addressed by index: opening `i` of a source with a given seed is
+//! the same on every machine, so a coordinator can hand out slices (seed, offset,
+//! count) and any worker reproduces them.
+//!
+//! File format: one opening per line, `<FEN> [moves <m1> <m2> …]`, moves in
+//! coordinates; text after `;` is ignored (EPD operations), as are blank lines and
+//! lines starting with `#`.
+
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use thiserror::Error;
+use xq_engine::{Move, Position};
+
+/// The sixteen first moves of RULES.md §11: (name, Chinese notation, coordinates).
+pub const FIRST_MOVES: [(&str, &str, &str); 16] = [
+    ("当头炮", "炮二平五", "h2e2"),
+    ("飞相局", "相三进五", "g0e2"),
+    ("仙人指路", "兵七进一", "c3c4"),
+    ("起马局", "马二进三", "h0g2"),
+    ("过宫炮", "炮二平六", "h2d2"),
+    ("仕角炮", "炮八平六", "b2d2"),
+    ("上仕局", "仕四进五", "f0e1"),
+    ("兵底炮", "炮二平三", "h2g2"),
+    ("金钩炮", "炮二平七", "h2c2"),
+    ("边马局", "马二进一", "h0i2"),
+    ("九尾龟", "兵九进一", "a3a4"),
+    ("巡河炮", "炮二进二", "h2h4"),
+    ("边炮", "炮二平一", "h2i2"),
+    ("龟背炮", "炮八退一", "b2b1"),
+    ("过河炮", "炮二进四", "h2h6"),
+    ("铁滑车", "车一进一", "i0i1"),
+];
+
+/// Why an opening source could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum OpeningError {
+    #[error("opening line {line}: {source}")]
+    Fen {
+        line: usize,
+        source: xq_engine::FenError,
+    },
+    #[error("opening line {line}: illegal or malformed move '{mv}'")]
+    Move { line: usize, mv: String },
+    #[error("opening line {line}: unexpected '{word}' after the fen (expected 'moves')")]
+    Junk { line: usize, word: String },
+    #[error("the opening file has no openings")]
+    Empty,
+}
+
+/// One opening: a start position and the moves played from it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Opening {
+    /// The start position's FEN.
+    pub fen: String,
+    /// Moves played from `fen`, all legal.
+    pub moves: Vec<Move>,
+    /// A name for reports and PGN (`当头炮`, or `line 12`).
+    pub name: String,
+}
+
+impl Opening {
+    /// The start position with the opening's moves played.
+    pub fn position(&self) -> Position {
+        let mut pos = Position::from_fen(&self.fen).unwrap_or_else(|_| Position::startpos());
+        for &mv in &self.moves {
+            pos.make(mv);
+        }
+        pos
+    }
+}
+
+/// The order in which openings are taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Order {
+    /// Opening `i` is line `i` (cycling).
+    #[default]
+    Sequential,
+    /// A seeded shuffle of the lines (reshuffled each time the list is exhausted).
+    Random,
+}
+
+/// Where openings come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpeningSource {
+    /// The sixteen first moves, each followed by `random_plies` random legal plies.
+    Builtin { random_plies: u32 },
+    /// Lines read from a file.
+    Lines(Vec<Opening>),
+}
+
+impl OpeningSource {
+    /// Parses the file format described in the module documentation.
+    pub fn parse_lines(text: &str) -> Result<OpeningSource, OpeningError> {
+        let mut openings = Vec::new();
+        for (i, raw) in text.lines().enumerate() {
+            let line = i + 1;
+            let content = raw.split(';').next().unwrap_or_default().trim();
+            if content.is_empty() || content.starts_with('#') {
+                continue;
+            }
+            let (fen_part, moves_part) = match content.split_once(" moves") {
+                Some((f, m)) => (f.trim(), Some(m)),
+                None => (content, None),
+            };
+            let words: Vec<&str> = fen_part.split_whitespace().collect();
+            if words.len() > 6 {
+                return Err(OpeningError::Junk {
+                    line,
+                    word: words[6].to_string(),
+                });
+            }
+            let fen = words.join(" ");
+            let mut pos =
+                Position::from_fen(&fen).map_err(|source| OpeningError::Fen { line, source })?;
+            let mut moves = Vec::new();
+            for m in moves_part.unwrap_or_default().split_whitespace() {
+                let mv = Move::parse_coords(m)
+                    .filter(|&mv| pos.is_legal(mv))
+                    .ok_or_else(|| OpeningError::Move {
+                        line,
+                        mv: m.to_string(),
+                    })?;
+                pos.make(mv);
+                moves.push(mv);
+            }
+            openings.push(Opening {
+                fen: pos_fen(&fen),
+                moves,
+                name: format!("line {line}"),
+            });
+        }
+        if openings.is_empty() {
+            return Err(OpeningError::Empty);
+        }
+        Ok(OpeningSource::Lines(openings))
+    }
+
+    /// Opening number `index` for `seed` and `order`. `balanced` judges a candidate
+    /// built-in line after its random plies (e.g. a quiescence search within a
+    /// margin); rejected lines are redrawn, up to a fixed number of tries after
+    /// which the last candidate is kept.
+    pub fn opening(
+        &self,
+        seed: u64,
+        order: Order,
+        index: u64,
+        balanced: &dyn Fn(&Position) -> bool,
+    ) -> Opening {
+        match self {
+            OpeningSource::Builtin { random_plies } => {
+                let first = pick(FIRST_MOVES.len(), seed, order, index);
+                builtin(first, *random_plies, stream_seed(seed, index), balanced)
+            }
+            OpeningSource::Lines(lines) => lines[pick(lines.len(), seed, order, index)].clone(),
+        }
+    }
+}
+
+fn pos_fen(fen: &str) -> String {
+    Position::from_fen(fen)
+        .map(|p| p.to_fen())
+        .unwrap_or_else(|_| fen.to_string())
+}
+
+/// A per-opening random stream, independent of every other index.
+fn stream_seed(seed: u64, index: u64) -> u64 {
+    let mut z = seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The entry of a list of `len` taken as opening `index`.
+fn pick(len: usize, seed: u64, order: Order, index: u64) -> usize {
+    let len64 = len as u64;
+    match order {
+        Order::Sequential => (index % len64) as usize,
+        Order::Random => {
+            let round = index / len64;
+            let mut perm: Vec<usize> = (0..len).collect();
+            perm.shuffle(&mut ChaCha8Rng::seed_from_u64(stream_seed(seed, round)));
+            perm[(index % len64) as usize]
+        }
+    }
+}
+
+const MAX_TRIES: u32 = 32;
+
+fn builtin(first: usize, plies: u32, seed: u64, balanced: &dyn Fn(&Position) -> bool) -> Opening {
+    let (name, _, coords) = FIRST_MOVES[first];
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut best = Vec::new();
+    for _ in 0..MAX_TRIES {
+        let mut pos = Position::startpos();
+        let mut moves = Vec::new();
+        if let Some(mv) = Move::parse_coords(coords).filter(|&m| pos.is_legal(m)) {
+            pos.make(mv);
+            moves.push(mv);
+        }
+        for _ in 0..plies {
+            let legal = pos.legal_moves();
+            if legal.is_empty() {
+                break;
+            }
+            let mv = legal[rng.random_range(0..legal.len())];
+            pos.make(mv);
+            moves.push(mv);
+        }
+        let ok = pos.has_legal_move() && balanced(&pos);
+        best = moves;
+        if ok {
+            break;
+        }
+    }
+    Opening {
+        fen: xq_engine::START_FEN.to_string(),
+        moves: best,
+        name: name.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn any(_: &Position) -> bool {
+        true
+    }
+
+    #[test]
+    fn builtin_openings_are_reproducible_and_legal() {
+        let src = OpeningSource::Builtin { random_plies: 6 };
+        for i in 0..40 {
+            let a = src.opening(7, Order::Sequential, i, &any);
+            assert_eq!(a, src.opening(7, Order::Sequential, i, &any));
+            assert_eq!(a.moves.len(), 7);
+            assert_eq!(a.moves[0].to_string(), FIRST_MOVES[(i % 16) as usize].2);
+            assert_eq!(a.name, FIRST_MOVES[(i % 16) as usize].0);
+            let mut pos = Position::startpos();
+            for &mv in &a.moves {
+                assert!(pos.is_legal(mv));
+                pos.make(mv);
+            }
+        }
+        let other = src.opening(8, Order::Sequential, 0, &any);
+        assert_ne!(
+            other.moves,
+            src.opening(7, Order::Sequential, 0, &any).moves
+        );
+    }
+
+    #[test]
+    fn random_order_visits_every_first_move_once_per_round() {
+        let src = OpeningSource::Builtin { random_plies: 0 };
+        let mut firsts: Vec<String> = (16..32)
+            .map(|i| src.opening(3, Order::Random, i, &any).name)
+            .collect();
+        firsts.sort();
+        firsts.dedup();
+        assert_eq!(firsts.len(), 16);
+    }
+
+    #[test]
+    fn the_balance_check_redraws_lines() {
+        let src = OpeningSource::Builtin { random_plies: 4 };
+        let no_capture = |p: &Position| p.fullmove_number() == 3 && p.halfmove_clock() == 5;
+        let o = src.opening(1, Order::Sequential, 0, &no_capture);
+        assert!(no_capture(&o.position()));
+    }
+
+    #[test]
+    fn parses_files_and_reports_the_bad_line() {
+        let text = "# comment\n\n\
+            rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1 moves h2e2 h9g7 ; id \"x\"\n\
+            4k4/9/9/9/9/9/9/9/9/3K5 w\n";
+        let OpeningSource::Lines(lines) = OpeningSource::parse_lines(text).unwrap() else {
+            panic!("lines expected")
+        };
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].moves.len(), 2);
+        assert_eq!(lines[0].name, "line 3");
+        assert_eq!(lines[1].fen, "4k4/9/9/9/9/9/9/9/9/3K5 w - - 0 1");
+        let bad = OpeningSource::parse_lines("4k4/9/9/9/9/9/9/9/9/3K5 w - - 0 1 moves d0d2\n");
+        assert_eq!(
+            bad,
+            Err(OpeningError::Move {
+                line: 1,
+                mv: "d0d2".into()
+            })
+        );
+        assert!(matches!(
+            OpeningSource::parse_lines("x/9\n"),
+            Err(OpeningError::Fen { line: 1, .. })
+        ));
+        assert_eq!(
+            OpeningSource::parse_lines("# nothing\n"),
+            Err(OpeningError::Empty)
+        );
+        assert!(matches!(
+            OpeningSource::parse_lines("4k4/9/9/9/9/9/9/9/9/3K5 w - - 0 1 junk\n"),
+            Err(OpeningError::Junk { .. })
+        ));
+    }
+}
