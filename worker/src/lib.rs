@@ -2,8 +2,10 @@
 //!
 //! - [`timecontrol`]: `moves/seconds+increment` time controls and the clock;
 //! - [`adjudication`]: resign, draw and length adjudication;
-//! - [`openings`]: the sixteen first moves with random plies, or opening files.
+//! - [`openings`]: the sixteen first moves with random plies, or opening files;
+//! - [`pgn`]: PGN output in coordinates, WXF or Chinese notation.
 
 pub mod adjudication;
 pub mod openings;
+pub mod pgn;
 pub mod timecontrol;
