@@ -3,9 +3,11 @@
 //! - [`timecontrol`]: `moves/seconds+increment` time controls and the clock;
 //! - [`adjudication`]: resign, draw and length adjudication;
 //! - [`openings`]: the sixteen first moves with random plies, or opening files;
-//! - [`pgn`]: PGN output in coordinates, WXF or Chinese notation.
+//! - [`pgn`]: PGN output in coordinates, WXF or Chinese notation;
+//! - [`tally`]: W/D/L, pentanomial, plies and end reasons.
 
 pub mod adjudication;
 pub mod openings;
 pub mod pgn;
+pub mod tally;
 pub mod timecontrol;
