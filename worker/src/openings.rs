@@ -148,7 +148,7 @@ impl OpeningSource {
         seed: u64,
         order: Order,
         index: u64,
-        balanced: &dyn Fn(&Position) -> bool,
+        balanced: &mut dyn FnMut(&Position) -> bool,
     ) -> Opening {
         match self {
             OpeningSource::Builtin { random_plies } => {
@@ -190,7 +190,12 @@ fn pick(len: usize, seed: u64, order: Order, index: u64) -> usize {
 
 const MAX_TRIES: u32 = 32;
 
-fn builtin(first: usize, plies: u32, seed: u64, balanced: &dyn Fn(&Position) -> bool) -> Opening {
+fn builtin(
+    first: usize,
+    plies: u32,
+    seed: u64,
+    balanced: &mut dyn FnMut(&Position) -> bool,
+) -> Opening {
     let (name, _, coords) = FIRST_MOVES[first];
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut best = Vec::new();
@@ -235,8 +240,8 @@ mod tests {
     fn builtin_openings_are_reproducible_and_legal() {
         let src = OpeningSource::Builtin { random_plies: 6 };
         for i in 0..40 {
-            let a = src.opening(7, Order::Sequential, i, &any);
-            assert_eq!(a, src.opening(7, Order::Sequential, i, &any));
+            let a = src.opening(7, Order::Sequential, i, &mut any);
+            assert_eq!(a, src.opening(7, Order::Sequential, i, &mut any));
             assert_eq!(a.moves.len(), 7);
             assert_eq!(a.moves[0].to_string(), FIRST_MOVES[(i % 16) as usize].2);
             assert_eq!(a.name, FIRST_MOVES[(i % 16) as usize].0);
@@ -246,10 +251,10 @@ mod tests {
                 pos.make(mv);
             }
         }
-        let other = src.opening(8, Order::Sequential, 0, &any);
+        let other = src.opening(8, Order::Sequential, 0, &mut any);
         assert_ne!(
             other.moves,
-            src.opening(7, Order::Sequential, 0, &any).moves
+            src.opening(7, Order::Sequential, 0, &mut any).moves
         );
     }
 
@@ -257,7 +262,7 @@ mod tests {
     fn random_order_visits_every_first_move_once_per_round() {
         let src = OpeningSource::Builtin { random_plies: 0 };
         let mut firsts: Vec<String> = (16..32)
-            .map(|i| src.opening(3, Order::Random, i, &any).name)
+            .map(|i| src.opening(3, Order::Random, i, &mut any).name)
             .collect();
         firsts.sort();
         firsts.dedup();
@@ -267,8 +272,8 @@ mod tests {
     #[test]
     fn the_balance_check_redraws_lines() {
         let src = OpeningSource::Builtin { random_plies: 4 };
-        let no_capture = |p: &Position| p.fullmove_number() == 3 && p.halfmove_clock() == 5;
-        let o = src.opening(1, Order::Sequential, 0, &no_capture);
+        let mut no_capture = |p: &Position| p.fullmove_number() == 3 && p.halfmove_clock() == 5;
+        let o = src.opening(1, Order::Sequential, 0, &mut no_capture);
         assert!(no_capture(&o.position()));
     }
 
