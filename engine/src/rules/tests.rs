@@ -1,0 +1,1 @@
+//! Hand-made positions for the arbiter.
