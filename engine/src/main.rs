@@ -1,4 +1,4 @@
-//! `xq-engine`: the UCI engine, plus command-line tools (perft, …).
+//! `xq-engine`: the UCI engine, plus command-line tools (perft, adjudicate, …).
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use xq_engine::uci::{self, Uci};
-use xq_engine::{Position, perft};
+use xq_engine::{Game, Move, Position, RuleSet, START_FEN, perft};
 
 #[derive(Parser)]
 #[command(
@@ -31,6 +31,25 @@ enum Command {
         /// Print only the total and the speed, not the per-move counts.
         #[arg(long)]
         bench: bool,
+        /// Rule presets joined with '+' (only `conversion` changes the count).
+        #[arg(long, default_value = "standard")]
+        rules: String,
+    },
+    /// Plays moves under a rule set and prints how the game ended:
+    /// `result: red|black|draw reason: <reason> ply: <n>`, or `result: none`.
+    ///
+    /// Reasons: checkmate, stalemate, perpetual-check, perpetual-chase,
+    /// perpetual-check-and-chase, mutual-perpetual, repetition, move-limit.
+    /// Malformed input, an illegal move, or a move after the end exits with code 2.
+    Adjudicate {
+        /// Rule presets joined with '+', e.g. `standard+conversion`.
+        #[arg(long, default_value = "standard")]
+        rules: String,
+        /// The start position in FEN (one argument, quoted).
+        #[arg(long, default_value = START_FEN)]
+        fen: String,
+        /// Moves in coordinate notation (`h2e2`, ranks 0-9 from Red's side).
+        moves: Vec<String>,
     },
     /// Runs the UCI command loop (the default without a subcommand).
     Uci,
@@ -41,13 +60,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         None | Some(Command::Uci) => {
             Uci::default().run(io::stdin().lock(), io::stdout().lock())?;
         }
-        Some(Command::Perft { depth, fen, bench }) => {
+        Some(Command::Perft {
+            depth,
+            fen,
+            bench,
+            rules,
+        }) => {
+            let rules = parse_rules(&rules)?;
             let mut pos = if fen.is_empty() {
                 Position::startpos()
             } else {
                 let text = fen.join(" ");
                 Position::from_fen(&text).with_context(|| format!("bad fen '{text}'"))?
             };
+            pos.set_conversion(rules.conversion);
             let mut out = BufWriter::new(io::stdout().lock());
             let start = Instant::now();
             let nodes = if bench {
@@ -61,8 +87,38 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             writeln!(out, "Time: {:.3} s", secs)?;
             writeln!(out, "Nodes/second: {:.0}", nodes as f64 / secs.max(1e-9))?;
         }
+        Some(Command::Adjudicate { rules, fen, moves }) => {
+            let line = adjudicate(&rules, &fen, &moves)?;
+            writeln!(io::stdout().lock(), "{line}")?;
+        }
     }
     Ok(())
+}
+
+fn parse_rules(text: &str) -> anyhow::Result<RuleSet> {
+    text.parse()
+        .with_context(|| format!("bad --rules '{text}'"))
+}
+
+/// Plays `moves` from `fen` under `rules`; the line to print.
+fn adjudicate(rules: &str, fen: &str, moves: &[String]) -> anyhow::Result<String> {
+    let rules = parse_rules(rules)?;
+    let start = Position::from_fen(fen).with_context(|| format!("bad fen '{fen}'"))?;
+    let mut game = Game::new(start, rules);
+    for (i, text) in moves.iter().enumerate() {
+        let mv = Move::parse_coords(text).with_context(|| {
+            format!(
+                "bad move text '{text}' (move {}): expected coordinates such as h2e2",
+                i + 1
+            )
+        })?;
+        game.play(mv)
+            .with_context(|| format!("cannot play move {} '{text}'", i + 1))?;
+    }
+    Ok(match game.outcome() {
+        Some(outcome) => outcome.to_string(),
+        None => "result: none".to_string(),
+    })
 }
 
 fn main() -> ExitCode {
