@@ -130,3 +130,39 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn adjudicate_prints_the_first_ending() {
+        let fen = "4k4/7R1/9/9/9/9/9/9/9/3K5 w";
+        let moves = words("h8h9 e9e8 h9h8 e8e9 h8h9 e9e8 h9h8 e8e9");
+        assert_eq!(
+            adjudicate("standard", fen, &moves).unwrap(),
+            "result: black reason: perpetual-check ply: 8"
+        );
+        assert_eq!(
+            adjudicate("standard", START_FEN, &words("h2e2 h9g7")).unwrap(),
+            "result: none"
+        );
+    }
+
+    #[test]
+    fn adjudicate_errors_name_the_bad_part() {
+        let err = |rules: &str, fen: &str, moves: &str| {
+            format!("{:#}", adjudicate(rules, fen, &words(moves)).unwrap_err())
+        };
+        assert!(err("standard+fast", START_FEN, "").contains("'fast'"));
+        assert!(err("standard", "9/9", "").contains("bad fen '9/9'"));
+        assert!(err("standard", START_FEN, "h2e2 h9").contains("'h9'"));
+        assert!(err("standard", START_FEN, "h2e3").contains("illegal move 'h2e3'"));
+        let fen = "3k5/R8/9/9/9/9/9/9/9/4K1R2 w";
+        assert!(err("standard", fen, "g0g9 d9e9").contains("after the end"));
+    }
+}
