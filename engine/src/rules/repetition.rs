@@ -232,8 +232,7 @@ mod tests {
     #[test]
     fn verdicts() {
         use Reason::*;
-        // After 8 plies the first mover (who made ply 7) is to move again... no:
-        // ply 8 was the second mover's, so the first mover is to move.
+        // Ply 8 was the second mover's, so the first mover is to move.
         assert_eq!(
             judge(['+', '+'], ['.', '.']),
             Some(Verdict::SideToMoveLoses(PerpetualCheck))
