@@ -6,7 +6,8 @@
 //! - `attacks` and `zobrist`: compile-time tables;
 //! - `position` (make/unmake, attack detection), `movegen` (legal moves);
 //! - text formats as public modules: [`fen`];
-//! - [`perft`]: the move generator's test and benchmark.
+//! - [`perft`]: the move generator's test and benchmark;
+//! - [`rules`]: rule sets, game end and repetition judgement (the arbiter).
 //!
 //! Board conventions follow `RULES.md` §1: files `a`..`i` from Red's left, ranks
 //! 0..9 from Red's back rank, square index `rank * 9 + file`.
@@ -21,6 +22,7 @@ pub mod notation;
 pub mod perft;
 mod piece;
 mod position;
+pub mod rules;
 mod square;
 pub mod uci;
 mod zobrist;
@@ -31,4 +33,5 @@ pub use fen::FenError;
 pub use moves::{MAX_MOVES, Move, MoveList};
 pub use piece::{Kind, Piece};
 pub use position::{Position, START_FEN, Undo};
+pub use rules::{Game, Outcome, Reason, RuleSet};
 pub use square::{File, Rank, Square};

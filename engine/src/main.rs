@@ -1,4 +1,4 @@
-//! `xq-engine`: the UCI engine, plus command-line tools (perft, …).
+//! `xq-engine`: the UCI engine, plus command-line tools (perft, adjudicate, …).
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use xq_engine::notation::{self, Notation};
 use xq_engine::uci::{self, Uci};
-use xq_engine::{Position, perft};
+use xq_engine::{Game, Move, Position, RuleSet, START_FEN, perft};
 
 #[derive(Parser)]
 #[command(
@@ -32,6 +32,25 @@ enum Command {
         /// Print only the total and the speed, not the per-move counts.
         #[arg(long)]
         bench: bool,
+        /// Rule presets joined with '+' (only `conversion` changes the count).
+        #[arg(long, default_value = "standard")]
+        rules: String,
+    },
+    /// Plays moves under a rule set and prints how the game ended:
+    /// `result: red|black|draw reason: <reason> ply: <n>`, or `result: none`.
+    ///
+    /// Reasons: checkmate, stalemate, perpetual-check, perpetual-chase,
+    /// perpetual-check-and-chase, mutual-perpetual, repetition, move-limit.
+    /// Malformed input, an illegal move, or a move after the end exits with code 2.
+    Adjudicate {
+        /// Rule presets joined with '+', e.g. `standard+conversion`.
+        #[arg(long, default_value = "standard")]
+        rules: String,
+        /// The start position in FEN (one argument, quoted).
+        #[arg(long, default_value = START_FEN)]
+        fen: String,
+        /// Moves in coordinate notation (`h2e2`, ranks 0-9 from Red's side).
+        moves: Vec<String>,
     },
     /// Reads a move sequence in any notation (coordinates, WXF or Chinese), plays it
     /// and prints each move in the chosen notation, one per line.
@@ -54,13 +73,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         None | Some(Command::Uci) => {
             Uci::default().run(io::stdin().lock(), io::stdout().lock())?;
         }
-        Some(Command::Perft { depth, fen, bench }) => {
+        Some(Command::Perft {
+            depth,
+            fen,
+            bench,
+            rules,
+        }) => {
+            let rules = parse_rules(&rules)?;
             let mut pos = if fen.is_empty() {
                 Position::startpos()
             } else {
                 let text = fen.join(" ");
                 Position::from_fen(&text).with_context(|| format!("bad fen '{text}'"))?
             };
+            pos.set_conversion(rules.conversion);
             let mut out = BufWriter::new(io::stdout().lock());
             let start = Instant::now();
             let nodes = if bench {
@@ -89,8 +115,38 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 pos.make(mv);
             }
         }
+        Some(Command::Adjudicate { rules, fen, moves }) => {
+            let line = adjudicate(&rules, &fen, &moves)?;
+            writeln!(io::stdout().lock(), "{line}")?;
+        }
     }
     Ok(())
+}
+
+fn parse_rules(text: &str) -> anyhow::Result<RuleSet> {
+    text.parse()
+        .with_context(|| format!("bad --rules '{text}'"))
+}
+
+/// Plays `moves` from `fen` under `rules`; the line to print.
+fn adjudicate(rules: &str, fen: &str, moves: &[String]) -> anyhow::Result<String> {
+    let rules = parse_rules(rules)?;
+    let start = Position::from_fen(fen).with_context(|| format!("bad fen '{fen}'"))?;
+    let mut game = Game::new(start, rules);
+    for (i, text) in moves.iter().enumerate() {
+        let mv = Move::parse_coords(text).with_context(|| {
+            format!(
+                "bad move text '{text}' (move {}): expected coordinates such as h2e2",
+                i + 1
+            )
+        })?;
+        game.play(mv)
+            .with_context(|| format!("cannot play move {} '{text}'", i + 1))?;
+    }
+    Ok(match game.outcome() {
+        Some(outcome) => outcome.to_string(),
+        None => "result: none".to_string(),
+    })
 }
 
 fn main() -> ExitCode {
@@ -100,5 +156,41 @@ fn main() -> ExitCode {
             eprintln!("xq-engine: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn adjudicate_prints_the_first_ending() {
+        let fen = "4k4/7R1/9/9/9/9/9/9/9/3K5 w";
+        let moves = words("h8h9 e9e8 h9h8 e8e9 h8h9 e9e8 h9h8 e8e9");
+        assert_eq!(
+            adjudicate("standard", fen, &moves).unwrap(),
+            "result: black reason: perpetual-check ply: 8"
+        );
+        assert_eq!(
+            adjudicate("standard", START_FEN, &words("h2e2 h9g7")).unwrap(),
+            "result: none"
+        );
+    }
+
+    #[test]
+    fn adjudicate_errors_name_the_bad_part() {
+        let err = |rules: &str, fen: &str, moves: &str| {
+            format!("{:#}", adjudicate(rules, fen, &words(moves)).unwrap_err())
+        };
+        assert!(err("standard+fast", START_FEN, "").contains("'fast'"));
+        assert!(err("standard", "9/9", "").contains("bad fen '9/9'"));
+        assert!(err("standard", START_FEN, "h2e2 h9").contains("'h9'"));
+        assert!(err("standard", START_FEN, "h2e3").contains("illegal move 'h2e3'"));
+        let fen = "3k5/R8/9/9/9/9/9/9/9/4K1R2 w";
+        assert!(err("standard", fen, "g0g9 d9e9").contains("after the end"));
     }
 }

@@ -1,0 +1,339 @@
+//! The arbiter: a game record that plays moves and says when and how the game ends.
+
+use std::fmt;
+
+use thiserror::Error;
+
+use crate::rules::chase::chased_by;
+use crate::rules::repetition::{PlyEntry, Verdict, judge_cycle};
+use crate::rules::{RuleSet, Stalemate};
+use crate::{Bitboard, Color, Move, Piece, Position};
+
+/// Who won.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GameResult {
+    Red,
+    Black,
+    Draw,
+}
+
+impl GameResult {
+    /// `color` won.
+    pub fn win_for(color: Color) -> GameResult {
+        match color {
+            Color::Red => GameResult::Red,
+            Color::Black => GameResult::Black,
+        }
+    }
+
+    /// The winner, `None` for a draw.
+    pub fn winner(self) -> Option<Color> {
+        match self {
+            GameResult::Red => Some(Color::Red),
+            GameResult::Black => Some(Color::Black),
+            GameResult::Draw => None,
+        }
+    }
+
+    /// `red`, `black` or `draw`.
+    pub fn token(self) -> &'static str {
+        match self {
+            GameResult::Red => "red",
+            GameResult::Black => "black",
+            GameResult::Draw => "draw",
+        }
+    }
+}
+
+impl fmt::Display for GameResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.token())
+    }
+}
+
+/// Why a game ended: the one list for the arbiter, the game runner and reports.
+/// The arbiter gives the first eight; the last four are the runner's to give.
+/// [`Reason::token`] is the stable lowercase kebab-case name used in output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// The side to move is in check and has no legal move (将死, art. 4.1); it loses.
+    Checkmate,
+    /// The side to move is not in check and has no legal move (困毙); it loses, or
+    /// draws under the `stalemate-draw` preset.
+    Stalemate,
+    /// A repetition in which one side checked with every move and the other did
+    /// not (art. 24.1, 26.1); the checking side loses.
+    PerpetualCheck,
+    /// A repetition in which one side chased with every move, without checks, and
+    /// the other had an idle move (art. 26.4); the chasing side loses.
+    PerpetualChase,
+    /// As [`Reason::PerpetualChase`], with both checks and chases among the losing
+    /// side's moves (一将一捉, art. 25.2).
+    PerpetualCheckAndChase,
+    /// A repetition with both sides forbidden, mutual perpetual check included
+    /// (art. 24.2, 26.3): a draw.
+    MutualPerpetual,
+    /// A repetition with both sides allowed (art. 24.2, 26.2): a draw.
+    Repetition,
+    /// The natural move limit (art. 4.2.4): a draw.
+    MoveLimit,
+    /// The game runner adjudicated the result (score or tablebase rules).
+    Adjudication,
+    /// A side ran out of time.
+    TimeForfeit,
+    /// An engine sent an illegal or malformed move; it loses.
+    IllegalMove,
+    /// A side resigned (or its engine crashed or disconnected).
+    Resignation,
+}
+
+impl Reason {
+    /// Every reason, in declaration order.
+    pub const ALL: [Reason; 12] = [
+        Reason::Checkmate,
+        Reason::Stalemate,
+        Reason::PerpetualCheck,
+        Reason::PerpetualChase,
+        Reason::PerpetualCheckAndChase,
+        Reason::MutualPerpetual,
+        Reason::Repetition,
+        Reason::MoveLimit,
+        Reason::Adjudication,
+        Reason::TimeForfeit,
+        Reason::IllegalMove,
+        Reason::Resignation,
+    ];
+
+    /// The lowercase kebab-case name: `checkmate`, `stalemate`, `perpetual-check`,
+    /// `perpetual-chase`, `perpetual-check-and-chase`, `mutual-perpetual`,
+    /// `repetition`, `move-limit`, `adjudication`, `time-forfeit`, `illegal-move`,
+    /// `resignation`.
+    pub fn token(self) -> &'static str {
+        match self {
+            Reason::Checkmate => "checkmate",
+            Reason::Stalemate => "stalemate",
+            Reason::PerpetualCheck => "perpetual-check",
+            Reason::PerpetualChase => "perpetual-chase",
+            Reason::PerpetualCheckAndChase => "perpetual-check-and-chase",
+            Reason::MutualPerpetual => "mutual-perpetual",
+            Reason::Repetition => "repetition",
+            Reason::MoveLimit => "move-limit",
+            Reason::Adjudication => "adjudication",
+            Reason::TimeForfeit => "time-forfeit",
+            Reason::IllegalMove => "illegal-move",
+            Reason::Resignation => "resignation",
+        }
+    }
+
+    /// Parses [`Reason::token`].
+    pub fn from_token(s: &str) -> Option<Reason> {
+        Reason::ALL.into_iter().find(|r| r.token() == s)
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.token())
+    }
+}
+
+/// How a game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Outcome {
+    pub result: GameResult,
+    pub reason: Reason,
+    /// The number of plies played when the game ended.
+    pub ply: usize,
+}
+
+impl fmt::Display for Outcome {
+    /// `result: red reason: checkmate ply: 31`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "result: {} reason: {} ply: {}",
+            self.result, self.reason, self.ply
+        )
+    }
+}
+
+/// Why [`Game::play`] refused a move.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum GameError {
+    #[error("illegal move '{mv}' at ply {ply} in position {fen}")]
+    IllegalMove { mv: Move, ply: usize, fen: String },
+    #[error("move '{mv}' after the end of the game ({outcome})")]
+    GameOver { mv: Move, outcome: Outcome },
+}
+
+/// What the arbiter recorded about one ply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlyRecord {
+    pub mv: Move,
+    /// The piece captured, if any.
+    pub captured: Option<Piece>,
+    /// Whether the captured piece converted and stayed (capture-conversion variant).
+    pub converted: bool,
+    /// Whether the move gave check.
+    pub check: bool,
+    /// The enemy pieces the move newly threatens (see [`crate::rules::chase`]);
+    /// empty when the rule set does not judge chases.
+    pub chased: Bitboard,
+}
+
+impl PlyRecord {
+    /// The move's nature for repetition judgement: `"check"`, `"chase"` or `"idle"`
+    /// (the heaviest one, art. 27.4).
+    pub fn nature(&self) -> &'static str {
+        if self.check {
+            "check"
+        } else if self.chased.any() {
+            "chase"
+        } else {
+            "idle"
+        }
+    }
+}
+
+/// A game: the start position, the rule set, the moves so far and the outcome.
+///
+/// Invariants: `stack.len() == records.len() + 1`; `stack[0]` is the start
+/// position's entry and `stack[i]` the entry of ply `i`; `pos` is the start
+/// position with every recorded move played; no move is recorded after the
+/// outcome.
+#[derive(Clone, Debug)]
+pub struct Game {
+    start: Position,
+    rules: RuleSet,
+    pos: Position,
+    records: Vec<PlyRecord>,
+    stack: Vec<PlyEntry>,
+    outcome: Option<Outcome>,
+}
+
+impl Game {
+    /// A game from `start` under `rules` (which sets the position's conversion
+    /// rule). A start position without a legal move is already decided, at ply 0.
+    pub fn new(mut start: Position, rules: RuleSet) -> Game {
+        start.set_conversion(rules.conversion);
+        let mut game = Game {
+            stack: vec![PlyEntry::root(start.hash())],
+            pos: start.clone(),
+            start,
+            rules,
+            records: Vec::new(),
+            outcome: None,
+        };
+        game.outcome = game.judge();
+        game
+    }
+
+    /// The start position.
+    pub fn start(&self) -> &Position {
+        &self.start
+    }
+
+    /// The current position.
+    pub fn position(&self) -> &Position {
+        &self.pos
+    }
+
+    /// The rule set.
+    pub fn rules(&self) -> &RuleSet {
+        &self.rules
+    }
+
+    /// One record per ply played.
+    pub fn records(&self) -> &[PlyRecord] {
+        &self.records
+    }
+
+    /// The repetition stack (see [`crate::rules::repetition`]).
+    pub fn stack(&self) -> &[PlyEntry] {
+        &self.stack
+    }
+
+    /// The moves played.
+    pub fn moves(&self) -> impl Iterator<Item = Move> + '_ {
+        self.records.iter().map(|r| r.mv)
+    }
+
+    /// How the game ended, if it did.
+    pub fn outcome(&self) -> Option<Outcome> {
+        self.outcome
+    }
+
+    /// Plays `mv`; returns the outcome if the game ended with it.
+    pub fn play(&mut self, mv: Move) -> Result<Option<Outcome>, GameError> {
+        if let Some(outcome) = self.outcome {
+            return Err(GameError::GameOver { mv, outcome });
+        }
+        if !self.pos.is_legal(mv) {
+            return Err(GameError::IllegalMove {
+                mv,
+                ply: self.records.len(),
+                fen: self.pos.to_fen(),
+            });
+        }
+        let chased = if self.rules.chase_rule {
+            chased_by(&mut self.pos, mv)
+        } else {
+            Bitboard::EMPTY
+        };
+        let undo = self.pos.make(mv);
+        let check = self.pos.in_check();
+        self.records.push(PlyRecord {
+            mv,
+            captured: undo.captured(),
+            converted: undo.converted_in_place(),
+            check,
+            chased,
+        });
+        self.stack.push(PlyEntry {
+            hash: self.pos.hash(),
+            check,
+            chase: chased.any(),
+        });
+        self.outcome = self.judge();
+        Ok(self.outcome)
+    }
+
+    /// Whether the current position ends the game, in order: no legal move, then
+    /// repetition, then the natural move limit.
+    fn judge(&self) -> Option<Outcome> {
+        let ply = self.records.len();
+        let to_move = self.pos.side_to_move();
+        let ended = |result, reason| {
+            Some(Outcome {
+                result,
+                reason,
+                ply,
+            })
+        };
+        if !self.pos.has_legal_move() {
+            return if self.pos.in_check() {
+                ended(GameResult::win_for(!to_move), Reason::Checkmate)
+            } else {
+                match self.rules.stalemate {
+                    Stalemate::Loss => ended(GameResult::win_for(!to_move), Reason::Stalemate),
+                    Stalemate::Draw => ended(GameResult::Draw, Reason::Stalemate),
+                }
+            };
+        }
+        let clock = self.pos.halfmove_clock() as usize;
+        let since_capture = &self.stack[self.stack.len() - 1 - clock.min(ply)..];
+        if let Some(v) = judge_cycle(since_capture, self.rules.repetition_count, &self.rules) {
+            return match v {
+                Verdict::Draw(r) => ended(GameResult::Draw, r),
+                Verdict::SideToMoveWins(r) => ended(GameResult::win_for(to_move), r),
+                Verdict::SideToMoveLoses(r) => ended(GameResult::win_for(!to_move), r),
+            };
+        }
+        match self.rules.move_limit_plies() {
+            Some(limit) if self.pos.halfmove_clock() >= limit => {
+                ended(GameResult::Draw, Reason::MoveLimit)
+            }
+            _ => None,
+        }
+    }
+}
