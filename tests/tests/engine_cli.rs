@@ -142,3 +142,44 @@ fn notation_reads_a_game_and_rejects_an_illegal_move() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("illegal move '兵七进二'"));
 }
+
+#[test]
+fn adjudicate_judges_perpetual_check_and_rejects_junk() {
+    let fen = "4k4/7R1/9/9/9/9/9/9/9/3K5 w";
+    let moves = "h8h9 e9e8 h9h8 e8e9 h8h9 e9e8 h9h8 e8e9";
+    let mut args = vec!["adjudicate", "--rules", "standard", "--fen", fen];
+    args.extend(moves.split(' '));
+    let out = engine().args(&args).output().expect("run");
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "result: black reason: perpetual-check ply: 8"
+    );
+    let mut args = vec!["adjudicate", "--rules", "repetition-4", "--fen", fen];
+    args.extend(moves.split(' '));
+    let out = engine().args(&args).output().expect("run");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "result: none");
+
+    for bad in [
+        vec!["adjudicate", "--rules", "standard+fast"],
+        vec!["adjudicate", "--fen", "9/9"],
+        vec!["adjudicate", "h2e3"],
+        vec!["adjudicate", "h2"],
+    ] {
+        let out = engine().args(&bad).output().expect("run");
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).starts_with("xq-engine: "),
+            "{bad:?}"
+        );
+    }
+}
+
+#[test]
+fn perft_under_the_conversion_rules() {
+    let out = engine()
+        .args(["perft", "3", "--rules", "conversion"])
+        .output()
+        .expect("run");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Nodes searched: 79666"));
+}
