@@ -37,7 +37,10 @@ pub const MATE_BOUND: Score = MATE - MAX_PLY as Score;
 const INF: Score = MATE + 1;
 /// Deepest iteration of iterative deepening.
 pub const MAX_DEPTH: u32 = 100;
-/// The clock and the stop flag are read once per this many nodes.
+/// Iterative deepening stops once a mate score has survived this many plies of
+/// depth beyond the mate's distance (except in infinite mode).
+const MATE_SETTLE_PLIES: Score = 8;
+/// The clock and the stop flag are read once per this many nodes (a power of two).
 const CHECK_EVERY: u64 = 1024;
 
 /// `round(1000 · ln i)` for the late-move reduction table, as integers so that
@@ -269,7 +272,13 @@ impl Worker<'_> {
                 hashfull: self.tt.hashfull(),
                 pv: result.pv.clone(),
             });
-            if self.clock.soft_expired() || (root_moves.len() == 1 && self.clock.timed()) {
+            let mate_proven = score.abs() >= MATE_BOUND
+                && !self.limits.infinite
+                && depth as Score >= MATE - score.abs() + MATE_SETTLE_PLIES;
+            if mate_proven
+                || self.clock.soft_expired()
+                || (root_moves.len() == 1 && self.clock.timed())
+            {
                 break;
             }
         }
@@ -316,7 +325,7 @@ impl Worker<'_> {
         if self.limits.nodes.is_some_and(|n| self.nodes >= n) {
             self.stopped = true;
         }
-        if self.nodes % CHECK_EVERY == 0
+        if self.nodes & (CHECK_EVERY - 1) == 0
             && (self.limits.stopped()
                 || (self.may_stop_on_time && self.clock.timed() && self.clock.hard_expired()))
         {
@@ -503,46 +512,46 @@ impl Worker<'_> {
             let mover = pos.piece_at(mv.from());
             count += 1;
 
-            // Step 11. Pruning at shallow depth, never before a move has been searched.
-            if !root && best > -MATE_BOUND && !in_check {
-                if !capture && !killer && depth <= 8 && count > lmp_limit {
-                    continue;
-                }
-                let margin = if capture {
-                    -p.see_capture_margin * depth
-                } else {
-                    -p.see_quiet_margin * depth
-                };
-                if depth <= 6 && Some(mv) != tt_move && !see_ge(pos, mv, margin, p) {
-                    continue;
-                }
-            }
-
-            let undo = pos.make(mv);
+            let mut undo = pos.make(mv);
             let gives_check = pos.in_check();
 
-            // Step 12. Futility pruning of quiet moves that cannot raise alpha.
-            if !root
-                && !pv_node
-                && !in_check
-                && !capture
-                && !gives_check
-                && best > -MATE_BOUND
-                && depth <= 6
-                && eval + p.futility_margin * depth <= alpha
-            {
-                pos.unmake(undo);
-                continue;
+            // Step 11. Pruning of moves that do not give check, at shallow depth,
+            // never before a move has been searched.
+            if !root && best > -MATE_BOUND && !in_check && !gives_check {
+                // Late-move pruning.
+                if !capture && !killer && depth <= 8 && count > lmp_limit {
+                    pos.unmake(undo);
+                    continue;
+                }
+                // Futility pruning of quiet moves that cannot raise alpha.
+                if !pv_node && !capture && depth <= 6 && eval + p.futility_margin * depth <= alpha
+                {
+                    pos.unmake(undo);
+                    continue;
+                }
+                // Static exchange pruning.
+                if depth <= 6 && Some(mv) != tt_move {
+                    let margin = if capture {
+                        -p.see_capture_margin * depth
+                    } else {
+                        -p.see_quiet_margin * depth
+                    };
+                    pos.unmake(undo);
+                    if !see_ge(pos, mv, margin, p) {
+                        continue;
+                    }
+                    undo = pos.make(mv);
+                }
             }
 
-            // Step 13. Check extension.
+            // Step 12. Check extension.
             let new_depth = depth - 1 + i32::from(gives_check);
             self.push(pos.hash(), gives_check);
             if !capture {
                 quiets_tried.push(mv);
             }
 
-            // Step 14. Late-move reductions, then principal-variation re-searches.
+            // Step 13. Late-move reductions, then principal-variation re-searches.
             let score = if count == 1 {
                 -self.search(pos, -beta, -alpha, new_depth, ply + 1, true)
             } else {
@@ -571,7 +580,7 @@ impl Worker<'_> {
                 return 0;
             }
 
-            // Step 15. New best move.
+            // Step 14. New best move.
             if score > best {
                 best = score;
                 if score > alpha {
@@ -590,7 +599,7 @@ impl Worker<'_> {
             }
         }
 
-        // Step 16. Store in the transposition table.
+        // Step 15. Store in the transposition table.
         let bound = if best >= beta {
             Bound::Lower
         } else if best_move.is_some() && pv_node {
