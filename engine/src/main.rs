@@ -1,14 +1,16 @@
-//! `xq-engine`: the UCI engine, plus command-line tools (perft, adjudicate, …).
+//! `xq-engine`: the UCI/UCCI engine, plus command-line tools (perft, bench, params,
+//! adjudicate, notation).
 
 use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use xq_engine::notation::{self, Notation};
 use xq_engine::uci::{self, Uci};
-use xq_engine::{Game, Move, Position, RuleSet, START_FEN, perft};
+use xq_engine::{Game, Move, Params, Position, RuleSet, START_FEN, bench, perft};
 
 #[derive(Parser)]
 #[command(
@@ -17,8 +19,22 @@ use xq_engine::{Game, Move, Position, RuleSet, START_FEN, perft};
     about = "Xiangqi engine: UCI front end and tools"
 )]
 struct Cli {
+    /// TOML file of `name = value` lines setting any subset of the tunable
+    /// parameters (for UCI mode and bench).
+    #[arg(long, global = true, value_name = "FILE")]
+    params: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ParamsFormat {
+    /// name, value, min, max, c_end, r_end columns.
+    Table,
+    /// `name, int, value, min, max, c_end, r_end` lines for SPSA (fishtest, OpenBench).
+    Spsa,
+    /// A JSON array of objects.
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -66,12 +82,49 @@ enum Command {
     },
     /// Runs the UCI command loop (the default without a subcommand).
     Uci,
+    /// Searches the fixed bench positions to a fixed depth and prints the node
+    /// count (the search's fingerprint) and the speed.
+    Bench {
+        /// Depth in plies.
+        #[arg(default_value_t = bench::DEFAULT_DEPTH)]
+        depth: u32,
+    },
+    /// Lists every tunable parameter with its current value and range.
+    Params {
+        #[arg(long, value_enum, default_value_t = ParamsFormat::Table)]
+        format: ParamsFormat,
+    },
+}
+
+fn load_params(path: Option<&PathBuf>) -> anyhow::Result<Params> {
+    let Some(path) = path else {
+        return Ok(Params::default());
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read parameter file '{}'", path.display()))?;
+    Params::from_toml(&text).with_context(|| format!("in parameter file '{}'", path.display()))
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
+    let params = load_params(cli.params.as_ref())?;
     match cli.command {
         None | Some(Command::Uci) => {
-            Uci::default().run(io::stdin().lock(), io::stdout().lock())?;
+            Uci::with_params(params).run(io::stdin().lock(), io::stdout())?;
+        }
+        Some(Command::Bench { depth }) => {
+            let mut out = io::stdout().lock();
+            let r = bench::run(depth, &params, &mut out)?;
+            writeln!(out, "Total time (ms): {}", r.elapsed.as_millis())?;
+            writeln!(out, "Nodes searched: {}", r.nodes)?;
+            writeln!(out, "Nodes/second: {}", r.nps())?;
+        }
+        Some(Command::Params { format }) => {
+            let text = match format {
+                ParamsFormat::Table => params.to_table(),
+                ParamsFormat::Spsa => params.to_spsa(),
+                ParamsFormat::Json => params.to_json() + "\n",
+            };
+            io::stdout().lock().write_all(text.as_bytes())?;
         }
         Some(Command::Perft {
             depth,

@@ -1,11 +1,37 @@
-//! The UCI front end: reads commands line by line and writes answers.
+//! The UCI and UCCI front end: reads commands line by line and writes answers.
 //!
-//! Supported so far: `uci`, `isready`, `ucinewgame`, `position startpos|fen <FEN>
-//! [moves <m>…]`, `go perft <depth>`, `d` (print the board) and `quit`.
+//! UCI: `uci`, `isready`, `ucinewgame`, `setoption name <N> [value <V>]`,
+//! `position startpos|fen <FEN> [moves <m>…]`, `go` with `depth`, `nodes`,
+//! `movetime`, `wtime`, `btime`, `winc`, `binc`, `movestogo`, `infinite` or
+//! `perft <depth>`, `stop`, `quit`; plus `d` (print the board). Options: `Hash`
+//! (MB), `Clear Hash`, `UCI_Variant` and every tunable parameter of
+//! [`crate::params`] as a spin option.
+//!
+//! UCCI (after `ucci`, answered by `ucciok`): the same `position` and
+//! `isready`; `setoption <name> <value>` without keywords (`hashsize` for the
+//! hash in MB, `clearhash`, parameter names; other standard UCCI options such as
+//! `usemillisec`, `batch`, `debug`, `ponder`, `newgame` are accepted and ignored);
+//! `go [ponder|draw] [time <ms> [increment <ms>|movestogo <n>] [opptime <ms>]
+//! [oppincrement <ms>|oppmovestogo <n>]] [depth <n>] [nodes <n>] [infinite]`,
+//! with times in milliseconds (the `usemillisec` convention, always on);
+//! `stop`; `quit` (answered by `bye`). Search results are `bestmove <m>`, or
+//! `nobestmove` when there is no legal move. Not supported: `ponderhit`,
+//! `banmoves`, `probe`, opening books.
+//!
+//! The search runs on its own thread; `stop`, `isready` and `quit` are answered
+//! while it runs, any other command first waits for it to finish. Bad input is
+//! answered with `info string error: …` naming the bad part.
 
 use std::io::{BufRead, Write};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::{self, ScopedJoinHandle};
+use std::time::Duration;
 
-use crate::{Move, Position, perft};
+use crate::params::{ParamError, Params};
+use crate::search::{HistoryEntry, Limits, SearchInfo, SearchRules, Searcher, score_to_uci};
+use crate::{Color, Move, Position, perft};
 
 /// Why a command could not be carried out; printed as `info string error: …`.
 #[derive(Debug, thiserror::Error)]
@@ -18,19 +44,89 @@ pub enum UciError {
     BadMove(String),
     #[error("bad go command '{0}'")]
     BadGo(String),
+    #[error("bad value '{value}' for '{what}'")]
+    BadNumber { what: String, value: String },
+    #[error("unknown option '{0}'")]
+    UnknownOption(String),
+    #[error("bad setoption command '{0}': expected 'name <option> [value <v>]'")]
+    BadSetOption(String),
+    #[error("unknown variant '{0}'; expected one of {VARIANTS:?}")]
+    UnknownVariant(String),
+    #[error(transparent)]
+    Param(#[from] ParamError),
+}
+
+/// Rule presets accepted by `UCI_Variant` (the rules module's preset names).
+pub const VARIANTS: [&str; 6] = [
+    "standard",
+    "repetition-4",
+    "stalemate-draw",
+    "no-chase-rule",
+    "conversion",
+    "reform-2007",
+];
+
+/// The search rules and whether captures convert, for a `UCI_Variant` preset.
+///
+/// A stopgap until the rules module's `RuleSet` builds [`SearchRules`]: chase
+/// rules are not judged in search, so `no-chase-rule` equals `standard`;
+/// `reform-2007` sets a draw contempt of −30 cp for Red (a draw is worth 1 of 3
+/// points to Red and 2 of 3 to Black), a starting guess to be tuned.
+pub fn variant_rules(name: &str) -> Option<(SearchRules, bool)> {
+    let std = SearchRules::default();
+    Some(match name {
+        "standard" | "no-chase-rule" => (std, false),
+        "repetition-4" => (
+            SearchRules {
+                repetition_count: 4,
+                ..std
+            },
+            false,
+        ),
+        "stalemate-draw" => (
+            SearchRules {
+                stalemate_is_draw: true,
+                ..std
+            },
+            false,
+        ),
+        "conversion" => (std, true),
+        "reform-2007" => (
+            SearchRules {
+                draw_value_red_cp: -30,
+                ..std
+            },
+            false,
+        ),
+        _ => return None,
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Protocol {
+    Uci,
+    Ucci,
 }
 
 /// The engine's state between commands.
 #[derive(Debug)]
 pub struct Uci {
     pos: Position,
+    /// Game positions before `pos`, oldest first (for repetition judgement).
+    history: Vec<HistoryEntry>,
+    params: Params,
+    rules: SearchRules,
+    conversion: bool,
+    variant: String,
+    hash_mb: usize,
+    /// `None` while a search thread holds it.
+    searcher: Option<Searcher>,
+    protocol: Protocol,
 }
 
 impl Default for Uci {
     fn default() -> Self {
-        Uci {
-            pos: Position::startpos(),
-        }
+        Uci::with_params(Params::default())
     }
 }
 
@@ -41,20 +137,160 @@ pub enum Flow {
     Quit,
 }
 
+/// A search running on its own thread.
+struct Job<'scope> {
+    handle: ScopedJoinHandle<'scope, Searcher>,
+    stop: Arc<AtomicBool>,
+    infinite: bool,
+}
+
+/// Default transposition table size (MB).
+pub const DEFAULT_HASH_MB: usize = 16;
+const MAX_HASH_MB: usize = 4096;
+
+fn say<W: Write>(out: &Mutex<W>, text: &str) {
+    if let Ok(mut w) = out.lock() {
+        let _ = writeln!(w, "{text}");
+        let _ = w.flush();
+    }
+}
+
 impl Uci {
-    /// Runs the command loop until `quit` or end of input.
-    pub fn run(&mut self, input: impl BufRead, mut out: impl Write) -> std::io::Result<()> {
-        for line in input.lines() {
-            if self.handle(&line?, &mut out)? == Flow::Quit {
-                break;
-            }
-            out.flush()?;
+    /// A front end whose parameters start as `params`.
+    pub fn with_params(params: Params) -> Uci {
+        Uci {
+            pos: Position::startpos(),
+            history: Vec::new(),
+            params,
+            rules: SearchRules::default(),
+            conversion: false,
+            variant: "standard".to_string(),
+            hash_mb: DEFAULT_HASH_MB,
+            searcher: None,
+            protocol: Protocol::Uci,
         }
-        Ok(())
     }
 
-    /// Carries out one command line.
-    pub fn handle(&mut self, line: &str, out: &mut impl Write) -> std::io::Result<Flow> {
+    /// Runs the command loop until `quit` or end of input (which waits for a
+    /// running search, stopping it first if it is infinite).
+    pub fn run<W: Write + Send>(&mut self, input: impl BufRead, out: W) -> std::io::Result<()> {
+        let out = Mutex::new(out);
+        let out = &out;
+        thread::scope(|scope| {
+            let mut job: Option<Job<'_>> = None;
+            for line in input.lines() {
+                let line = line?;
+                let cmd = line.split_whitespace().next().unwrap_or("");
+                match cmd {
+                    "stop" => {
+                        if let Some(j) = &job {
+                            j.stop.store(true, Ordering::Relaxed);
+                        }
+                        self.finish(&mut job);
+                    }
+                    "isready" => say(out, "readyok"),
+                    "quit" => {
+                        if let Some(j) = &job {
+                            j.stop.store(true, Ordering::Relaxed);
+                        }
+                        self.finish(&mut job);
+                        if self.protocol == Protocol::Ucci {
+                            say(out, "bye");
+                        }
+                        return Ok(());
+                    }
+                    "go" => {
+                        self.finish(&mut job);
+                        let mut text = Vec::new();
+                        match self.go(&line, &mut text) {
+                            Ok(Some((limits, infinite))) => {
+                                job = Some(self.spawn(scope, out, limits, infinite));
+                            }
+                            Ok(None) => {}
+                            Err(e) => {
+                                let _ = writeln!(text, "info string error: {e}");
+                            }
+                        }
+                        if !text.is_empty()
+                            && let Ok(mut w) = out.lock()
+                        {
+                            w.write_all(&text)?;
+                            w.flush()?;
+                        }
+                    }
+                    _ => {
+                        self.finish(&mut job);
+                        let mut text = Vec::new();
+                        self.handle(&line, &mut text)?;
+                        if let Ok(mut w) = out.lock() {
+                            w.write_all(&text)?;
+                            w.flush()?;
+                        }
+                    }
+                }
+            }
+            if let Some(j) = &job
+                && j.infinite
+            {
+                j.stop.store(true, Ordering::Relaxed);
+            }
+            self.finish(&mut job);
+            Ok(())
+        })
+    }
+
+    /// Waits for the running search, if any, and takes its searcher back.
+    fn finish(&mut self, job: &mut Option<Job<'_>>) {
+        if let Some(j) = job.take() {
+            match j.handle.join() {
+                Ok(s) => self.searcher = Some(s),
+                Err(_) => self.searcher = None,
+            }
+        }
+    }
+
+    fn spawn<'scope, 'env, W: Write + Send>(
+        &mut self,
+        scope: &'scope thread::Scope<'scope, 'env>,
+        out: &'env Mutex<W>,
+        limits: Limits,
+        infinite: bool,
+    ) -> Job<'scope> {
+        let mut searcher = self
+            .searcher
+            .take()
+            .unwrap_or_else(|| Searcher::new(self.hash_mb));
+        let mut pos = self.pos.clone();
+        let history = self.history.clone();
+        let params = self.params.clone();
+        let rules = self.rules;
+        let protocol = self.protocol;
+        let stop = Arc::clone(&limits.stop);
+        let handle = scope.spawn(move || {
+            let result = searcher.search(&mut pos, &history, &limits, &params, &rules, |info| {
+                say(out, &format_info(info, protocol));
+            });
+            while infinite && !limits.stopped() {
+                thread::sleep(Duration::from_millis(1));
+            }
+            let line = match (result.best_move, protocol) {
+                (Some(m), _) => format!("bestmove {m}"),
+                (None, Protocol::Uci) => "bestmove (none)".to_string(),
+                (None, Protocol::Ucci) => "nobestmove".to_string(),
+            };
+            say(out, &line);
+            searcher
+        });
+        Job {
+            handle,
+            stop,
+            infinite,
+        }
+    }
+
+    /// Carries out one command line other than `go`, `stop` and `quit`, which
+    /// [`Uci::run`] handles because they involve the search thread.
+    fn handle(&mut self, line: &str, out: &mut impl Write) -> std::io::Result<Flow> {
         let mut words = line.split_whitespace();
         let Some(cmd) = words.next() else {
             return Ok(Flow::Continue);
@@ -62,23 +298,30 @@ impl Uci {
         let rest: Vec<&str> = words.collect();
         let result = match cmd {
             "uci" => {
-                writeln!(out, "id name xq-engine {}", env!("CARGO_PKG_VERSION"))?;
-                writeln!(out, "id author the xq developers")?;
-                writeln!(out, "uciok")?;
-                Ok(())
+                self.protocol = Protocol::Uci;
+                self.announce(out)
+            }
+            "ucci" => {
+                self.protocol = Protocol::Ucci;
+                self.announce(out)
             }
             "isready" => {
                 writeln!(out, "readyok")?;
                 Ok(())
             }
-            "ucinewgame" => Ok(()),
+            "ucinewgame" => {
+                if let Some(s) = &mut self.searcher {
+                    s.clear();
+                }
+                Ok(())
+            }
+            "setoption" => self.setoption(&rest),
             "position" => self.position(&rest),
-            "go" => self.go(&rest, out)?,
+            "ponderhit" => Ok(()),
             "d" => {
                 writeln!(out, "{}", self.pos)?;
                 Ok(())
             }
-            "quit" => return Ok(Flow::Quit),
             _ => {
                 writeln!(out, "info string unknown command '{cmd}'")?;
                 Ok(())
@@ -88,6 +331,106 @@ impl Uci {
             writeln!(out, "info string error: {e}")?;
         }
         Ok(Flow::Continue)
+    }
+
+    fn announce(&self, out: &mut impl Write) -> Result<(), UciError> {
+        let io = |e: std::io::Error| UciError::BadSetOption(e.to_string());
+        let ucci = self.protocol == Protocol::Ucci;
+        writeln!(out, "id name xq-engine {}", env!("CARGO_PKG_VERSION")).map_err(io)?;
+        writeln!(out, "id author the xq developers").map_err(io)?;
+        if ucci {
+            writeln!(
+                out,
+                "option usemillisec type check default true\n\
+                 option hashsize type spin min 1 max {MAX_HASH_MB} default {}\n\
+                 option clearhash type button",
+                self.hash_mb
+            )
+            .map_err(io)?;
+        } else {
+            writeln!(
+                out,
+                "option name Hash type spin default {} min 1 max {MAX_HASH_MB}\n\
+                 option name Clear Hash type button\n\
+                 option name UCI_Variant type combo default {} var {}",
+                self.hash_mb,
+                self.variant,
+                VARIANTS.join(" var ")
+            )
+            .map_err(io)?;
+        }
+        for (spec, v) in self.params.iter() {
+            if ucci {
+                writeln!(
+                    out,
+                    "option {} type spin min {} max {} default {v}",
+                    spec.name, spec.min, spec.max
+                )
+            } else {
+                writeln!(
+                    out,
+                    "option name {} type spin default {v} min {} max {}",
+                    spec.name, spec.min, spec.max
+                )
+            }
+            .map_err(io)?;
+        }
+        writeln!(out, "{}", if ucci { "ucciok" } else { "uciok" }).map_err(io)?;
+        Ok(())
+    }
+
+    fn setoption(&mut self, args: &[&str]) -> Result<(), UciError> {
+        let (name, value) = if args.first() == Some(&"name") {
+            let v = args.iter().position(|&w| w == "value");
+            let name_end = v.unwrap_or(args.len());
+            if name_end <= 1 {
+                return Err(UciError::BadSetOption(args.join(" ")));
+            }
+            let value = v.map(|i| args[i + 1..].join(" ")).unwrap_or_default();
+            (args[1..name_end].join(" "), value)
+        } else {
+            let Some(&name) = args.first() else {
+                return Err(UciError::BadSetOption(String::new()));
+            };
+            (name.to_string(), args[1..].join(" "))
+        };
+        let key = name.to_ascii_lowercase();
+        match key.as_str() {
+            "hash" | "hashsize" => {
+                let mb = value
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&mb| (1..=MAX_HASH_MB).contains(&mb))
+                    .ok_or_else(|| UciError::BadNumber {
+                        what: format!("{name} (1..={MAX_HASH_MB} MB)"),
+                        value: value.clone(),
+                    })?;
+                self.hash_mb = mb;
+                self.searcher = Some(Searcher::new(mb));
+            }
+            "clear hash" | "clearhash" => {
+                if let Some(s) = &mut self.searcher {
+                    s.clear();
+                }
+            }
+            "uci_variant" => {
+                let (rules, conversion) =
+                    variant_rules(&value).ok_or_else(|| UciError::UnknownVariant(value.clone()))?;
+                self.rules = rules;
+                self.conversion = conversion;
+                self.pos.set_conversion(conversion);
+                self.variant = value;
+            }
+            "usemillisec" | "batch" | "debug" | "ponder" | "newgame" | "promotion" | "idle"
+            | "bookfiles" | "egtbpaths" | "loadbook" => {}
+            _ => {
+                if crate::params::spec(&key).is_none() {
+                    return Err(UciError::UnknownOption(name));
+                }
+                self.params.set_str(&key, &value)?;
+            }
+        }
+        Ok(())
     }
 
     fn position(&mut self, args: &[&str]) -> Result<(), UciError> {
@@ -100,27 +443,149 @@ impl Uci {
             Some(&"fen") if moves_at > 1 => Position::from_fen(&args[1..moves_at].join(" "))?,
             _ => return Err(UciError::BadPosition(args.join(" "))),
         };
+        pos.set_conversion(self.conversion);
+        let mut history = Vec::new();
+        let mut gave_check = pos.in_check();
         for &m in args.iter().skip(moves_at + 1) {
             let mv = Move::parse_coords(m)
                 .filter(|&mv| pos.is_legal(mv))
                 .ok_or_else(|| UciError::BadMove(m.to_string()))?;
+            history.push(HistoryEntry {
+                hash: pos.hash(),
+                gave_check,
+            });
             pos.make(mv);
+            gave_check = pos.in_check();
         }
         self.pos = pos;
+        self.history = history;
         Ok(())
     }
 
-    fn go(&mut self, args: &[&str], out: &mut impl Write) -> std::io::Result<Result<(), UciError>> {
-        match args {
-            ["perft", depth] => match depth.parse::<u32>() {
-                Ok(d) => {
-                    print_divide(&mut self.pos, d, out)?;
-                    Ok(Ok(()))
-                }
-                Err(_) => Ok(Err(UciError::BadGo(args.join(" ")))),
-            },
-            _ => Ok(Err(UciError::BadGo(args.join(" ")))),
+    /// Parses a `go` line. `go perft` is answered at once into `out`; otherwise
+    /// returns the limits and whether the search is infinite.
+    fn go(&mut self, line: &str, out: &mut impl Write) -> Result<Option<(Limits, bool)>, UciError> {
+        let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+        let bad = || UciError::BadGo(args.join(" "));
+        if args.first() == Some(&"perft") {
+            let d = match args.as_slice() {
+                [_, d] => d.parse::<u32>().map_err(|_| bad())?,
+                _ => return Err(bad()),
+            };
+            print_divide(&mut self.pos, d, out).map_err(|_| bad())?;
+            return Ok(None);
         }
+        let us = self.pos.side_to_move();
+        let mut limits = Limits::default();
+        let mut i = 0;
+        let num = |i: usize| -> Result<u64, UciError> {
+            let v = args.get(i + 1).ok_or_else(bad)?;
+            v.parse::<u64>().map_err(|_| UciError::BadNumber {
+                what: args[i].to_string(),
+                value: v.to_string(),
+            })
+        };
+        let ms = |v: u64| Duration::from_millis(v);
+        let mut any_limit = false;
+        while i < args.len() {
+            let side = |c: Color| c.index();
+            let used = match args[i] {
+                "infinite" => {
+                    limits.infinite = true;
+                    any_limit = true;
+                    1
+                }
+                "ponder" | "draw" => 1,
+                "depth" => {
+                    limits.depth = Some(num(i)?.clamp(1, 1000) as u32);
+                    2
+                }
+                "nodes" => {
+                    limits.nodes = Some(num(i)?.max(1));
+                    2
+                }
+                "movetime" => {
+                    limits.movetime = Some(ms(num(i)?));
+                    2
+                }
+                "wtime" => {
+                    limits.time[side(Color::Red)] = Some(ms(num(i)?));
+                    2
+                }
+                "btime" => {
+                    limits.time[side(Color::Black)] = Some(ms(num(i)?));
+                    2
+                }
+                "winc" => {
+                    limits.inc[side(Color::Red)] = ms(num(i)?);
+                    2
+                }
+                "binc" => {
+                    limits.inc[side(Color::Black)] = ms(num(i)?);
+                    2
+                }
+                "time" => {
+                    limits.time[side(us)] = Some(ms(num(i)?));
+                    2
+                }
+                "increment" => {
+                    limits.inc[side(us)] = ms(num(i)?);
+                    2
+                }
+                "opptime" => {
+                    limits.time[side(!us)] = Some(ms(num(i)?));
+                    2
+                }
+                "oppincrement" => {
+                    limits.inc[side(!us)] = ms(num(i)?);
+                    2
+                }
+                "movestogo" => {
+                    limits.movestogo = Some(num(i)?.clamp(1, 1000) as u32);
+                    2
+                }
+                "oppmovestogo" => {
+                    num(i)?;
+                    2
+                }
+                _ => return Err(bad()),
+            };
+            if used == 2 && args[i] != "oppmovestogo" && args[i] != "movestogo" {
+                any_limit = true;
+            }
+            i += used;
+        }
+        if !any_limit {
+            limits.infinite = true;
+        }
+        let infinite = limits.infinite;
+        Ok(Some((limits, infinite)))
+    }
+}
+
+/// The `info` line for a completed iteration.
+fn format_info(info: &SearchInfo, protocol: Protocol) -> String {
+    let pv: Vec<String> = info.pv.iter().map(Move::to_string).collect();
+    match protocol {
+        Protocol::Uci => format!(
+            "info depth {} seldepth {} score {} nodes {} nps {} time {} hashfull {} pv {}",
+            info.depth,
+            info.seldepth,
+            score_to_uci(info.score),
+            info.nodes,
+            info.nps(),
+            info.time.as_millis(),
+            info.hashfull,
+            pv.join(" ")
+        ),
+        Protocol::Ucci => format!(
+            "info depth {} score {} time {} nodes {} pv {}",
+            info.depth,
+            info.score,
+            info.time.as_millis(),
+            info.nodes,
+            pv.join(" ")
+        ),
     }
 }
 
@@ -166,5 +631,74 @@ mod tests {
         assert!(out.contains("10 separated by '/'"), "{out}");
         assert!(out.contains("bad go command 'perft x'"), "{out}");
         assert!(out.contains("unknown command 'foo'"), "{out}");
+        let out = session(
+            "setoption name horse_value value 9999\nsetoption name Bogus value 1\n\
+             go depth x\ngo sideways\nsetoption name Hash value 0\n",
+        );
+        assert!(
+            out.contains("'horse_value' = 9999 is out of range 250..=600"),
+            "{out}"
+        );
+        assert!(out.contains("unknown option 'Bogus'"), "{out}");
+        assert!(out.contains("bad value 'x' for 'depth'"), "{out}");
+        assert!(out.contains("bad go command 'sideways'"), "{out}");
+        assert!(out.contains("bad value '0' for 'Hash"), "{out}");
+    }
+
+    #[test]
+    fn uci_handshake_lists_options() {
+        let out = session("uci\nisready\n");
+        assert!(out.starts_with("id name xq-engine"), "{out}");
+        assert!(out.contains("option name Hash type spin"), "{out}");
+        assert!(
+            out.contains("option name UCI_Variant type combo default standard"),
+            "{out}"
+        );
+        assert!(
+            out.contains("option name chariot_value type spin default 900 min 600 max 1300"),
+            "{out}"
+        );
+        assert!(out.contains("uciok\nreadyok\n"), "{out}");
+    }
+
+    #[test]
+    fn go_depth_prints_info_and_bestmove() {
+        let out = session(
+            "setoption name Hash value 1\nucinewgame\nposition startpos moves h2e2\ngo depth 3\n",
+        );
+        assert!(out.contains("info depth 3 seldepth"), "{out}");
+        assert!(out.contains(" pv "), "{out}");
+        assert!(
+            out.lines()
+                .last()
+                .is_some_and(|l| l.starts_with("bestmove ")),
+            "{out}"
+        );
+        let out = session("position fen 3k5/1R7/9/9/9/9/9/9/R8/4K4 w\ngo depth 2\n");
+        assert!(out.contains("score mate 1"), "{out}");
+        let out = session("position fen 3k5/3R5/3R5/9/9/9/9/9/9/4K4 b\ngo depth 2\n");
+        assert!(out.contains("bestmove (none)"), "{out}");
+    }
+
+    #[test]
+    fn infinite_search_stops_on_stop() {
+        let out = session("go infinite\nisready\nstop\nisready\n");
+        let ready = out.find("readyok").unwrap_or(usize::MAX);
+        assert!(out.contains("bestmove "), "{out}");
+        assert!(ready < out.rfind("bestmove").unwrap_or(0), "{out}");
+    }
+
+    #[test]
+    fn ucci_subset() {
+        let out = session(
+            "ucci\nsetoption hashsize 2\nsetoption usemillisec true\nsetoption tempo 12\n\
+             position fen 3k5/1R7/9/9/9/9/9/9/R8/4K4 w - - 0 1\ngo time 1000 increment 0 depth 2\nquit\n",
+        );
+        assert!(out.contains("option hashsize type spin"), "{out}");
+        assert!(out.contains("ucciok"), "{out}");
+        assert!(out.contains("info depth 2 score"), "{out}");
+        assert!(out.contains("bestmove "), "{out}");
+        assert!(out.trim_end().ends_with("bye"), "{out}");
+        assert!(!out.contains("error"), "{out}");
     }
 }

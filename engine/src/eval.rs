@@ -1,0 +1,272 @@
+//! Static evaluation in centipawns from the side to move's point of view.
+//!
+//! Terms (all from [`Params`]): material, with the soldier valued separately
+//! before and after the river and a converted elephant (a bishop) valued as an
+//! elephant plus `bishop_bonus`; piece-square terms generated from a few shape
+//! parameters; mobility of horses, chariots, cannons and bishops (pseudo-legal
+//! moves, own-occupied points excluded); chariots on open files; the cannon
+//! patterns against the general (hollow, central and bottom cannon); missing
+//! advisors and elephants while the enemy has both a horse and a cannon; and a
+//! tempo bonus. Converted pieces are otherwise evaluated by their kind.
+//!
+//! [`Evaluator::new`] turns a `&Params` into lookup tables once per search;
+//! [`Evaluator::evaluate`] recomputes the score from scratch (no incremental state).
+
+use crate::params::Params;
+use crate::{Bitboard, Color, Kind, Piece, Position, Square};
+
+/// The points of file `f` as a board mask.
+fn file_mask(f: usize) -> Bitboard {
+    let mut m = 0u128;
+    for r in 0..10 {
+        m |= 1u128 << (r * 9 + f);
+    }
+    Bitboard(m)
+}
+
+/// Lookup tables built from one parameter set.
+#[derive(Clone, Debug)]
+pub struct Evaluator {
+    /// Material plus piece-square value by [`Piece::index`] and square (cp, from the
+    /// piece owner's point of view).
+    pst: Vec<[i32; Square::COUNT]>,
+    /// Mobility weight by kind index; the elephant entry is used for bishops only.
+    mobility: [i32; 7],
+    files: [Bitboard; 9],
+    chariot_open_file: i32,
+    hollow_cannon: i32,
+    central_cannon: i32,
+    bottom_cannon: i32,
+    advisor_missing: i32,
+    elephant_missing: i32,
+    tempo: i32,
+}
+
+/// Material value of `kind` for ordering and exchange evaluation (cp), soldiers
+/// counted as crossed; the general is worth more than everything else together.
+pub fn see_value(params: &Params, kind: Kind) -> i32 {
+    match kind {
+        Kind::General => 20_000,
+        Kind::Advisor => params.advisor_value,
+        Kind::Elephant => params.elephant_value,
+        Kind::Horse => params.horse_value,
+        Kind::Chariot => params.chariot_value,
+        Kind::Cannon => params.cannon_value,
+        Kind::Soldier => params.soldier_crossed_value,
+    }
+}
+
+impl Evaluator {
+    /// Builds the tables for `p`.
+    pub fn new(p: &Params) -> Evaluator {
+        let mut pst = vec![[0i32; Square::COUNT]; Piece::INDEX_COUNT];
+        for color in Color::ALL {
+            for kind in Kind::ALL {
+                let plain = Piece::new(color, kind);
+                let converted = Piece::new_converted(color, kind);
+                for sq in Square::all() {
+                    let v = square_value(p, color, kind, sq);
+                    pst[plain.index()][sq.index()] = v;
+                    if let Some(c) = converted {
+                        let extra = if kind == Kind::Elephant {
+                            p.bishop_bonus
+                        } else {
+                            0
+                        };
+                        pst[c.index()][sq.index()] = v + extra;
+                    }
+                }
+            }
+        }
+        let mut mobility = [0; 7];
+        mobility[Kind::Horse.index()] = p.mobility_horse;
+        mobility[Kind::Chariot.index()] = p.mobility_chariot;
+        mobility[Kind::Cannon.index()] = p.mobility_cannon;
+        mobility[Kind::Elephant.index()] = p.mobility_bishop;
+        Evaluator {
+            pst,
+            mobility,
+            files: std::array::from_fn(file_mask),
+            chariot_open_file: p.chariot_open_file,
+            hollow_cannon: p.hollow_cannon,
+            central_cannon: p.central_cannon,
+            bottom_cannon: p.bottom_cannon,
+            advisor_missing: p.advisor_missing_penalty,
+            elephant_missing: p.elephant_missing_penalty,
+            tempo: p.tempo,
+        }
+    }
+
+    /// The score of `pos` for the side to move (cp).
+    pub fn evaluate(&self, pos: &Position) -> i32 {
+        let red = self.side(pos, Color::Red);
+        let black = self.side(pos, Color::Black);
+        let score = red - black;
+        let stm = match pos.side_to_move() {
+            Color::Red => score,
+            Color::Black => -score,
+        };
+        stm + self.tempo
+    }
+
+    /// `us`'s share of the score.
+    fn side(&self, pos: &Position, us: Color) -> i32 {
+        let occ = pos.occupied();
+        let own = pos.color_bb(us);
+        let soldiers = pos.kind_bb(Kind::Soldier);
+        let their_general = pos.general(!us);
+        let mut score = 0;
+        for sq in own {
+            let Some(piece) = pos.piece_at(sq) else {
+                continue;
+            };
+            score += self.pst[piece.index()][sq.index()];
+            let kind = piece.kind();
+            let mobile = match kind {
+                Kind::Horse | Kind::Chariot | Kind::Cannon => true,
+                Kind::Elephant => piece.is_converted(),
+                _ => false,
+            };
+            if mobile {
+                let n = (pos.attacks_from(sq, piece, occ) & !own).count() as i32;
+                score += n * self.mobility[kind.index()];
+            }
+            match kind {
+                Kind::Chariot if (self.files[sq.file().index()] & soldiers).is_empty() => {
+                    score += self.chariot_open_file;
+                }
+                Kind::Cannon => score += self.cannon_patterns(pos, us, sq, their_general),
+                _ => {}
+            }
+        }
+        let theirs = pos.color_bb(!us);
+        if (theirs & pos.kind_bb(Kind::Horse)).any() && (theirs & pos.kind_bb(Kind::Cannon)).any() {
+            let advisors = pos.pieces(us, Kind::Advisor).count().min(2) as i32;
+            let elephants = (pos.pieces(us, Kind::Elephant) & !pos.converted_bb())
+                .count()
+                .min(2) as i32;
+            score -=
+                (2 - advisors) * self.advisor_missing + (2 - elephants) * self.elephant_missing;
+        }
+        score
+    }
+
+    /// Hollow, central and bottom cannon terms for `us`'s cannon on `sq`.
+    fn cannon_patterns(&self, pos: &Position, us: Color, sq: Square, general: Square) -> i32 {
+        let mut v = 0;
+        if sq.file() == general.file() {
+            let (lo, hi) = if sq < general {
+                (sq.index(), general.index())
+            } else {
+                (general.index(), sq.index())
+            };
+            let between = self.files[sq.file().index()].bits()
+                & ((1u128 << hi) - 1)
+                & !((1u128 << (lo + 1)) - 1)
+                & pos.occupied().bits();
+            v += if between == 0 {
+                self.hollow_cannon
+            } else {
+                self.central_cannon
+            };
+        }
+        let back = sq.rank().relative_to(us) == 9;
+        if back && general.rank() == sq.rank() {
+            v += self.bottom_cannon;
+        }
+        v
+    }
+}
+
+/// Material plus piece-square value of an unconverted `kind` of `color` on `sq`.
+fn square_value(p: &Params, color: Color, kind: Kind, sq: Square) -> i32 {
+    let rr = i32::from(sq.rank().relative_to(color));
+    let f = sq.file().index() as i32;
+    let from_edge = f.min(8 - f);
+    match kind {
+        Kind::General => {
+            if rr > 0 {
+                -p.general_raised_penalty
+            } else {
+                0
+            }
+        }
+        Kind::Advisor => p.advisor_value,
+        Kind::Elephant => p.elephant_value,
+        Kind::Horse => {
+            let advance = if (5..=8).contains(&rr) { rr - 4 } else { 0 };
+            p.horse_value + p.horse_center * from_edge + p.horse_advance * advance
+        }
+        Kind::Chariot => p.chariot_value,
+        Kind::Cannon => p.cannon_value + if f == 4 { p.cannon_center_file } else { 0 },
+        Kind::Soldier => {
+            if rr <= 4 {
+                p.soldier_home_value
+            } else if rr == 9 {
+                p.soldier_crossed_value - p.soldier_bottom_penalty
+            } else {
+                let center = if (3..=5).contains(&f) {
+                    p.soldier_center
+                } else {
+                    0
+                };
+                p.soldier_crossed_value + p.soldier_advance * (rr - 5) + center
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mirror(fen: &str) -> String {
+        let mut parts = fen.split(' ');
+        let board = parts.next().unwrap_or_default();
+        let side = parts.next().unwrap_or("w");
+        let ranks: Vec<String> = board
+            .split('/')
+            .rev()
+            .map(|r| {
+                r.chars()
+                    .map(|c| {
+                        if c.is_ascii_uppercase() {
+                            c.to_ascii_lowercase()
+                        } else {
+                            c.to_ascii_uppercase()
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let side = if side == "b" { "w" } else { "b" };
+        format!("{} {side} - - 0 1", ranks.join("/"))
+    }
+
+    #[test]
+    fn start_position_is_balanced_and_colour_symmetric() {
+        let e = Evaluator::new(&Params::default());
+        let start = Position::startpos();
+        assert_eq!(e.evaluate(&start), Params::default().tempo);
+        for fen in [
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b - - 1 1",
+            "3k5/4a4/4b4/9/2p6/9/9/2NAB4/4C4/3AK4 w - - 0 1",
+            "4k4/9/4b4/9/9/2B~6/9/9/4A4/3AK4 w - - 0 1",
+        ] {
+            let a = Position::from_fen(fen).unwrap();
+            let b = Position::from_fen(&mirror(fen)).unwrap();
+            assert_eq!(e.evaluate(&a), e.evaluate(&b), "{fen}");
+        }
+    }
+
+    #[test]
+    fn material_and_patterns_count() {
+        let p = Params::default();
+        let e = Evaluator::new(&p);
+        let up = Position::from_fen("3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1").unwrap();
+        assert!(e.evaluate(&up) > 900);
+        let hollow = Position::from_fen("4k4/9/9/9/9/9/9/9/4C4/3K5 w - - 0 1").unwrap();
+        let off = Position::from_fen("4k4/9/9/9/9/9/9/9/3C5/3K5 w - - 0 1").unwrap();
+        assert!(e.evaluate(&hollow) - e.evaluate(&off) >= p.hollow_cannon);
+    }
+}

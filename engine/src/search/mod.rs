@@ -1,0 +1,723 @@
+//! Search: iterative deepening principal-variation search with aspiration windows,
+//! a transposition table, quiescence search and the usual pruning, aware of the
+//! Xiangqi end-of-game rules (perpetual check, natural move limit, stalemate).
+//!
+//! One thread per search. A [`Searcher`] owns the state that survives between
+//! searches (transposition table, history, killers) and is reused across games;
+//! [`Searcher::clear`] resets it for a new game. Scores are centipawns from the
+//! side to move's view; mate scores are `±(MATE - plies to mate)`.
+
+mod limits;
+mod ordering;
+mod repetition;
+mod tt;
+
+use std::time::Duration;
+
+use arrayvec::ArrayVec;
+
+pub use limits::{Clock, Limits};
+pub use ordering::see_ge;
+pub use repetition::{HistoryEntry, PERPETUAL_LOSS, SearchRules};
+
+use crate::eval::{Evaluator, see_value};
+use crate::params::Params;
+use crate::{Color, Kind, Move, Position};
+use ordering::{History, Picker};
+use tt::{Bound, Tt};
+
+/// A score in centipawns (or a mate score).
+pub type Score = i32;
+/// The score of giving mate now; mate in `n` plies scores `MATE - n`.
+pub const MATE: Score = 32_000;
+/// Deepest ply the search reaches.
+pub const MAX_PLY: usize = 128;
+/// Scores at or beyond this magnitude are mates.
+pub const MATE_BOUND: Score = MATE - MAX_PLY as Score;
+const INF: Score = MATE + 1;
+/// Deepest iteration of iterative deepening.
+pub const MAX_DEPTH: u32 = 100;
+/// Iterative deepening stops once a mate score has survived this many plies of
+/// depth beyond the mate's distance (except in infinite mode).
+const MATE_SETTLE_PLIES: Score = 8;
+/// The clock and the stop flag are read once per this many nodes (a power of two).
+const CHECK_EVERY: u64 = 1024;
+
+/// `round(1000 · ln i)` for the late-move reduction table, as integers so that
+/// the search is bit-for-bit the same on every machine.
+const LN1000: [i32; 64] = [
+    0, 0, 693, 1099, 1386, 1609, 1792, 1946, 2079, 2197, 2303, 2398, 2485, 2565, 2639, 2708, 2773,
+    2833, 2890, 2944, 2996, 3045, 3091, 3135, 3178, 3219, 3258, 3296, 3332, 3367, 3401, 3434, 3466,
+    3497, 3526, 3555, 3584, 3611, 3638, 3664, 3689, 3714, 3738, 3761, 3784, 3807, 3829, 3850, 3871,
+    3892, 3912, 3932, 3951, 3970, 3989, 4007, 4025, 4043, 4060, 4078, 4094, 4111, 4127, 4143,
+];
+
+/// Progress after a completed iteration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchInfo {
+    /// Iteration depth (plies).
+    pub depth: u32,
+    /// Deepest ply reached, quiescence included.
+    pub seldepth: u32,
+    pub score: Score,
+    pub nodes: u64,
+    pub time: Duration,
+    /// Permille of the transposition table written in this search.
+    pub hashfull: u32,
+    pub pv: Vec<Move>,
+}
+
+impl SearchInfo {
+    /// Nodes per second.
+    pub fn nps(&self) -> u64 {
+        let ms = self.time.as_millis().max(1) as u64;
+        self.nodes * 1000 / ms
+    }
+}
+
+/// The outcome of a search.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchResult {
+    /// `None` only when the root has no legal move.
+    pub best_move: Option<Move>,
+    pub score: Score,
+    /// Depth of the last completed iteration (plies).
+    pub depth: u32,
+    pub nodes: u64,
+    pub pv: Vec<Move>,
+}
+
+/// The UCI form of a score: `cp N` or `mate N` (moves, negative when mated).
+pub fn score_to_uci(score: Score) -> String {
+    if score >= MATE_BOUND {
+        format!("mate {}", (MATE - score + 1) / 2)
+    } else if score <= -MATE_BOUND {
+        format!("mate -{}", (MATE + score) / 2)
+    } else {
+        format!("cp {score}")
+    }
+}
+
+/// Search state kept between searches.
+#[derive(Debug)]
+pub struct Searcher {
+    tt: Tt,
+    history: History,
+    killers: Vec<[Option<Move>; 2]>,
+}
+
+impl Default for Searcher {
+    /// A searcher with a 16 MB transposition table.
+    fn default() -> Self {
+        Searcher::new(16)
+    }
+}
+
+impl Searcher {
+    /// A searcher with a transposition table of `hash_mb` megabytes.
+    pub fn new(hash_mb: usize) -> Searcher {
+        Searcher {
+            tt: Tt::new(hash_mb),
+            history: History::default(),
+            killers: vec![[None; 2]; MAX_PLY + 2],
+        }
+    }
+
+    /// Replaces the transposition table by an empty one of `hash_mb` megabytes.
+    pub fn set_hash_mb(&mut self, hash_mb: usize) {
+        self.tt = Tt::new(hash_mb);
+    }
+
+    /// Forgets everything learnt (new game).
+    pub fn clear(&mut self) {
+        self.tt.clear();
+        self.history.clear();
+        self.killers.fill([None; 2]);
+    }
+
+    /// Searches `pos` within `limits` and returns the best move found.
+    ///
+    /// `history` holds the game's positions before `pos`, oldest first, each with
+    /// whether the move into it gave check; it is used to judge repetitions (see
+    /// [`repetition`](self::repetition)). `info` is called after every completed
+    /// iteration. `pos` is restored before returning. Set `limits.stop` from
+    /// another thread to end the search early.
+    pub fn search(
+        &mut self,
+        pos: &mut Position,
+        history: &[HistoryEntry],
+        limits: &Limits,
+        params: &Params,
+        rules: &SearchRules,
+        mut info: impl FnMut(&SearchInfo),
+    ) -> SearchResult {
+        self.tt.new_search();
+        for k in &mut self.killers {
+            *k = [None; 2];
+        }
+        let mut line = Vec::with_capacity(history.len() + MAX_PLY + 2);
+        line.extend_from_slice(history);
+        line.push(HistoryEntry {
+            hash: pos.hash(),
+            gave_check: pos.in_check(),
+        });
+        let root_index = line.len() - 1;
+        let mut w = Worker {
+            tt: &mut self.tt,
+            history: &mut self.history,
+            killers: &mut self.killers,
+            params,
+            rules,
+            eval: Evaluator::new(params),
+            limits,
+            clock: Clock::new(limits, pos.side_to_move()),
+            line,
+            root_index,
+            null_floor: vec![0],
+            nodes: 0,
+            seldepth: 0,
+            stopped: false,
+            may_stop_on_time: false,
+            pv: vec![ArrayVec::new(); MAX_PLY + 2],
+            evals: [0; MAX_PLY + 2],
+            lmr: lmr_table(params),
+        };
+        w.iterate(pos, &mut info)
+    }
+}
+
+/// Late-move reductions in hundredths of a ply, by depth and move number.
+fn lmr_table(p: &Params) -> Vec<[i32; 64]> {
+    (0..64)
+        .map(|d| {
+            std::array::from_fn(|m| {
+                if d == 0 || m == 0 {
+                    0
+                } else {
+                    p.lmr_base + LN1000[d] * LN1000[m] / (100 * p.lmr_divisor)
+                }
+            })
+        })
+        .collect()
+}
+
+/// The state of one running search.
+struct Worker<'a> {
+    tt: &'a mut Tt,
+    history: &'a mut History,
+    killers: &'a mut [[Option<Move>; 2]],
+    params: &'a Params,
+    rules: &'a SearchRules,
+    eval: Evaluator,
+    limits: &'a Limits,
+    clock: Clock,
+    /// Positions of the game and of the current search line; the last is the
+    /// current node.
+    line: Vec<HistoryEntry>,
+    root_index: usize,
+    /// Indices in `line` of null-move positions (0 at the bottom): repetitions do
+    /// not look back across a null move.
+    null_floor: Vec<usize>,
+    nodes: u64,
+    seldepth: usize,
+    stopped: bool,
+    /// Set once an iteration has completed: time limits may end the search.
+    may_stop_on_time: bool,
+    pv: Vec<ArrayVec<Move, MAX_PLY>>,
+    /// Static evaluation by ply (for the "improving" heuristic).
+    evals: [Score; MAX_PLY + 2],
+    lmr: Vec<[i32; 64]>,
+}
+
+impl Worker<'_> {
+    fn iterate(&mut self, pos: &mut Position, info: &mut impl FnMut(&SearchInfo)) -> SearchResult {
+        let root_moves = pos.legal_moves();
+        let mut result = SearchResult {
+            best_move: root_moves.first().copied(),
+            score: 0,
+            depth: 0,
+            nodes: 0,
+            pv: Vec::new(),
+        };
+        if root_moves.is_empty() {
+            result.score = if pos.in_check() || !self.rules.stalemate_is_draw {
+                -MATE
+            } else {
+                self.rules.draw_score(pos.side_to_move())
+            };
+            return result;
+        }
+        let max_depth = self.limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
+        let mut prev = 0;
+        for depth in 1..=max_depth {
+            self.seldepth = 0;
+            let score = self.aspiration(pos, depth as i32, prev);
+            if self.stopped {
+                break;
+            }
+            prev = score;
+            result.score = score;
+            result.depth = depth;
+            result.pv = self.pv[0].to_vec();
+            if let Some(&mv) = self.pv[0].first() {
+                result.best_move = Some(mv);
+            }
+            self.may_stop_on_time = true;
+            info(&SearchInfo {
+                depth,
+                seldepth: self.seldepth as u32,
+                score,
+                nodes: self.nodes,
+                time: self.clock.elapsed(),
+                hashfull: self.tt.hashfull(),
+                pv: result.pv.clone(),
+            });
+            let mate_proven = score.abs() >= MATE_BOUND
+                && !self.limits.infinite
+                && depth as Score >= MATE - score.abs() + MATE_SETTLE_PLIES;
+            if mate_proven
+                || self.clock.soft_expired()
+                || (root_moves.len() == 1 && self.clock.timed())
+            {
+                break;
+            }
+        }
+        result.nodes = self.nodes;
+        result
+    }
+
+    /// One iteration, with a window around the previous score from depth 4 on.
+    fn aspiration(&mut self, pos: &mut Position, depth: i32, prev: Score) -> Score {
+        let mut delta = self.params.aspiration_window;
+        let (mut alpha, mut beta) = if depth >= 4 && prev.abs() < MATE_BOUND {
+            ((prev - delta).max(-INF), (prev + delta).min(INF))
+        } else {
+            (-INF, INF)
+        };
+        loop {
+            let score = self.search(pos, alpha, beta, depth, 0, true);
+            if self.stopped {
+                return score;
+            }
+            if score <= alpha {
+                beta = (alpha + beta) / 2;
+                alpha = (score - delta).max(-INF);
+            } else if score >= beta {
+                beta = (score + delta).min(INF);
+            } else {
+                return score;
+            }
+            delta += delta / 2;
+            if delta > 1000 {
+                alpha = -INF;
+                beta = INF;
+            }
+        }
+    }
+
+    /// Counts a node and decides whether to stop (node limit exactly; the stop
+    /// flag and the clock every [`CHECK_EVERY`] nodes).
+    fn tick(&mut self) -> bool {
+        if self.stopped {
+            return true;
+        }
+        self.nodes += 1;
+        if self.limits.nodes.is_some_and(|n| self.nodes >= n) {
+            self.stopped = true;
+        }
+        if self.nodes & (CHECK_EVERY - 1) == 0
+            && (self.limits.stopped()
+                || (self.may_stop_on_time && self.clock.timed() && self.clock.hard_expired()))
+        {
+            self.stopped = true;
+        }
+        self.stopped
+    }
+
+    fn push(&mut self, hash: u64, gave_check: bool) {
+        self.line.push(HistoryEntry { hash, gave_check });
+    }
+
+    /// The rule-based outcome of the current node, if the game would be over here
+    /// by repetition or by the natural move limit.
+    fn rule_outcome(&self, pos: &Position, ply: usize) -> Option<Score> {
+        let now = self.line.len() - 1;
+        let floor = self.null_floor.last().copied().unwrap_or(0);
+        let reversible = (pos.halfmove_clock() as usize).min(now - floor);
+        if let Some(s) = repetition::judge(
+            &self.line,
+            self.root_index,
+            reversible,
+            pos.side_to_move(),
+            self.rules,
+        ) {
+            return Some(s);
+        }
+        if pos.halfmove_clock() >= self.rules.natural_limit_plies {
+            if pos.in_check() && !pos.has_legal_move() {
+                return Some(-MATE + ply as Score);
+            }
+            return Some(self.rules.draw_score(pos.side_to_move()));
+        }
+        None
+    }
+
+    /// The score when the side to move has no legal move.
+    fn no_moves(&self, pos: &Position, in_check: bool, ply: usize) -> Score {
+        if in_check || !self.rules.stalemate_is_draw {
+            -MATE + ply as Score
+        } else {
+            self.rules.draw_score(pos.side_to_move())
+        }
+    }
+
+    fn update_pv(&mut self, ply: usize, mv: Move) {
+        let (head, tail) = self.pv.split_at_mut(ply + 1);
+        let dst = &mut head[ply];
+        dst.clear();
+        dst.push(mv);
+        for &m in tail[0].iter().take(MAX_PLY - 1) {
+            dst.push(m);
+        }
+    }
+
+    /// Principal-variation search of `pos` to `depth` plies.
+    fn search(
+        &mut self,
+        pos: &mut Position,
+        mut alpha: Score,
+        mut beta: Score,
+        depth: i32,
+        ply: usize,
+        null_ok: bool,
+    ) -> Score {
+        let pv_node = beta - alpha > 1;
+        let root = ply == 0;
+        self.pv[ply].clear();
+
+        // Step 1. Quiescence at the horizon.
+        if depth <= 0 {
+            return self.qsearch(pos, alpha, beta, ply);
+        }
+
+        // Step 2. Node count, limits, rule-based game ends, maximum ply.
+        if self.tick() {
+            return 0;
+        }
+        self.seldepth = self.seldepth.max(ply);
+        if !root {
+            if let Some(s) = self.rule_outcome(pos, ply) {
+                return s;
+            }
+            if ply >= MAX_PLY {
+                return self.eval.evaluate(pos);
+            }
+            // Step 3. Mate distance pruning.
+            alpha = alpha.max(-MATE + ply as Score);
+            beta = beta.min(MATE - ply as Score - 1);
+            if alpha >= beta {
+                return alpha;
+            }
+        }
+
+        // Step 4. Transposition table.
+        let hash = pos.hash();
+        let hit = self.tt.probe(hash, ply);
+        let tt_move = hit.and_then(|h| h.mv).filter(|&m| pos.is_legal(m));
+        if let Some(h) = hit
+            && !pv_node
+            && h.depth >= depth
+        {
+            let cut = match h.bound {
+                Bound::Exact => true,
+                Bound::Lower => h.score >= beta,
+                Bound::Upper => h.score <= alpha,
+            };
+            if cut {
+                return h.score;
+            }
+        }
+
+        // Step 5. Static evaluation.
+        let in_check = pos.in_check();
+        let eval = if in_check {
+            -INF
+        } else if let Some(h) = hit {
+            h.eval
+        } else {
+            self.eval.evaluate(pos)
+        };
+        self.evals[ply] = eval;
+        let improving = !in_check && ply >= 2 && eval > self.evals[ply - 2];
+        let p = self.params;
+
+        if !pv_node && !in_check {
+            // Step 6. Razoring: hopeless positions drop into quiescence.
+            if depth <= 3 && eval + p.razor_margin * depth < alpha {
+                let v = self.qsearch(pos, alpha - 1, alpha, ply);
+                if v < alpha {
+                    return v;
+                }
+            }
+
+            // Step 7. Reverse futility pruning.
+            if depth <= 7
+                && beta.abs() < MATE_BOUND
+                && eval - p.rfp_margin * (depth - i32::from(improving)) >= beta
+            {
+                return eval;
+            }
+
+            // Step 8. Null-move pruning, guarded by attacking material against zugzwang.
+            if null_ok
+                && depth >= 3
+                && eval >= beta
+                && beta.abs() < MATE_BOUND
+                && has_attackers(pos, pos.side_to_move())
+            {
+                let r = p.nmp_base + depth / p.nmp_depth_divisor;
+                let clock = pos.make_null();
+                self.push(pos.hash(), false);
+                self.null_floor.push(self.line.len() - 1);
+                let v = -self.search(pos, -beta, -beta + 1, depth - 1 - r, ply + 1, false);
+                self.null_floor.pop();
+                self.line.pop();
+                pos.unmake_null(clock);
+                if self.stopped {
+                    return 0;
+                }
+                if v >= beta {
+                    return if v >= MATE_BOUND { beta } else { v };
+                }
+            }
+        }
+
+        // Step 9. Moves; no legal move ends the game.
+        let moves = pos.legal_moves();
+        if moves.is_empty() {
+            return self.no_moves(pos, in_check, ply);
+        }
+        let killers = self.killers[ply];
+        let picker = Picker::new(pos, moves, tt_move, killers, self.history);
+
+        // Step 10. The move loop.
+        let mut best = -INF;
+        let mut best_move = None;
+        let mut quiets_tried: ArrayVec<Move, { crate::MAX_MOVES }> = ArrayVec::new();
+        let mut count: usize = 0;
+        let lmp_limit = (p.lmp_base + p.lmp_scale * depth * depth / 2) as usize;
+        for mv in picker {
+            let capture = pos.is_capture(mv);
+            let killer = killers.contains(&Some(mv));
+            let mover = pos.piece_at(mv.from());
+            count += 1;
+
+            let mut undo = pos.make(mv);
+            let gives_check = pos.in_check();
+
+            // Step 11. Pruning of moves that do not give check, at shallow depth,
+            // never before a move has been searched.
+            if !root && best > -MATE_BOUND && !in_check && !gives_check {
+                // Late-move pruning.
+                if !capture && !killer && depth <= 8 && count > lmp_limit {
+                    pos.unmake(undo);
+                    continue;
+                }
+                // Futility pruning of quiet moves that cannot raise alpha.
+                if !pv_node && !capture && depth <= 6 && eval + p.futility_margin * depth <= alpha {
+                    pos.unmake(undo);
+                    continue;
+                }
+                // Static exchange pruning.
+                if depth <= 6 && Some(mv) != tt_move {
+                    let margin = if capture {
+                        -p.see_capture_margin * depth
+                    } else {
+                        -p.see_quiet_margin * depth
+                    };
+                    pos.unmake(undo);
+                    if !see_ge(pos, mv, margin, p) {
+                        continue;
+                    }
+                    undo = pos.make(mv);
+                }
+            }
+
+            // Step 12. Check extension.
+            let new_depth = depth - 1 + i32::from(gives_check);
+            self.push(pos.hash(), gives_check);
+            if !capture {
+                quiets_tried.push(mv);
+            }
+
+            // Step 13. Late-move reductions, then principal-variation re-searches.
+            let score = if count == 1 {
+                -self.search(pos, -beta, -alpha, new_depth, ply + 1, true)
+            } else {
+                let mut r = 0;
+                if depth >= 3 && !capture && !gives_check && count > 1 + usize::from(pv_node) {
+                    let mut rh = self.lmr[depth.min(63) as usize][count.min(63)];
+                    rh -= 100 * i32::from(pv_node) + 100 * i32::from(killer);
+                    rh += 100 * i32::from(!improving);
+                    if let Some(pc) = mover {
+                        rh -= self.history.get(pc, mv.to()) / 80;
+                    }
+                    r = (rh / 100).clamp(0, (new_depth - 1).max(0));
+                }
+                let mut s = -self.search(pos, -alpha - 1, -alpha, new_depth - r, ply + 1, true);
+                if s > alpha && r > 0 {
+                    s = -self.search(pos, -alpha - 1, -alpha, new_depth, ply + 1, true);
+                }
+                if s > alpha && s < beta && pv_node {
+                    s = -self.search(pos, -beta, -alpha, new_depth, ply + 1, true);
+                }
+                s
+            };
+            self.line.pop();
+            pos.unmake(undo);
+            if self.stopped {
+                return 0;
+            }
+
+            // Step 14. New best move.
+            if score > best {
+                best = score;
+                if score > alpha {
+                    best_move = Some(mv);
+                    alpha = score;
+                    if pv_node {
+                        self.update_pv(ply, mv);
+                    }
+                    if score >= beta {
+                        if !capture {
+                            self.reward_quiet(pos, mv, &quiets_tried, depth, ply);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+
+        // Step 15. Store in the transposition table.
+        let bound = if best >= beta {
+            Bound::Lower
+        } else if best_move.is_some() && pv_node {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        let stored_eval = if in_check { 0 } else { eval };
+        self.tt
+            .store(hash, ply, best_move, best, stored_eval, depth, bound);
+        best
+    }
+
+    /// Killer and history updates after the quiet move `mv` caused a cutoff.
+    fn reward_quiet(&mut self, pos: &Position, mv: Move, tried: &[Move], depth: i32, ply: usize) {
+        let k = &mut self.killers[ply];
+        if k[0] != Some(mv) {
+            k[1] = k[0];
+            k[0] = Some(mv);
+        }
+        let bonus = (self.params.history_bonus_scale * depth * depth).min(1600);
+        for &q in tried {
+            if let Some(pc) = pos.piece_at(q.from()) {
+                let b = if q == mv { bonus } else { -bonus };
+                self.history.update(pc, q.to(), b);
+            }
+        }
+    }
+
+    /// Quiescence search: captures (all evasions when in check) until quiet.
+    fn qsearch(&mut self, pos: &mut Position, mut alpha: Score, beta: Score, ply: usize) -> Score {
+        if self.tick() {
+            return 0;
+        }
+        self.seldepth = self.seldepth.max(ply);
+        if ply >= MAX_PLY {
+            return self.eval.evaluate(pos);
+        }
+        let hash = pos.hash();
+        let pv_node = beta - alpha > 1;
+        if let Some(h) = self.tt.probe(hash, ply)
+            && !pv_node
+        {
+            let cut = match h.bound {
+                Bound::Exact => true,
+                Bound::Lower => h.score >= beta,
+                Bound::Upper => h.score <= alpha,
+            };
+            if cut {
+                return h.score;
+            }
+        }
+        let in_check = pos.in_check();
+        let (mut best, stand_pat, picker) = if in_check {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                return self.no_moves(pos, true, ply);
+            }
+            let p = Picker::new(pos, moves, None, [None; 2], self.history);
+            (-INF, -INF, p)
+        } else {
+            let stand_pat = self.eval.evaluate(pos);
+            if stand_pat >= beta {
+                return stand_pat;
+            }
+            alpha = alpha.max(stand_pat);
+            (
+                stand_pat,
+                stand_pat,
+                Picker::captures(pos, pos.legal_captures()),
+            )
+        };
+        let mut best_move = None;
+        for mv in picker {
+            if !in_check {
+                let victim = pos
+                    .piece_at(mv.to())
+                    .map_or(0, |p| see_value(self.params, p.kind()));
+                if stand_pat + victim + 200 <= alpha || !see_ge(pos, mv, 0, self.params) {
+                    continue;
+                }
+            }
+            let undo = pos.make(mv);
+            let score = -self.qsearch(pos, -beta, -alpha, ply + 1);
+            pos.unmake(undo);
+            if self.stopped {
+                return 0;
+            }
+            if score > best {
+                best = score;
+                if score > alpha {
+                    alpha = score;
+                    best_move = Some(mv);
+                    if score >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        let bound = if best >= beta {
+            Bound::Lower
+        } else {
+            Bound::Upper
+        };
+        let stored_eval = if in_check { 0 } else { stand_pat };
+        self.tt
+            .store(hash, ply, best_move, best, stored_eval, 0, bound);
+        best
+    }
+}
+
+/// Whether `color` has a piece that can attack across the board (chariot, horse
+/// or cannon).
+pub fn has_attackers(pos: &Position, color: Color) -> bool {
+    (pos.pieces(color, Kind::Chariot)
+        | pos.pieces(color, Kind::Horse)
+        | pos.pieces(color, Kind::Cannon))
+    .any()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,220 @@
+//! Move ordering (TT move, captures by MVV-LVA, killers, history) and static
+//! exchange evaluation.
+
+use crate::eval::see_value;
+use crate::params::Params;
+use crate::{Bitboard, Kind, Move, MoveList, Piece, Position, Square};
+
+/// Upper bound of a history score's magnitude.
+pub const HISTORY_MAX: i32 = 16_384;
+
+/// Quiet-move history: by [`Piece::index`] and target square.
+#[derive(Clone, Debug)]
+pub struct History {
+    table: Vec<[i32; Square::COUNT]>,
+}
+
+impl Default for History {
+    fn default() -> Self {
+        History {
+            table: vec![[0; Square::COUNT]; Piece::INDEX_COUNT],
+        }
+    }
+}
+
+impl History {
+    /// The score of `piece` moving to `to`.
+    pub fn get(&self, piece: Piece, to: Square) -> i32 {
+        self.table[piece.index()][to.index()]
+    }
+
+    /// Adds `bonus` (negative for a malus) with gravity toward zero, keeping
+    /// |score| ≤ [`HISTORY_MAX`].
+    pub fn update(&mut self, piece: Piece, to: Square, bonus: i32) {
+        let bonus = bonus.clamp(-HISTORY_MAX, HISTORY_MAX);
+        let e = &mut self.table[piece.index()][to.index()];
+        *e += bonus - *e * bonus.abs() / HISTORY_MAX;
+    }
+
+    pub fn clear(&mut self) {
+        for row in &mut self.table {
+            row.fill(0);
+        }
+    }
+}
+
+const TT_MOVE: i32 = 4_000_000;
+const GOOD_CAPTURE: i32 = 2_000_000;
+const KILLER: i32 = 1_000_000;
+
+/// Ordering key of a capture: most valuable victim, then least valuable attacker.
+fn mvv_lva(pos: &Position, mv: Move) -> i32 {
+    let victim = pos.piece_at(mv.to()).map_or(0, |p| victim_rank(p.kind()));
+    let attacker = pos.piece_at(mv.from()).map_or(0, |p| victim_rank(p.kind()));
+    victim * 16 - attacker
+}
+
+/// Rank of a kind as a capture victim (0..=6).
+fn victim_rank(kind: Kind) -> i32 {
+    match kind {
+        Kind::Soldier => 1,
+        Kind::Advisor => 2,
+        Kind::Elephant => 2,
+        Kind::Horse => 4,
+        Kind::Cannon => 4,
+        Kind::Chariot => 6,
+        Kind::General => 7,
+    }
+}
+
+/// Moves with their ordering scores, handed out best first.
+#[derive(Debug)]
+pub struct Picker {
+    moves: MoveList,
+    scores: arrayvec::ArrayVec<i32, { crate::MAX_MOVES }>,
+    next: usize,
+}
+
+impl Picker {
+    /// Orders all `moves` of `pos`: the TT move, captures by MVV-LVA, killers, then
+    /// quiet moves by history.
+    pub fn new(
+        pos: &Position,
+        moves: MoveList,
+        tt_move: Option<Move>,
+        killers: [Option<Move>; 2],
+        history: &History,
+    ) -> Picker {
+        let scores = moves
+            .iter()
+            .map(|&mv| {
+                if Some(mv) == tt_move {
+                    TT_MOVE
+                } else if pos.is_capture(mv) {
+                    GOOD_CAPTURE + mvv_lva(pos, mv)
+                } else if Some(mv) == killers[0] {
+                    KILLER + 1
+                } else if Some(mv) == killers[1] {
+                    KILLER
+                } else {
+                    pos.piece_at(mv.from())
+                        .map_or(0, |p| history.get(p, mv.to()))
+                }
+            })
+            .collect();
+        Picker {
+            moves,
+            scores,
+            next: 0,
+        }
+    }
+
+    /// Orders captures by MVV-LVA (quiescence search).
+    pub fn captures(pos: &Position, moves: MoveList) -> Picker {
+        let scores = moves.iter().map(|&mv| mvv_lva(pos, mv)).collect();
+        Picker {
+            moves,
+            scores,
+            next: 0,
+        }
+    }
+}
+
+impl Iterator for Picker {
+    type Item = Move;
+
+    /// The best remaining move (selection sort step; ties keep generation order).
+    fn next(&mut self) -> Option<Move> {
+        let n = self.moves.len();
+        if self.next >= n {
+            return None;
+        }
+        let mut best = self.next;
+        for i in self.next + 1..n {
+            if self.scores[i] > self.scores[best] {
+                best = i;
+            }
+        }
+        self.moves.swap(self.next, best);
+        self.scores.swap(self.next, best);
+        self.next += 1;
+        Some(self.moves[self.next - 1])
+    }
+}
+
+/// Whether the static exchange on `mv`'s target square wins at least `threshold`
+/// cp for the mover. Attackers are recomputed from the occupancy after each
+/// capture, so cannon screens and horse legs are followed; pins, the flying
+/// general and capture conversion are ignored.
+pub fn see_ge(pos: &Position, mv: Move, threshold: i32, params: &Params) -> bool {
+    let (from, to) = (mv.from(), mv.to());
+    let Some(mover) = pos.piece_at(from) else {
+        return false;
+    };
+    let mut swap = pos.piece_at(to).map_or(0, |p| see_value(params, p.kind())) - threshold;
+    if swap < 0 {
+        return false;
+    }
+    swap = see_value(params, mover.kind()) - swap;
+    if swap <= 0 {
+        return true;
+    }
+    let mut occ = pos.occupied() ^ Bitboard::from_square(from) | Bitboard::from_square(to);
+    let mut stm = mover.color();
+    let mut res = true;
+    loop {
+        stm = !stm;
+        let attackers = pos.attackers_to(to, stm, occ);
+        let Some((sq, kind)) = least_valuable(pos, attackers, params) else {
+            break;
+        };
+        res = !res;
+        if kind == Kind::General {
+            let occ_after = occ ^ Bitboard::from_square(sq);
+            if pos.attackers_to(to, !stm, occ_after).any() {
+                res = !res;
+            }
+            break;
+        }
+        swap = see_value(params, kind) - swap;
+        if swap < i32::from(res) {
+            break;
+        }
+        occ ^= Bitboard::from_square(sq);
+    }
+    res
+}
+
+/// The least valuable of `attackers` and its kind.
+fn least_valuable(pos: &Position, attackers: Bitboard, params: &Params) -> Option<(Square, Kind)> {
+    attackers
+        .filter_map(|sq| pos.piece_at(sq).map(|p| (sq, p.kind())))
+        .min_by_key(|&(_, k)| see_value(params, k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn see_follows_cannon_screens() {
+        let p = Params::default();
+        // Red chariot takes a soldier defended by a black cannon behind a screen.
+        let pos = Position::from_fen("4k4/9/4c4/4n4/4p4/9/9/9/4R4/5K3 w - - 0 1").unwrap();
+        let take = Move::parse_coords("e1e5").unwrap();
+        assert!(!see_ge(&pos, take, 0, &p));
+        // Undefended soldier: winning.
+        let pos = Position::from_fen("3k5/9/9/9/4p4/9/9/9/4R4/5K3 w - - 0 1").unwrap();
+        assert!(see_ge(&pos, take, 0, &p));
+        assert!(!see_ge(&pos, take, 300, &p));
+    }
+
+    #[test]
+    fn picker_puts_tt_move_then_captures_first() {
+        let pos = Position::from_fen("3k5/9/9/9/4p4/9/9/9/4R4/5K3 w - - 0 1").unwrap();
+        let tt = Move::parse_coords("e1a1");
+        let mut picker = Picker::new(&pos, pos.legal_moves(), tt, [None; 2], &History::default());
+        assert_eq!(picker.next(), tt);
+        assert_eq!(picker.next(), Move::parse_coords("e1e5"));
+    }
+}

@@ -1,0 +1,247 @@
+use super::*;
+
+fn search_fen(fen: &str, limits: &Limits) -> SearchResult {
+    let mut pos = Position::from_fen(fen).unwrap();
+    let mut s = Searcher::new(4);
+    s.search(
+        &mut pos,
+        &[],
+        limits,
+        &Params::default(),
+        &SearchRules::default(),
+        |_| {},
+    )
+}
+
+#[test]
+fn finds_mate_in_one() {
+    let r = search_fen("3k5/1R7/9/9/9/9/9/9/R8/4K4 w - - 0 1", &Limits::depth(3));
+    assert_eq!(r.score, MATE - 1);
+    let mut pos = Position::from_fen("3k5/1R7/9/9/9/9/9/9/R8/4K4 w - - 0 1").unwrap();
+    pos.make(r.best_move.unwrap());
+    assert!(pos.in_check() && !pos.has_legal_move());
+}
+
+#[test]
+fn fixed_node_count_is_deterministic() {
+    let a = search_fen(crate::START_FEN, &Limits::nodes(20_000));
+    let b = search_fen(crate::START_FEN, &Limits::nodes(20_000));
+    assert_eq!(a, b);
+    assert_eq!(a.nodes, 20_000);
+}
+
+/// Whether the side to move wins within `n` of its own moves against every
+/// defence (exhaustive). Under the standard rules a side without a legal move
+/// loses, checkmated or stalemated, and the search scores both alike; with
+/// `checkmate_only` a stalemated defender does not count as lost.
+fn mates_within(pos: &mut Position, n: u32, checkmate_only: bool) -> bool {
+    if n == 0 {
+        return false;
+    }
+    for mv in pos.legal_moves() {
+        let undo = pos.make(mv);
+        let won = defender_lost(pos, n - 1, checkmate_only);
+        pos.unmake(undo);
+        if won {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether the side to move (the defender) loses within `n` enemy moves.
+fn defender_lost(pos: &mut Position, n: u32, checkmate_only: bool) -> bool {
+    let moves = pos.legal_moves();
+    if moves.is_empty() {
+        return !checkmate_only || pos.in_check();
+    }
+    if n == 0 {
+        return false;
+    }
+    moves.into_iter().all(|mv| {
+        let undo = pos.make(mv);
+        let lost = mates_within(pos, n, checkmate_only);
+        pos.unmake(undo);
+        lost
+    })
+}
+
+/// The fewest moves to a forced win, if at most `max`, and whether a forced
+/// checkmate (no stalemate) is as fast.
+fn mate_distance(fen: &str, max: u32) -> Option<(u32, bool)> {
+    let mut pos = Position::from_fen(fen).ok()?;
+    let n = (1..=max).find(|&n| mates_within(&mut pos, n, false))?;
+    Some((n, mates_within(&mut pos, n, true)))
+}
+
+/// Random sparse attacks on Black's palace, kept when the exhaustive search finds
+/// a forced win in exactly 2 or 3 moves that is a checkmate (no faster stalemate). Run in release:
+/// `cargo test --release -p xq-engine --lib generate_mates -- --ignored --nocapture`.
+#[test]
+#[ignore = "generator for MATE_POSITIONS: minutes"]
+fn generate_mates() {
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rand = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let mut found = [0; 4];
+    let mut tries = 0;
+    while found[2] + found[3] < 40 && tries < 200_000 {
+        tries += 1;
+        let mut board = [['.'; 9]; 10];
+        let mut place = |board: &mut [[char; 9]; 10],
+                         c: char,
+                         files: &[usize],
+                         ranks: &[usize],
+                         r: &mut dyn FnMut(usize) -> usize| {
+            for _ in 0..20 {
+                let f = files[r(files.len())];
+                let k = ranks[r(ranks.len())];
+                if board[k][f] == '.' {
+                    board[k][f] = c;
+                    return;
+                }
+            }
+        };
+        place(&mut board, 'k', &[3, 4, 5], &[7, 8, 9], &mut rand);
+        place(&mut board, 'K', &[3, 4, 5], &[0, 1, 2], &mut rand);
+        for _ in 0..rand(3) {
+            let (f, r) = [(3, 9), (5, 9), (4, 8), (3, 7), (5, 7)][rand(5)];
+            if board[r][f] == '.' {
+                board[r][f] = 'a';
+            }
+        }
+        for _ in 0..rand(3) {
+            let (f, r) = [(2, 9), (6, 9), (4, 7), (0, 7), (8, 7), (2, 5), (6, 5)][rand(7)];
+            if board[r][f] == '.' {
+                board[r][f] = 'b';
+            }
+        }
+        let all: Vec<usize> = (0..9).collect();
+        if rand(2) == 0 {
+            place(
+                &mut board,
+                ['r', 'n', 'c', 'p'][rand(4)],
+                &all,
+                &[0, 1, 2, 3, 4, 5, 6],
+                &mut rand,
+            );
+        }
+        let attackers = 2 + rand(2);
+        for _ in 0..attackers {
+            let c = ['R', 'N', 'C', 'P', 'R', 'N', 'C'][rand(7)];
+            let ranks: &[usize] = if c == 'P' {
+                &[5, 6, 7, 8]
+            } else {
+                &[3, 4, 5, 6, 7, 8, 9]
+            };
+            place(&mut board, c, &all, ranks, &mut rand);
+        }
+        let ranks: Vec<String> = (0..10)
+            .rev()
+            .map(|r| {
+                let mut s = String::new();
+                let mut empty = 0;
+                for &c in &board[r] {
+                    if c == '.' {
+                        empty += 1;
+                    } else {
+                        if empty > 0 {
+                            s.push_str(&empty.to_string());
+                            empty = 0;
+                        }
+                        s.push(c);
+                    }
+                }
+                if empty > 0 {
+                    s.push_str(&empty.to_string());
+                }
+                s
+            })
+            .collect();
+        let fen = format!("{} w - - 0 1", ranks.join("/"));
+        let Ok(pos) = Position::from_fen(&fen) else {
+            continue;
+        };
+        if pos.in_check() || !pos.has_legal_move() {
+            continue;
+        }
+        if let Some((n, true)) = mate_distance(&fen, 3)
+            && n >= 2
+            && found[n as usize] < 20
+        {
+            found[n as usize] += 1;
+            println!("mate in {n}: \"{fen}\",");
+        }
+    }
+}
+
+/// Forced mates in exactly N moves (`(N, FEN)`), from [`generate_mates`] and
+/// verified by the exhaustive search in [`mates_in_exactly_n`].
+const MATE_POSITIONS: &[(u32, &str)] = &[
+    (2, "3k5/1P7/3a5/9/N4R3/9/9/9/4K4/9 w - - 0 1"),
+    (2, "N8/9/3k5/9/3C5/9/9/9/4K4/p8 w - - 0 1"),
+    (2, "5a3/3k5/5a3/9/9/RR5C1/9/9/5K1p1/9 w - - 0 1"),
+    (2, "N2a1k3/9/9/1R2N4/2b6/9/9/9/4K4/4p4 w - - 0 1"),
+    (2, "5a3/3k2C1P/9/9/9/1R7/9/9/5K3/9 w - - 0 1"),
+    (2, "2b3b2/9/3k5/9/9/3C5/7C1/9/9/3K5 w - - 0 1"),
+    (2, "5a3/5k3/b8/1R7/8P/2R6/1p7/3K5/9/9 w - - 0 1"),
+    (3, "6bC1/5k3/7R1/2C6/9/9/9/9/3K5/7p1 w - - 0 1"),
+    (3, "2ba5/2C1a4/3k5/9/C8/9/9/9/9/4K4 w - - 0 1"),
+    (3, "5kb2/5N3/7N1/9/6b2/2C6/9/3K5/9/9 w - - 0 1"),
+    (2, "4k4/4a2R1/5a2b/9/9/9/3N5/4K4/1c7/9 w - - 0 1"),
+    (3, "9/5k3/b4a3/9/9/7C1/4CN3/5K3/9/9 w - - 0 1"),
+    (3, "6RR1/3ka4/5a3/9/C8/9/9/9/4K4/6r2 w - - 0 1"),
+    (3, "9/C1C1a4/5k3/8N/6b2/9/9/9/9/3K5 w - - 0 1"),
+    (3, "5a3/4k4/4b4/5R3/2b6/3N1R3/9/9/9/4K4 w - - 0 1"),
+    (3, "2bk1a3/9/3a5/C8/9/9/2R4N1/9/9/3K5 w - - 0 1"),
+    (2, "3a1a3/2P6/1N1k5/9/9/9/6C2/9/9/5K3 w - - 0 1"),
+    (2, "5k3/9/b2a1a3/6N2/6b2/1R7/1C7/3K5/9/9 w - - 0 1"),
+    (3, "3k5/C2N5/8b/9/2R6/9/9/2n1K4/9/9 w - - 0 1"),
+    (2, "5kb2/N3a4/5a3/9/1c5C1/6R2/9/9/9/5K3 w - - 0 1"),
+    (3, "3k5/2N4R1/5a3/9/P1b6/9/9/4K4/9/9 w - - 0 1"),
+    (2, "5k3/9/b8/9/9/6R2/1R7/9/3K5/9 w - - 0 1"),
+    (2, "2b2a3/9/3a1k3/9/2b4R1/R8/8N/9/3K5/9 w - - 0 1"),
+    (3, "2b2k3/4a4/8P/9/9/5N3/7R1/3K5/9/9 w - - 0 1"),
+    (2, "5kN2/9/3aC2Nb/9/9/9/9/9/3K5/9 w - - 0 1"),
+    (3, "5a3/9/4k4/9/9/N8/7R1/5K3/9/9 w - - 0 1"),
+    (3, "2ba5/3k5/9/7N1/9/2N6/8C/9/5K3/9 w - - 0 1"),
+    (3, "9/4k4/5a2b/7N1/8p/7C1/4C4/4K4/9/9 w - - 0 1"),
+    (2, "9/1N3k3/b7b/9/1c7/9/2R6/9/9/4K4 w - - 0 1"),
+    (2, "9/2RNa4/4k4/9/9/9/1R7/9/9/5K3 w - - 0 1"),
+    (3, "9/4k4/9/p8/2b6/R7R/9/9/9/5K3 w - - 0 1"),
+    (2, "3k5/4R4/b7b/9/9/3r5/1C3N3/9/4K4/9 w - - 0 1"),
+    (3, "3a5/5k3/9/R8/9/3C5/2C6/9/9/3K5 w - - 0 1"),
+    (2, "3k5/9/9/5c3/N5b2/4R4/9/9/4K4/9 w - - 0 1"),
+    (2, "9/3k5/4N4/9/9/7n1/6R2/4K4/9/9 w - - 0 1"),
+    (2, "5k3/7R1/5a3/9/9/1n3R3/9/9/3K5/9 w - - 0 1"),
+    (3, "5a3/3k5/5a3/9/8N/9/3C5/4K4/9/9 w - - 0 1"),
+    (3, "5k3/9/9/9/2R3b2/5p3/7R1/9/9/5K3 w - - 0 1"),
+    (3, "9/9/5k3/7C1/9/8C/9/3K5/9/9 w - - 0 1"),
+    (3, "2bak3C/6P2/b4R3/9/9/9/9/9/3K5/9 w - - 0 1"),
+];
+
+#[test]
+fn mates_in_exactly_n() {
+    for &(n, fen) in MATE_POSITIONS {
+        assert_eq!(mate_distance(fen, n), Some((n, true)), "{fen}");
+    }
+}
+
+/// Node budget per mate position in the test (the search stops early once a mate
+/// is proven).
+const MATE_NODES: u64 = 400_000;
+
+#[test]
+fn search_finds_forced_mates() {
+    for &(n, fen) in MATE_POSITIONS {
+        let r = search_fen(fen, &Limits::nodes(MATE_NODES));
+        assert_eq!(r.score, MATE - (2 * n as Score - 1), "{fen}: {r:?}");
+        let mut pos = Position::from_fen(fen).unwrap();
+        pos.make(r.best_move.unwrap());
+        assert!(defender_lost(&mut pos, n - 1, false), "{fen}: {r:?}");
+    }
+}
