@@ -4,10 +4,14 @@
 //! - [`adjudication`]: resign, draw and length adjudication;
 //! - [`openings`]: the sixteen first moves with random plies, or opening files;
 //! - [`pgn`]: PGN output in coordinates, WXF or Chinese notation;
-//! - [`tally`]: W/D/L, pentanomial, plies and end reasons.
+//! - [`tally`]: W/D/L, pentanomial, plies and end reasons;
+//! - [`runner`]: games on a rayon pool, one search state per thread;
+//! - [`cli`]: the `xq-worker` command line.
 
 pub mod adjudication;
+pub mod cli;
 pub mod openings;
 pub mod pgn;
+pub mod runner;
 pub mod tally;
 pub mod timecontrol;

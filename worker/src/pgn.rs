@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use xq_engine::notation::{self, Notation};
-use xq_engine::{Move, Position, START_FEN};
+use xq_engine::{Color, Move, Position, START_FEN};
 
 /// What PGN needs to know about one finished game.
 #[derive(Clone, Debug)]
@@ -34,6 +34,15 @@ pub struct PgnGame<'a> {
     pub moves: &'a [Move],
     /// Whether captures convert pieces (needed to replay the moves).
     pub conversion: bool,
+}
+
+/// The PGN result token for a game won by `winner` (`None`: a draw).
+pub fn result_token(winner: Option<Color>) -> &'static str {
+    match winner {
+        Some(Color::Red) => "1-0",
+        Some(Color::Black) => "0-1",
+        None => "1/2-1/2",
+    }
 }
 
 fn escape(value: &str) -> String {
@@ -67,7 +76,7 @@ pub fn write(game: &PgnGame<'_>, notation: Notation) -> String {
     pos.set_conversion(game.conversion);
     let mut line = String::new();
     for (i, &mv) in game.moves.iter().enumerate() {
-        let black = pos.side_to_move() == xq_engine::Color::Black;
+        let black = pos.side_to_move() == Color::Black;
         let mut token = String::new();
         if !black {
             let _ = write!(token, "{}. ", pos.fullmove_number());
@@ -139,6 +148,13 @@ mod tests {
         );
         let wxf = write(&game(&moves, START_FEN), Notation::Wxf);
         assert!(wxf.contains("1. C2.5 H8+7 2. H2+3"), "{wxf}");
+    }
+
+    #[test]
+    fn result_tokens() {
+        assert_eq!(result_token(Some(Color::Red)), "1-0");
+        assert_eq!(result_token(Some(Color::Black)), "0-1");
+        assert_eq!(result_token(None), "1/2-1/2");
     }
 
     #[test]

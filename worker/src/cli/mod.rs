@@ -1,0 +1,28 @@
+//! Command-line interface of `xq-worker`: one module per subcommand.
+
+use clap::{Parser, Subcommand};
+
+mod play;
+
+/// Xiangqi worker: plays games for matches and for the cluster.
+#[derive(Debug, Parser)]
+#[command(name = "xq-worker", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Plays a local match between two parameter sets and prints the result.
+    Play(play::PlayArgs),
+}
+
+impl Cli {
+    /// Runs the chosen subcommand.
+    pub fn run(self) -> anyhow::Result<()> {
+        match self.command {
+            Command::Play(args) => args.run(),
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! `xq-worker play`: a local match between two parameter sets of the built-in engine.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use xq_engine::notation::Notation;
+use xq_engine::params::Params;
+use xq_engine::rules::RuleSet;
+
+use crate::adjudication::AdjudicationConfig;
+use crate::openings::{OpeningSource, Order};
+use crate::pgn::{self, PgnGame};
+use crate::runner::{GameRecord, Limit, MatchOutcome, MatchSpec, PlayerConfig, Runner};
+use crate::tally::Score;
+
+/// Arguments of `xq-worker play`.
+#[derive(Debug, Args)]
+pub struct PlayArgs {
+    /// Parameter file of the first player ("dev"): `name = value` lines; empty = defaults.
+    #[arg(long)]
+    dev: Option<PathBuf>,
+    /// Parameter file of the second player ("base").
+    #[arg(long)]
+    base: Option<PathBuf>,
+    /// Game pairs to play (each opening twice, colours swapped).
+    #[arg(long, default_value_t = 100)]
+    pairs: u64,
+    /// Nodes per move for both players.
+    #[arg(long, group = "limit")]
+    nodes: Option<u64>,
+    /// Depth per move (plies) for both players.
+    #[arg(long, group = "limit")]
+    depth: Option<u32>,
+    /// Milliseconds per move for both players.
+    #[arg(long, group = "limit")]
+    movetime: Option<u64>,
+    /// Time control `moves/seconds+increment` (e.g. `40/60+0.5`, `10+0.1`) for both.
+    #[arg(long, group = "limit")]
+    tc: Option<String>,
+    /// The first player's own limit (`nodes=N`, `depth=N`, `movetime=MS`, `tc=…`).
+    #[arg(long)]
+    dev_limit: Option<String>,
+    /// The second player's own limit.
+    #[arg(long)]
+    base_limit: Option<String>,
+    /// Transposition table per player and thread, in MB.
+    #[arg(long, default_value_t = 16)]
+    hash: usize,
+    /// Game threads.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Rule set: presets joined with `+` (standard, repetition-4, stalemate-draw,
+    /// no-chase-rule, conversion, reform-2007).
+    #[arg(long, default_value = "standard")]
+    rules: String,
+    /// `builtin` (the sixteen first moves plus random plies) or a file of FEN lines.
+    #[arg(long, default_value = "builtin")]
+    openings: String,
+    /// Random plies after each built-in first move.
+    #[arg(long, default_value_t = 6)]
+    random_plies: u32,
+    /// Opening order: sequential or random.
+    #[arg(long, default_value = "sequential")]
+    order: String,
+    /// Index of the first opening.
+    #[arg(long, default_value_t = 0)]
+    offset: u64,
+    /// Seed of the openings.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Turn every adjudication rule off (the rules arbiter still ends games).
+    #[arg(long)]
+    no_adjudication: bool,
+    /// Resign score in cp (both engines agree).
+    #[arg(long)]
+    resign_cp: Option<i32>,
+    /// Moves per side the resign score must hold (0 = off).
+    #[arg(long)]
+    resign_moves: Option<u32>,
+    /// Draw score bound in cp.
+    #[arg(long)]
+    draw_cp: Option<i32>,
+    /// Moves per side the draw score must hold (0 = off).
+    #[arg(long)]
+    draw_moves: Option<u32>,
+    /// Move number after which draw adjudication may start.
+    #[arg(long)]
+    draw_after: Option<u32>,
+    /// Game length cap in plies (0 = off).
+    #[arg(long)]
+    max_plies: Option<u32>,
+    /// Write every game to this PGN file.
+    #[arg(long)]
+    pgn: Option<PathBuf>,
+    /// Move notation in the PGN: coords, wxf or chinese.
+    #[arg(long, default_value = "coords")]
+    pgn_notation: String,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn read_params(path: Option<&Path>) -> anyhow::Result<Params> {
+    let Some(path) = path else {
+        return Ok(Params::default());
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read parameter file '{}'", path.display()))?;
+    Params::from_toml(&text).with_context(|| format!("bad parameter file '{}'", path.display()))
+}
+
+impl PlayArgs {
+    fn limit(&self) -> anyhow::Result<Limit> {
+        Ok(match (self.nodes, self.depth, self.movetime, &self.tc) {
+            (Some(n), ..) if n > 0 => Limit::Nodes(n),
+            (_, Some(d), ..) if d > 0 => Limit::Depth(d),
+            (_, _, Some(ms), _) if ms > 0 => Limit::MoveTime(Duration::from_millis(ms)),
+            (_, _, _, Some(tc)) => Limit::Clock(tc.parse()?),
+            (None, None, None, None) => Limit::Nodes(2000),
+            _ => bail!("the limit must be positive"),
+        })
+    }
+
+    fn adjudication(&self) -> AdjudicationConfig {
+        let base = if self.no_adjudication {
+            AdjudicationConfig::OFF
+        } else {
+            AdjudicationConfig::default()
+        };
+        AdjudicationConfig {
+            resign_cp: self.resign_cp.unwrap_or(base.resign_cp),
+            resign_moves: self.resign_moves.unwrap_or(base.resign_moves),
+            draw_cp: self.draw_cp.unwrap_or(base.draw_cp),
+            draw_moves: self.draw_moves.unwrap_or(base.draw_moves),
+            draw_after_move: self.draw_after.unwrap_or(base.draw_after_move),
+            max_plies: self.max_plies.unwrap_or(base.max_plies),
+        }
+    }
+
+    /// Validates every input into a match, before any game starts.
+    fn spec(&self) -> anyhow::Result<(MatchSpec, Notation)> {
+        if self.pairs == 0 {
+            bail!("--pairs must be at least 1");
+        }
+        if self.hash == 0 || self.hash > 1 << 16 {
+            bail!("--hash {} MB is out of range (1 to 65536)", self.hash);
+        }
+        let limit = self.limit()?;
+        let own = |text: &Option<String>| -> anyhow::Result<Limit> {
+            match text {
+                Some(t) => Ok(t.parse()?),
+                None => Ok(limit),
+            }
+        };
+        let player = |name: &str, path: &Option<PathBuf>, limit: Limit| -> anyhow::Result<_> {
+            Ok(PlayerConfig {
+                name: name.to_string(),
+                params: read_params(path.as_deref())?,
+                limit,
+                hash_mb: self.hash,
+            })
+        };
+        let dev = player("dev", &self.dev, own(&self.dev_limit)?)?;
+        let base = player("base", &self.base, own(&self.base_limit)?)?;
+        let rules: RuleSet = self.rules.parse()?;
+        let openings = if self.openings == "builtin" {
+            OpeningSource::Builtin {
+                random_plies: self.random_plies,
+            }
+        } else {
+            let text = std::fs::read_to_string(&self.openings)
+                .with_context(|| format!("cannot read opening file '{}'", self.openings))?;
+            OpeningSource::parse_lines(&text)
+                .with_context(|| format!("bad opening file '{}'", self.openings))?
+        };
+        let order = match self.order.as_str() {
+            "sequential" => Order::Sequential,
+            "random" => Order::Random,
+            other => bail!("unknown opening order '{other}'; expected sequential or random"),
+        };
+        let notation: Notation = self
+            .pgn_notation
+            .parse()
+            .map_err(|e: String| anyhow::anyhow!(e))?;
+        let spec = MatchSpec {
+            players: [dev, base],
+            rules,
+            pairs: self.pairs,
+            openings,
+            order,
+            seed: self.seed,
+            offset: self.offset,
+            adjudication: self.adjudication(),
+            keep_games: self.pgn.is_some(),
+        };
+        Ok((spec, notation))
+    }
+
+    /// Plays the match and prints the summary.
+    pub fn run(self) -> anyhow::Result<()> {
+        let (spec, notation) = self.spec()?;
+        let runner = Runner::new(self.threads)?;
+        let games = spec.pairs * 2;
+        let bar = if self.quiet || self.json {
+            ProgressBar::hidden()
+        } else {
+            ProgressBar::new(games)
+        };
+        bar.set_style(
+            ProgressStyle::with_template("{bar:30} {pos}/{len} games  {msg}  [{elapsed_precise}]")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        let counts = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
+        let start = std::time::Instant::now();
+        let stop = Arc::new(AtomicBool::new(false));
+        let on_game = |_: u64, g: &GameRecord| {
+            let slot = match g.score_for(0) {
+                Score::Win => 0,
+                Score::Draw => 1,
+                Score::Loss => 2,
+            };
+            counts[slot].fetch_add(1, Ordering::Relaxed);
+            let done: u64 = counts.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+            bar.set_message(format!(
+                "W {} D {} L {}  {:.1} games/s",
+                counts[0].load(Ordering::Relaxed),
+                counts[1].load(Ordering::Relaxed),
+                counts[2].load(Ordering::Relaxed),
+                done as f64 / start.elapsed().as_secs_f64().max(1e-9)
+            ));
+            bar.inc(1);
+        };
+        let outcome = runner.play(&spec, &stop, &on_game)?;
+        bar.finish_and_clear();
+        if let Some(path) = &self.pgn {
+            write_pgn(path, &spec, &outcome.games, notation)?;
+        }
+        if self.json {
+            println!("{}", summary_json(&outcome));
+        } else {
+            print_summary(&spec, &outcome, runner.threads());
+        }
+        Ok(())
+    }
+}
+
+fn summary_json(o: &MatchOutcome) -> serde_json::Value {
+    let t = &o.tally;
+    json!({
+        "games": t.games,
+        "wins": t.wins,
+        "draws": t.draws,
+        "losses": t.losses,
+        "pairs": t.pairs,
+        "pentanomial": t.pentanomial,
+        "mean_plies": t.mean_plies(),
+        "games_per_second": o.games_per_second(),
+        "nodes_per_second": o.nodes_per_second(),
+        "search_share": o.search_share(),
+        "reasons": t.reasons,
+    })
+}
+
+fn print_summary(spec: &MatchSpec, o: &MatchOutcome, threads: usize) {
+    let t = &o.tally;
+    println!(
+        "{} vs {}: {} games ({} pairs), rules {}",
+        spec.players[0].name,
+        spec.players[1].name,
+        t.games,
+        t.pairs,
+        spec.rules.name().unwrap_or_else(|| "custom".to_string())
+    );
+    println!(
+        "W/D/L (dev's view): {} / {} / {}",
+        t.wins, t.draws, t.losses
+    );
+    println!(
+        "pentanomial [LL, LD+DL, LW+DD+WL, DW+WD, WW]: {:?}",
+        t.pentanomial
+    );
+    println!("mean plies: {:.1}", t.mean_plies());
+    let reasons: Vec<String> = t.reasons.iter().map(|(r, n)| format!("{r} {n}")).collect();
+    println!("end reasons: {}", reasons.join(", "));
+    println!(
+        "games/s: {:.2} on {threads} threads; engine nodes/s per thread: {:.0}; time in search: {:.1} %",
+        o.games_per_second(),
+        o.nodes_per_second(),
+        100.0 * o.search_share()
+    );
+}
+
+/// Today's date as `YYYY.MM.DD` (UTC).
+fn pgn_date() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let days = (secs / 86_400) as i64;
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}.{month:02}.{day:02}")
+}
+
+fn write_pgn(
+    path: &Path,
+    spec: &MatchSpec,
+    games: &[GameRecord],
+    notation: Notation,
+) -> anyhow::Result<()> {
+    let date = pgn_date();
+    let variant = spec.rules.name().unwrap_or_else(|| "custom".to_string());
+    let mut text = String::new();
+    for (i, g) in games.iter().enumerate() {
+        let red = &spec.players[g.red].name;
+        let black = &spec.players[1 - g.red].name;
+        text.push_str(&pgn::write(
+            &PgnGame {
+                event: "xq-worker match",
+                site: "local",
+                date: &date,
+                round: i as u64 + 1,
+                red,
+                black,
+                result: pgn::result_token(g.result.winner()),
+                fen: &g.fen,
+                variant: &variant,
+                opening: &g.opening,
+                termination: g.reason.token(),
+                moves: &g.moves,
+                conversion: spec.rules.conversion,
+            },
+            notation,
+        ));
+    }
+    std::fs::write(path, text)
+        .with_context(|| format!("cannot write pgn file '{}'", path.display()))
+}

@@ -1,0 +1,222 @@
+//! One game between two built-in engines, judged by the rules arbiter.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use xq_engine::rules::{Game, GameError, GameResult, Outcome, Reason, RuleSet};
+use xq_engine::search::{HistoryEntry, Limits, Searcher};
+use xq_engine::{ByColor, Color, Move, Position};
+
+use super::player::{Limit, PlayerConfig};
+use crate::adjudication::{AdjudicationConfig, Adjudicator, Verdict};
+use crate::openings::Opening;
+use crate::tally::Score;
+use crate::timecontrol::Clock;
+
+/// Everything one game needs besides the searchers.
+#[derive(Debug)]
+pub struct GameSetup<'a> {
+    pub players: &'a [PlayerConfig; 2],
+    /// Index into `players` of the player with Red.
+    pub red: usize,
+    pub rules: &'a RuleSet,
+    pub adjudication: AdjudicationConfig,
+    pub opening: &'a Opening,
+    /// Abandons the game when set.
+    pub stop: &'a Arc<AtomicBool>,
+}
+
+/// A finished game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GameRecord {
+    /// The start position's FEN (before the opening moves).
+    pub fen: String,
+    /// The opening's name.
+    pub opening: String,
+    /// Plies of `moves` that came from the opening.
+    pub opening_plies: usize,
+    /// Every move from `fen`.
+    pub moves: Vec<Move>,
+    /// Index of the player with Red.
+    pub red: usize,
+    pub result: GameResult,
+    pub reason: Reason,
+    /// Nodes searched by both players.
+    pub nodes: u64,
+    /// Time spent inside the searches.
+    pub search_time: Duration,
+    /// Time from setting up to the result.
+    pub total_time: Duration,
+}
+
+impl GameRecord {
+    /// The result from player `player`'s view.
+    pub fn score_for(&self, player: usize) -> Score {
+        let color = if player == self.red {
+            Color::Red
+        } else {
+            Color::Black
+        };
+        match self.result.winner() {
+            None => Score::Draw,
+            Some(c) if c == color => Score::Win,
+            Some(_) => Score::Loss,
+        }
+    }
+
+    /// Plies played, opening included.
+    pub fn plies(&self) -> usize {
+        self.moves.len()
+    }
+}
+
+/// The search's view of the rule set.
+pub fn search_rules(rules: &RuleSet) -> xq_engine::search::SearchRules {
+    xq_engine::search::SearchRules::from(rules)
+}
+
+fn search_limits(limit: Limit, clocks: &ByColor<Option<Clock>>, stop: &Arc<AtomicBool>) -> Limits {
+    let mut limits = Limits {
+        stop: Arc::clone(stop),
+        ..Limits::default()
+    };
+    match limit {
+        Limit::Nodes(n) => limits.nodes = Some(n),
+        Limit::Depth(d) => limits.depth = Some(d),
+        Limit::MoveTime(t) => limits.movetime = Some(t),
+        Limit::Clock(_) => {
+            for color in Color::ALL {
+                if let Some(c) = &clocks[color] {
+                    let ms = u64::try_from(c.remaining_ms().max(0)).unwrap_or(0);
+                    limits.time[color.index()] = Some(Duration::from_millis(ms));
+                    limits.inc[color.index()] = Duration::from_millis(c.increment_ms());
+                    limits.movestogo = c.moves_to_go();
+                }
+            }
+        }
+    }
+    limits
+}
+
+/// Plays one game; `searchers[i]` belongs to `setup.players[i]`. Returns `None`
+/// when the stop flag ended the game early, or an error when the opening's moves
+/// do not fit its position.
+pub fn play_game(
+    setup: &GameSetup<'_>,
+    searchers: &mut [Searcher; 2],
+) -> Result<Option<GameRecord>, GameError> {
+    let started = Instant::now();
+    let start = Position::from_fen(&setup.opening.fen).unwrap_or_else(|_| Position::startpos());
+    let mut game = Game::new(start, *setup.rules);
+    for &mv in &setup.opening.moves {
+        if game.outcome().is_some() {
+            break;
+        }
+        game.play(mv)?;
+    }
+    let opening_plies = game.records().len();
+    for s in searchers.iter_mut() {
+        s.clear();
+    }
+    let rules = search_rules(setup.rules);
+    let player_of = |color: Color| {
+        if color == Color::Red {
+            setup.red
+        } else {
+            1 - setup.red
+        }
+    };
+    let odds = |color: Color| match color {
+        Color::Red => setup.rules.odds.red,
+        Color::Black => setup.rules.odds.black,
+    };
+    let limit_of = |color: Color| setup.players[player_of(color)].limit.scaled(odds(color));
+    let mut clocks: ByColor<Option<Clock>> = ByColor::new_with(|c| match limit_of(c) {
+        Limit::Clock(tc) => Some(Clock::new(tc, 1)),
+        _ => None,
+    });
+    let mut adjudicator = Adjudicator::new(setup.adjudication);
+    let (mut nodes, mut search_time) = (0, Duration::ZERO);
+    let mut outcome = game.outcome();
+    while outcome.is_none() {
+        let side = game.position().side_to_move();
+        let idx = player_of(side);
+        let player = &setup.players[idx];
+        let limits = search_limits(limit_of(side), &clocks, setup.stop);
+        let stack = game.stack();
+        let history: Vec<HistoryEntry> = stack[..stack.len() - 1]
+            .iter()
+            .map(|e| HistoryEntry {
+                hash: e.hash,
+                gave_check: e.check,
+            })
+            .collect();
+        let mut pos = game.position().clone();
+        let t = Instant::now();
+        let result =
+            searchers[idx].search(&mut pos, &history, &limits, &player.params, &rules, |_| {});
+        let elapsed = t.elapsed();
+        search_time += elapsed;
+        nodes += result.nodes;
+        if setup.stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let ply = game.records().len();
+        let lose = |reason| {
+            Some(Outcome {
+                result: GameResult::win_for(!side),
+                reason,
+                ply,
+            })
+        };
+        if let Some(clock) = &mut clocks[side]
+            && !clock.charge(u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
+        {
+            outcome = lose(Reason::TimeForfeit);
+            break;
+        }
+        let Some(mv) = result.best_move else {
+            outcome = lose(Reason::IllegalMove);
+            break;
+        };
+        outcome = match game.play(mv) {
+            Ok(o) => o,
+            Err(_) => lose(Reason::IllegalMove),
+        };
+        if outcome.is_none() {
+            let red_cp = if side == Color::Red {
+                result.score
+            } else {
+                -result.score
+            };
+            let ply = u32::try_from(game.records().len()).unwrap_or(u32::MAX);
+            outcome = adjudicator.record(ply, Some(red_cp)).map(|v| {
+                let result = match v {
+                    Verdict::Resign { winner } => GameResult::win_for(winner),
+                    Verdict::Draw | Verdict::MaxPlies => GameResult::Draw,
+                };
+                Outcome {
+                    result,
+                    reason: Reason::Adjudication,
+                    ply: game.records().len(),
+                }
+            });
+        }
+    }
+    let Some(outcome) = outcome else {
+        return Ok(None);
+    };
+    Ok(Some(GameRecord {
+        fen: game.start().to_fen(),
+        opening: setup.opening.name.clone(),
+        opening_plies,
+        moves: game.moves().collect(),
+        red: setup.red,
+        result: outcome.result,
+        reason: outcome.reason,
+        nodes,
+        search_time,
+        total_time: started.elapsed(),
+    }))
+}

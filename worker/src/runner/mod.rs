@@ -1,0 +1,322 @@
+//! The parallel game runner.
+//!
+//! A [`Runner`] owns a rayon pool of `threads` threads and, per thread, one
+//! [`Searcher`] for each of the two players, so memory stays at
+//! `threads × (hash₀ + hash₁)` however many games a match has. Searchers are
+//! reused across games and cleared before each one: a game's moves depend only on
+//! its opening, the players and the rules, never on what the thread played before.
+//! With node or depth limits a match is therefore reproducible game for game, on
+//! any machine and any thread count.
+//!
+//! Game `g` of a match plays opening `offset + g / 2`; the first player (index 0)
+//! has Red in even games and Black in odd ones, so games `2p` and `2p + 1` form
+//! pair `p`.
+
+mod game;
+mod player;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use xq_engine::Position;
+use xq_engine::params::Params;
+use xq_engine::rules::RuleSet;
+use xq_engine::search::{Limits, Searcher};
+
+pub use game::{GameRecord, GameSetup, play_game, search_rules};
+pub use player::{Limit, LimitError, PlayerConfig};
+
+use crate::adjudication::AdjudicationConfig;
+use crate::openings::{OpeningSource, Order};
+use crate::tally::Tally;
+
+/// A match between two players.
+#[derive(Clone, Debug)]
+pub struct MatchSpec {
+    /// Player 0 (the first player: "dev" in a test) and player 1.
+    pub players: [PlayerConfig; 2],
+    pub rules: RuleSet,
+    /// Game pairs to play.
+    pub pairs: u64,
+    pub openings: OpeningSource,
+    pub order: Order,
+    /// Seed of the opening source.
+    pub seed: u64,
+    /// Index of the first opening.
+    pub offset: u64,
+    pub adjudication: AdjudicationConfig,
+    /// Whether to keep every game's record in the outcome.
+    pub keep_games: bool,
+}
+
+/// What a match produced.
+#[derive(Clone, Debug, Default)]
+pub struct MatchOutcome {
+    /// Totals over the complete pairs, from player 0's view.
+    pub tally: Tally,
+    /// The games of the complete pairs in game order, when asked for.
+    pub games: Vec<GameRecord>,
+    /// Nodes searched.
+    pub nodes: u64,
+    /// Time inside the searches, summed over threads.
+    pub search_time: Duration,
+    /// Time spent on games (setup, arbiter, adjudication, search), summed over threads.
+    pub game_time: Duration,
+    /// Wall-clock time of the match.
+    pub wall_time: Duration,
+}
+
+impl MatchOutcome {
+    /// Games per second of wall time.
+    pub fn games_per_second(&self) -> f64 {
+        self.tally.games as f64 / self.wall_time.as_secs_f64().max(1e-9)
+    }
+
+    /// Nodes per second of search time, per thread.
+    pub fn nodes_per_second(&self) -> f64 {
+        self.nodes as f64 / self.search_time.as_secs_f64().max(1e-9)
+    }
+
+    /// Share of the game threads' time spent inside the search.
+    pub fn search_share(&self) -> f64 {
+        self.search_time.as_secs_f64() / self.game_time.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Why a match could not be played.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("could not start {threads} game threads: {source}")]
+    Pool {
+        threads: usize,
+        source: rayon::ThreadPoolBuildError,
+    },
+    #[error("opening {index} does not fit its position: {source}")]
+    Opening {
+        index: u64,
+        source: xq_engine::rules::GameError,
+    },
+}
+
+/// Margin (cp) within which a generated opening counts as balanced.
+const BALANCE_MARGIN: i32 = 150;
+/// Depth of the search that judges a generated opening.
+const BALANCE_DEPTH: u32 = 4;
+
+/// One pool thread's reusable search state.
+#[derive(Debug)]
+struct ThreadState {
+    searchers: [Searcher; 2],
+    hash_mb: [usize; 2],
+    /// Judges generated openings, with default parameters.
+    probe: Searcher,
+}
+
+/// A pool of game threads with their search state.
+#[derive(Debug)]
+pub struct Runner {
+    pool: rayon::ThreadPool,
+    states: Vec<Mutex<ThreadState>>,
+}
+
+impl Runner {
+    /// A runner with `threads` game threads (at least one).
+    pub fn new(threads: usize) -> Result<Runner, RunError> {
+        let threads = threads.max(1);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("xq-game-{i}"))
+            .build()
+            .map_err(|source| RunError::Pool { threads, source })?;
+        let states = (0..threads)
+            .map(|_| {
+                Mutex::new(ThreadState {
+                    searchers: [Searcher::new(1), Searcher::new(1)],
+                    hash_mb: [1, 1],
+                    probe: Searcher::new(1),
+                })
+            })
+            .collect();
+        Ok(Runner { pool, states })
+    }
+
+    /// Number of game threads.
+    pub fn threads(&self) -> usize {
+        self.states.len()
+    }
+
+    /// Plays `spec`, calling `on_game` as each game ends (from the game threads).
+    /// When `stop` is set, games in flight are abandoned and the outcome counts
+    /// the pairs finished so far.
+    pub fn play(
+        &self,
+        spec: &MatchSpec,
+        stop: &Arc<AtomicBool>,
+        on_game: &(dyn Fn(u64, &GameRecord) + Sync),
+    ) -> Result<MatchOutcome, RunError> {
+        let started = Instant::now();
+        let games: Vec<Result<Option<GameRecord>, RunError>> = self.pool.install(|| {
+            (0..spec.pairs.saturating_mul(2))
+                .into_par_iter()
+                .map(|g| {
+                    let record = self.play_one(spec, g, stop)?;
+                    if let Some(r) = &record {
+                        on_game(g, r);
+                    }
+                    Ok(record)
+                })
+                .collect()
+        });
+        let mut outcome = MatchOutcome::default();
+        let mut games = games.into_iter();
+        while let (Some(first), Some(second)) = (games.next(), games.next()) {
+            let (Some(first), Some(second)) = (first?, second?) else {
+                continue;
+            };
+            for g in [&first, &second] {
+                outcome
+                    .tally
+                    .add_game(g.score_for(0), g.plies() as u64, g.reason.token());
+                outcome.nodes += g.nodes;
+                outcome.search_time += g.search_time;
+                outcome.game_time += g.total_time;
+            }
+            outcome
+                .tally
+                .add_pair(first.score_for(0), second.score_for(0));
+            if spec.keep_games {
+                outcome.games.push(first);
+                outcome.games.push(second);
+            }
+        }
+        outcome.wall_time = started.elapsed();
+        Ok(outcome)
+    }
+
+    fn play_one(
+        &self,
+        spec: &MatchSpec,
+        g: u64,
+        stop: &Arc<AtomicBool>,
+    ) -> Result<Option<GameRecord>, RunError> {
+        let idx = rayon::current_thread_index().unwrap_or(0) % self.states.len();
+        let mut state = self.states[idx]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let state = &mut *state;
+        let index = spec.offset + g / 2;
+        let rules = search_rules(&spec.rules);
+        let probe = &mut state.probe;
+        let mut balanced = |pos: &Position| {
+            probe.clear();
+            let mut p = pos.clone();
+            let r = probe.search(
+                &mut p,
+                &[],
+                &Limits::depth(BALANCE_DEPTH),
+                &Params::default(),
+                &rules,
+                |_| {},
+            );
+            r.score.abs() <= BALANCE_MARGIN
+        };
+        let opening = spec
+            .openings
+            .opening(spec.seed, spec.order, index, &mut balanced);
+        for (i, player) in spec.players.iter().enumerate() {
+            if state.hash_mb[i] != player.hash_mb {
+                state.searchers[i].set_hash_mb(player.hash_mb);
+                state.hash_mb[i] = player.hash_mb;
+            }
+        }
+        let setup = GameSetup {
+            players: &spec.players,
+            red: (g % 2) as usize,
+            rules: &spec.rules,
+            adjudication: spec.adjudication,
+            opening: &opening,
+            stop,
+        };
+        play_game(&setup, &mut state.searchers)
+            .map_err(|source| RunError::Opening { index, source })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(pairs: u64, dev: Limit, base: Limit) -> MatchSpec {
+        let player = |name: &str, limit| PlayerConfig {
+            name: name.to_string(),
+            params: Params::default(),
+            limit,
+            hash_mb: 1,
+        };
+        MatchSpec {
+            players: [player("dev", dev), player("base", base)],
+            rules: RuleSet::default(),
+            pairs,
+            openings: OpeningSource::Builtin { random_plies: 4 },
+            order: Order::Sequential,
+            seed: 11,
+            offset: 0,
+            adjudication: AdjudicationConfig::default(),
+            keep_games: true,
+        }
+    }
+
+    fn play(runner: &Runner, spec: &MatchSpec) -> MatchOutcome {
+        runner
+            .play(spec, &Arc::new(AtomicBool::new(false)), &|_, _| {})
+            .unwrap()
+    }
+
+    #[test]
+    fn totals_add_up() {
+        let runner = Runner::new(2).unwrap();
+        let o = play(&runner, &spec(3, Limit::Nodes(300), Limit::Nodes(200)));
+        let t = &o.tally;
+        assert_eq!((t.games, t.pairs), (6, 3));
+        assert_eq!(t.wins + t.draws + t.losses, t.games);
+        assert_eq!(t.pentanomial.iter().sum::<u64>(), t.pairs);
+        assert_eq!(t.reasons.values().sum::<u64>(), t.games);
+        assert_eq!(o.games.len(), 6);
+        assert_eq!(
+            t.plies,
+            o.games.iter().map(|g| g.plies() as u64).sum::<u64>()
+        );
+        for (i, g) in o.games.iter().enumerate() {
+            assert_eq!(g.red, i % 2);
+        }
+        assert_eq!(
+            o.games[0].moves[..o.games[0].opening_plies],
+            o.games[1].moves[..o.games[1].opening_plies]
+        );
+    }
+
+    #[test]
+    fn a_fixed_seed_reproduces_the_match_on_any_thread_count() {
+        let s = spec(2, Limit::Nodes(250), Limit::Depth(2));
+        let one = play(&Runner::new(1).unwrap(), &s);
+        let two = play(&Runner::new(2).unwrap(), &s);
+        assert_eq!(one.tally, two.tally);
+        let moves = |o: &MatchOutcome| o.games.iter().map(|g| g.moves.clone()).collect::<Vec<_>>();
+        assert_eq!(moves(&one), moves(&two));
+    }
+
+    #[test]
+    fn a_set_stop_flag_plays_nothing() {
+        let runner = Runner::new(1).unwrap();
+        let o = runner
+            .play(
+                &spec(2, Limit::Nodes(200), Limit::Nodes(200)),
+                &Arc::new(AtomicBool::new(true)),
+                &|_, _| {},
+            )
+            .unwrap();
+        assert_eq!(o.tally, Tally::default());
+    }
+}
