@@ -13,12 +13,12 @@
 //! * [`server`]: the thin tonic services and `run(listener, db, shutdown)`.
 //! * [`local`]: embedded local mode (server and workers in one process).
 
-//pub mod convert;
-//pub mod local;
+pub mod convert;
+pub mod local;
 pub mod runs;
 pub mod scheduler;
-//pub mod server;
-//pub mod shutdown;
+pub mod server;
+pub mod shutdown;
 pub mod spsa;
 pub mod stats;
 pub mod store;

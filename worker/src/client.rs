@@ -183,6 +183,12 @@ fn transient(status: &Status) -> bool {
     )
 }
 
+/// Completes once shutdown has begun (the guard `wait_for` returns is not
+/// `Send`, so it must not live in a `select!` output).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
+}
+
 /// How a played lease ended.
 enum Played {
     Finished(BatchOutcome),
@@ -199,7 +205,7 @@ impl Client {
     async fn sleep(&mut self, delay: Duration) -> bool {
         tokio::select! {
             () = tokio::time::sleep(delay) => true,
-            _ = self.stop.wait_for(|s| *s) => false,
+            () = stopped(&mut self.stop) => false,
         }
     }
 
@@ -353,7 +359,7 @@ impl Client {
                         cancel.store(true, Ordering::Relaxed);
                     }
                 }
-                _ = stop.wait_for(|s| *s), if !cancel.load(Ordering::Relaxed) => {
+                () = stopped(&mut stop), if !cancel.load(Ordering::Relaxed) => {
                     cancel.store(true, Ordering::Relaxed);
                 }
             }
