@@ -13,7 +13,7 @@ use xq_worker::work::{OpeningSource, invalid, required};
 
 use crate::runs::{
     self, DEFAULT_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS, GamesSpec, KindSpec, MAX_BATCH_PAIRS,
-    MatchSettings, RunKind, RunSpec, RunState, RunStatus, SpsaHistoryRow, SpsaSpec, SprtSpec,
+    MatchSettings, RunKind, RunSpec, RunState, RunStatus, SprtSpec, SpsaHistoryRow, SpsaSpec,
 };
 use crate::scheduler::{Grant, SubmitStatus};
 use crate::spsa::SpsaParamSpec;
@@ -127,8 +127,12 @@ impl TryFrom<pb::MatchSettings> for MatchSettings {
             return Err(invalid("settings.rules", "empty"));
         }
         let openings = match openings {
-            Some(Openings::Builtin(b)) => OpeningSource::from_wire(Some(b), None, "settings.openings"),
-            Some(Openings::Lines(l)) => OpeningSource::from_wire(None, Some(l), "settings.openings"),
+            Some(Openings::Builtin(b)) => {
+                OpeningSource::from_wire(Some(b), None, "settings.openings")
+            }
+            Some(Openings::Lines(l)) => {
+                OpeningSource::from_wire(None, Some(l), "settings.openings")
+            }
             None => Err(invalid("settings.openings", "missing")),
         }?;
         Ok(MatchSettings {

@@ -36,13 +36,19 @@ pub enum LocalError {
     Join(#[from] tokio::task::JoinError),
 }
 
+/// A worker client's stop signal and task.
+type WorkerTask = (
+    oneshot::Sender<()>,
+    JoinHandle<Result<ClientSummary, ClientError>>,
+);
+
 /// A running coordinator with its workers.
 #[derive(Debug)]
 pub struct LocalCluster {
     addr: SocketAddr,
     server: JoinHandle<Result<(), ServerError>>,
     stop_server: oneshot::Sender<()>,
-    workers: Vec<(oneshot::Sender<()>, JoinHandle<Result<ClientSummary, ClientError>>)>,
+    workers: Vec<WorkerTask>,
 }
 
 impl LocalCluster {
@@ -67,7 +73,8 @@ impl LocalCluster {
         }));
         let workers = (0..workers)
             .map(|i| {
-                let mut config = ClientConfig::new(format!("http://{addr}"), format!("local-{i}"), threads);
+                let mut config =
+                    ClientConfig::new(format!("http://{addr}"), format!("local-{i}"), threads);
                 config.token = token.clone();
                 let (stop, stopped) = oneshot::channel::<()>();
                 let handle = tokio::spawn(client::run(config, Arc::clone(&player), async {

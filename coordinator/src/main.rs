@@ -2,12 +2,19 @@
 //! work lives in the library.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
+use tracing_subscriber::EnvFilter;
+use xq_worker::BatchPlayer;
 
 mod cli;
 
 fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -17,6 +24,12 @@ fn main() -> ExitCode {
     }
 }
 
+/// The game runner for local mode, for `threads` parallel games. The one
+/// place to wire the real runner (`xq_worker::runner::EnginePlayer`).
+fn player(_threads: u32) -> anyhow::Result<Arc<dyn BatchPlayer>> {
+    anyhow::bail!("this build has no game runner yet (issue 5): local mode cannot play games")
+}
+
 fn run() -> anyhow::Result<()> {
-    cli::Cli::parse().run()
+    cli::Cli::parse().run(&player)
 }

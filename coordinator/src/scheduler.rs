@@ -144,18 +144,16 @@ impl Scheduler {
     /// spec: `(id, reused)`.
     pub async fn create_run(&self, spec: RunSpec, reuse: bool) -> Result<(u64, bool), StoreError> {
         let spsa = match &spec.kind {
-            KindSpec::Spsa(s) => Some(
-                runs::spsa::initial_state(s).map_err(|e| StoreError::Invalid(e.to_string()))?,
-            ),
+            KindSpec::Spsa(s) => {
+                Some(runs::spsa::initial_state(s).map_err(|e| StoreError::Invalid(e.to_string()))?)
+            }
             _ => None,
         };
         self.store
             .call(move |conn| {
                 let tx = conn.transaction()?;
-                if reuse {
-                    if let Some(id) = run_rows::find_active_identical(&tx, &spec)? {
-                        return Ok((id, true));
-                    }
+                if reuse && let Some(id) = run_rows::find_active_identical(&tx, &spec)? {
+                    return Ok((id, true));
                 }
                 let id = run_rows::insert(&tx, &spec, spsa.as_ref(), now_ms())?;
                 tx.commit()?;
@@ -220,7 +218,9 @@ impl Scheduler {
                 let (offset, pairs) = match leases::take_requeued(&tx, run.id)? {
                     Some(slice) => slice,
                     None => {
-                        let left = pick.target_pairs.map_or(u64::MAX, |t| t - pick.pairs_issued);
+                        let left = pick
+                            .target_pairs
+                            .map_or(u64::MAX, |t| t - pick.pairs_issued);
                         let pairs = u64::from(run.spec.batch_pairs).min(left) as u32;
                         run_rows::advance_issued(&tx, run.id, pairs)?;
                         (pick.pairs_issued, pairs)

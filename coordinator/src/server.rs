@@ -144,7 +144,12 @@ impl WorkerService for Workers {
         let pb::HeartbeatRequest { worker_id, leases } = request.into_inner();
         let progress = leases
             .into_iter()
-            .map(|pb::LeaseProgress { lease_id, pairs_done }| (lease_id, pairs_done))
+            .map(
+                |pb::LeaseProgress {
+                     lease_id,
+                     pairs_done,
+                 }| (lease_id, pairs_done),
+            )
             .collect();
         let answers = self.scheduler.heartbeat(worker_id, progress).await?;
         Ok(Response::new(pb::HeartbeatResponse {
@@ -279,7 +284,9 @@ impl RunService for Runs {
             let mut changes = scheduler.subscribe();
             loop {
                 let status = scheduler.get_run(run_id).await.map_err(Status::from);
-                let ended = status.as_ref().map_or(true, |s| s.state != RunState::Active);
+                let ended = status
+                    .as_ref()
+                    .map_or(true, |s| s.state != RunState::Active);
                 if tx.send(status.map(Into::into)).await.is_err() || ended {
                     return;
                 }

@@ -49,7 +49,9 @@ impl SimulatedPlayer {
     }
 
     /// Strength as a function of a player's parameters.
-    pub fn with_strength(f: impl Fn(&BTreeMap<String, i64>) -> f64 + Send + Sync + 'static) -> Self {
+    pub fn with_strength(
+        f: impl Fn(&BTreeMap<String, i64>) -> f64 + Send + Sync + 'static,
+    ) -> Self {
         SimulatedPlayer {
             strength: Box::new(f),
             pair_delay: Duration::ZERO,
@@ -77,7 +79,8 @@ impl BatchPlayer for SimulatedPlayer {
         cancel: &AtomicBool,
         progress: &(dyn Fn(u32) + Sync),
     ) -> anyhow::Result<BatchOutcome> {
-        let elo = (self.strength)(&work.players[0].params) - (self.strength)(&work.players[1].params);
+        let elo =
+            (self.strength)(&work.players[0].params) - (self.strength)(&work.players[1].params);
         let mut out = BatchOutcome::default();
         for i in 0..work.pairs {
             if cancel.load(Ordering::Relaxed) {
@@ -85,7 +88,9 @@ impl BatchPlayer for SimulatedPlayer {
             }
             std::thread::sleep(self.pair_delay);
             let index = work.openings.offset + u64::from(i);
-            let mut rng = ChaCha8Rng::seed_from_u64(work.openings.seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let mut rng = ChaCha8Rng::seed_from_u64(
+                work.openings.seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            );
             let games = [Self::game(elo, &mut rng), Self::game(elo, &mut rng)];
             for g in games {
                 match g {
@@ -118,7 +123,8 @@ impl TempDb {
     pub fn new(tag: &str) -> Self {
         static N: AtomicU64 = AtomicU64::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("xq-test-{}-{tag}-{n}.db", std::process::id()));
+        let path =
+            std::env::temp_dir().join(format!("xq-test-{}-{tag}-{n}.db", std::process::id()));
         let db = TempDb(path);
         db.remove();
         db
@@ -184,7 +190,9 @@ impl TestServer {
 }
 
 pub async fn admin(url: &str) -> RunServiceClient<Channel> {
-    RunServiceClient::connect(url.to_owned()).await.expect("connect")
+    RunServiceClient::connect(url.to_owned())
+        .await
+        .expect("connect")
 }
 
 fn settings() -> pb::MatchSettings {
@@ -278,7 +286,11 @@ pub async fn status(admin: &mut RunServiceClient<Channel>, run_id: u64) -> pb::R
 }
 
 /// Follows `WatchRun` to the run's end (panics after `limit`).
-pub async fn wait_for_end(admin: &mut RunServiceClient<Channel>, run_id: u64, limit: Duration) -> pb::RunStatus {
+pub async fn wait_for_end(
+    admin: &mut RunServiceClient<Channel>,
+    run_id: u64,
+    limit: Duration,
+) -> pb::RunStatus {
     let watch = async {
         let mut stream = admin
             .watch_run(pb::WatchRunRequest { run_id })
@@ -291,7 +303,9 @@ pub async fn wait_for_end(admin: &mut RunServiceClient<Channel>, run_id: u64, li
         }
         last.expect("at least one status")
     };
-    tokio::time::timeout(limit, watch).await.expect("run did not end in time")
+    tokio::time::timeout(limit, watch)
+        .await
+        .expect("run did not end in time")
 }
 
 /// Polls until the run has counted at least `pairs` pairs.

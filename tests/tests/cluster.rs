@@ -76,13 +76,17 @@ fn draws(pairs: u32) -> pb::GameResults {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sprt_with_a_large_elo_difference_accepts_h1() {
     let db = TempDb::new("sprt");
-    let server = TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
     let mut admin = admin(&server.url()).await;
     let run = create(&mut admin, sprt_spec(0.0, 5.0, 0)).await;
     let player: Arc<dyn BatchPlayer> = Arc::new(SimulatedPlayer::first_player_stronger(150.0));
-    let workers = [worker(&server.url(), player.clone()), worker(&server.url(), player)];
+    let workers = [
+        worker(&server.url(), player.clone()),
+        worker(&server.url(), player),
+    ];
     let end = wait_for_end(&mut admin, run, Duration::from_secs(60)).await;
-    let sprt = end.sprt.clone().unwrap();
+    let sprt = end.sprt.unwrap();
     assert_eq!(sprt.state(), pb::SprtState::AcceptedH1);
     assert!(sprt.llr > sprt.upper_bound);
     assert_eq!(end.state(), pb::RunState::Finished);
@@ -100,7 +104,8 @@ async fn sprt_with_a_large_elo_difference_accepts_h1() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fixed_games_run_totals_exactly() {
     let db = TempDb::new("games");
-    let server = TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
     let mut admin = admin(&server.url()).await;
     let run = create(&mut admin, games_spec(45, 8)).await;
     let player: Arc<dyn BatchPlayer> = Arc::new(SimulatedPlayer::first_player_stronger(50.0));
@@ -119,7 +124,8 @@ async fn a_fixed_games_run_totals_exactly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spsa_moves_a_parameter_toward_the_optimum() {
     let db = TempDb::new("spsa");
-    let server = TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
     let mut admin = admin(&server.url()).await;
     let param = pb::SpsaParam {
         name: "x".to_owned(),
@@ -160,7 +166,12 @@ async fn spsa_moves_a_parameter_toward_the_optimum() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_vanished_workers_lease_expires_is_handed_out_again_and_its_late_result_is_ignored() {
     let db = TempDb::new("expire");
-    let server = TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_millis(300))).await;
+    let server = TestServer::start(
+        "127.0.0.1:0",
+        &db.0,
+        fast_config(Duration::from_millis(300)),
+    )
+    .await;
     let mut admin = admin(&server.url()).await;
     let run = create(&mut admin, games_spec(16, 8)).await;
     // A worker takes the first slice and vanishes.
@@ -172,7 +183,16 @@ async fn a_vanished_workers_lease_expires_is_handed_out_again_and_its_late_resul
         .into_inner()
         .lease
         .unwrap();
-    assert_eq!(lost.work.as_ref().unwrap().openings.as_ref().unwrap().offset, 0);
+    assert_eq!(
+        lost.work
+            .as_ref()
+            .unwrap()
+            .openings
+            .as_ref()
+            .unwrap()
+            .offset,
+        0
+    );
     let player: Arc<dyn BatchPlayer> = Arc::new(SimulatedPlayer::first_player_stronger(0.0));
     let (stop, handle) = worker(&server.url(), player);
     let end = wait_for_end(&mut admin, run, Duration::from_secs(30)).await;
@@ -197,7 +217,8 @@ async fn a_vanished_workers_lease_expires_is_handed_out_again_and_its_late_resul
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duplicate_submission_is_answered_duplicate_and_changes_nothing() {
     let db = TempDb::new("dup");
-    let server = TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
     let mut admin = admin(&server.url()).await;
     let run = create(&mut admin, games_spec(16, 8)).await;
     let (mut raw, worker_id) = raw_worker(&server.url()).await;
@@ -213,7 +234,11 @@ async fn a_duplicate_submission_is_answered_duplicate_and_changes_nothing() {
         lease_id: lease.lease_id,
         results: Some(draws(8)),
     };
-    let first = raw.submit_result(submit.clone()).await.unwrap().into_inner();
+    let first = raw
+        .submit_result(submit.clone())
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(first.status(), pb::SubmitStatus::Accepted);
     let before = totals(&status(&mut admin, run).await);
     assert_exact(&before, 8);
@@ -226,7 +251,8 @@ async fn a_duplicate_submission_is_answered_duplicate_and_changes_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbled_requests_get_invalid_argument_naming_the_field() {
     let db = TempDb::new("garbled");
-    let server = TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
     let mut admin = admin(&server.url()).await;
     let mut spec = games_spec(4, 4);
     spec.kind = None;
@@ -278,7 +304,10 @@ async fn a_restarted_coordinator_continues_with_nothing_lost_or_counted_twice() 
     let (stop, handle) = worker(&url, Arc::new(player));
     wait_for_pairs(&mut admin_client, run, 30).await;
     let mid = totals(&status(&mut admin_client, run).await).pairs;
-    assert!(mid < 120, "the run must still be going when the coordinator stops");
+    assert!(
+        mid < 120,
+        "the run must still be going when the coordinator stops"
+    );
     server.stop().await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let server = TestServer::start(&addr, &db.0, config).await;
@@ -296,15 +325,25 @@ async fn a_restarted_coordinator_continues_with_nothing_lost_or_counted_twice() 
 async fn local_mode_runs_and_resumes_an_identical_run() {
     let db = TempDb::new("local");
     let player: Arc<dyn BatchPlayer> = Arc::new(SimulatedPlayer::first_player_stronger(20.0));
-    let cluster = LocalCluster::start(&db.0, fast_config(Duration::from_secs(10)), player.clone(), 2, 1)
-        .await
-        .unwrap();
+    let cluster = LocalCluster::start(
+        &db.0,
+        fast_config(Duration::from_secs(10)),
+        player.clone(),
+        2,
+        1,
+    )
+    .await
+    .unwrap();
     let mut admin = admin(&cluster.url()).await;
     let request = pb::CreateRunRequest {
         spec: Some(games_spec(24, 4)),
         reuse_identical: true,
     };
-    let first = admin.create_run(request.clone()).await.unwrap().into_inner();
+    let first = admin
+        .create_run(request.clone())
+        .await
+        .unwrap()
+        .into_inner();
     assert!(!first.reused);
     let end = wait_for_end(&mut admin, first.run_id, Duration::from_secs(30)).await;
     assert_exact(&totals(&end), 24);
@@ -315,7 +354,11 @@ async fn local_mode_runs_and_resumes_an_identical_run() {
         .await
         .unwrap();
     let mut admin = xq_tests::cluster::admin(&cluster.url()).await;
-    let second = admin.create_run(request.clone()).await.unwrap().into_inner();
+    let second = admin
+        .create_run(request.clone())
+        .await
+        .unwrap()
+        .into_inner();
     assert!(!second.reused);
     let third = admin.create_run(request).await.unwrap().into_inner();
     assert!(third.reused);

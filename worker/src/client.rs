@@ -123,7 +123,9 @@ impl Interceptor for Auth {
 pub fn channel(url: &str) -> Result<Channel, ClientError> {
     let endpoint = Endpoint::from_shared(url.to_owned())
         .map_err(|e| ClientError::Address(url.to_owned(), e.to_string()))?;
-    Ok(endpoint.connect_timeout(Duration::from_secs(5)).connect_lazy())
+    Ok(endpoint
+        .connect_timeout(Duration::from_secs(5))
+        .connect_lazy())
 }
 
 type Rpc = WorkerServiceClient<InterceptedService<Channel, Auth>>;
@@ -315,7 +317,12 @@ impl Client {
                 )));
             }
         };
-        tracing::info!(lease_id, run_id = lease.run_id, pairs = work.pairs, "playing lease");
+        tracing::info!(
+            lease_id,
+            run_id = lease.run_id,
+            pairs = work.pairs,
+            "playing lease"
+        );
         let pairs = work.pairs;
         match self.play(lease_id, work).await? {
             Played::Finished(outcome) => self.submit(lease_id, outcome, true).await,
@@ -372,7 +379,9 @@ impl Client {
             }
             Err(join) => {
                 self.release(lease_id).await;
-                return Err(ClientError::Player(anyhow::anyhow!("the player panicked: {join}")));
+                return Err(ClientError::Player(anyhow::anyhow!(
+                    "the player panicked: {join}"
+                )));
             }
         };
         Ok(if lost {
@@ -402,7 +411,11 @@ impl Client {
                     .first()
                     .map_or(pb::LeaseState::Unknown, |l| l.state());
                 if state != pb::LeaseState::Active {
-                    tracing::warn!(lease_id, state = state.as_str_name(), "lease lost; dropping it");
+                    tracing::warn!(
+                        lease_id,
+                        state = state.as_str_name(),
+                        "lease lost; dropping it"
+                    );
                     return false;
                 }
                 true
@@ -452,7 +465,11 @@ impl Client {
             }
             Ok(status) => {
                 self.summary.leases_dropped += 1;
-                tracing::warn!(lease_id, status = status.as_str_name(), "result not counted");
+                tracing::warn!(
+                    lease_id,
+                    status = status.as_str_name(),
+                    "result not counted"
+                );
             }
             Err(status) => {
                 self.summary.leases_dropped += 1;
@@ -470,7 +487,9 @@ impl Client {
         let call = tokio::time::timeout(Duration::from_secs(5), self.rpc.release_lease(request));
         match call.await {
             Ok(Ok(_)) => tracing::info!(lease_id, "lease handed back"),
-            Ok(Err(status)) => tracing::warn!(lease_id, error = %status, "could not hand back the lease; it will expire"),
+            Ok(Err(status)) => {
+                tracing::warn!(lease_id, error = %status, "could not hand back the lease; it will expire")
+            }
             Err(_) => tracing::warn!(lease_id, "handing back the lease timed out; it will expire"),
         }
     }

@@ -66,9 +66,9 @@ fn player(_threads: u32) -> anyhow::Result<Arc<dyn BatchPlayer>> {
 fn run(cli: Cli) -> anyhow::Result<()> {
     let Command::Work(args) = cli.command;
     let player = player(args.threads)?;
-    let name = args.name.unwrap_or_else(|| {
-        std::env::var("HOSTNAME").unwrap_or_else(|_| "xq-worker".to_owned())
-    });
+    let name = args
+        .name
+        .unwrap_or_else(|| std::env::var("HOSTNAME").unwrap_or_else(|_| "xq-worker".to_owned()));
     let mut config = ClientConfig::new(args.coordinator, name, args.threads);
     config.token = args.token;
     let runtime = tokio::runtime::Runtime::new().context("start the async runtime")?;

@@ -167,7 +167,10 @@ impl BatchOutcome {
             });
         }
         let games = 2 * u64::from(pairs);
-        let penta_sum = self.pentanomial.iter().try_fold(0u64, |a, &c| a.checked_add(c));
+        let penta_sum = self
+            .pentanomial
+            .iter()
+            .try_fold(0u64, |a, &c| a.checked_add(c));
         if penta_sum != Some(u64::from(pairs)) {
             return Err(OutcomeError::Pentanomial(self.pentanomial, pairs));
         }
@@ -557,7 +560,10 @@ impl TryFrom<pb::GameResults> for BatchOutcome {
             games,
         } = r;
         let pentanomial: [u64; 5] = pentanomial.try_into().map_err(|p: Vec<u64>| {
-            invalid("results.pentanomial", format!("{} entries, need 5", p.len()))
+            invalid(
+                "results.pentanomial",
+                format!("{} entries, need 5", p.len()),
+            )
         })?;
         Ok(BatchOutcome {
             pairs,
@@ -620,7 +626,12 @@ impl TryFrom<pb::GameRecord> for GameRecord {
         };
         let red_player = match red_player {
             0 | 1 => red_player as u8,
-            _ => return Err(invalid("game.red_player", format!("{red_player} is not 0 or 1"))),
+            _ => {
+                return Err(invalid(
+                    "game.red_player",
+                    format!("{red_player} is not 0 or 1"),
+                ));
+            }
         };
         Ok(GameRecord {
             moves,

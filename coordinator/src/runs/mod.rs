@@ -6,8 +6,8 @@
 //! (SPRT, games) or θ+ (SPSA).
 
 pub mod games;
-pub mod spsa;
 pub mod sprt;
+pub mod spsa;
 
 use std::collections::BTreeMap;
 

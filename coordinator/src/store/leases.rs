@@ -152,7 +152,12 @@ pub fn take_requeued(conn: &Connection, run_id: u64) -> Result<Option<(u64, u32)
 }
 
 /// Moves a lease to `state` (from whatever it was).
-pub fn set_state(conn: &Connection, id: u64, state: LeaseState, now: i64) -> Result<(), StoreError> {
+pub fn set_state(
+    conn: &Connection,
+    id: u64,
+    state: LeaseState,
+    now: i64,
+) -> Result<(), StoreError> {
     conn.execute(
         "UPDATE leases SET state = ?2, finished_ms = ?3 WHERE id = ?1",
         params![id as i64, state.as_str(), now],

@@ -44,7 +44,8 @@ pub fn find_active_identical(conn: &Connection, spec: &RunSpec) -> Result<Option
         .map(|id| id as u64))
 }
 
-const COLUMNS: &str = "id, spec, state, target_pairs, pairs, penta_ll, penta_ld, penta_dd, penta_dw,
+const COLUMNS: &str =
+    "id, spec, state, target_pairs, pairs, penta_ll, penta_ld, penta_dd, penta_dw,
     penta_ww, wins, draws, losses, total_plies, sprt_llr, sprt_state, spsa_state, created_ms,
     updated_ms,
     (SELECT COALESCE(SUM(pairs), 0) FROM leases l
@@ -66,9 +67,7 @@ pub fn load(conn: &Connection, id: u64, now: i64) -> Result<RunStatus, StoreErro
 pub fn list(conn: &Connection, now: i64) -> Result<Vec<RunStatus>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM runs ORDER BY id DESC");
     let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt
-        .query_map([now], raw)?
-        .collect::<Result<Vec<_>, _>>()?;
+    let rows = stmt.query_map([now], raw)?.collect::<Result<Vec<_>, _>>()?;
     rows.into_iter()
         .map(|r| {
             let mut status = r.into_status()?;
@@ -82,7 +81,8 @@ fn reasons(
     conn: &Connection,
     id: u64,
 ) -> Result<std::collections::BTreeMap<String, u64>, StoreError> {
-    let mut stmt = conn.prepare_cached("SELECT reason, games FROM run_reasons WHERE run_id = ?1")?;
+    let mut stmt =
+        conn.prepare_cached("SELECT reason, games FROM run_reasons WHERE run_id = ?1")?;
     let rows = stmt.query_map([id as i64], |r| {
         Ok((r.get::<_, String>(0)?, count(r.get(1)?)))
     })?;
@@ -178,7 +178,12 @@ fn parse_sprt_state(token: &str) -> Result<SprtState, StoreError> {
 
 /// Sets the run's state and cancels its active leases if it is no longer
 /// active. Returns the number of leases cancelled.
-pub fn set_state(conn: &Connection, id: u64, state: RunState, now: i64) -> Result<usize, StoreError> {
+pub fn set_state(
+    conn: &Connection,
+    id: u64,
+    state: RunState,
+    now: i64,
+) -> Result<usize, StoreError> {
     conn.execute(
         "UPDATE runs SET state = ?2, updated_ms = ?3 WHERE id = ?1",
         params![id as i64, state.as_str(), now],
@@ -193,7 +198,12 @@ pub fn set_state(conn: &Connection, id: u64, state: RunState, now: i64) -> Resul
 }
 
 /// Adds a lease's counts to the run's totals.
-pub fn add_totals(conn: &Connection, id: u64, o: &BatchOutcome, now: i64) -> Result<(), StoreError> {
+pub fn add_totals(
+    conn: &Connection,
+    id: u64,
+    o: &BatchOutcome,
+    now: i64,
+) -> Result<(), StoreError> {
     let [ll, ld, dd, dw, ww] = o.pentanomial.map(|c| c as i64);
     conn.execute(
         "UPDATE runs SET pairs = pairs + ?2, penta_ll = penta_ll + ?3, penta_ld = penta_ld + ?4,
