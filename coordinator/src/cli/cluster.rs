@@ -34,6 +34,17 @@ pub struct Remote {
 }
 
 impl Remote {
+    /// A runtime and an admin client on it (the lazy channel must be made
+    /// inside a runtime).
+    fn connect(&self) -> anyhow::Result<(tokio::runtime::Runtime, Admin)> {
+        let rt = runtime()?;
+        let admin = {
+            let _entered = rt.enter();
+            self.admin()?
+        };
+        Ok((rt, admin))
+    }
+
     fn admin(&self) -> anyhow::Result<Admin> {
         Ok(RunServiceClient::with_interceptor(
             channel(&self.coordinator)?,
@@ -95,8 +106,8 @@ pub struct CreateArgs<T: Args> {
 
 pub fn create(remote: &Remote, run: RunArgs) -> anyhow::Result<()> {
     let spec = run.spec()?;
-    let mut admin = remote.admin()?;
-    let answer = runtime()?.block_on(admin.create_run(pb::CreateRunRequest {
+    let (rt, mut admin) = remote.connect()?;
+    let answer = rt.block_on(admin.create_run(pb::CreateRunRequest {
         spec: Some(spec),
         reuse_identical: false,
     }))?;
@@ -130,8 +141,8 @@ pub struct StatusArgs {
 
 impl StatusArgs {
     pub fn run(self) -> anyhow::Result<()> {
-        let mut admin = self.remote.admin()?;
-        runtime()?.block_on(async {
+        let (rt, mut admin) = self.remote.connect()?;
+        rt.block_on(async {
             match self.run {
                 Some(id) => {
                     let run = get(&mut admin, id, false).await?.0;
@@ -179,8 +190,8 @@ pub struct WatchArgs {
 
 impl WatchArgs {
     pub fn run(self) -> anyhow::Result<()> {
-        let mut admin = self.remote.admin()?;
-        let last = runtime()?.block_on(display::watch(&mut admin, self.run))?;
+        let (rt, mut admin) = self.remote.connect()?;
+        let last = rt.block_on(display::watch(&mut admin, self.run))?;
         print!("{}", display::summary_text(&last));
         Ok(())
     }
@@ -202,8 +213,8 @@ pub struct ReportArgs {
 
 impl ReportArgs {
     pub fn run(self) -> anyhow::Result<()> {
-        let mut admin = self.remote.admin()?;
-        let (run, rows) = runtime()?.block_on(get(&mut admin, self.run, true))?;
+        let (rt, mut admin) = self.remote.connect()?;
+        let (run, rows) = rt.block_on(get(&mut admin, self.run, true))?;
         if self.csv {
             print!("{}", display::history(&run, &rows, true));
         } else if self.json {
@@ -228,8 +239,8 @@ pub struct StopArgs {
 
 impl StopArgs {
     pub fn run(self) -> anyhow::Result<()> {
-        let mut admin = self.remote.admin()?;
-        let run = runtime()?
+        let (rt, mut admin) = self.remote.connect()?;
+        let run = rt
             .block_on(admin.stop_run(pb::StopRunRequest { run_id: self.run }))?
             .into_inner()
             .run
