@@ -4,6 +4,21 @@
 //!
 //! * [`stats`]: pure match statistics (Elo, SPRT, variant comparison).
 //! * [`spsa`]: the pure SPSA tuner state and its step functions.
+//! * [`runs`]: runs as domain types and, per kind, how leases are formed and
+//!   results applied.
+//! * [`store`]: the SQLite store (the only state; blocking, on tokio's
+//!   blocking pool).
+//! * [`scheduler`]: leases, fair share, exactly-once result counting.
+//! * [`convert`]: the one place where wire and domain types meet.
+//! * [`server`]: the thin tonic services and `run(listener, db, shutdown)`.
+//! * [`local`]: embedded local mode (server and workers in one process).
 
+pub mod convert;
+pub mod local;
+pub mod runs;
+pub mod scheduler;
+pub mod server;
+pub mod shutdown;
 pub mod spsa;
 pub mod stats;
+pub mod store;

@@ -2,12 +2,19 @@
 //! work lives in the library.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
+use tracing_subscriber::EnvFilter;
+use xq_worker::BatchPlayer;
 
 mod cli;
 
 fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -17,6 +24,11 @@ fn main() -> ExitCode {
     }
 }
 
+/// The game runner for local mode, for `threads` parallel games.
+fn player(threads: u32) -> anyhow::Result<Arc<dyn BatchPlayer>> {
+    Ok(Arc::new(xq_worker::EnginePlayer::new(threads as usize)?))
+}
+
 fn run() -> anyhow::Result<()> {
-    cli::Cli::parse().run()
+    cli::Cli::parse().run(&player)
 }

@@ -23,3 +23,5 @@ pub fn binary(name: &str) -> PathBuf {
     }
     path
 }
+
+pub mod cluster;

@@ -1,11 +1,16 @@
-//! `xq-worker`: local matches and the cluster worker.
+//! `xq-worker`: local matches (`play`) and the cluster worker (`work`).
 
 use std::process::ExitCode;
 
 use clap::Parser;
+use tracing_subscriber::EnvFilter;
 use xq_worker::cli::Cli;
 
 fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
     match Cli::parse().run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -1,10 +1,19 @@
 //! Command-line interface: one module per subcommand group, each with its
 //! clap arguments and a `run` that validates them and calls the library.
+//! Progress bars live here, never in the library.
 
 use clap::{Parser, Subcommand};
+use xq_coordinator::local::PlayerFactory;
 
+mod cluster;
+mod display;
+mod match_args;
+mod params;
 mod stats;
 mod stats_compare;
+
+use cluster::CreateArgs;
+use match_args::{GamesRunArgs, SprtRunArgs, SpsaRunArgs};
 
 /// Xiangqi self-play and tuning coordinator.
 #[derive(Debug, Parser)]
@@ -18,12 +27,41 @@ pub struct Cli {
 enum Command {
     /// Statistics calculator: Elo, SPRT and variant comparison.
     Stats(stats::StatsArgs),
+    /// Run the coordinator (gRPC over a SQLite database).
+    Serve(cluster::ServeArgs),
+    /// Create an SPRT run on a running coordinator; prints its id.
+    Sprt(CreateArgs<SprtRunArgs>),
+    /// Create an SPSA run on a running coordinator; prints its id.
+    Spsa(CreateArgs<SpsaRunArgs>),
+    /// Create a fixed-games run on a running coordinator; prints its id.
+    Games(CreateArgs<GamesRunArgs>),
+    /// List runs, or show one.
+    Status(cluster::StatusArgs),
+    /// Follow a run with a progress bar until it ends.
+    Watch(cluster::WatchArgs),
+    /// A run's final summary (SPSA: with its θ history; --csv for plotting).
+    Report(cluster::ReportArgs),
+    /// Stop a run.
+    Stop(cluster::StopArgs),
+    /// Run a coordinator and workers in this process (resumes an identical
+    /// unfinished run in the same database).
+    Local(cluster::LocalArgs),
 }
 
 impl Cli {
-    pub fn run(self) -> anyhow::Result<()> {
+    /// Runs the command; `player` makes the game runner for local mode.
+    pub fn run(self, player: &PlayerFactory) -> anyhow::Result<()> {
         match self.command {
             Command::Stats(args) => args.run(),
+            Command::Serve(args) => args.run(),
+            Command::Sprt(args) => args.run(),
+            Command::Spsa(args) => args.run(),
+            Command::Games(args) => args.run(),
+            Command::Status(args) => args.run(),
+            Command::Watch(args) => args.run(),
+            Command::Report(args) => args.run(),
+            Command::Stop(args) => args.run(),
+            Command::Local(args) => args.run(player),
         }
     }
 }

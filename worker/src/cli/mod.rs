@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 
 mod play;
+mod work;
 
 /// Xiangqi worker: plays games for matches and for the cluster.
 #[derive(Debug, Parser)]
@@ -15,7 +16,9 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Plays a local match between two parameter sets and prints the result.
-    Play(play::PlayArgs),
+    Play(Box<play::PlayArgs>),
+    /// Registers with a coordinator and plays leased games until Ctrl-C.
+    Work(work::WorkArgs),
 }
 
 impl Cli {
@@ -23,6 +26,7 @@ impl Cli {
     pub fn run(self) -> anyhow::Result<()> {
         match self.command {
             Command::Play(args) => args.run(),
+            Command::Work(args) => args.run(),
         }
     }
 }

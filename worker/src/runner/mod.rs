@@ -12,6 +12,7 @@
 //! has Red in even games and Black in odd ones, so games `2p` and `2p + 1` form
 //! pair `p`.
 
+mod batch;
 mod game;
 mod player;
 
@@ -25,6 +26,7 @@ use xq_engine::params::Params;
 use xq_engine::rules::RuleSet;
 use xq_engine::search::{Limits, Searcher};
 
+pub use batch::{EnginePlayer, match_spec};
 pub use game::{GameRecord, GameSetup, play_game, search_rules};
 pub use player::{Limit, LimitError, PlayerConfig};
 

@@ -1,0 +1,342 @@
+//! Cluster commands: `serve`, run creation (`sprt`, `spsa`, `games`),
+//! `status`, `watch`, `report`, `stop` and embedded `local` mode.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use xq_coordinator::local::{LocalCluster, PlayerFactory};
+use xq_coordinator::scheduler::SchedulerConfig;
+use xq_coordinator::server::{self, ServerConfig};
+use xq_coordinator::store::Store;
+use xq_proto::pb;
+use xq_proto::pb::run_service_client::RunServiceClient;
+use xq_worker::client::{Auth, channel};
+
+use super::display::{self, Admin};
+use super::match_args::{GamesRunArgs, RunArgs, SprtRunArgs, SpsaRunArgs};
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Runtime::new().context("start the async runtime")
+}
+
+/// Where the coordinator is.
+#[derive(Debug, Clone, Args)]
+pub struct Remote {
+    /// Coordinator address.
+    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    coordinator: String,
+    /// Access token, sent as `authorization: Bearer <TOKEN>`.
+    #[arg(long)]
+    token: Option<String>,
+}
+
+impl Remote {
+    /// A runtime and an admin client on it (the lazy channel must be made
+    /// inside a runtime).
+    fn connect(&self) -> anyhow::Result<(tokio::runtime::Runtime, Admin)> {
+        let rt = runtime()?;
+        let admin = {
+            let _entered = rt.enter();
+            self.admin()?
+        };
+        Ok((rt, admin))
+    }
+
+    fn admin(&self) -> anyhow::Result<Admin> {
+        Ok(RunServiceClient::with_interceptor(
+            channel(&self.coordinator)?,
+            Auth::new(self.token.as_deref())?,
+        ))
+    }
+}
+
+/// `serve`: run the coordinator.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// SQLite database (created if missing); the coordinator's only state.
+    #[arg(long, default_value = "xq.db")]
+    db: PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:50051")]
+    listen: SocketAddr,
+    /// Require `authorization: Bearer <TOKEN>` on every call.
+    #[arg(long)]
+    token: Option<String>,
+    /// Lease time-to-live in seconds (extended by every heartbeat).
+    #[arg(long, default_value_t = 60)]
+    lease_secs: u64,
+}
+
+impl ServeArgs {
+    pub fn run(self) -> anyhow::Result<()> {
+        let store = Store::open(&self.db)
+            .with_context(|| format!("cannot open database {}", self.db.display()))?;
+        let config = ServerConfig {
+            scheduler: SchedulerConfig {
+                lease_ttl: Duration::from_secs(self.lease_secs.max(1)),
+                heartbeat_interval: Duration::from_secs((self.lease_secs / 6).max(1)),
+                ..SchedulerConfig::default()
+            },
+            token: self.token,
+        };
+        runtime()?.block_on(async {
+            let listener = tokio::net::TcpListener::bind(self.listen)
+                .await
+                .with_context(|| format!("cannot listen on {}", self.listen))?;
+            server::run_with(listener, store, config, async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+            Ok(())
+        })
+    }
+}
+
+/// Creating a run on a running coordinator.
+#[derive(Debug, Args)]
+pub struct CreateArgs<T: Args> {
+    #[command(flatten)]
+    remote: Remote,
+    #[command(flatten)]
+    run: T,
+}
+
+pub fn create(remote: &Remote, run: RunArgs) -> anyhow::Result<()> {
+    let spec = run.spec()?;
+    let (rt, mut admin) = remote.connect()?;
+    let answer = rt.block_on(admin.create_run(pb::CreateRunRequest {
+        spec: Some(spec),
+        reuse_identical: false,
+    }))?;
+    println!("{}", answer.into_inner().run_id);
+    Ok(())
+}
+
+impl CreateArgs<SprtRunArgs> {
+    pub fn run(self) -> anyhow::Result<()> {
+        create(&self.remote, RunArgs::Sprt(self.run))
+    }
+}
+impl CreateArgs<SpsaRunArgs> {
+    pub fn run(self) -> anyhow::Result<()> {
+        create(&self.remote, RunArgs::Spsa(self.run))
+    }
+}
+impl CreateArgs<GamesRunArgs> {
+    pub fn run(self) -> anyhow::Result<()> {
+        create(&self.remote, RunArgs::Games(self.run))
+    }
+}
+
+/// `status [RUN]`: one line per run, or one run in detail.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    remote: Remote,
+    run: Option<u64>,
+}
+
+impl StatusArgs {
+    pub fn run(self) -> anyhow::Result<()> {
+        let (rt, mut admin) = self.remote.connect()?;
+        rt.block_on(async {
+            match self.run {
+                Some(id) => {
+                    let run = get(&mut admin, id, false).await?.0;
+                    print!("{}", display::summary_text(&run));
+                }
+                None => {
+                    let runs = admin
+                        .list_runs(pb::ListRunsRequest {})
+                        .await?
+                        .into_inner()
+                        .runs;
+                    for run in &runs {
+                        println!("{}", display::status_line(run));
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+async fn get(
+    admin: &mut Admin,
+    run_id: u64,
+    history: bool,
+) -> anyhow::Result<(pb::RunStatus, Vec<pb::SpsaHistoryRow>)> {
+    let answer = admin
+        .get_run(pb::GetRunRequest {
+            run_id,
+            include_history: history,
+        })
+        .await?
+        .into_inner();
+    let run = answer.run.context("the coordinator sent no run")?;
+    Ok((run, answer.history))
+}
+
+/// `watch RUN`: a progress bar until the run ends.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    remote: Remote,
+    run: u64,
+}
+
+impl WatchArgs {
+    pub fn run(self) -> anyhow::Result<()> {
+        let (rt, mut admin) = self.remote.connect()?;
+        let last = rt.block_on(display::watch(&mut admin, self.run))?;
+        print!("{}", display::summary_text(&last));
+        Ok(())
+    }
+}
+
+/// `report RUN`: the final summary; SPSA runs add their history.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    remote: Remote,
+    run: u64,
+    /// Print the SPSA history as CSV only (for plotting).
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+impl ReportArgs {
+    pub fn run(self) -> anyhow::Result<()> {
+        let (rt, mut admin) = self.remote.connect()?;
+        let (run, rows) = rt.block_on(get(&mut admin, self.run, true))?;
+        if self.csv {
+            print!("{}", display::history(&run, &rows, true));
+        } else if self.json {
+            println!("{}", display::summary_json(&run));
+        } else {
+            print!("{}", display::summary_text(&run));
+            if !rows.is_empty() {
+                print!("\n{}", display::history(&run, &rows, false));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `stop RUN`.
+#[derive(Debug, Args)]
+pub struct StopArgs {
+    #[command(flatten)]
+    remote: Remote,
+    run: u64,
+}
+
+impl StopArgs {
+    pub fn run(self) -> anyhow::Result<()> {
+        let (rt, mut admin) = self.remote.connect()?;
+        let run = rt
+            .block_on(admin.stop_run(pb::StopRunRequest { run_id: self.run }))?
+            .into_inner()
+            .run
+            .context("the coordinator sent no run")?;
+        print!("{}", display::summary_text(&run));
+        Ok(())
+    }
+}
+
+/// `local sprt|spsa|games`: coordinator and workers in this process.
+#[derive(Debug, Args)]
+pub struct LocalArgs {
+    #[command(subcommand)]
+    run: LocalRun,
+}
+
+#[derive(Debug, Subcommand)]
+enum LocalRun {
+    Sprt(LocalCommon<SprtRunArgs>),
+    Spsa(LocalCommon<SpsaRunArgs>),
+    Games(LocalCommon<GamesRunArgs>),
+}
+
+#[derive(Debug, Args)]
+struct LocalCommon<T: Args> {
+    /// SQLite database; an unfinished identical run in it is resumed.
+    #[arg(long, default_value = "xq.db")]
+    db: PathBuf,
+    /// Games each worker plays in parallel.
+    #[arg(long, default_value_t = 1)]
+    threads: u32,
+    /// In-process workers.
+    #[arg(long, default_value_t = 1)]
+    workers: u32,
+    /// Print the result as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    run: T,
+}
+
+impl LocalArgs {
+    pub fn run(self, player: &PlayerFactory) -> anyhow::Result<()> {
+        let (db, threads, workers, json, run) = match self.run {
+            LocalRun::Sprt(c) => (c.db, c.threads, c.workers, c.json, RunArgs::Sprt(c.run)),
+            LocalRun::Spsa(c) => (c.db, c.threads, c.workers, c.json, RunArgs::Spsa(c.run)),
+            LocalRun::Games(c) => (c.db, c.threads, c.workers, c.json, RunArgs::Games(c.run)),
+        };
+        let spec = run.spec()?;
+        let player = player(threads.max(1))?;
+        runtime()?.block_on(async {
+            let cluster = LocalCluster::start(
+                &db,
+                ServerConfig::default(),
+                player,
+                workers.max(1),
+                threads,
+            )
+            .await
+            .with_context(|| format!("cannot start local mode on {}", db.display()))?;
+            let remote = Remote {
+                coordinator: cluster.url(),
+                token: None,
+            };
+            let mut admin = remote.admin()?;
+            let created = admin
+                .create_run(pb::CreateRunRequest {
+                    spec: Some(spec),
+                    reuse_identical: true,
+                })
+                .await?
+                .into_inner();
+            if created.reused {
+                tracing::info!(
+                    run_id = created.run_id,
+                    "resuming an identical unfinished run"
+                );
+            }
+            let watched = tokio::select! {
+                last = display::watch(&mut admin, created.run_id) => Some(last?),
+                _ = tokio::signal::ctrl_c() => None,
+            };
+            let last = match watched {
+                Some(last) => last,
+                None => {
+                    eprintln!("interrupted: the run resumes when the same command runs again");
+                    get(&mut admin, created.run_id, false).await?.0
+                }
+            };
+            cluster.stop().await?;
+            if json {
+                println!("{}", display::summary_json(&last));
+            } else {
+                print!("{}", display::summary_text(&last));
+            }
+            Ok(())
+        })
+    }
+}

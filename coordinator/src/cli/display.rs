@@ -1,0 +1,247 @@
+//! How runs are shown: one-line status, the indicatif watcher, the final
+//! report (text, JSON, SPSA history table or CSV).
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{Value, json};
+use tokio_stream::StreamExt;
+use tonic::transport::Channel;
+use xq_proto::pb;
+use xq_proto::pb::run_service_client::RunServiceClient;
+use xq_worker::client::Auth;
+
+/// The admin client type.
+pub type Admin = RunServiceClient<tonic::service::interceptor::InterceptedService<Channel, Auth>>;
+
+fn kind(s: &pb::RunStatus) -> &'static str {
+    match s.spec.as_ref().and_then(|sp| sp.kind.as_ref()) {
+        Some(pb::run_spec::Kind::Sprt(_)) => "sprt",
+        Some(pb::run_spec::Kind::Spsa(_)) => "spsa",
+        Some(pb::run_spec::Kind::Games(_)) => "games",
+        None => "?",
+    }
+}
+
+fn state(s: &pb::RunStatus) -> &'static str {
+    match s.state() {
+        pb::RunState::Active => "active",
+        pb::RunState::Finished => "finished",
+        pb::RunState::Stopped => "stopped",
+        pb::RunState::Unspecified => "?",
+    }
+}
+
+fn sprt_state(s: &pb::SprtStatus) -> &'static str {
+    match s.state() {
+        pb::SprtState::Continue => "continue",
+        pb::SprtState::AcceptedH0 => "accepted_h0",
+        pb::SprtState::AcceptedH1 => "accepted_h1",
+        pb::SprtState::Unspecified => "?",
+    }
+}
+
+/// `W/D/L 10/20/5  LLR 1.23 [-2.94, 2.94]  Elo 12.3 ± 5.0` or `θ x=1.2 …`.
+pub fn progress_line(s: &pb::RunStatus) -> String {
+    let t = s.totals.clone().unwrap_or_default();
+    let mut line = format!("W/D/L {}/{}/{}", t.wins, t.draws, t.losses);
+    if let Some(sprt) = &s.sprt {
+        line += &format!(
+            "  LLR {:.2} [{:.2}, {:.2}] {}",
+            sprt.llr,
+            sprt.lower_bound,
+            sprt.upper_bound,
+            sprt_state(sprt)
+        );
+    }
+    if let Some(spsa) = &s.spsa {
+        line += "  θ";
+        for p in &spsa.theta {
+            line += &format!(" {}={:.2}", p.name, p.value);
+        }
+    } else if let Some(e) = &s.elo {
+        line += &format!("  Elo {:.1} ± {:.1}", e.elo, e.elo95);
+    }
+    line
+}
+
+/// One line per run for `status`.
+pub fn status_line(s: &pb::RunStatus) -> String {
+    let t = s.totals.clone().unwrap_or_default();
+    let target = match s.target_pairs {
+        0 => "∞".to_owned(),
+        p => (2 * p).to_string(),
+    };
+    format!(
+        "{:>4}  {:<5} {:<8} {:<16} games {}/{} (in flight {})  {}",
+        s.run_id,
+        kind(s),
+        state(s),
+        s.spec.as_ref().map_or("", |sp| sp.name.as_str()),
+        2 * t.pairs,
+        target,
+        2 * s.pairs_in_flight,
+        progress_line(s)
+    )
+}
+
+/// Follows a run with a progress bar (on stderr) until it ends or the
+/// stream closes; returns the last status.
+pub async fn watch(admin: &mut Admin, run_id: u64) -> anyhow::Result<pb::RunStatus> {
+    let mut stream = admin
+        .watch_run(pb::WatchRunRequest { run_id })
+        .await?
+        .into_inner();
+    let bar = ProgressBar::new(0);
+    let mut last = None;
+    while let Some(status) = stream.next().await {
+        let status = status?;
+        let games = 2 * status.totals.as_ref().map_or(0, |t| t.pairs);
+        if status.target_pairs > 0 {
+            bar.set_length(2 * status.target_pairs);
+            bar.set_style(
+                ProgressStyle::with_template("{bar:30} {pos}/{len} games  {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+        } else {
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {pos} games  {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+        }
+        bar.set_position(games);
+        bar.set_message(progress_line(&status));
+        last = Some(status);
+    }
+    bar.finish();
+    last.ok_or_else(|| anyhow::anyhow!("the coordinator sent no status for run {run_id}"))
+}
+
+/// The result as one JSON object (see the README's CLI reference).
+pub fn summary_json(s: &pb::RunStatus) -> Value {
+    let t = s.totals.clone().unwrap_or_default();
+    let mut v = json!({
+        "run_id": s.run_id,
+        "kind": kind(s),
+        "run_state": state(s),
+        "games": 2 * t.pairs,
+        "wdl": [t.wins, t.draws, t.losses],
+        "pentanomial": t.pentanomial,
+        "reasons": t.reasons.iter().collect::<std::collections::BTreeMap<_, _>>(),
+        "elo": s.elo.as_ref().map(|e| e.elo),
+        "elo95": s.elo.as_ref().map(|e| e.elo95),
+        "los": s.elo.as_ref().map(|e| e.los),
+    });
+    if let Some(sprt) = &s.sprt {
+        v["state"] = json!(sprt_state(sprt));
+        v["llr"] = json!(sprt.llr);
+        v["lower_bound"] = json!(sprt.lower_bound);
+        v["upper_bound"] = json!(sprt.upper_bound);
+    } else {
+        v["state"] = json!(state(s));
+    }
+    if let Some(spsa) = &s.spsa {
+        v["iterations"] = json!(spsa.iter);
+        v["theta"] = spsa
+            .theta
+            .iter()
+            .map(|p| (p.name.clone(), json!(p.value)))
+            .collect::<serde_json::Map<_, _>>()
+            .into();
+    }
+    v
+}
+
+/// A human summary of a run.
+pub fn summary_text(s: &pb::RunStatus) -> String {
+    let t = s.totals.clone().unwrap_or_default();
+    let mut out = format!(
+        "run {} ({}, {}): {} games\n  W/D/L        {}/{}/{}\n  pentanomial  {:?}\n",
+        s.run_id,
+        kind(s),
+        state(s),
+        2 * t.pairs,
+        t.wins,
+        t.draws,
+        t.losses,
+        t.pentanomial
+    );
+    if let Some(e) = &s.elo {
+        out += &format!(
+            "  Elo          {:.2} ± {:.2} (LOS {:.1} %)\n",
+            e.elo,
+            e.elo95,
+            100.0 * e.los
+        );
+    }
+    if let Some(sprt) = &s.sprt {
+        out += &format!(
+            "  SPRT         {}  LLR {:.3} [{:.3}, {:.3}]\n",
+            sprt_state(sprt),
+            sprt.llr,
+            sprt.lower_bound,
+            sprt.upper_bound
+        );
+    }
+    if let Some(spsa) = &s.spsa {
+        out += &format!(
+            "  SPSA         {}/{} iterations\n",
+            spsa.iter, spsa.iterations
+        );
+        for p in &spsa.theta {
+            out += &format!("    {:<24} {:.3}\n", p.name, p.value);
+        }
+    }
+    if !t.reasons.is_empty() {
+        let mut reasons: Vec<_> = t.reasons.iter().collect();
+        reasons.sort();
+        out += "  end reasons ";
+        for (r, n) in reasons {
+            out += &format!(" {r}={n}");
+        }
+        out += "\n";
+    }
+    out
+}
+
+/// The SPSA history as a table or CSV (`lease_id,iter,wins,draws,losses,<params>`).
+pub fn history(s: &pb::RunStatus, rows: &[pb::SpsaHistoryRow], csv: bool) -> String {
+    let names: Vec<&str> = s
+        .spsa
+        .as_ref()
+        .map(|sp| sp.theta.iter().map(|p| p.name.as_str()).collect())
+        .unwrap_or_default();
+    let mut out = String::new();
+    if csv {
+        out += &format!("lease_id,iter,wins,draws,losses,{}\n", names.join(","));
+        for r in rows {
+            let theta: Vec<String> = r.theta.iter().map(|v| v.to_string()).collect();
+            out += &format!(
+                "{},{},{},{},{},{}\n",
+                r.lease_id,
+                r.iter,
+                r.wins,
+                r.draws,
+                r.losses,
+                theta.join(",")
+            );
+        }
+    } else {
+        out += &format!("{:>8} {:>8} {:>9}", "iter", "lease", "W/D/L");
+        for n in &names {
+            out += &format!(" {n:>14}");
+        }
+        out += "\n";
+        for r in rows {
+            out += &format!(
+                "{:>8} {:>8} {:>9}",
+                r.iter,
+                r.lease_id,
+                format!("{}/{}/{}", r.wins, r.draws, r.losses)
+            );
+            for v in &r.theta {
+                out += &format!(" {v:>14.3}");
+            }
+            out += "\n";
+        }
+    }
+    out
+}

@@ -1,0 +1,263 @@
+//! Flags shared by every run-creating command, turned into a `pb::RunSpec`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use xq_proto::pb;
+
+use super::params;
+
+/// How games are played.
+#[derive(Debug, Clone, Args)]
+pub struct MatchArgs {
+    /// Nodes per move.
+    #[arg(long, group = "limit")]
+    nodes: Option<u64>,
+    /// Depth per move, plies.
+    #[arg(long, group = "limit")]
+    depth: Option<u32>,
+    /// Milliseconds per move.
+    #[arg(long, group = "limit")]
+    movetime: Option<u64>,
+    /// Time control `[MOVES/]SECONDS[+INCREMENT]`, e.g. 40/60+0.5 or 10+0.1.
+    #[arg(long, group = "limit")]
+    tc: Option<String>,
+    /// Transposition table per engine, MiB.
+    #[arg(long, default_value_t = 16)]
+    hash: u32,
+    /// Rule set preset, e.g. standard or standard+conversion.
+    #[arg(long, default_value = "standard")]
+    rules: String,
+    /// `builtin`, or a file of FEN/EPD lines.
+    #[arg(long, default_value = "builtin")]
+    openings: String,
+    /// Random plies after the book move (builtin openings).
+    #[arg(long, default_value_t = 4)]
+    random_plies: u32,
+    /// Opening seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Game pairs per lease (0 = 8 for sprt/games, 4 for spsa).
+    #[arg(long, default_value_t = 0)]
+    batch_pairs: u32,
+    /// Higher runs get workers first.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    priority: i32,
+    /// Run label (defaults to the kind).
+    #[arg(long)]
+    name: Option<String>,
+    /// Adjudicate a draw after this many plies (0 = off).
+    #[arg(long, default_value_t = 0)]
+    max_plies: u32,
+}
+
+/// Parses `[MOVES/]SECONDS[+INCREMENT]`.
+pub fn parse_tc(tc: &str) -> anyhow::Result<pb::Clock> {
+    let err = || {
+        format!("invalid time control {tc:?}: expected [MOVES/]SECONDS[+INCREMENT], e.g. 40/60+0.5")
+    };
+    let (moves, rest) = match tc.split_once('/') {
+        Some((m, r)) => (m.trim().parse::<u32>().with_context(err)?, r),
+        None => (0, tc),
+    };
+    let (base, inc) = match rest.split_once('+') {
+        Some((b, i)) => (b, Some(i)),
+        None => (rest, None),
+    };
+    let secs = |s: &str| -> anyhow::Result<u64> {
+        let v: f64 = s.trim().parse().with_context(err)?;
+        if !(v.is_finite() && v >= 0.0) {
+            bail!(err());
+        }
+        Ok((v * 1000.0).round() as u64)
+    };
+    let base_ms = secs(base)?;
+    if base_ms == 0 {
+        bail!(err());
+    }
+    Ok(pb::Clock {
+        base_ms,
+        inc_ms: inc.map(secs).transpose()?.unwrap_or(0),
+        moves_to_go: moves,
+    })
+}
+
+impl MatchArgs {
+    fn limit(&self) -> anyhow::Result<pb::limit::Kind> {
+        use pb::limit::Kind;
+        Ok(match (self.nodes, self.depth, self.movetime, &self.tc) {
+            (Some(n), ..) => Kind::Nodes(n),
+            (_, Some(d), ..) => Kind::Depth(d),
+            (_, _, Some(ms), _) => Kind::MovetimeMs(ms),
+            (_, _, _, Some(tc)) => Kind::Clock(parse_tc(tc)?),
+            _ => bail!("give a search limit: --nodes, --depth, --movetime or --tc"),
+        })
+    }
+
+    /// The spec with this kind.
+    pub fn spec(
+        &self,
+        kind: pb::run_spec::Kind,
+        default_name: &str,
+    ) -> anyhow::Result<pb::RunSpec> {
+        let openings = if self.openings == "builtin" {
+            pb::match_settings::Openings::Builtin(pb::BuiltinOpenings {
+                random_plies: self.random_plies,
+            })
+        } else {
+            let text = std::fs::read_to_string(&self.openings)
+                .with_context(|| format!("cannot read opening file {:?}", self.openings))?;
+            let lines: Vec<String> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_owned)
+                .collect();
+            if lines.is_empty() {
+                bail!("opening file {:?} has no positions", self.openings);
+            }
+            pb::match_settings::Openings::Lines(pb::OpeningLines { lines })
+        };
+        Ok(pb::RunSpec {
+            name: self.name.clone().unwrap_or_else(|| default_name.to_owned()),
+            priority: self.priority,
+            batch_pairs: self.batch_pairs,
+            settings: Some(pb::MatchSettings {
+                limit: Some(pb::Limit {
+                    kind: Some(self.limit()?),
+                }),
+                hash_mb: self.hash,
+                rules: self.rules.clone(),
+                openings: Some(openings),
+                seed: self.seed,
+                adjudication: Some(pb::Adjudication {
+                    max_plies: self.max_plies,
+                    ..Default::default()
+                }),
+            }),
+            kind: Some(kind),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ModelArg {
+    Logistic,
+    Normalized,
+}
+
+/// An SPRT of `--dev` against `--base`.
+#[derive(Debug, Clone, Args)]
+pub struct SprtRunArgs {
+    /// Parameter overrides of the engine under test (TOML `name = value`).
+    #[arg(long)]
+    dev: Option<PathBuf>,
+    /// Parameter overrides of the baseline.
+    #[arg(long)]
+    base: Option<PathBuf>,
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    elo0: f64,
+    #[arg(long, default_value_t = 5.0, allow_hyphen_values = true)]
+    elo1: f64,
+    #[arg(long, value_enum, default_value = "normalized")]
+    model: ModelArg,
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    #[arg(long, default_value_t = 0.05)]
+    beta: f64,
+    /// Stop after this many games without a verdict (0 = no cap).
+    #[arg(long, default_value_t = 0)]
+    max_games: u64,
+    #[command(flatten)]
+    settings: MatchArgs,
+}
+
+/// A fixed number of game pairs of `--dev` against `--base`.
+#[derive(Debug, Clone, Args)]
+pub struct GamesRunArgs {
+    #[arg(long)]
+    dev: Option<PathBuf>,
+    #[arg(long)]
+    base: Option<PathBuf>,
+    /// Game pairs to play.
+    #[arg(long)]
+    pairs: u64,
+    #[command(flatten)]
+    settings: MatchArgs,
+}
+
+/// An SPSA tuning run.
+#[derive(Debug, Clone, Args)]
+pub struct SpsaRunArgs {
+    /// Tuned parameters (TOML, one table per parameter).
+    #[arg(long)]
+    params: PathBuf,
+    /// Games in the whole run.
+    #[arg(long)]
+    games: u64,
+    #[command(flatten)]
+    settings: MatchArgs,
+}
+
+/// Which run to create.
+#[derive(Debug, Clone)]
+pub enum RunArgs {
+    Sprt(SprtRunArgs),
+    Spsa(SpsaRunArgs),
+    Games(GamesRunArgs),
+}
+
+impl RunArgs {
+    pub fn spec(&self) -> anyhow::Result<pb::RunSpec> {
+        match self {
+            RunArgs::Sprt(a) => a.settings.spec(
+                pb::run_spec::Kind::Sprt(pb::SprtSpec {
+                    dev_params: params::overrides(a.dev.as_deref())?,
+                    base_params: params::overrides(a.base.as_deref())?,
+                    elo0: a.elo0,
+                    elo1: a.elo1,
+                    alpha: a.alpha,
+                    beta: a.beta,
+                    model: match a.model {
+                        ModelArg::Logistic => pb::EloModel::Logistic,
+                        ModelArg::Normalized => pb::EloModel::Normalized,
+                    }
+                    .into(),
+                    max_games: a.max_games,
+                }),
+                "sprt",
+            ),
+            RunArgs::Games(a) => a.settings.spec(
+                pb::run_spec::Kind::Games(pb::GamesSpec {
+                    dev_params: params::overrides(a.dev.as_deref())?,
+                    base_params: params::overrides(a.base.as_deref())?,
+                    pairs: a.pairs,
+                }),
+                "games",
+            ),
+            RunArgs::Spsa(a) => a.settings.spec(
+                pb::run_spec::Kind::Spsa(pb::SpsaSpec {
+                    params: params::spsa(&a.params)?,
+                    games: a.games,
+                }),
+                "spsa",
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_controls_parse() {
+        let c = parse_tc("40/60+0.5").unwrap();
+        assert_eq!((c.moves_to_go, c.base_ms, c.inc_ms), (40, 60_000, 500));
+        let c = parse_tc("10+0.1").unwrap();
+        assert_eq!((c.moves_to_go, c.base_ms, c.inc_ms), (0, 10_000, 100));
+        assert!(format!("{:#}", parse_tc("fast").unwrap_err()).contains("\"fast\""));
+        assert!(parse_tc("0").is_err());
+    }
+}

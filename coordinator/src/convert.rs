@@ -1,0 +1,490 @@
+//! Wire ↔ domain conversion for the coordinator: the one place where
+//! `xq_proto::pb` meets [`crate::runs`] and [`crate::scheduler`].
+//!
+//! Requests become domain types with `TryFrom<pb::X>` (`Error = Status`),
+//! destructuring every field so that a new proto field cannot be forgotten;
+//! a garbled request is `INVALID_ARGUMENT` naming the field, and an
+//! `*_UNSPECIFIED` enum value is rejected. The work types shared with
+//! workers convert in `xq_worker::work`.
+
+use tonic::Status;
+use xq_proto::pb;
+use xq_worker::work::{OpeningSource, invalid, required};
+
+use crate::runs::{
+    self, DEFAULT_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS, GamesSpec, KindSpec, MAX_BATCH_PAIRS,
+    MatchSettings, RunKind, RunSpec, RunState, RunStatus, SprtSpec, SpsaHistoryRow, SpsaSpec,
+};
+use crate::scheduler::{Grant, SubmitStatus};
+use crate::spsa::SpsaParamSpec;
+use crate::stats::elo::logistic_elo;
+use crate::stats::sprt::{SprtParams, SprtState};
+use crate::stats::{EloModel, Pentanomial, Results};
+use crate::store::StoreError;
+use crate::store::leases::LeaseState;
+use crate::store::workers::NewWorker;
+
+/// Store errors as gRPC statuses: unknown ids are `NOT_FOUND`, refused
+/// content `INVALID_ARGUMENT`, the rest `INTERNAL` (and logged).
+impl From<StoreError> for Status {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound(m) => Status::not_found(m),
+            StoreError::Invalid(m) => Status::invalid_argument(m),
+            other => {
+                tracing::error!(error = %other, "store failure");
+                Status::internal(other.to_string())
+            }
+        }
+    }
+}
+
+fn name(field: &str, value: &str) -> Result<(), Status> {
+    if value.is_empty() || value.len() > 128 {
+        return Err(invalid(field, format!("{value:?} must be 1 to 128 bytes")));
+    }
+    Ok(())
+}
+
+impl TryFrom<pb::RegisterRequest> for NewWorker {
+    type Error = Status;
+
+    fn try_from(r: pb::RegisterRequest) -> Result<Self, Status> {
+        let pb::RegisterRequest {
+            name: worker_name,
+            threads,
+            version,
+            bench_signature,
+        } = r;
+        name("name", &worker_name)?;
+        if threads == 0 {
+            return Err(invalid("threads", "must be at least 1"));
+        }
+        Ok(NewWorker {
+            name: worker_name,
+            threads,
+            version,
+            signature: bench_signature,
+        })
+    }
+}
+
+impl TryFrom<pb::RunSpec> for RunSpec {
+    type Error = Status;
+
+    fn try_from(s: pb::RunSpec) -> Result<Self, Status> {
+        let pb::RunSpec {
+            name: run_name,
+            priority,
+            batch_pairs,
+            settings,
+            kind,
+        } = s;
+        name("spec.name", &run_name)?;
+        let kind = match required("spec.kind", kind)? {
+            pb::run_spec::Kind::Sprt(s) => KindSpec::Sprt(s.try_into()?),
+            pb::run_spec::Kind::Spsa(s) => KindSpec::Spsa(s.try_into()?),
+            pb::run_spec::Kind::Games(g) => KindSpec::Games(g.try_into()?),
+        };
+        let batch_pairs = match (batch_pairs, &kind) {
+            (0, KindSpec::Spsa(_)) => DEFAULT_SPSA_BATCH_PAIRS,
+            (0, _) => DEFAULT_BATCH_PAIRS,
+            (b, _) if b > MAX_BATCH_PAIRS => {
+                return Err(invalid(
+                    "spec.batch_pairs",
+                    format!("{b} is above {MAX_BATCH_PAIRS}"),
+                ));
+            }
+            (b, _) => b,
+        };
+        Ok(RunSpec {
+            name: run_name,
+            priority,
+            batch_pairs,
+            settings: required("spec.settings", settings)?.try_into()?,
+            kind,
+        })
+    }
+}
+
+impl TryFrom<pb::MatchSettings> for MatchSettings {
+    type Error = Status;
+
+    fn try_from(m: pb::MatchSettings) -> Result<Self, Status> {
+        use pb::match_settings::Openings;
+        let pb::MatchSettings {
+            limit,
+            hash_mb,
+            rules,
+            openings,
+            seed,
+            adjudication,
+        } = m;
+        if hash_mb == 0 {
+            return Err(invalid("settings.hash_mb", "must be at least 1"));
+        }
+        if rules.trim().is_empty() {
+            return Err(invalid("settings.rules", "empty"));
+        }
+        let openings = match openings {
+            Some(Openings::Builtin(b)) => {
+                OpeningSource::from_wire(Some(b), None, "settings.openings")
+            }
+            Some(Openings::Lines(l)) => {
+                OpeningSource::from_wire(None, Some(l), "settings.openings")
+            }
+            None => Err(invalid("settings.openings", "missing")),
+        }?;
+        Ok(MatchSettings {
+            limit: required("settings.limit", limit)?.try_into()?,
+            hash_mb,
+            rules,
+            openings,
+            seed,
+            adjudication: adjudication.map(Into::into).unwrap_or_default(),
+        })
+    }
+}
+
+impl TryFrom<pb::SprtSpec> for SprtSpec {
+    type Error = Status;
+
+    fn try_from(s: pb::SprtSpec) -> Result<Self, Status> {
+        let pb::SprtSpec {
+            dev_params,
+            base_params,
+            elo0,
+            elo1,
+            alpha,
+            beta,
+            model,
+            max_games,
+        } = s;
+        let model = match pb::EloModel::try_from(model) {
+            Ok(pb::EloModel::Logistic) => EloModel::Logistic,
+            Ok(pb::EloModel::Normalized) => EloModel::Normalized,
+            _ => return Err(invalid("sprt.model", format!("unknown value {model}"))),
+        };
+        let sprt =
+            SprtParams::new(elo0, elo1, alpha, beta, model).map_err(|e| invalid("sprt", e))?;
+        let max_pairs = match max_games {
+            0 => None,
+            1 => return Err(invalid("sprt.max_games", "1 is less than a game pair")),
+            g => Some(g / 2),
+        };
+        Ok(SprtSpec {
+            dev_params: dev_params.into_iter().collect(),
+            base_params: base_params.into_iter().collect(),
+            sprt,
+            max_pairs,
+        })
+    }
+}
+
+impl TryFrom<pb::SpsaSpec> for SpsaSpec {
+    type Error = Status;
+
+    fn try_from(s: pb::SpsaSpec) -> Result<Self, Status> {
+        let pb::SpsaSpec { params, games } = s;
+        let params: Vec<SpsaParamSpec> = params
+            .into_iter()
+            .map(|p| {
+                let pb::SpsaParam {
+                    name,
+                    start,
+                    min,
+                    max,
+                    c_end,
+                    r_end,
+                } = p;
+                SpsaParamSpec {
+                    name,
+                    start,
+                    min,
+                    max,
+                    c_end,
+                    r_end,
+                    integer: true,
+                }
+            })
+            .collect();
+        for (i, p) in params.iter().enumerate() {
+            if p.name.is_empty() || params[..i].iter().any(|q| q.name == p.name) {
+                return Err(invalid(
+                    "spsa.params",
+                    format!("name {:?} is empty or repeated", p.name),
+                ));
+            }
+        }
+        let spec = SpsaSpec { params, games };
+        runs::spsa::initial_state(&spec).map_err(|e| invalid("spsa", e))?;
+        Ok(spec)
+    }
+}
+
+impl TryFrom<pb::GamesSpec> for GamesSpec {
+    type Error = Status;
+
+    fn try_from(g: pb::GamesSpec) -> Result<Self, Status> {
+        let pb::GamesSpec {
+            dev_params,
+            base_params,
+            pairs,
+        } = g;
+        if pairs == 0 {
+            return Err(invalid("games.pairs", "must be at least 1"));
+        }
+        Ok(GamesSpec {
+            dev_params: dev_params.into_iter().collect(),
+            base_params: base_params.into_iter().collect(),
+            pairs,
+        })
+    }
+}
+
+impl From<RunSpec> for pb::RunSpec {
+    fn from(s: RunSpec) -> Self {
+        let RunSpec {
+            name,
+            priority,
+            batch_pairs,
+            settings,
+            kind,
+        } = s;
+        let kind = match kind {
+            KindSpec::Sprt(s) => pb::run_spec::Kind::Sprt(pb::SprtSpec {
+                dev_params: s.dev_params.into_iter().collect(),
+                base_params: s.base_params.into_iter().collect(),
+                elo0: s.sprt.elo0(),
+                elo1: s.sprt.elo1(),
+                alpha: s.sprt.alpha(),
+                beta: s.sprt.beta(),
+                model: match s.sprt.model() {
+                    EloModel::Logistic => pb::EloModel::Logistic,
+                    EloModel::Normalized => pb::EloModel::Normalized,
+                }
+                .into(),
+                max_games: s.max_pairs.map_or(0, |p| 2 * p),
+            }),
+            KindSpec::Spsa(s) => pb::run_spec::Kind::Spsa(pb::SpsaSpec {
+                params: s
+                    .params
+                    .into_iter()
+                    .map(|p| pb::SpsaParam {
+                        name: p.name,
+                        start: p.start,
+                        min: p.min,
+                        max: p.max,
+                        c_end: p.c_end,
+                        r_end: p.r_end,
+                    })
+                    .collect(),
+                games: s.games,
+            }),
+            KindSpec::Games(g) => pb::run_spec::Kind::Games(pb::GamesSpec {
+                dev_params: g.dev_params.into_iter().collect(),
+                base_params: g.base_params.into_iter().collect(),
+                pairs: g.pairs,
+            }),
+        };
+        let MatchSettings {
+            limit,
+            hash_mb,
+            rules,
+            openings,
+            seed,
+            adjudication,
+        } = settings;
+        let openings = match openings {
+            OpeningSource::Builtin { random_plies } => {
+                pb::match_settings::Openings::Builtin(pb::BuiltinOpenings { random_plies })
+            }
+            OpeningSource::Lines(lines) => {
+                pb::match_settings::Openings::Lines(pb::OpeningLines { lines })
+            }
+        };
+        pb::RunSpec {
+            name,
+            priority,
+            batch_pairs,
+            settings: Some(pb::MatchSettings {
+                limit: Some(limit.into()),
+                hash_mb,
+                rules,
+                openings: Some(openings),
+                seed,
+                adjudication: Some(adjudication.into()),
+            }),
+            kind: Some(kind),
+        }
+    }
+}
+
+impl From<RunKind> for pb::RunKind {
+    fn from(k: RunKind) -> Self {
+        match k {
+            RunKind::Sprt => pb::RunKind::Sprt,
+            RunKind::Spsa => pb::RunKind::Spsa,
+            RunKind::Games => pb::RunKind::Games,
+        }
+    }
+}
+
+impl From<RunState> for pb::RunState {
+    fn from(s: RunState) -> Self {
+        match s {
+            RunState::Active => pb::RunState::Active,
+            RunState::Finished => pb::RunState::Finished,
+            RunState::Stopped => pb::RunState::Stopped,
+        }
+    }
+}
+
+impl From<SprtState> for pb::SprtState {
+    fn from(s: SprtState) -> Self {
+        match s {
+            SprtState::Continue => pb::SprtState::Continue,
+            SprtState::AcceptedH0 => pb::SprtState::AcceptedH0,
+            SprtState::AcceptedH1 => pb::SprtState::AcceptedH1,
+        }
+    }
+}
+
+/// `None` (a lease that is not the caller's) is `UNKNOWN`.
+pub fn lease_state(state: Option<LeaseState>) -> pb::LeaseState {
+    match state {
+        Some(LeaseState::Active) => pb::LeaseState::Active,
+        Some(LeaseState::Done) => pb::LeaseState::Done,
+        Some(LeaseState::Expired) => pb::LeaseState::Expired,
+        Some(LeaseState::Released) => pb::LeaseState::Released,
+        Some(LeaseState::Cancelled) => pb::LeaseState::Cancelled,
+        None => pb::LeaseState::Unknown,
+    }
+}
+
+impl From<SubmitStatus> for pb::SubmitStatus {
+    fn from(s: SubmitStatus) -> Self {
+        match s {
+            SubmitStatus::Accepted => pb::SubmitStatus::Accepted,
+            SubmitStatus::Duplicate => pb::SubmitStatus::Duplicate,
+            SubmitStatus::ExpiredIgnored => pb::SubmitStatus::ExpiredIgnored,
+            SubmitStatus::CancelledIgnored => pb::SubmitStatus::CancelledIgnored,
+        }
+    }
+}
+
+impl From<Grant> for pb::Lease {
+    fn from(g: Grant) -> Self {
+        let Grant {
+            lease_id,
+            run_id,
+            kind,
+            work,
+            deadline_ms,
+        } = g;
+        pb::Lease {
+            lease_id,
+            run_id,
+            kind: pb::RunKind::from(kind).into(),
+            work: Some(work.into()),
+            deadline_unix_ms: deadline_ms,
+        }
+    }
+}
+
+/// Adds the Elo estimate computed from the pentanomial totals.
+impl From<RunStatus> for pb::RunStatus {
+    fn from(s: RunStatus) -> Self {
+        let RunStatus {
+            id,
+            spec,
+            state,
+            totals,
+            target_pairs,
+            pairs_in_flight,
+            created_ms,
+            updated_ms,
+            sprt,
+            spsa,
+        } = s;
+        let elo = (totals.pairs > 0)
+            .then(|| logistic_elo(&Results::Pentanomial(Pentanomial(totals.pentanomial))).ok())
+            .flatten()
+            .map(|e| pb::EloEstimate {
+                elo: e.elo,
+                elo95: e.elo95,
+                los: e.los,
+            });
+        let sprt = match (&spec.kind, sprt) {
+            (_, Some(o)) => Some(pb::SprtStatus {
+                llr: o.llr,
+                lower_bound: o.lower_bound,
+                upper_bound: o.upper_bound,
+                state: pb::SprtState::from(o.state).into(),
+            }),
+            (KindSpec::Sprt(s), None) => Some(pb::SprtStatus {
+                llr: 0.0,
+                lower_bound: s.sprt.lower_bound(),
+                upper_bound: s.sprt.upper_bound(),
+                state: pb::SprtState::Continue.into(),
+            }),
+            _ => None,
+        };
+        let spsa = spsa.map(|st| pb::SpsaStatus {
+            iter: st.iter,
+            iterations: st.iterations,
+            theta: st
+                .params
+                .iter()
+                .map(|p| pb::SpsaTheta {
+                    name: p.name.clone(),
+                    value: p.theta,
+                })
+                .collect(),
+        });
+        pb::RunStatus {
+            run_id: id,
+            spec: Some(spec.into()),
+            state: pb::RunState::from(state).into(),
+            totals: Some(pb::Totals {
+                pairs: totals.pairs,
+                pentanomial: totals.pentanomial.to_vec(),
+                wins: totals.wins,
+                draws: totals.draws,
+                losses: totals.losses,
+                reasons: totals.reasons.into_iter().collect(),
+                total_plies: totals.total_plies,
+            }),
+            target_pairs: target_pairs.unwrap_or(0),
+            pairs_in_flight,
+            created_unix_ms: created_ms,
+            updated_unix_ms: updated_ms,
+            elo,
+            sprt,
+            spsa,
+        }
+    }
+}
+
+impl From<SpsaHistoryRow> for pb::SpsaHistoryRow {
+    fn from(r: SpsaHistoryRow) -> Self {
+        let SpsaHistoryRow {
+            lease_id,
+            iter,
+            wins,
+            draws,
+            losses,
+            theta,
+            unix_ms,
+        } = r;
+        pb::SpsaHistoryRow {
+            lease_id,
+            iter,
+            wins,
+            draws,
+            losses,
+            theta,
+            unix_ms,
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! Embedded local mode: a coordinator on a loopback port and in-process
+//! workers that talk to it over real gRPC, in one process.
+//!
+//! The player comes from the caller (the binary supplies the real game
+//! runner; tests supply a simulated one), so this crate needs no runner.
+//! Resuming is the caller's choice: create the run with
+//! `reuse_identical = true` and an unfinished run with an identical spec in
+//! the same database continues where it stood.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use xq_worker::BatchPlayer;
+use xq_worker::client::{self, ClientConfig, ClientError, ClientSummary};
+
+use crate::server::{self, ServerConfig, ServerError};
+use crate::store::Store;
+
+/// Makes the player for `threads` parallel games.
+pub type PlayerFactory = dyn Fn(u32) -> anyhow::Result<Arc<dyn BatchPlayer>> + Send + Sync;
+
+/// Errors starting or stopping local mode.
+#[derive(Debug, thiserror::Error)]
+pub enum LocalError {
+    #[error("cannot listen on a loopback port: {0}")]
+    Bind(std::io::Error),
+    #[error(transparent)]
+    Server(#[from] ServerError),
+    #[error("worker: {0}")]
+    Worker(#[from] ClientError),
+    #[error("a task panicked: {0}")]
+    Join(#[from] tokio::task::JoinError),
+}
+
+/// A worker client's stop signal and task.
+type WorkerTask = (
+    oneshot::Sender<()>,
+    JoinHandle<Result<ClientSummary, ClientError>>,
+);
+
+/// A running coordinator with its workers.
+#[derive(Debug)]
+pub struct LocalCluster {
+    addr: SocketAddr,
+    server: JoinHandle<Result<(), ServerError>>,
+    stop_server: oneshot::Sender<()>,
+    workers: Vec<WorkerTask>,
+}
+
+impl LocalCluster {
+    /// Starts the coordinator on `127.0.0.1:0` over the database at `db`, and
+    /// `workers` worker clients, each playing through `player`.
+    pub async fn start(
+        db: &Path,
+        config: ServerConfig,
+        player: Arc<dyn BatchPlayer>,
+        workers: u32,
+        threads: u32,
+    ) -> Result<Self, LocalError> {
+        let store = Store::open(db).map_err(ServerError::from)?;
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(LocalError::Bind)?;
+        let addr = listener.local_addr().map_err(LocalError::Bind)?;
+        let (stop_server, stopped) = oneshot::channel::<()>();
+        let token = config.token.clone();
+        let server = tokio::spawn(server::run_with(listener, store, config, async {
+            let _ = stopped.await;
+        }));
+        let workers = (0..workers)
+            .map(|i| {
+                let mut config =
+                    ClientConfig::new(format!("http://{addr}"), format!("local-{i}"), threads);
+                config.token = token.clone();
+                let (stop, stopped) = oneshot::channel::<()>();
+                let handle = tokio::spawn(client::run(config, Arc::clone(&player), async {
+                    let _ = stopped.await;
+                }));
+                (stop, handle)
+            })
+            .collect();
+        Ok(LocalCluster {
+            addr,
+            server,
+            stop_server,
+            workers,
+        })
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops the workers (handing back their leases), then the server.
+    pub async fn stop(self) -> Result<ClientSummary, LocalError> {
+        let mut total = ClientSummary::default();
+        for (stop, handle) in self.workers {
+            let _ = stop.send(());
+            let s = handle.await??;
+            total.leases_accepted += s.leases_accepted;
+            total.pairs_accepted += s.pairs_accepted;
+            total.leases_dropped += s.leases_dropped;
+        }
+        let _ = self.stop_server.send(());
+        self.server.await??;
+        Ok(total)
+    }
+}

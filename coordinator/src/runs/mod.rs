@@ -1,0 +1,205 @@
+//! Runs as domain types: what a run is ([`RunSpec`]), where it stands
+//! ([`RunStatus`]), and per kind ([`sprt`], [`spsa`], [`games`]) how a lease's
+//! players are chosen and how a counted result moves the run.
+//!
+//! Results are always from the first player's view: the engine under test
+//! (SPRT, games) or θ+ (SPSA).
+
+pub mod games;
+pub mod sprt;
+pub mod spsa;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use xq_worker::work::{Adjudication, Limit, OpeningSource, PlayerSpec};
+
+use crate::spsa::{SpsaParamSpec, SpsaState};
+use crate::stats::sprt::{SprtOutcome, SprtParams};
+
+/// Default game pairs per lease for SPRT and fixed-games runs.
+pub const DEFAULT_BATCH_PAIRS: u32 = 8;
+/// Default game pairs per SPSA lease (one flip vector).
+pub const DEFAULT_SPSA_BATCH_PAIRS: u32 = 4;
+/// Largest batch accepted.
+pub const MAX_BATCH_PAIRS: u32 = 1024;
+
+/// Parameter overrides by name, engine units.
+pub type Params = BTreeMap<String, i64>;
+
+/// Everything that defines a run; stored as JSON and compared whole to find
+/// an identical run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    pub name: String,
+    /// Higher first.
+    pub priority: i32,
+    /// Pairs per lease (resolved: never 0).
+    pub batch_pairs: u32,
+    pub settings: MatchSettings,
+    pub kind: KindSpec,
+}
+
+/// How games are played, for both players of every lease.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatchSettings {
+    pub limit: Limit,
+    pub hash_mb: u32,
+    pub rules: String,
+    pub openings: OpeningSource,
+    pub seed: u64,
+    pub adjudication: Adjudication,
+}
+
+impl MatchSettings {
+    /// A player with these settings and `params`.
+    pub fn player(&self, params: Params) -> PlayerSpec {
+        PlayerSpec {
+            params,
+            limit: self.limit,
+            hash_mb: self.hash_mb,
+        }
+    }
+}
+
+/// The experiment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KindSpec {
+    Sprt(SprtSpec),
+    Spsa(SpsaSpec),
+    Games(GamesSpec),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SprtSpec {
+    pub dev_params: Params,
+    pub base_params: Params,
+    pub sprt: SprtParams,
+    /// Stop after this many pairs if no bound is reached.
+    pub max_pairs: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpsaSpec {
+    /// Integer parameters (the wire carries whole numbers).
+    pub params: Vec<SpsaParamSpec>,
+    /// Games in the whole run (2 per iteration).
+    pub games: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GamesSpec {
+    pub dev_params: Params,
+    pub base_params: Params,
+    pub pairs: u64,
+}
+
+/// The three kinds, as stored in `runs.kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunKind {
+    Sprt,
+    Spsa,
+    Games,
+}
+
+impl RunKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunKind::Sprt => "sprt",
+            RunKind::Spsa => "spsa",
+            RunKind::Games => "games",
+        }
+    }
+}
+
+impl KindSpec {
+    pub fn kind(&self) -> RunKind {
+        match self {
+            KindSpec::Sprt(_) => RunKind::Sprt,
+            KindSpec::Spsa(_) => RunKind::Spsa,
+            KindSpec::Games(_) => RunKind::Games,
+        }
+    }
+
+    /// Pairs the run needs in all; `None` = open-ended.
+    pub fn target_pairs(&self) -> Option<u64> {
+        match self {
+            KindSpec::Sprt(s) => s.max_pairs,
+            KindSpec::Spsa(s) => Some(s.games / 2),
+            KindSpec::Games(g) => Some(g.pairs),
+        }
+    }
+}
+
+/// Where a run is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    Active,
+    Finished,
+    Stopped,
+}
+
+impl RunState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Active => "active",
+            RunState::Finished => "finished",
+            RunState::Stopped => "stopped",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "active" => Some(RunState::Active),
+            "finished" => Some(RunState::Finished),
+            "stopped" => Some(RunState::Stopped),
+            _ => None,
+        }
+    }
+}
+
+/// Counted games, first player's view.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct Totals {
+    pub pairs: u64,
+    /// `[LL, LD+DL, LW+DD+WL, DW+WD, WW]`.
+    pub pentanomial: [u64; 5],
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    pub reasons: BTreeMap<String, u64>,
+    pub total_plies: u64,
+}
+
+/// A run as stored, with the live count of pairs in flight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunStatus {
+    pub id: u64,
+    pub spec: RunSpec,
+    pub state: RunState,
+    pub totals: Totals,
+    pub target_pairs: Option<u64>,
+    /// Pairs in active leases.
+    pub pairs_in_flight: u64,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+    /// SPRT runs, once a result was counted.
+    pub sprt: Option<SprtOutcome>,
+    /// SPSA runs.
+    pub spsa: Option<SpsaState>,
+}
+
+/// One applied SPSA result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpsaHistoryRow {
+    pub lease_id: u64,
+    /// Pairs applied after this row.
+    pub iter: u64,
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    /// θ after the update, in the spec's parameter order.
+    pub theta: Vec<f64>,
+    pub unix_ms: i64,
+}

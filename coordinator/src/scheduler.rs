@@ -1,0 +1,546 @@
+//! The scheduler: the rules that turn store rows into leases and results
+//! into run progress. Every public method is one SQLite transaction.
+//!
+//! # Fair share
+//!
+//! Among active runs that have a slice to hand out, a worker gets the run
+//! with the highest priority; among equals, the one with the fewest pairs in
+//! flight (so equal runs split the workers evenly), then the one furthest
+//! from its target (`(counted + in flight) / target`; open-ended SPRT runs
+//! count as 0), then the oldest.
+//!
+//! # Slices and openings
+//!
+//! A lease covers `batch_pairs` pairs (fewer at the end of a run). Its
+//! opening offset is the run's `pairs_issued` (fresh pairs handed out so
+//! far), so every pair of a run uses a distinct opening index. When a lease
+//! expires or is released, its slice is handed out again, before any fresh
+//! one, with the same offset and size (the lease row records the slice).
+//!
+//! # Exactly once
+//!
+//! A result is counted in the same transaction that moves its lease from
+//! `active` to `done`, so it is counted at most once, and only for a lease
+//! that still held: a repeated submission finds `done` (DUPLICATE), a late
+//! one finds `expired`/`released` or a passed deadline (EXPIRED_IGNORED), one
+//! for a finished or stopped run finds `cancelled` (CANCELLED_IGNORED).
+//! None of those change anything. Heartbeats extend an active lease's
+//! deadline by the lease time-to-live.
+
+use std::time::Duration;
+
+use tokio::sync::broadcast;
+use xq_worker::work::{BatchOutcome, OpeningSlice, WorkSpec};
+
+use crate::runs::{self, KindSpec, RunKind, RunSpec, RunState, RunStatus, SpsaHistoryRow};
+use crate::store::leases::{self, LeaseState, NewLease};
+use crate::store::runs::{self as run_rows, Candidate};
+use crate::store::workers::{self, NewWorker};
+use crate::store::{Store, StoreError, now_ms};
+
+/// Timing of leases.
+#[derive(Debug, Clone, Copy)]
+pub struct SchedulerConfig {
+    /// A lease lapses this long after it was handed out or last heartbeat.
+    pub lease_ttl: Duration,
+    /// How often workers are told to send heartbeats (well below `lease_ttl`).
+    pub heartbeat_interval: Duration,
+    /// How long a worker waits before asking again when there is no work.
+    pub idle_retry: Duration,
+}
+
+impl Default for SchedulerConfig {
+    /// Leases of 60 s, heartbeats every 10 s, idle workers ask every 2 s.
+    fn default() -> Self {
+        SchedulerConfig {
+            lease_ttl: Duration::from_secs(60),
+            heartbeat_interval: Duration::from_secs(10),
+            idle_retry: Duration::from_secs(2),
+        }
+    }
+}
+
+/// What became of a submission; only `Accepted` changed anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubmitStatus {
+    Accepted,
+    Duplicate,
+    ExpiredIgnored,
+    CancelledIgnored,
+}
+
+/// A lease as handed to a worker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grant {
+    pub lease_id: u64,
+    pub run_id: u64,
+    pub kind: RunKind,
+    pub work: WorkSpec,
+    pub deadline_ms: i64,
+}
+
+/// A lease's state as a heartbeat answers it; `None` = unknown to this worker.
+pub type HeartbeatAnswer = (u64, Option<LeaseState>, i64);
+
+/// The scheduler over a store; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Scheduler {
+    store: Store,
+    config: SchedulerConfig,
+    /// Ids of runs that changed (results counted, stopped), for watchers.
+    changes: broadcast::Sender<u64>,
+}
+
+fn ms(d: Duration) -> i64 {
+    d.as_millis().min(i64::MAX as u128) as i64
+}
+
+/// The run a worker should get next (see the module docs).
+pub fn pick(candidates: &[Candidate]) -> Option<&Candidate> {
+    let progress = |c: &Candidate| match c.target_pairs {
+        Some(t) if t > 0 => (c.pairs_counted + c.pairs_in_flight) as f64 / t as f64,
+        _ => 0.0,
+    };
+    candidates.iter().filter(|c| c.has_work()).min_by(|a, b| {
+        b.priority
+            .cmp(&a.priority)
+            .then(a.pairs_in_flight.cmp(&b.pairs_in_flight))
+            .then(progress(a).total_cmp(&progress(b)))
+            .then(a.id.cmp(&b.id))
+    })
+}
+
+impl Scheduler {
+    pub fn new(store: Store, config: SchedulerConfig) -> Self {
+        let (changes, _) = broadcast::channel(256);
+        Scheduler {
+            store,
+            config,
+            changes,
+        }
+    }
+
+    pub fn config(&self) -> &SchedulerConfig {
+        &self.config
+    }
+
+    /// Notifications of changed runs (by id).
+    pub fn subscribe(&self) -> broadcast::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn changed(&self, run_id: u64) {
+        // No receivers is fine.
+        let _ = self.changes.send(run_id);
+    }
+
+    pub async fn register(&self, worker: NewWorker) -> Result<u64, StoreError> {
+        self.store
+            .call(move |conn| workers::insert(conn, &worker, now_ms()))
+            .await
+    }
+
+    /// Creates a run, or with `reuse` returns an active run with an identical
+    /// spec: `(id, reused)`.
+    pub async fn create_run(&self, spec: RunSpec, reuse: bool) -> Result<(u64, bool), StoreError> {
+        let spsa = match &spec.kind {
+            KindSpec::Spsa(s) => {
+                Some(runs::spsa::initial_state(s).map_err(|e| StoreError::Invalid(e.to_string()))?)
+            }
+            _ => None,
+        };
+        self.store
+            .call(move |conn| {
+                let tx = conn.transaction()?;
+                if reuse && let Some(id) = run_rows::find_active_identical(&tx, &spec)? {
+                    return Ok((id, true));
+                }
+                let id = run_rows::insert(&tx, &spec, spsa.as_ref(), now_ms())?;
+                tx.commit()?;
+                Ok((id, false))
+            })
+            .await
+    }
+
+    pub async fn get_run(&self, id: u64) -> Result<RunStatus, StoreError> {
+        self.store
+            .call(move |conn| run_rows::load(conn, id, now_ms()))
+            .await
+    }
+
+    pub async fn list_runs(&self) -> Result<Vec<RunStatus>, StoreError> {
+        self.store.call(|conn| run_rows::list(conn, now_ms())).await
+    }
+
+    pub async fn spsa_history(&self, id: u64) -> Result<Vec<SpsaHistoryRow>, StoreError> {
+        self.store
+            .call(move |conn| run_rows::spsa_history(conn, id))
+            .await
+    }
+
+    /// Stops an active run and cancels its leases; a run that already ended
+    /// is left as it is.
+    pub async fn stop_run(&self, id: u64) -> Result<RunStatus, StoreError> {
+        let status = self
+            .store
+            .call(move |conn| {
+                let tx = conn.transaction()?;
+                let now = now_ms();
+                let status = run_rows::load(&tx, id, now)?;
+                if status.state != RunState::Active {
+                    return Ok(status);
+                }
+                run_rows::set_state(&tx, id, RunState::Stopped, now)?;
+                let status = run_rows::load(&tx, id, now)?;
+                tx.commit()?;
+                Ok(status)
+            })
+            .await?;
+        self.changed(id);
+        Ok(status)
+    }
+
+    /// Hands the worker the next slice of the fairest run, or `None`.
+    pub async fn request_work(&self, worker_id: u64) -> Result<Option<Grant>, StoreError> {
+        let ttl = ms(self.config.lease_ttl);
+        self.store
+            .call(move |conn| {
+                let tx = conn.transaction()?;
+                let now = now_ms();
+                workers::touch(&tx, worker_id, now)?;
+                leases::expire_overdue(&tx, now)?;
+                let candidates = run_rows::candidates(&tx)?;
+                let Some(pick) = pick(&candidates) else {
+                    tx.commit()?;
+                    return Ok(None);
+                };
+                let run = run_rows::load(&tx, pick.id, now)?;
+                let (offset, pairs) = match leases::take_requeued(&tx, run.id)? {
+                    Some(slice) => slice,
+                    None => {
+                        let left = pick
+                            .target_pairs
+                            .map_or(u64::MAX, |t| t - pick.pairs_issued);
+                        let pairs = u64::from(run.spec.batch_pairs).min(left) as u32;
+                        run_rows::advance_issued(&tx, run.id, pairs)?;
+                        (pick.pairs_issued, pairs)
+                    }
+                };
+                let settings = &run.spec.settings;
+                let (players, request) = match &run.spec.kind {
+                    KindSpec::Sprt(s) => (runs::sprt::players(s, settings), None),
+                    KindSpec::Games(g) => (runs::games::players(g, settings), None),
+                    KindSpec::Spsa(_) => {
+                        let state = run.spsa.as_ref().ok_or_else(|| {
+                            StoreError::Schema(format!("spsa run {} has no state", run.id))
+                        })?;
+                        let (request, players) =
+                            runs::spsa::request(state, settings, &mut rand::rng());
+                        (players, Some(request))
+                    }
+                };
+                let work = WorkSpec {
+                    players,
+                    rules: settings.rules.clone(),
+                    openings: OpeningSlice {
+                        source: settings.openings.clone(),
+                        seed: settings.seed,
+                        offset,
+                        count: pairs.into(),
+                    },
+                    pairs,
+                    adjudication: settings.adjudication,
+                };
+                let deadline_ms = now + ttl;
+                let lease_id = leases::insert(
+                    &tx,
+                    &NewLease {
+                        run_id: run.id,
+                        worker_id,
+                        work: &work,
+                        spsa_request: request.as_ref(),
+                        deadline_ms,
+                    },
+                    now,
+                )?;
+                tx.commit()?;
+                Ok(Some(Grant {
+                    lease_id,
+                    run_id: run.id,
+                    kind: run.spec.kind.kind(),
+                    work,
+                    deadline_ms,
+                }))
+            })
+            .await
+    }
+
+    /// Records progress and extends the worker's active leases.
+    pub async fn heartbeat(
+        &self,
+        worker_id: u64,
+        progress: Vec<(u64, u32)>,
+    ) -> Result<Vec<HeartbeatAnswer>, StoreError> {
+        let ttl = ms(self.config.lease_ttl);
+        self.store
+            .call(move |conn| {
+                let tx = conn.transaction()?;
+                let now = now_ms();
+                workers::touch(&tx, worker_id, now)?;
+                leases::expire_overdue(&tx, now)?;
+                let mut answers = Vec::with_capacity(progress.len());
+                for (lease_id, pairs_done) in progress {
+                    let answer = match leases::load(&tx, lease_id)? {
+                        Some(l) if l.worker_id == worker_id && l.state == LeaseState::Active => {
+                            let deadline = now + ttl;
+                            leases::extend(&tx, lease_id, pairs_done.min(l.pairs), deadline)?;
+                            (lease_id, Some(LeaseState::Active), deadline)
+                        }
+                        Some(l) if l.worker_id == worker_id => (lease_id, Some(l.state), 0),
+                        _ => (lease_id, None, 0),
+                    };
+                    answers.push(answer);
+                }
+                tx.commit()?;
+                Ok(answers)
+            })
+            .await
+    }
+
+    /// Hands a lease back so its slice is handed out again; returns its state
+    /// afterwards (`None`: not this worker's lease).
+    pub async fn release(
+        &self,
+        worker_id: u64,
+        lease_id: u64,
+    ) -> Result<Option<LeaseState>, StoreError> {
+        self.store
+            .call(move |conn| {
+                let tx = conn.transaction()?;
+                let now = now_ms();
+                let state = match leases::load(&tx, lease_id)? {
+                    Some(l) if l.worker_id == worker_id && l.state == LeaseState::Active => {
+                        leases::set_state(&tx, lease_id, LeaseState::Released, now)?;
+                        Some(LeaseState::Released)
+                    }
+                    Some(l) if l.worker_id == worker_id => Some(l.state),
+                    _ => None,
+                };
+                tx.commit()?;
+                Ok(state)
+            })
+            .await
+    }
+
+    /// Counts a lease's result exactly once (see the module docs).
+    pub async fn submit(
+        &self,
+        worker_id: u64,
+        lease_id: u64,
+        outcome: BatchOutcome,
+    ) -> Result<SubmitStatus, StoreError> {
+        let (status, run_id) = self
+            .store
+            .call(move |conn| {
+                let tx = conn.transaction()?;
+                let now = now_ms();
+                workers::touch(&tx, worker_id, now)?;
+                let lease = leases::load(&tx, lease_id)?
+                    .filter(|l| l.worker_id == worker_id)
+                    .ok_or_else(|| {
+                        StoreError::NotFound(format!(
+                            "lease {lease_id} is not held by worker {worker_id}"
+                        ))
+                    })?;
+                let status = match lease.state {
+                    LeaseState::Done => SubmitStatus::Duplicate,
+                    LeaseState::Expired | LeaseState::Released => SubmitStatus::ExpiredIgnored,
+                    LeaseState::Cancelled => SubmitStatus::CancelledIgnored,
+                    LeaseState::Active if lease.deadline_ms < now => {
+                        leases::set_state(&tx, lease_id, LeaseState::Expired, now)?;
+                        SubmitStatus::ExpiredIgnored
+                    }
+                    LeaseState::Active => {
+                        outcome
+                            .check(lease.pairs)
+                            .map_err(|e| StoreError::Invalid(format!("invalid results: {e}")))?;
+                        leases::set_state(&tx, lease_id, LeaseState::Done, now)?;
+                        count_result(&tx, &lease, &outcome, now)?;
+                        SubmitStatus::Accepted
+                    }
+                };
+                tx.commit()?;
+                Ok((status, lease.run_id))
+            })
+            .await?;
+        if status == SubmitStatus::Accepted {
+            self.changed(run_id);
+        }
+        Ok(status)
+    }
+}
+
+/// Adds a lease's counts to its run, moves the run's SPRT or SPSA state and
+/// finishes the run at its end. Runs inside the submission's transaction.
+fn count_result(
+    conn: &rusqlite::Connection,
+    lease: &leases::Lease,
+    outcome: &BatchOutcome,
+    now: i64,
+) -> Result<(), StoreError> {
+    let run_id = lease.run_id;
+    run_rows::add_totals(conn, run_id, outcome, now)?;
+    let run = run_rows::load(conn, run_id, now)?;
+    let finished = match &run.spec.kind {
+        KindSpec::Games(g) => runs::games::finished(g, run.totals.pairs),
+        KindSpec::Sprt(s) => {
+            let test = runs::sprt::evaluate(s, run.totals.pentanomial)
+                .map_err(|e| StoreError::Invalid(format!("sprt: {e}")))?;
+            run_rows::save_sprt(conn, run_id, lease.id, run.totals.pairs, &test, now)?;
+            runs::sprt::finished(s, &test, run.totals.pairs)
+        }
+        KindSpec::Spsa(_) => {
+            let mut state = run
+                .spsa
+                .ok_or_else(|| StoreError::Schema(format!("spsa run {run_id} has no state")))?;
+            let request = lease.spsa_request.as_ref().ok_or_else(|| {
+                StoreError::Schema(format!("spsa lease {} has no request", lease.id))
+            })?;
+            runs::spsa::apply(&mut state, request, outcome)
+                .map_err(|e| StoreError::Invalid(format!("spsa: {e}")))?;
+            run_rows::save_spsa(conn, run_id, lease.id, &state, outcome, now)?;
+            state.finished()
+        }
+    };
+    if finished {
+        run_rows::set_state(conn, run_id, RunState::Finished, now)?;
+        tracing::info!(run_id, pairs = run.totals.pairs, "run finished");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::runs::{GamesSpec, MatchSettings};
+    use xq_worker::work::{Adjudication, Limit, OpeningSource};
+
+    fn games_spec(pairs: u64, batch_pairs: u32) -> RunSpec {
+        RunSpec {
+            name: "test".to_owned(),
+            priority: 0,
+            batch_pairs,
+            settings: MatchSettings {
+                limit: Limit::Nodes(1000),
+                hash_mb: 1,
+                rules: "standard".to_owned(),
+                openings: OpeningSource::Builtin { random_plies: 2 },
+                seed: 1,
+                adjudication: Adjudication::default(),
+            },
+            kind: KindSpec::Games(GamesSpec {
+                dev_params: BTreeMap::new(),
+                base_params: BTreeMap::new(),
+                pairs,
+            }),
+        }
+    }
+
+    fn draws(pairs: u32) -> BatchOutcome {
+        BatchOutcome {
+            pairs,
+            pentanomial: [0, 0, pairs.into(), 0, 0],
+            draws: 2 * u64::from(pairs),
+            ..BatchOutcome::default()
+        }
+    }
+
+    async fn setup(ttl: Duration) -> (Scheduler, u64) {
+        let config = SchedulerConfig {
+            lease_ttl: ttl,
+            ..SchedulerConfig::default()
+        };
+        let scheduler = Scheduler::new(Store::open_in_memory().unwrap(), config);
+        let worker = scheduler
+            .register(NewWorker {
+                name: "w".to_owned(),
+                threads: 1,
+                version: "0".to_owned(),
+                signature: 0,
+            })
+            .await
+            .unwrap();
+        (scheduler, worker)
+    }
+
+    #[tokio::test]
+    async fn slices_advance_and_results_count_exactly_once() {
+        let (s, w) = setup(Duration::from_secs(60)).await;
+        let (run, _) = s.create_run(games_spec(10, 4), false).await.unwrap();
+        let mut offsets = Vec::new();
+        let mut grants = Vec::new();
+        while let Some(g) = s.request_work(w).await.unwrap() {
+            offsets.push((g.work.openings.offset, g.work.pairs));
+            grants.push(g);
+        }
+        assert_eq!(offsets, [(0, 4), (4, 4), (8, 2)]);
+        for g in &grants {
+            let status = s.submit(w, g.lease_id, draws(g.work.pairs)).await.unwrap();
+            assert_eq!(status, SubmitStatus::Accepted);
+        }
+        let again = s.submit(w, grants[0].lease_id, draws(4)).await.unwrap();
+        assert_eq!(again, SubmitStatus::Duplicate);
+        let run = s.get_run(run).await.unwrap();
+        assert_eq!(run.totals.pairs, 10);
+        assert_eq!(run.totals.draws, 20);
+        assert_eq!(run.state, RunState::Finished);
+    }
+
+    #[tokio::test]
+    async fn an_expired_slice_is_handed_out_again_and_its_late_result_ignored() {
+        let (s, w) = setup(Duration::from_millis(1)).await;
+        s.create_run(games_spec(4, 4), false).await.unwrap();
+        let first = s.request_work(w).await.unwrap().unwrap();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let second = s.request_work(w).await.unwrap().unwrap();
+        assert_eq!(second.work.openings.offset, first.work.openings.offset);
+        assert_ne!(second.lease_id, first.lease_id);
+        let late = s.submit(w, first.lease_id, draws(4)).await.unwrap();
+        assert_eq!(late, SubmitStatus::ExpiredIgnored);
+    }
+
+    #[tokio::test]
+    async fn a_result_that_does_not_fit_the_lease_is_refused() {
+        let (s, w) = setup(Duration::from_secs(60)).await;
+        s.create_run(games_spec(4, 4), false).await.unwrap();
+        let g = s.request_work(w).await.unwrap().unwrap();
+        let err = s.submit(w, g.lease_id, draws(3)).await.unwrap_err();
+        assert!(matches!(err, StoreError::Invalid(_)), "{err}");
+        assert_eq!(
+            s.submit(w, g.lease_id, draws(4)).await.unwrap(),
+            SubmitStatus::Accepted
+        );
+    }
+
+    #[test]
+    fn higher_priority_then_fewest_in_flight_wins() {
+        let c = |id, priority, in_flight| Candidate {
+            id,
+            priority,
+            target_pairs: Some(100),
+            pairs_issued: 0,
+            pairs_counted: 0,
+            pairs_in_flight: in_flight,
+            has_requeued: false,
+        };
+        assert_eq!(pick(&[c(1, 0, 0), c(2, 1, 50)]).unwrap().id, 2);
+        assert_eq!(pick(&[c(1, 0, 8), c(2, 0, 0)]).unwrap().id, 2);
+        let full = Candidate {
+            pairs_issued: 100,
+            ..c(3, 5, 0)
+        };
+        assert_eq!(pick(&[full, c(4, 0, 0)]).unwrap().id, 4);
+    }
+}

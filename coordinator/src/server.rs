@@ -1,0 +1,316 @@
+//! The tonic services (thin: convert, call the scheduler, convert back) and
+//! [`run`], which serves them until a shutdown future completes.
+
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio_stream::Stream;
+use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tonic::{Request, Response, Status};
+use xq_proto::pb;
+use xq_proto::pb::run_service_server::{RunService, RunServiceServer};
+use xq_proto::pb::worker_service_server::{WorkerService, WorkerServiceServer};
+use xq_worker::work::{BatchOutcome, invalid, required};
+
+use crate::convert::lease_state;
+use crate::runs::{RunSpec, RunState};
+use crate::scheduler::{Scheduler, SchedulerConfig};
+use crate::shutdown::Shutdown;
+use crate::store::workers::NewWorker;
+use crate::store::{Store, StoreError};
+
+/// Server settings.
+#[derive(Debug, Clone, Default)]
+pub struct ServerConfig {
+    pub scheduler: SchedulerConfig,
+    /// When set, every call must carry `authorization: Bearer <token>`.
+    pub token: Option<String>,
+}
+
+/// Why the server stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("cannot open the database: {0}")]
+    Store(#[from] StoreError),
+    #[error("grpc transport: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Serves the database at `store_path` on `listener` until `shutdown`
+/// completes, with default settings.
+pub async fn run(
+    listener: TcpListener,
+    store_path: impl AsRef<Path>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServerError> {
+    let store = Store::open(store_path)?;
+    run_with(listener, store, ServerConfig::default(), shutdown).await
+}
+
+/// Serves `store` on `listener` until `shutdown` completes; in-flight calls
+/// finish and `WatchRun` streams end first.
+pub async fn run_with(
+    listener: TcpListener,
+    store: Store,
+    config: ServerConfig,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServerError> {
+    let (signal, fire) = Shutdown::new(shutdown);
+    let scheduler = Scheduler::new(store, config.scheduler);
+    let auth = auth(config.token);
+    tracing::info!(addr = ?listener.local_addr().ok(), "coordinator listening");
+    tonic::transport::Server::builder()
+        .add_service(WorkerServiceServer::with_interceptor(
+            Workers {
+                scheduler: scheduler.clone(),
+            },
+            auth.clone(),
+        ))
+        .add_service(RunServiceServer::with_interceptor(
+            Runs {
+                scheduler,
+                shutdown: signal,
+            },
+            auth,
+        ))
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), fire)
+        .await?;
+    tracing::info!("coordinator stopped");
+    Ok(())
+}
+
+/// Checks the bearer token when one is configured.
+fn auth(
+    token: Option<String>,
+) -> impl FnMut(Request<()>) -> Result<Request<()>, Status> + Clone + Send + Sync + 'static {
+    let expected = token.map(|t| format!("Bearer {t}"));
+    move |request: Request<()>| {
+        let Some(expected) = &expected else {
+            return Ok(request);
+        };
+        match request.metadata().get("authorization") {
+            Some(v) if v.as_bytes() == expected.as_bytes() => Ok(request),
+            Some(_) => Err(Status::unauthenticated("invalid token")),
+            None => Err(Status::unauthenticated("missing authorization metadata")),
+        }
+    }
+}
+
+struct Workers {
+    scheduler: Scheduler,
+}
+
+#[tonic::async_trait]
+impl WorkerService for Workers {
+    async fn register(
+        &self,
+        request: Request<pb::RegisterRequest>,
+    ) -> Result<Response<pb::RegisterResponse>, Status> {
+        let worker = NewWorker::try_from(request.into_inner())?;
+        tracing::info!(name = %worker.name, threads = worker.threads, "worker registers");
+        let worker_id = self.scheduler.register(worker).await?;
+        let interval = self.scheduler.config().heartbeat_interval;
+        Ok(Response::new(pb::RegisterResponse {
+            worker_id,
+            heartbeat_interval_ms: interval.as_millis() as u64,
+        }))
+    }
+
+    async fn request_work(
+        &self,
+        request: Request<pb::RequestWorkRequest>,
+    ) -> Result<Response<pb::RequestWorkResponse>, Status> {
+        let pb::RequestWorkRequest { worker_id } = request.into_inner();
+        let grant = self.scheduler.request_work(worker_id).await?;
+        let retry = self.scheduler.config().idle_retry;
+        Ok(Response::new(pb::RequestWorkResponse {
+            retry_after_ms: if grant.is_some() {
+                0
+            } else {
+                retry.as_millis() as u64
+            },
+            lease: grant.map(Into::into),
+        }))
+    }
+
+    async fn heartbeat(
+        &self,
+        request: Request<pb::HeartbeatRequest>,
+    ) -> Result<Response<pb::HeartbeatResponse>, Status> {
+        let pb::HeartbeatRequest { worker_id, leases } = request.into_inner();
+        let progress = leases
+            .into_iter()
+            .map(
+                |pb::LeaseProgress {
+                     lease_id,
+                     pairs_done,
+                 }| (lease_id, pairs_done),
+            )
+            .collect();
+        let answers = self.scheduler.heartbeat(worker_id, progress).await?;
+        Ok(Response::new(pb::HeartbeatResponse {
+            leases: answers
+                .into_iter()
+                .map(|(lease_id, state, deadline)| pb::LeaseHeartbeat {
+                    lease_id,
+                    state: lease_state(state).into(),
+                    deadline_unix_ms: deadline,
+                })
+                .collect(),
+        }))
+    }
+
+    async fn submit_result(
+        &self,
+        request: Request<pb::SubmitResultRequest>,
+    ) -> Result<Response<pb::SubmitResultResponse>, Status> {
+        let pb::SubmitResultRequest {
+            worker_id,
+            lease_id,
+            results,
+        } = request.into_inner();
+        let outcome = BatchOutcome::try_from(required("results", results)?)?;
+        let status = self.scheduler.submit(worker_id, lease_id, outcome).await?;
+        tracing::debug!(lease_id, ?status, "result submitted");
+        Ok(Response::new(pb::SubmitResultResponse {
+            status: pb::SubmitStatus::from(status).into(),
+        }))
+    }
+
+    async fn release_lease(
+        &self,
+        request: Request<pb::ReleaseLeaseRequest>,
+    ) -> Result<Response<pb::ReleaseLeaseResponse>, Status> {
+        let pb::ReleaseLeaseRequest {
+            worker_id,
+            lease_id,
+        } = request.into_inner();
+        let state = self.scheduler.release(worker_id, lease_id).await?;
+        Ok(Response::new(pb::ReleaseLeaseResponse {
+            state: lease_state(state).into(),
+        }))
+    }
+}
+
+struct Runs {
+    scheduler: Scheduler,
+    shutdown: Shutdown,
+}
+
+/// How often a watch stream re-reads a run even without a counted result
+/// (pairs in flight change when leases are handed out or expire).
+const WATCH_REFRESH: Duration = Duration::from_secs(1);
+
+type StatusStream = Pin<Box<dyn Stream<Item = Result<pb::RunStatus, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl RunService for Runs {
+    async fn create_run(
+        &self,
+        request: Request<pb::CreateRunRequest>,
+    ) -> Result<Response<pb::CreateRunResponse>, Status> {
+        let pb::CreateRunRequest {
+            spec,
+            reuse_identical,
+        } = request.into_inner();
+        let spec = RunSpec::try_from(required("spec", spec)?)?;
+        let (run_id, reused) = self.scheduler.create_run(spec, reuse_identical).await?;
+        tracing::info!(run_id, reused, "run created");
+        Ok(Response::new(pb::CreateRunResponse { run_id, reused }))
+    }
+
+    async fn list_runs(
+        &self,
+        _request: Request<pb::ListRunsRequest>,
+    ) -> Result<Response<pb::ListRunsResponse>, Status> {
+        let runs = self.scheduler.list_runs().await?;
+        Ok(Response::new(pb::ListRunsResponse {
+            runs: runs.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    async fn get_run(
+        &self,
+        request: Request<pb::GetRunRequest>,
+    ) -> Result<Response<pb::GetRunResponse>, Status> {
+        let pb::GetRunRequest {
+            run_id,
+            include_history,
+        } = request.into_inner();
+        let run = self.scheduler.get_run(run_id).await?;
+        let history = if include_history {
+            self.scheduler.spsa_history(run_id).await?
+        } else {
+            Vec::new()
+        };
+        Ok(Response::new(pb::GetRunResponse {
+            run: Some(run.into()),
+            history: history.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    async fn stop_run(
+        &self,
+        request: Request<pb::StopRunRequest>,
+    ) -> Result<Response<pb::StopRunResponse>, Status> {
+        let pb::StopRunRequest { run_id } = request.into_inner();
+        let run = self.scheduler.stop_run(run_id).await?;
+        tracing::info!(run_id, "run stopped");
+        Ok(Response::new(pb::StopRunResponse {
+            run: Some(run.into()),
+        }))
+    }
+
+    type WatchRunStream = StatusStream;
+
+    async fn watch_run(
+        &self,
+        request: Request<pb::WatchRunRequest>,
+    ) -> Result<Response<Self::WatchRunStream>, Status> {
+        let pb::WatchRunRequest { run_id } = request.into_inner();
+        if run_id == 0 {
+            return Err(invalid("run_id", "must be at least 1"));
+        }
+        // Fail with NOT_FOUND before the stream starts.
+        self.scheduler.get_run(run_id).await?;
+        let (tx, rx) = mpsc::channel(16);
+        let scheduler = self.scheduler.clone();
+        let mut shutdown = self.shutdown.clone();
+        tokio::spawn(async move {
+            let mut changes = scheduler.subscribe();
+            loop {
+                let status = scheduler.get_run(run_id).await.map_err(Status::from);
+                let ended = status
+                    .as_ref()
+                    .map_or(true, |s| s.state != RunState::Active);
+                if tx.send(status.map(Into::into)).await.is_err() || ended {
+                    return;
+                }
+                tokio::select! {
+                    () = wait_for_change(&mut changes, run_id) => {}
+                    () = tokio::time::sleep(WATCH_REFRESH) => {}
+                    () = shutdown.recv() => return,
+                    () = tx.closed() => return,
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+}
+
+/// Waits for a change of `run_id` (a lagging receiver counts as a change).
+async fn wait_for_change(changes: &mut tokio::sync::broadcast::Receiver<u64>, run_id: u64) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        match changes.recv().await {
+            Ok(id) if id == run_id => return,
+            Ok(_) => {}
+            Err(RecvError::Lagged(_)) => return,
+            Err(RecvError::Closed) => std::future::pending().await,
+        }
+    }
+}

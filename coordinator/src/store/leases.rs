@@ -1,0 +1,180 @@
+//! Rows of `leases`: work handed to a worker until a deadline.
+//!
+//! A lease's life: `active` → `done` (its result was counted), `expired`
+//! (the deadline passed), `released` (the worker handed it back) or
+//! `cancelled` (the run ended). An expired or released lease's slice
+//! (`opening_offset`, `pairs`) is handed out again exactly once, by a new
+//! lease; `reissued` marks that it was.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::{StoreError, count};
+use crate::spsa::SpsaRequest;
+use xq_worker::work::WorkSpec;
+
+/// Where a lease is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseState {
+    Active,
+    Done,
+    Expired,
+    Released,
+    Cancelled,
+}
+
+impl LeaseState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LeaseState::Active => "active",
+            LeaseState::Done => "done",
+            LeaseState::Expired => "expired",
+            LeaseState::Released => "released",
+            LeaseState::Cancelled => "cancelled",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Self, StoreError> {
+        Ok(match s {
+            "active" => LeaseState::Active,
+            "done" => LeaseState::Done,
+            "expired" => LeaseState::Expired,
+            "released" => LeaseState::Released,
+            "cancelled" => LeaseState::Cancelled,
+            _ => return Err(StoreError::Schema(format!("unknown lease state {s:?}"))),
+        })
+    }
+}
+
+/// A stored lease.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lease {
+    pub id: u64,
+    pub run_id: u64,
+    pub worker_id: u64,
+    pub state: LeaseState,
+    pub opening_offset: u64,
+    pub pairs: u32,
+    pub work: WorkSpec,
+    pub spsa_request: Option<SpsaRequest>,
+    /// Unix ms.
+    pub deadline_ms: i64,
+}
+
+/// A lease to insert.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewLease<'a> {
+    pub run_id: u64,
+    pub worker_id: u64,
+    pub work: &'a WorkSpec,
+    pub spsa_request: Option<&'a SpsaRequest>,
+    pub deadline_ms: i64,
+}
+
+/// Inserts an active lease; its slice is the work's opening slice.
+pub fn insert(conn: &Connection, lease: &NewLease<'_>, now: i64) -> Result<u64, StoreError> {
+    conn.execute(
+        "INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs, work, spsa_request,
+                             created_ms, deadline_ms)
+         VALUES (?1, ?2, 'active', ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            lease.run_id as i64,
+            lease.worker_id as i64,
+            lease.work.openings.offset as i64,
+            lease.work.pairs,
+            serde_json::to_string(lease.work)?,
+            lease.spsa_request.map(serde_json::to_string).transpose()?,
+            now,
+            lease.deadline_ms,
+        ],
+    )?;
+    Ok(conn.last_insert_rowid() as u64)
+}
+
+/// A lease by id.
+pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
+    let row = conn
+        .query_row(
+            "SELECT id, run_id, worker_id, state, opening_offset, pairs, work, spsa_request, deadline_ms
+             FROM leases WHERE id = ?1",
+            [id as i64],
+            |r| {
+                Ok((
+                    [r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?],
+                    r.get::<_, String>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, u32>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, Option<String>>(7)?,
+                    r.get::<_, i64>(8)?,
+                ))
+            },
+        )
+        .optional()?;
+    let Some(([id, run_id, worker_id], state, offset, pairs, work, request, deadline_ms)) = row
+    else {
+        return Ok(None);
+    };
+    Ok(Some(Lease {
+        id: id as u64,
+        run_id: run_id as u64,
+        worker_id: worker_id as u64,
+        state: LeaseState::parse(&state)?,
+        opening_offset: count(offset),
+        pairs,
+        work: serde_json::from_str(&work)?,
+        spsa_request: request.as_deref().map(serde_json::from_str).transpose()?,
+        deadline_ms,
+    }))
+}
+
+/// Marks every active lease whose deadline is before `now` as expired.
+pub fn expire_overdue(conn: &Connection, now: i64) -> Result<usize, StoreError> {
+    Ok(conn.execute(
+        "UPDATE leases SET state = 'expired', finished_ms = ?1 WHERE state = 'active' AND deadline_ms < ?1",
+        [now],
+    )?)
+}
+
+/// Claims the lowest expired or released, not yet reissued slice of a run:
+/// `(opening_offset, pairs)`.
+pub fn take_requeued(conn: &Connection, run_id: u64) -> Result<Option<(u64, u32)>, StoreError> {
+    let row = conn
+        .query_row(
+            "UPDATE leases SET reissued = 1
+             WHERE id = (SELECT id FROM leases WHERE run_id = ?1 AND reissued = 0
+                         AND state IN ('expired', 'released') ORDER BY opening_offset, id LIMIT 1)
+             RETURNING opening_offset, pairs",
+            [run_id as i64],
+            |r| Ok((count(r.get(0)?), r.get::<_, u32>(1)?)),
+        )
+        .optional()?;
+    Ok(row)
+}
+
+/// Moves a lease to `state` (from whatever it was).
+pub fn set_state(
+    conn: &Connection,
+    id: u64,
+    state: LeaseState,
+    now: i64,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE leases SET state = ?2, finished_ms = ?3 WHERE id = ?1",
+        params![id as i64, state.as_str(), now],
+    )?;
+    Ok(())
+}
+
+/// Records progress and extends the deadline of an active lease.
+pub fn extend(
+    conn: &Connection,
+    id: u64,
+    pairs_done: u32,
+    deadline_ms: i64,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE leases SET pairs_done = ?2, deadline_ms = ?3 WHERE id = ?1 AND state = 'active'",
+        params![id as i64, pairs_done, deadline_ms],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,162 @@
+//! The schema as an append-only list of migrations.
+//!
+//! Migration `i` (0-based) moves the database from `PRAGMA user_version = i`
+//! to `i + 1`. Never edit or reorder an entry that has shipped: append a new
+//! one. Per-connection settings (WAL, foreign keys, busy timeout) are not
+//! schema and live in [`super::Store::open`].
+//!
+//! Integers that are `u64` in Rust are stored as SQLite's signed 64-bit
+//! integers; every count fits (below 2⁵³), seeds and signatures keep their bit
+//! pattern.
+
+use rusqlite::Connection;
+
+use super::StoreError;
+
+/// Every migration, oldest first.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: runs, workers, leases and the per-result histories.
+    r#"
+CREATE TABLE runs (
+    id           INTEGER PRIMARY KEY,
+    -- RunSpec as JSON; never changes after creation.
+    spec         TEXT    NOT NULL,
+    kind         TEXT    NOT NULL CHECK (kind IN ('sprt', 'spsa', 'games')),
+    priority     INTEGER NOT NULL,
+    state        TEXT    NOT NULL CHECK (state IN ('active', 'finished', 'stopped')),
+    -- Pairs the run needs; NULL = open-ended (SPRT without a cap).
+    target_pairs INTEGER,
+    -- Fresh pairs handed out so far = the next fresh opening offset.
+    pairs_issued INTEGER NOT NULL DEFAULT 0,
+    -- Counted results, first player's view.
+    pairs        INTEGER NOT NULL DEFAULT 0,
+    penta_ll     INTEGER NOT NULL DEFAULT 0,
+    penta_ld     INTEGER NOT NULL DEFAULT 0,
+    penta_dd     INTEGER NOT NULL DEFAULT 0,
+    penta_dw     INTEGER NOT NULL DEFAULT 0,
+    penta_ww     INTEGER NOT NULL DEFAULT 0,
+    wins         INTEGER NOT NULL DEFAULT 0,
+    draws        INTEGER NOT NULL DEFAULT 0,
+    losses       INTEGER NOT NULL DEFAULT 0,
+    total_plies  INTEGER NOT NULL DEFAULT 0,
+    -- SPRT: LLR and state after the last counted result.
+    sprt_llr     REAL,
+    sprt_state   TEXT CHECK (sprt_state IN ('continue', 'accepted_h0', 'accepted_h1')),
+    -- SPSA: SpsaState as JSON, rewritten with every applied result.
+    spsa_state   TEXT,
+    created_ms   INTEGER NOT NULL,
+    updated_ms   INTEGER NOT NULL
+);
+
+CREATE TABLE run_reasons (
+    run_id INTEGER NOT NULL REFERENCES runs (id),
+    reason TEXT    NOT NULL,
+    games  INTEGER NOT NULL,
+    PRIMARY KEY (run_id, reason)
+);
+
+CREATE TABLE workers (
+    id            INTEGER PRIMARY KEY,
+    name          TEXT    NOT NULL,
+    threads       INTEGER NOT NULL,
+    version       TEXT    NOT NULL,
+    signature     INTEGER NOT NULL,
+    registered_ms INTEGER NOT NULL,
+    last_seen_ms  INTEGER NOT NULL
+);
+
+CREATE TABLE leases (
+    id             INTEGER PRIMARY KEY,
+    run_id         INTEGER NOT NULL REFERENCES runs (id),
+    worker_id      INTEGER NOT NULL REFERENCES workers (id),
+    state          TEXT    NOT NULL
+                   CHECK (state IN ('active', 'done', 'expired', 'released', 'cancelled')),
+    -- The opening slice [opening_offset, opening_offset + pairs).
+    opening_offset INTEGER NOT NULL,
+    pairs          INTEGER NOT NULL,
+    -- WorkSpec as JSON, exactly as handed out.
+    work           TEXT    NOT NULL,
+    -- SpsaRequest as JSON (SPSA leases only).
+    spsa_request   TEXT,
+    -- 1 once an expired or released lease's slice was handed out again.
+    reissued       INTEGER NOT NULL DEFAULT 0,
+    -- Pairs done at the last heartbeat.
+    pairs_done     INTEGER NOT NULL DEFAULT 0,
+    created_ms     INTEGER NOT NULL,
+    deadline_ms    INTEGER NOT NULL,
+    finished_ms    INTEGER
+);
+
+CREATE INDEX leases_by_run_state ON leases (run_id, state);
+CREATE INDEX leases_by_state_deadline ON leases (state, deadline_ms);
+
+-- One row per counted SPRT result.
+CREATE TABLE sprt_history (
+    lease_id INTEGER PRIMARY KEY REFERENCES leases (id),
+    run_id   INTEGER NOT NULL REFERENCES runs (id),
+    pairs    INTEGER NOT NULL,
+    llr      REAL    NOT NULL,
+    unix_ms  INTEGER NOT NULL
+);
+
+-- One row per applied SPSA result.
+CREATE TABLE spsa_history (
+    lease_id INTEGER PRIMARY KEY REFERENCES leases (id),
+    run_id   INTEGER NOT NULL REFERENCES runs (id),
+    iter     INTEGER NOT NULL,
+    wins     INTEGER NOT NULL,
+    draws    INTEGER NOT NULL,
+    losses   INTEGER NOT NULL,
+    -- θ after the update as a JSON array, in the order of the spec's params.
+    theta    TEXT    NOT NULL,
+    unix_ms  INTEGER NOT NULL
+);
+"#,
+];
+
+/// Brings the schema up to date in one transaction per migration.
+pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    let version = usize::try_from(version)
+        .map_err(|_| StoreError::Schema(format!("invalid schema version {version}")))?;
+    if version > MIGRATIONS.len() {
+        return Err(StoreError::Schema(format!(
+            "database schema version {version} is newer than this coordinator's {}",
+            MIGRATIONS.len()
+        )));
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (index + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_validate_on_an_in_memory_database() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, MIGRATIONS.len() as i64);
+        conn.execute_batch("PRAGMA foreign_key_check; PRAGMA integrity_check;")
+            .unwrap();
+        // Running again is a no-op.
+        migrate(&mut conn).unwrap();
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "user_version", MIGRATIONS.len() as i64 + 1)
+            .unwrap();
+        assert!(matches!(migrate(&mut conn), Err(StoreError::Schema(_))));
+    }
+}

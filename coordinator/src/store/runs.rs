@@ -1,0 +1,371 @@
+//! Rows of `runs`, `run_reasons` and the per-result histories.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::{StoreError, count};
+use crate::runs::{RunSpec, RunState, RunStatus, SpsaHistoryRow, Totals};
+use crate::spsa::SpsaState;
+use crate::stats::sprt::{SprtOutcome, SprtState};
+use xq_worker::work::BatchOutcome;
+
+/// Inserts an active run; `spsa` is the initial state of an SPSA run.
+pub fn insert(
+    conn: &Connection,
+    spec: &RunSpec,
+    spsa: Option<&SpsaState>,
+    now: i64,
+) -> Result<u64, StoreError> {
+    let spsa = spsa.map(serde_json::to_string).transpose()?;
+    conn.execute(
+        "INSERT INTO runs (spec, kind, priority, state, target_pairs, spsa_state, created_ms, updated_ms)
+         VALUES (?1, ?2, ?3, 'active', ?4, ?5, ?6, ?6)",
+        params![
+            serde_json::to_string(spec)?,
+            spec.kind.kind().as_str(),
+            spec.priority,
+            spec.kind.target_pairs().map(|t| t as i64),
+            spsa,
+            now,
+        ],
+    )?;
+    Ok(conn.last_insert_rowid() as u64)
+}
+
+/// The newest active run with exactly this spec (the stored JSON is
+/// canonical: struct fields in order, maps sorted).
+pub fn find_active_identical(conn: &Connection, spec: &RunSpec) -> Result<Option<u64>, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT id FROM runs WHERE state = 'active' AND spec = ?1 ORDER BY id DESC LIMIT 1",
+            [serde_json::to_string(spec)?],
+            |r| r.get::<_, i64>(0),
+        )
+        .optional()?
+        .map(|id| id as u64))
+}
+
+const COLUMNS: &str =
+    "id, spec, state, target_pairs, pairs, penta_ll, penta_ld, penta_dd, penta_dw,
+    penta_ww, wins, draws, losses, total_plies, sprt_llr, sprt_state, spsa_state, created_ms,
+    updated_ms,
+    (SELECT COALESCE(SUM(pairs), 0) FROM leases l
+     WHERE l.run_id = runs.id AND l.state = 'active' AND l.deadline_ms >= ?1)";
+
+/// One run, or `NotFound`. Pairs in flight count leases active at `now`.
+pub fn load(conn: &Connection, id: u64, now: i64) -> Result<RunStatus, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM runs WHERE id = ?2");
+    let row = conn
+        .query_row(&sql, params![now, id as i64], raw)
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(format!("no run {id}")))?;
+    let mut status = row.into_status()?;
+    status.totals.reasons = reasons(conn, id)?;
+    Ok(status)
+}
+
+/// Every run, newest first.
+pub fn list(conn: &Connection, now: i64) -> Result<Vec<RunStatus>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM runs ORDER BY id DESC");
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map([now], raw)?.collect::<Result<Vec<_>, _>>()?;
+    rows.into_iter()
+        .map(|r| {
+            let mut status = r.into_status()?;
+            status.totals.reasons = reasons(conn, status.id)?;
+            Ok(status)
+        })
+        .collect()
+}
+
+fn reasons(
+    conn: &Connection,
+    id: u64,
+) -> Result<std::collections::BTreeMap<String, u64>, StoreError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT reason, games FROM run_reasons WHERE run_id = ?1")?;
+    let rows = stmt.query_map([id as i64], |r| {
+        Ok((r.get::<_, String>(0)?, count(r.get(1)?)))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The columns as read, before JSON decoding.
+struct Raw {
+    id: i64,
+    spec: String,
+    state: String,
+    target_pairs: Option<i64>,
+    counts: [i64; 10],
+    sprt_llr: Option<f64>,
+    sprt_state: Option<String>,
+    spsa_state: Option<String>,
+    created_ms: i64,
+    updated_ms: i64,
+    in_flight: i64,
+}
+
+fn raw(r: &Row<'_>) -> rusqlite::Result<Raw> {
+    let mut counts = [0i64; 10];
+    for (i, c) in counts.iter_mut().enumerate() {
+        *c = r.get(4 + i)?;
+    }
+    Ok(Raw {
+        id: r.get(0)?,
+        spec: r.get(1)?,
+        state: r.get(2)?,
+        target_pairs: r.get(3)?,
+        counts,
+        sprt_llr: r.get(14)?,
+        sprt_state: r.get(15)?,
+        spsa_state: r.get(16)?,
+        created_ms: r.get(17)?,
+        updated_ms: r.get(18)?,
+        in_flight: r.get(19)?,
+    })
+}
+
+impl Raw {
+    fn into_status(self) -> Result<RunStatus, StoreError> {
+        let spec: RunSpec = serde_json::from_str(&self.spec)?;
+        let state = RunState::parse(&self.state)
+            .ok_or_else(|| StoreError::Schema(format!("unknown run state {:?}", self.state)))?;
+        let [pairs, ll, ld, dd, dw, ww, wins, draws, losses, plies] = self.counts.map(count);
+        let sprt = match (&spec.kind, self.sprt_llr, self.sprt_state.as_deref()) {
+            (crate::runs::KindSpec::Sprt(s), Some(llr), Some(token)) => Some(SprtOutcome {
+                llr,
+                lower_bound: s.sprt.lower_bound(),
+                upper_bound: s.sprt.upper_bound(),
+                state: parse_sprt_state(token)?,
+            }),
+            _ => None,
+        };
+        let spsa = self
+            .spsa_state
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()?;
+        Ok(RunStatus {
+            id: self.id as u64,
+            spec,
+            state,
+            totals: Totals {
+                pairs,
+                pentanomial: [ll, ld, dd, dw, ww],
+                wins,
+                draws,
+                losses,
+                reasons: Default::default(),
+                total_plies: plies,
+            },
+            target_pairs: self.target_pairs.map(count),
+            pairs_in_flight: count(self.in_flight),
+            created_ms: self.created_ms,
+            updated_ms: self.updated_ms,
+            sprt,
+            spsa,
+        })
+    }
+}
+
+fn parse_sprt_state(token: &str) -> Result<SprtState, StoreError> {
+    match token {
+        "continue" => Ok(SprtState::Continue),
+        "accepted_h0" => Ok(SprtState::AcceptedH0),
+        "accepted_h1" => Ok(SprtState::AcceptedH1),
+        _ => Err(StoreError::Schema(format!("unknown sprt state {token:?}"))),
+    }
+}
+
+/// Sets the run's state and cancels its active leases if it is no longer
+/// active. Returns the number of leases cancelled.
+pub fn set_state(
+    conn: &Connection,
+    id: u64,
+    state: RunState,
+    now: i64,
+) -> Result<usize, StoreError> {
+    conn.execute(
+        "UPDATE runs SET state = ?2, updated_ms = ?3 WHERE id = ?1",
+        params![id as i64, state.as_str(), now],
+    )?;
+    if state == RunState::Active {
+        return Ok(0);
+    }
+    Ok(conn.execute(
+        "UPDATE leases SET state = 'cancelled', finished_ms = ?2 WHERE run_id = ?1 AND state = 'active'",
+        params![id as i64, now],
+    )?)
+}
+
+/// Adds a lease's counts to the run's totals.
+pub fn add_totals(
+    conn: &Connection,
+    id: u64,
+    o: &BatchOutcome,
+    now: i64,
+) -> Result<(), StoreError> {
+    let [ll, ld, dd, dw, ww] = o.pentanomial.map(|c| c as i64);
+    conn.execute(
+        "UPDATE runs SET pairs = pairs + ?2, penta_ll = penta_ll + ?3, penta_ld = penta_ld + ?4,
+             penta_dd = penta_dd + ?5, penta_dw = penta_dw + ?6, penta_ww = penta_ww + ?7,
+             wins = wins + ?8, draws = draws + ?9, losses = losses + ?10,
+             total_plies = total_plies + ?11, updated_ms = ?12
+         WHERE id = ?1",
+        params![
+            id as i64,
+            o.pairs,
+            ll,
+            ld,
+            dd,
+            dw,
+            ww,
+            o.wins as i64,
+            o.draws as i64,
+            o.losses as i64,
+            o.total_plies as i64,
+            now
+        ],
+    )?;
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO run_reasons (run_id, reason, games) VALUES (?1, ?2, ?3)
+         ON CONFLICT (run_id, reason) DO UPDATE SET games = games + excluded.games",
+    )?;
+    for (reason, games) in &o.reasons {
+        stmt.execute(params![id as i64, reason, *games as i64])?;
+    }
+    Ok(())
+}
+
+/// Stores the SPRT state after a counted result and its history row.
+pub fn save_sprt(
+    conn: &Connection,
+    id: u64,
+    lease_id: u64,
+    pairs: u64,
+    outcome: &SprtOutcome,
+    now: i64,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE runs SET sprt_llr = ?2, sprt_state = ?3 WHERE id = ?1",
+        params![id as i64, outcome.llr, outcome.state.as_str()],
+    )?;
+    conn.execute(
+        "INSERT INTO sprt_history (lease_id, run_id, pairs, llr, unix_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![lease_id as i64, id as i64, pairs as i64, outcome.llr, now],
+    )?;
+    Ok(())
+}
+
+/// Stores θ after an applied result and its history row.
+pub fn save_spsa(
+    conn: &Connection,
+    id: u64,
+    lease_id: u64,
+    state: &SpsaState,
+    outcome: &BatchOutcome,
+    now: i64,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE runs SET spsa_state = ?2 WHERE id = ?1",
+        params![id as i64, serde_json::to_string(state)?],
+    )?;
+    conn.execute(
+        "INSERT INTO spsa_history (lease_id, run_id, iter, wins, draws, losses, theta, unix_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            lease_id as i64,
+            id as i64,
+            state.iter as i64,
+            outcome.wins as i64,
+            outcome.draws as i64,
+            outcome.losses as i64,
+            serde_json::to_string(&state.theta())?,
+            now
+        ],
+    )?;
+    Ok(())
+}
+
+/// The SPSA history of a run, oldest first.
+pub fn spsa_history(conn: &Connection, id: u64) -> Result<Vec<SpsaHistoryRow>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT lease_id, iter, wins, draws, losses, theta, unix_ms FROM spsa_history
+         WHERE run_id = ?1 ORDER BY iter, lease_id",
+    )?;
+    let rows = stmt
+        .query_map([id as i64], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                [r.get::<_, i64>(2)?, r.get(3)?, r.get(4)?],
+                r.get::<_, String>(5)?,
+                r.get::<_, i64>(6)?,
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    rows.into_iter()
+        .map(|(lease_id, iter, [w, d, l], theta, unix_ms)| {
+            Ok(SpsaHistoryRow {
+                lease_id: lease_id as u64,
+                iter: count(iter),
+                wins: count(w),
+                draws: count(d),
+                losses: count(l),
+                theta: serde_json::from_str(&theta)?,
+                unix_ms,
+            })
+        })
+        .collect()
+}
+
+/// An active run as the scheduler sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub id: u64,
+    pub priority: i32,
+    pub target_pairs: Option<u64>,
+    pub pairs_issued: u64,
+    pub pairs_counted: u64,
+    pub pairs_in_flight: u64,
+    /// Whether an expired or released slice waits to be handed out again.
+    pub has_requeued: bool,
+}
+
+impl Candidate {
+    /// Whether the run has a slice to hand out.
+    pub fn has_work(&self) -> bool {
+        self.has_requeued || self.target_pairs.is_none_or(|t| self.pairs_issued < t)
+    }
+}
+
+/// Every active run. Call [`super::leases::expire_overdue`] first.
+pub fn candidates(conn: &Connection) -> Result<Vec<Candidate>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, priority, target_pairs, pairs_issued, pairs,
+            (SELECT COALESCE(SUM(pairs), 0) FROM leases l WHERE l.run_id = runs.id AND l.state = 'active'),
+            EXISTS (SELECT 1 FROM leases l WHERE l.run_id = runs.id
+                    AND l.state IN ('expired', 'released') AND l.reissued = 0)
+         FROM runs WHERE state = 'active'",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(Candidate {
+            id: r.get::<_, i64>(0)? as u64,
+            priority: r.get(1)?,
+            target_pairs: r.get::<_, Option<i64>>(2)?.map(count),
+            pairs_issued: count(r.get(3)?),
+            pairs_counted: count(r.get(4)?),
+            pairs_in_flight: count(r.get(5)?),
+            has_requeued: r.get(6)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Advances the fresh-opening counter by `pairs`.
+pub fn advance_issued(conn: &Connection, id: u64, pairs: u32) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE runs SET pairs_issued = pairs_issued + ?2 WHERE id = ?1",
+        params![id as i64, pairs],
+    )?;
+    Ok(())
+}

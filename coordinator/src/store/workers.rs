@@ -1,0 +1,45 @@
+//! Registered workers.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::StoreError;
+
+/// A worker as it registered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewWorker {
+    pub name: String,
+    pub threads: u32,
+    pub version: String,
+    pub signature: u64,
+}
+
+/// Inserts a worker and returns its id.
+pub fn insert(conn: &Connection, worker: &NewWorker, now: i64) -> Result<u64, StoreError> {
+    conn.execute(
+        "INSERT INTO workers (name, threads, version, signature, registered_ms, last_seen_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+        params![
+            worker.name,
+            worker.threads,
+            worker.version,
+            worker.signature as i64,
+            now
+        ],
+    )?;
+    Ok(conn.last_insert_rowid() as u64)
+}
+
+/// Records that the worker called; fails with `NotFound` for an unknown id.
+pub fn touch(conn: &Connection, id: u64, now: i64) -> Result<(), StoreError> {
+    let found = conn
+        .query_row(
+            "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1 RETURNING id",
+            params![id as i64, now],
+            |r| r.get::<_, i64>(0),
+        )
+        .optional()?;
+    match found {
+        Some(_) => Ok(()),
+        None => Err(StoreError::NotFound(format!("unknown worker {id}"))),
+    }
+}

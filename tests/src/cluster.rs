@@ -1,0 +1,322 @@
+//! Helpers for the cluster tests: a deterministic [`SimulatedPlayer`], a
+//! coordinator on a loopback port that a test can stop and restart, run
+//! specs and a few admin calls.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_stream::StreamExt;
+use tonic::transport::Channel;
+use xq_coordinator::scheduler::SchedulerConfig;
+use xq_coordinator::server::{self, ServerConfig, ServerError};
+use xq_coordinator::store::Store;
+use xq_proto::pb;
+use xq_proto::pb::run_service_client::RunServiceClient;
+use xq_worker::work::{BatchOutcome, BatchPlayer, WorkSpec};
+
+type EloFn = dyn Fn(&BTreeMap<String, i64>) -> f64 + Send + Sync;
+
+/// A test-only player: games are drawn from a logistic Elo model, seeded by
+/// the opening (run seed and opening index), so a lease's outcome depends
+/// only on its work. Player `i` has strength `strength(params_i)` Elo; draws
+/// take 40 % of the probability mass the decisive edge leaves.
+pub struct SimulatedPlayer {
+    strength: Box<EloFn>,
+    /// Wall time per pair, to keep batches in flight for a while.
+    pub pair_delay: Duration,
+}
+
+impl std::fmt::Debug for SimulatedPlayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimulatedPlayer")
+            .field("pair_delay", &self.pair_delay)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SimulatedPlayer {
+    /// Player 0 is `elo` stronger than player 1 whatever their parameters.
+    pub fn first_player_stronger(elo: f64) -> Self {
+        Self::with_strength(move |params| if params.contains_key("dev") { elo } else { 0.0 })
+    }
+
+    /// Strength as a function of a player's parameters.
+    pub fn with_strength(
+        f: impl Fn(&BTreeMap<String, i64>) -> f64 + Send + Sync + 'static,
+    ) -> Self {
+        SimulatedPlayer {
+            strength: Box::new(f),
+            pair_delay: Duration::ZERO,
+        }
+    }
+
+    fn game(elo: f64, rng: &mut impl Rng) -> usize {
+        let s = 1.0 / (1.0 + 10f64.powf(-elo / 400.0));
+        let draw = 0.4 * (1.0 - (2.0 * s - 1.0).abs());
+        let u: f64 = rng.random();
+        if u < s - draw / 2.0 {
+            2
+        } else if u < s + draw / 2.0 {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+impl BatchPlayer for SimulatedPlayer {
+    fn play(
+        &self,
+        work: &WorkSpec,
+        cancel: &Arc<AtomicBool>,
+        progress: &(dyn Fn(u32) + Sync),
+    ) -> anyhow::Result<BatchOutcome> {
+        let elo =
+            (self.strength)(&work.players[0].params) - (self.strength)(&work.players[1].params);
+        let mut out = BatchOutcome::default();
+        for i in 0..work.pairs {
+            if cancel.load(Ordering::Relaxed) {
+                break;
+            }
+            std::thread::sleep(self.pair_delay);
+            let index = work.openings.offset + u64::from(i);
+            let mut rng = ChaCha8Rng::seed_from_u64(
+                work.openings.seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            );
+            let games = [Self::game(elo, &mut rng), Self::game(elo, &mut rng)];
+            for g in games {
+                match g {
+                    2 => out.wins += 1,
+                    1 => out.draws += 1,
+                    _ => out.losses += 1,
+                }
+                let reason = if g == 1 { "move_limit" } else { "checkmate" };
+                *out.reasons.entry(reason.to_owned()).or_default() += 1;
+                out.total_plies += 100;
+            }
+            out.pentanomial[games[0] + games[1]] += 1;
+            out.pairs += 1;
+            progress(out.pairs);
+        }
+        Ok(out)
+    }
+
+    fn signature(&self) -> u64 {
+        42
+    }
+}
+
+/// A fresh database path under the system temp dir (removed with its WAL
+/// files by [`TempDb`]'s drop).
+#[derive(Debug)]
+pub struct TempDb(pub PathBuf);
+
+impl TempDb {
+    pub fn new(tag: &str) -> Self {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!("xq-test-{}-{tag}-{n}.db", std::process::id()));
+        let db = TempDb(path);
+        db.remove();
+        db
+    }
+
+    fn remove(&self) {
+        for suffix in ["", "-wal", "-shm"] {
+            let mut p = self.0.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+impl Drop for TempDb {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// Lease timing for tests: short leases, frequent heartbeats, quick retries.
+pub fn fast_config(lease_ttl: Duration) -> ServerConfig {
+    ServerConfig {
+        scheduler: SchedulerConfig {
+            lease_ttl,
+            heartbeat_interval: Duration::from_millis(100),
+            idle_retry: Duration::from_millis(50),
+        },
+        token: None,
+    }
+}
+
+/// A coordinator serving a database until [`TestServer::stop`].
+#[derive(Debug)]
+pub struct TestServer {
+    pub addr: SocketAddr,
+    stop: oneshot::Sender<()>,
+    handle: JoinHandle<Result<(), ServerError>>,
+}
+
+impl TestServer {
+    /// On `addr` (`127.0.0.1:0` for any free port).
+    pub async fn start(addr: &str, db: &Path, config: ServerConfig) -> Self {
+        let listener = TcpListener::bind(addr).await.expect("bind");
+        let addr = listener.local_addr().unwrap();
+        let store = Store::open(db).expect("open store");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let handle = tokio::spawn(server::run_with(listener, store, config, async {
+            let _ = stopped.await;
+        }));
+        TestServer { addr, stop, handle }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Triggers the shutdown future and waits for the server to end.
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        self.handle.await.unwrap().unwrap();
+    }
+}
+
+pub async fn admin(url: &str) -> RunServiceClient<Channel> {
+    RunServiceClient::connect(url.to_owned())
+        .await
+        .expect("connect")
+}
+
+fn settings() -> pb::MatchSettings {
+    pb::MatchSettings {
+        limit: Some(pb::Limit {
+            kind: Some(pb::limit::Kind::Nodes(1000)),
+        }),
+        hash_mb: 1,
+        rules: "standard".to_owned(),
+        openings: Some(pb::match_settings::Openings::Builtin(pb::BuiltinOpenings {
+            random_plies: 4,
+        })),
+        seed: 7,
+        adjudication: None,
+    }
+}
+
+fn dev() -> std::collections::HashMap<String, i64> {
+    [("dev".to_owned(), 1)].into()
+}
+
+/// A fixed-games run; the dev player is `players[0]` (param `dev = 1`).
+pub fn games_spec(pairs: u64, batch_pairs: u32) -> pb::RunSpec {
+    pb::RunSpec {
+        name: "games".to_owned(),
+        priority: 0,
+        batch_pairs,
+        settings: Some(settings()),
+        kind: Some(pb::run_spec::Kind::Games(pb::GamesSpec {
+            dev_params: dev(),
+            base_params: Default::default(),
+            pairs,
+        })),
+    }
+}
+
+/// An SPRT run of dev (`dev = 1`) against base.
+pub fn sprt_spec(elo0: f64, elo1: f64, max_games: u64) -> pb::RunSpec {
+    pb::RunSpec {
+        name: "sprt".to_owned(),
+        priority: 0,
+        batch_pairs: 8,
+        settings: Some(settings()),
+        kind: Some(pb::run_spec::Kind::Sprt(pb::SprtSpec {
+            dev_params: dev(),
+            base_params: Default::default(),
+            elo0,
+            elo1,
+            alpha: 0.05,
+            beta: 0.05,
+            model: pb::EloModel::Normalized.into(),
+            max_games,
+        })),
+    }
+}
+
+/// An SPSA run over the given parameters.
+pub fn spsa_spec(params: Vec<pb::SpsaParam>, games: u64, batch_pairs: u32) -> pb::RunSpec {
+    pb::RunSpec {
+        name: "spsa".to_owned(),
+        priority: 0,
+        batch_pairs,
+        settings: Some(settings()),
+        kind: Some(pb::run_spec::Kind::Spsa(pb::SpsaSpec { params, games })),
+    }
+}
+
+pub async fn create(admin: &mut RunServiceClient<Channel>, spec: pb::RunSpec) -> u64 {
+    admin
+        .create_run(pb::CreateRunRequest {
+            spec: Some(spec),
+            reuse_identical: false,
+        })
+        .await
+        .expect("create run")
+        .into_inner()
+        .run_id
+}
+
+pub async fn status(admin: &mut RunServiceClient<Channel>, run_id: u64) -> pb::RunStatus {
+    admin
+        .get_run(pb::GetRunRequest {
+            run_id,
+            include_history: false,
+        })
+        .await
+        .expect("get run")
+        .into_inner()
+        .run
+        .expect("run")
+}
+
+/// Follows `WatchRun` to the run's end (panics after `limit`).
+pub async fn wait_for_end(
+    admin: &mut RunServiceClient<Channel>,
+    run_id: u64,
+    limit: Duration,
+) -> pb::RunStatus {
+    let watch = async {
+        let mut stream = admin
+            .watch_run(pb::WatchRunRequest { run_id })
+            .await
+            .expect("watch")
+            .into_inner();
+        let mut last = None;
+        while let Some(status) = stream.next().await {
+            last = Some(status.expect("status"));
+        }
+        last.expect("at least one status")
+    };
+    tokio::time::timeout(limit, watch)
+        .await
+        .expect("run did not end in time")
+}
+
+/// Polls until the run has counted at least `pairs` pairs.
+pub async fn wait_for_pairs(admin: &mut RunServiceClient<Channel>, run_id: u64, pairs: u64) {
+    for _ in 0..2000 {
+        let s = status(admin, run_id).await;
+        if s.totals.as_ref().is_some_and(|t| t.pairs >= pairs) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("run {run_id} never reached {pairs} pairs");
+}

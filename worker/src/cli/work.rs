@@ -1,0 +1,48 @@
+//! `xq-worker work`: connects to a coordinator and plays the game pairs it leases.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::client::{self, ClientConfig};
+use crate::runner::EnginePlayer;
+
+/// Arguments of `xq-worker work`.
+#[derive(Debug, Args)]
+pub struct WorkArgs {
+    /// Coordinator address, e.g. http://127.0.0.1:50051.
+    #[arg(long)]
+    coordinator: String,
+    /// Access token, sent as `authorization: Bearer <TOKEN>`.
+    #[arg(long)]
+    token: Option<String>,
+    /// Games played in parallel.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: u32,
+    /// Name shown in the coordinator's logs; defaults to the host name.
+    #[arg(long)]
+    name: Option<String>,
+}
+
+impl WorkArgs {
+    /// Registers and plays leases until Ctrl-C, then hands back the lease in hand.
+    pub fn run(self) -> anyhow::Result<()> {
+        let player = Arc::new(EnginePlayer::new(self.threads as usize)?);
+        let name = self.name.unwrap_or_else(|| {
+            std::env::var("HOSTNAME").unwrap_or_else(|_| "xq-worker".to_owned())
+        });
+        let mut config = ClientConfig::new(self.coordinator, name, self.threads);
+        config.token = self.token;
+        let runtime = tokio::runtime::Runtime::new().context("start the async runtime")?;
+        let summary = runtime.block_on(client::run(config, player, async {
+            let _ = tokio::signal::ctrl_c().await;
+        }))?;
+        tracing::info!(
+            leases = summary.leases_accepted,
+            pairs = summary.pairs_accepted,
+            "stopped"
+        );
+        Ok(())
+    }
+}

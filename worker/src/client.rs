@@ -1,0 +1,496 @@
+//! The coordinator client: register, then loop lease → play → submit.
+//!
+//! * The [`BatchPlayer`] runs on a blocking thread (`spawn_blocking`); while it
+//!   plays, the client sends a heartbeat every `heartbeat_interval_ms` (from
+//!   the registration answer) with the pairs done so far. If the coordinator
+//!   answers that the lease no longer holds (expired, cancelled), the client
+//!   sets the player's cancel flag and drops the lease's games.
+//! * When the coordinator is unreachable (`UNAVAILABLE` and other transport
+//!   errors), every call is retried with a back-off that doubles from
+//!   [`ClientConfig::backoff_initial`] up to [`ClientConfig::backoff_max`].
+//!   A finished result is kept and resubmitted until the coordinator answers
+//!   (accepted, duplicate, or the lease is gone); heartbeats are not retried.
+//! * Shutdown (the `shutdown` future of [`run`]) cancels the batch in play,
+//!   waits for the player to return, and hands the lease back with
+//!   `ReleaseLease` so its games are handed out again at once; games finished
+//!   before the cancel are dropped, which keeps every lease all-or-nothing. A
+//!   result that was already complete is submitted (one attempt) instead.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::Interceptor;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Code, Request, Status};
+use xq_proto::pb;
+use xq_proto::pb::worker_service_client::WorkerServiceClient;
+
+use crate::work::{BatchOutcome, BatchPlayer, WorkSpec};
+
+/// How the client reaches the coordinator and describes itself.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// `http://HOST:PORT`.
+    pub coordinator: String,
+    /// Sent as `authorization: Bearer <token>` when set.
+    pub token: Option<String>,
+    /// Worker name for the coordinator's logs (e.g. the host name).
+    pub name: String,
+    /// Games the player runs in parallel.
+    pub threads: u32,
+    /// First retry delay after a failed call.
+    pub backoff_initial: Duration,
+    /// Longest retry delay.
+    pub backoff_max: Duration,
+}
+
+impl ClientConfig {
+    /// Defaults: back-off from 250 ms to 30 s.
+    pub fn new(coordinator: impl Into<String>, name: impl Into<String>, threads: u32) -> Self {
+        ClientConfig {
+            coordinator: coordinator.into(),
+            token: None,
+            name: name.into(),
+            threads,
+            backoff_initial: Duration::from_millis(250),
+            backoff_max: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Why the client stopped other than by shutdown.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("invalid coordinator address {0:?}: {1}")]
+    Address(String, String),
+    #[error("invalid token: {0}")]
+    Token(String),
+    #[error("the coordinator refused {call}: {status}")]
+    Refused { call: &'static str, status: Status },
+    #[error("the coordinator sent a lease the worker cannot read: {0}")]
+    BadLease(Status),
+    #[error("the player failed: {0:#}")]
+    Player(anyhow::Error),
+}
+
+/// What the client did before it stopped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientSummary {
+    /// Leases whose results the coordinator accepted.
+    pub leases_accepted: u64,
+    /// Game pairs in those leases.
+    pub pairs_accepted: u64,
+    /// Leases handed back or dropped (expired, cancelled, shut down).
+    pub leases_dropped: u64,
+}
+
+/// Adds `authorization: Bearer <token>` to every call.
+#[derive(Debug, Clone, Default)]
+pub struct Auth {
+    header: Option<MetadataValue<Ascii>>,
+}
+
+impl Auth {
+    /// `None`: send no header.
+    pub fn new(token: Option<&str>) -> Result<Self, ClientError> {
+        let header = token
+            .map(|t| {
+                format!("Bearer {t}")
+                    .parse()
+                    .map_err(|_| ClientError::Token("not printable ASCII".to_owned()))
+            })
+            .transpose()?;
+        Ok(Auth { header })
+    }
+}
+
+impl Interceptor for Auth {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        if let Some(h) = &self.header {
+            request.metadata_mut().insert("authorization", h.clone());
+        }
+        Ok(request)
+    }
+}
+
+/// A lazily connecting channel to `url` (it reconnects by itself after a
+/// coordinator restart).
+pub fn channel(url: &str) -> Result<Channel, ClientError> {
+    let endpoint = Endpoint::from_shared(url.to_owned())
+        .map_err(|e| ClientError::Address(url.to_owned(), e.to_string()))?;
+    Ok(endpoint
+        .connect_timeout(Duration::from_secs(5))
+        .connect_lazy())
+}
+
+type Rpc = WorkerServiceClient<InterceptedService<Channel, Auth>>;
+
+/// Runs the client until `shutdown` completes (then hands back the lease in
+/// play) or an unrecoverable error (the coordinator refuses a call, the
+/// player fails).
+pub async fn run(
+    config: ClientConfig,
+    player: Arc<dyn BatchPlayer>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<ClientSummary, ClientError> {
+    let rpc = WorkerServiceClient::with_interceptor(
+        channel(&config.coordinator)?,
+        Auth::new(config.token.as_deref())?,
+    );
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let client = Client {
+        config,
+        player,
+        rpc,
+        stop: stop_rx,
+        worker_id: 0,
+        heartbeat: Duration::from_secs(5),
+        summary: ClientSummary::default(),
+    };
+    let work = client.serve();
+    tokio::pin!(work, shutdown);
+    let mut stopping = false;
+    loop {
+        tokio::select! {
+            result = &mut work => return result,
+            () = &mut shutdown, if !stopping => {
+                tracing::info!("shutting down: finishing or handing back the lease in play");
+                stopping = true;
+                let _ = stop_tx.send(true);
+            }
+        }
+    }
+}
+
+struct Client {
+    config: ClientConfig,
+    player: Arc<dyn BatchPlayer>,
+    rpc: Rpc,
+    stop: watch::Receiver<bool>,
+    worker_id: u64,
+    heartbeat: Duration,
+    summary: ClientSummary,
+}
+
+/// Errors worth retrying: the coordinator is down, restarting or overloaded.
+fn transient(status: &Status) -> bool {
+    matches!(
+        status.code(),
+        Code::Unavailable | Code::Unknown | Code::DeadlineExceeded | Code::ResourceExhausted
+    )
+}
+
+/// Completes once shutdown has begun (the guard `wait_for` returns is not
+/// `Send`, so it must not live in a `select!` output).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
+}
+
+/// How a played lease ended.
+enum Played {
+    Finished(BatchOutcome),
+    Lost,
+    Stopped(BatchOutcome),
+}
+
+impl Client {
+    fn stopping(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    /// Sleeps `delay`; false if shutdown came first.
+    async fn sleep(&mut self, delay: Duration) -> bool {
+        tokio::select! {
+            () = tokio::time::sleep(delay) => true,
+            () = stopped(&mut self.stop) => false,
+        }
+    }
+
+    /// Calls `f` until it succeeds or fails for a non-transient reason.
+    /// `Ok(None)` means shutdown came during a back-off.
+    async fn retry<T, F, Fut>(&mut self, call: &'static str, f: F) -> Result<Option<T>, Status>
+    where
+        F: Fn(Rpc) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, Status>>,
+    {
+        let mut delay = self.config.backoff_initial;
+        loop {
+            match f(self.rpc.clone()).await {
+                Ok(response) => return Ok(Some(response.into_inner())),
+                Err(status) if transient(&status) => {
+                    tracing::warn!(call, error = %status.message(), "coordinator unreachable; retrying in {delay:?}");
+                    if !self.sleep(delay).await {
+                        return Ok(None);
+                    }
+                    delay = (delay * 2).min(self.config.backoff_max);
+                }
+                Err(status) => return Err(status),
+            }
+        }
+    }
+
+    async fn register(&mut self) -> Result<bool, ClientError> {
+        let request = pb::RegisterRequest {
+            name: self.config.name.clone(),
+            threads: self.config.threads,
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            bench_signature: self.player.signature(),
+        };
+        let answer = self
+            .retry("register", |mut rpc| {
+                let request = request.clone();
+                async move { rpc.register(request).await }
+            })
+            .await
+            .map_err(|status| ClientError::Refused {
+                call: "register",
+                status,
+            })?;
+        let Some(answer) = answer else {
+            return Ok(false);
+        };
+        self.worker_id = answer.worker_id;
+        self.heartbeat = Duration::from_millis(answer.heartbeat_interval_ms.max(50));
+        tracing::info!(worker_id = self.worker_id, "registered");
+        Ok(true)
+    }
+
+    async fn serve(mut self) -> Result<ClientSummary, ClientError> {
+        if !self.register().await? {
+            return Ok(self.summary);
+        }
+        while !self.stopping() {
+            let worker_id = self.worker_id;
+            let answer = self
+                .retry("request work", |mut rpc| async move {
+                    rpc.request_work(pb::RequestWorkRequest { worker_id }).await
+                })
+                .await;
+            let answer = match answer {
+                Ok(Some(answer)) => answer,
+                Ok(None) => break,
+                // The coordinator lost our registration (e.g. a new database).
+                Err(status) if status.code() == Code::NotFound => {
+                    if !self.register().await? {
+                        break;
+                    }
+                    continue;
+                }
+                Err(status) => {
+                    return Err(ClientError::Refused {
+                        call: "request work",
+                        status,
+                    });
+                }
+            };
+            match answer.lease {
+                Some(lease) => self.lease(lease).await?,
+                None => {
+                    let wait = Duration::from_millis(answer.retry_after_ms.clamp(10, 60_000));
+                    if !self.sleep(wait).await {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(self.summary)
+    }
+
+    /// Plays one lease and settles it (submit, release or drop).
+    async fn lease(&mut self, lease: pb::Lease) -> Result<(), ClientError> {
+        let lease_id = lease.lease_id;
+        let work = match lease.work.map(WorkSpec::try_from) {
+            Some(Ok(work)) => work,
+            Some(Err(status)) => {
+                self.release(lease_id).await;
+                return Err(ClientError::BadLease(status));
+            }
+            None => {
+                self.release(lease_id).await;
+                return Err(ClientError::BadLease(Status::invalid_argument(
+                    "invalid lease.work: missing",
+                )));
+            }
+        };
+        tracing::info!(
+            lease_id,
+            run_id = lease.run_id,
+            pairs = work.pairs,
+            "playing lease"
+        );
+        let pairs = work.pairs;
+        match self.play(lease_id, work).await? {
+            Played::Finished(outcome) => self.submit(lease_id, outcome, true).await,
+            Played::Stopped(outcome) if outcome.pairs == pairs => {
+                self.submit(lease_id, outcome, false).await
+            }
+            Played::Stopped(_) => {
+                self.release(lease_id).await;
+                self.summary.leases_dropped += 1;
+            }
+            Played::Lost => self.summary.leases_dropped += 1,
+        }
+        Ok(())
+    }
+
+    /// Runs the player on a blocking thread, with heartbeats meanwhile.
+    async fn play(&mut self, lease_id: u64, work: WorkSpec) -> Result<Played, ClientError> {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicU32::new(0));
+        let player = Arc::clone(&self.player);
+        let mut handle = tokio::task::spawn_blocking({
+            let (cancel, done) = (Arc::clone(&cancel), Arc::clone(&done));
+            move || {
+                player.play(&work, &cancel, &|pairs| {
+                    done.store(pairs, Ordering::Relaxed);
+                })
+            }
+        });
+        let mut ticks = tokio::time::interval(self.heartbeat);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        ticks.tick().await;
+        let mut lost = false;
+        let mut stop = self.stop.clone();
+        let outcome = loop {
+            tokio::select! {
+                joined = &mut handle => break joined,
+                _ = ticks.tick(), if !lost => {
+                    let pairs_done = done.load(Ordering::Relaxed);
+                    if !self.heartbeat(lease_id, pairs_done).await {
+                        lost = true;
+                        cancel.store(true, Ordering::Relaxed);
+                    }
+                }
+                () = stopped(&mut stop), if !cancel.load(Ordering::Relaxed) => {
+                    cancel.store(true, Ordering::Relaxed);
+                }
+            }
+        };
+        let outcome = match outcome {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(err)) => {
+                self.release(lease_id).await;
+                return Err(ClientError::Player(err));
+            }
+            Err(join) => {
+                self.release(lease_id).await;
+                return Err(ClientError::Player(anyhow::anyhow!(
+                    "the player panicked: {join}"
+                )));
+            }
+        };
+        Ok(if lost {
+            Played::Lost
+        } else if self.stopping() {
+            Played::Stopped(outcome)
+        } else {
+            Played::Finished(outcome)
+        })
+    }
+
+    /// One heartbeat; false if the coordinator says the lease no longer holds.
+    /// An unreachable coordinator is not an answer: keep playing.
+    async fn heartbeat(&mut self, lease_id: u64, pairs_done: u32) -> bool {
+        let request = pb::HeartbeatRequest {
+            worker_id: self.worker_id,
+            leases: vec![pb::LeaseProgress {
+                lease_id,
+                pairs_done,
+            }],
+        };
+        match self.rpc.heartbeat(request).await {
+            Ok(answer) => {
+                let state = answer
+                    .into_inner()
+                    .leases
+                    .first()
+                    .map_or(pb::LeaseState::Unknown, |l| l.state());
+                if state != pb::LeaseState::Active {
+                    tracing::warn!(
+                        lease_id,
+                        state = state.as_str_name(),
+                        "lease lost; dropping it"
+                    );
+                    return false;
+                }
+                true
+            }
+            Err(status) => {
+                tracing::warn!(lease_id, error = %status.message(), "heartbeat failed");
+                !matches!(status.code(), Code::NotFound | Code::InvalidArgument)
+            }
+        }
+    }
+
+    /// Submits until the coordinator answers; `retry = false` tries once
+    /// (used during shutdown).
+    async fn submit(&mut self, lease_id: u64, outcome: BatchOutcome, retry: bool) {
+        let pairs = outcome.pairs;
+        let request = pb::SubmitResultRequest {
+            worker_id: self.worker_id,
+            lease_id,
+            results: Some(outcome.into()),
+        };
+        let answer = if retry {
+            // Not `self.retry`: a result must outlive a shutdown request made
+            // while the coordinator is down only for one more attempt.
+            let mut delay = self.config.backoff_initial;
+            loop {
+                match self.rpc.submit_result(request.clone()).await {
+                    Ok(answer) => break Ok(answer.into_inner()),
+                    Err(status) if transient(&status) && !self.stopping() => {
+                        tracing::warn!(lease_id, error = %status.message(), "submit failed; keeping the result, retrying in {delay:?}");
+                        self.sleep(delay).await;
+                        delay = (delay * 2).min(self.config.backoff_max);
+                    }
+                    Err(status) => break Err(status),
+                }
+            }
+        } else {
+            self.rpc
+                .submit_result(request)
+                .await
+                .map(tonic::Response::into_inner)
+        };
+        match answer.map(|a| a.status()) {
+            Ok(pb::SubmitStatus::Accepted) => {
+                self.summary.leases_accepted += 1;
+                self.summary.pairs_accepted += u64::from(pairs);
+                tracing::info!(lease_id, pairs, "result accepted");
+            }
+            Ok(status) => {
+                self.summary.leases_dropped += 1;
+                tracing::warn!(
+                    lease_id,
+                    status = status.as_str_name(),
+                    "result not counted"
+                );
+            }
+            Err(status) => {
+                self.summary.leases_dropped += 1;
+                tracing::error!(lease_id, error = %status, "result refused; dropping it");
+            }
+        }
+    }
+
+    /// Hands a lease back (one attempt; if it fails, the lease expires).
+    async fn release(&mut self, lease_id: u64) {
+        let request = pb::ReleaseLeaseRequest {
+            worker_id: self.worker_id,
+            lease_id,
+        };
+        let call = tokio::time::timeout(Duration::from_secs(5), self.rpc.release_lease(request));
+        match call.await {
+            Ok(Ok(_)) => tracing::info!(lease_id, "lease handed back"),
+            Ok(Err(status)) => {
+                tracing::warn!(lease_id, error = %status, "could not hand back the lease; it will expire")
+            }
+            Err(_) => tracing::warn!(lease_id, "handing back the lease timed out; it will expire"),
+        }
+    }
+}

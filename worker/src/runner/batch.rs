@@ -1,0 +1,149 @@
+//! [`EnginePlayer`]: the coordinator's leases played by the game runner.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use anyhow::Context;
+use xq_engine::params::Params;
+use xq_engine::rules::RuleSet;
+
+use super::{Limit, MatchSpec, PlayerConfig, Runner};
+use crate::adjudication::AdjudicationConfig;
+use crate::openings::{OpeningSource, Order};
+use crate::timecontrol::TimeControl;
+use crate::work::{self, BatchOutcome, BatchPlayer, WorkSpec};
+
+/// Plays leases with the built-in engine on a [`Runner`].
+#[derive(Debug)]
+pub struct EnginePlayer {
+    runner: Runner,
+    signature: OnceLock<u64>,
+}
+
+impl EnginePlayer {
+    /// A player with `threads` game threads.
+    pub fn new(threads: usize) -> anyhow::Result<EnginePlayer> {
+        Ok(EnginePlayer {
+            runner: Runner::new(threads)?,
+            signature: OnceLock::new(),
+        })
+    }
+}
+
+fn limit(l: work::Limit) -> Limit {
+    match l {
+        work::Limit::Nodes(n) => Limit::Nodes(n),
+        work::Limit::Depth(d) => Limit::Depth(d),
+        work::Limit::MoveTimeMs(ms) => Limit::MoveTime(Duration::from_millis(ms)),
+        work::Limit::Clock {
+            base_ms,
+            inc_ms,
+            moves_to_go,
+        } => Limit::Clock(TimeControl {
+            moves: moves_to_go,
+            base_ms,
+            increment_ms: inc_ms,
+        }),
+    }
+}
+
+fn player(name: &str, spec: &work::PlayerSpec) -> anyhow::Result<PlayerConfig> {
+    let mut params = Params::default();
+    for (key, &value) in &spec.params {
+        params
+            .set(key, value)
+            .with_context(|| format!("{name} parameters"))?;
+    }
+    Ok(PlayerConfig {
+        name: name.to_string(),
+        params,
+        limit: limit(spec.limit),
+        hash_mb: spec.hash_mb.max(1) as usize,
+    })
+}
+
+/// The match a lease describes.
+pub fn match_spec(work: &WorkSpec) -> anyhow::Result<MatchSpec> {
+    let rules: RuleSet = work.rules.parse()?;
+    let openings = match &work.openings.source {
+        work::OpeningSource::Builtin { random_plies } => OpeningSource::Builtin {
+            random_plies: *random_plies,
+        },
+        work::OpeningSource::Lines(lines) => OpeningSource::parse_lines(&lines.join("\n"))?,
+    };
+    let a = work.adjudication;
+    let to_i32 = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
+    Ok(MatchSpec {
+        players: [
+            player("player 0", &work.players[0])?,
+            player("player 1", &work.players[1])?,
+        ],
+        rules,
+        pairs: u64::from(work.pairs),
+        openings,
+        order: Order::Sequential,
+        seed: work.openings.seed,
+        offset: work.openings.offset,
+        adjudication: AdjudicationConfig {
+            resign_cp: to_i32(a.resign_cp),
+            resign_moves: a.resign_moves,
+            draw_cp: to_i32(a.draw_cp),
+            draw_moves: a.draw_moves,
+            draw_after_move: a.draw_after_move,
+            max_plies: a.max_plies,
+        },
+        keep_games: false,
+    })
+}
+
+impl BatchPlayer for EnginePlayer {
+    fn play(
+        &self,
+        work: &WorkSpec,
+        cancel: &Arc<AtomicBool>,
+        progress: &(dyn Fn(u32) + Sync),
+    ) -> anyhow::Result<BatchOutcome> {
+        let spec = match_spec(work)?;
+        let pairs = usize::try_from(spec.pairs).unwrap_or(usize::MAX);
+        let finished = Mutex::new((vec![0u8; pairs], 0u32));
+        let on_game = |g: u64, _: &super::GameRecord| {
+            let mut f = finished.lock().unwrap_or_else(PoisonError::into_inner);
+            let (games_of, done) = &mut *f;
+            if let Some(n) = games_of.get_mut((g / 2) as usize) {
+                *n += 1;
+                if *n == 2 {
+                    *done += 1;
+                    progress(*done);
+                }
+            }
+        };
+        let outcome = self.runner.play(&spec, cancel, &on_game)?;
+        let t = outcome.tally;
+        Ok(BatchOutcome {
+            pairs: u32::try_from(t.pairs).unwrap_or(u32::MAX),
+            pentanomial: t.pentanomial,
+            wins: t.wins,
+            draws: t.draws,
+            losses: t.losses,
+            reasons: t.reasons.into_iter().collect::<BTreeMap<_, _>>(),
+            total_plies: t.plies,
+            games: Vec::new(),
+        })
+    }
+
+    /// The `Nodes searched` count of `xq-engine bench` at its default depth:
+    /// equal for every build whose search behaves the same.
+    fn signature(&self) -> u64 {
+        *self.signature.get_or_init(|| {
+            xq_engine::bench::run(
+                xq_engine::bench::DEFAULT_DEPTH,
+                &Params::default(),
+                &mut std::io::sink(),
+            )
+            .map(|r| r.nodes)
+            .unwrap_or(0)
+        })
+    }
+}

@@ -1,0 +1,724 @@
+//! The domain types of a lease's work ([`WorkSpec`]) and of its outcome
+//! ([`BatchOutcome`]), the [`BatchPlayer`] contract that plays one, and their
+//! conversion to and from the wire (`xq_proto::pb`).
+//!
+//! # Conventions
+//!
+//! * Results are from the first player's view (`players[0]`): wins, draws,
+//!   losses of player 0; the pentanomial counts game pairs as
+//!   `[LL, LD+DL, LW+DD+WL, DW+WD, WW]` (pair scores 0 … 2 for player 0).
+//! * Pair `i` of a lease (0-based) uses opening index `openings.offset + i`,
+//!   played once with each player as Red.
+//!
+//! # Wire conversion
+//!
+//! These types are shared by the worker and the coordinator, so their wire
+//! conversion lives here, once: `From<T> for pb::T` and
+//! `TryFrom<pb::T> for T` with `Error = Status`, destructuring every field so
+//! that a new proto field cannot be forgotten. A garbled message is an
+//! `INVALID_ARGUMENT` naming the field.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use serde::{Deserialize, Serialize};
+use tonic::Status;
+use xq_proto::pb;
+
+/// Plays a lease's game pairs. The real implementation is the rayon game runner.
+pub trait BatchPlayer: Send + Sync + 'static {
+    /// Plays `work` to completion (or until `cancel` is set, then returns the pairs finished so far),
+    /// calling `progress(pairs_done)` as pairs finish. Blocking: the client calls it on a blocking thread.
+    fn play(
+        &self,
+        work: &WorkSpec,
+        cancel: &Arc<AtomicBool>,
+        progress: &(dyn Fn(u32) + Sync),
+    ) -> anyhow::Result<BatchOutcome>;
+    /// Engine bench signature reported at registration.
+    fn signature(&self) -> u64;
+}
+
+/// The game pairs of one lease.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkSpec {
+    /// `players[0]` is the first player, whose view every result takes.
+    pub players: [PlayerSpec; 2],
+    /// Rule set preset, e.g. `"standard+conversion"`.
+    pub rules: String,
+    pub openings: OpeningSlice,
+    /// Game pairs to play (2 games each); equals `openings.count`.
+    pub pairs: u32,
+    pub adjudication: Adjudication,
+}
+
+/// One engine configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerSpec {
+    /// Parameter overrides by name, in engine units; others keep defaults.
+    pub params: BTreeMap<String, i64>,
+    pub limit: Limit,
+    /// Transposition table size, MiB.
+    pub hash_mb: u32,
+}
+
+/// How long an engine thinks per move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// Nodes per move.
+    Nodes(u64),
+    /// Plies per move.
+    Depth(u32),
+    /// Milliseconds per move.
+    MoveTimeMs(u64),
+    /// `moves_to_go` moves in `base_ms` (`None`: the whole game), `inc_ms`
+    /// added after each move.
+    Clock {
+        base_ms: u64,
+        inc_ms: u64,
+        moves_to_go: Option<u32>,
+    },
+}
+
+/// The openings of a lease.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpeningSlice {
+    pub source: OpeningSource,
+    /// The run's opening seed; with the index it fixes every opening.
+    pub seed: u64,
+    /// Index of the first opening (pairs of the run handed out before).
+    pub offset: u64,
+    /// Openings in the slice (= pairs).
+    pub count: u64,
+}
+
+/// Where openings come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpeningSource {
+    /// The runner's generator: a book move, then `random_plies` random plies.
+    Builtin { random_plies: u32 },
+    /// FEN/EPD lines, indexed modulo their number.
+    Lines(Vec<String>),
+}
+
+/// Adjudication rules; a zero field turns its rule off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Adjudication {
+    /// Resign at a score at or below −`resign_cp` centipawns ...
+    pub resign_cp: u32,
+    /// ... held for this many consecutive moves of both engines (0 = off).
+    pub resign_moves: u32,
+    /// Draw at |score| ≤ `draw_cp` centipawns ...
+    pub draw_cp: u32,
+    /// ... held for this many consecutive moves of both engines (0 = off) ...
+    pub draw_moves: u32,
+    /// ... from this full-move number on.
+    pub draw_after_move: u32,
+    /// Draw after this many plies in all (0 = no cap).
+    pub max_plies: u32,
+}
+
+/// The result of playing a lease (or, when cancelled, its first `pairs` pairs).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct BatchOutcome {
+    /// Pairs played.
+    pub pairs: u32,
+    /// `[LL, LD+DL, LW+DD+WL, DW+WD, WW]`, summing to `pairs`.
+    pub pentanomial: [u64; 5],
+    /// Player 0's wins, draws and losses; summing to `2 × pairs`.
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    /// Games by end reason; empty or summing to `2 × pairs`.
+    pub reasons: BTreeMap<String, u64>,
+    /// Plies over all games.
+    pub total_plies: u64,
+    /// Game records, if the runner keeps them.
+    pub games: Vec<GameRecord>,
+}
+
+/// An outcome whose counts do not add up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutcomeError {
+    #[error("results cover {got} pairs but the lease has {want}")]
+    Pairs { got: u32, want: u32 },
+    #[error("pentanomial {0:?} does not sum to the {1} pairs")]
+    Pentanomial([u64; 5], u32),
+    #[error("wins {wins} + draws {draws} + losses {losses} is not 2 × {pairs} pairs")]
+    Wdl {
+        wins: u64,
+        draws: u64,
+        losses: u64,
+        pairs: u32,
+    },
+    #[error("end reasons sum to {0} games, expected {1}")]
+    Reasons(u64, u64),
+}
+
+impl BatchOutcome {
+    /// Checks that the counts describe exactly `pairs` pairs.
+    pub fn check(&self, pairs: u32) -> Result<(), OutcomeError> {
+        if self.pairs != pairs {
+            return Err(OutcomeError::Pairs {
+                got: self.pairs,
+                want: pairs,
+            });
+        }
+        let games = 2 * u64::from(pairs);
+        let penta_sum = self
+            .pentanomial
+            .iter()
+            .try_fold(0u64, |a, &c| a.checked_add(c));
+        if penta_sum != Some(u64::from(pairs)) {
+            return Err(OutcomeError::Pentanomial(self.pentanomial, pairs));
+        }
+        let wdl = self
+            .wins
+            .checked_add(self.draws)
+            .and_then(|s| s.checked_add(self.losses));
+        if wdl != Some(games) {
+            return Err(OutcomeError::Wdl {
+                wins: self.wins,
+                draws: self.draws,
+                losses: self.losses,
+                pairs,
+            });
+        }
+        if !self.reasons.is_empty() {
+            let sum = self
+                .reasons
+                .values()
+                .try_fold(0u64, |a, &c| a.checked_add(c))
+                .unwrap_or(u64::MAX);
+            if sum != games {
+                return Err(OutcomeError::Reasons(sum, games));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One played game.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameRecord {
+    /// Coordinate moves (`h2e2`) from the opening position.
+    pub moves: Vec<String>,
+    pub result: GameResult,
+    /// End reason, as in [`BatchOutcome::reasons`].
+    pub reason: String,
+    /// Opening position (FEN).
+    pub opening: String,
+    /// Which player (0 or 1) played Red.
+    pub red_player: u8,
+}
+
+/// A game's result by colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GameResult {
+    RedWins,
+    Draw,
+    BlackWins,
+}
+
+// ---------------------------------------------------------------------------
+// Wire conversion
+// ---------------------------------------------------------------------------
+
+/// `INVALID_ARGUMENT` naming the field.
+pub fn invalid(field: &str, reason: impl std::fmt::Display) -> Status {
+    Status::invalid_argument(format!("invalid {field}: {reason}"))
+}
+
+/// Unwraps a message field that must be present.
+pub fn required<T>(field: &str, value: Option<T>) -> Result<T, Status> {
+    value.ok_or_else(|| invalid(field, "missing"))
+}
+
+impl From<WorkSpec> for pb::WorkSpec {
+    fn from(w: WorkSpec) -> Self {
+        let WorkSpec {
+            players,
+            rules,
+            openings,
+            pairs,
+            adjudication,
+        } = w;
+        pb::WorkSpec {
+            players: players.into_iter().map(Into::into).collect(),
+            rules,
+            openings: Some(openings.into()),
+            pairs,
+            adjudication: Some(adjudication.into()),
+        }
+    }
+}
+
+impl TryFrom<pb::WorkSpec> for WorkSpec {
+    type Error = Status;
+
+    fn try_from(w: pb::WorkSpec) -> Result<Self, Status> {
+        let pb::WorkSpec {
+            players,
+            rules,
+            openings,
+            pairs,
+            adjudication,
+        } = w;
+        let players: Vec<PlayerSpec> = players
+            .into_iter()
+            .map(PlayerSpec::try_from)
+            .collect::<Result<_, _>>()?;
+        let players: [PlayerSpec; 2] = players
+            .try_into()
+            .map_err(|p: Vec<_>| invalid("work.players", format!("{} players, need 2", p.len())))?;
+        if rules.is_empty() {
+            return Err(invalid("work.rules", "empty"));
+        }
+        let openings = OpeningSlice::try_from(required("work.openings", openings)?)?;
+        if pairs == 0 || u64::from(pairs) != openings.count {
+            return Err(invalid(
+                "work.pairs",
+                format!("{pairs} pairs for {} openings", openings.count),
+            ));
+        }
+        Ok(WorkSpec {
+            players,
+            rules,
+            openings,
+            pairs,
+            adjudication: adjudication.map(Into::into).unwrap_or_default(),
+        })
+    }
+}
+
+impl From<PlayerSpec> for pb::PlayerSpec {
+    fn from(p: PlayerSpec) -> Self {
+        let PlayerSpec {
+            params,
+            limit,
+            hash_mb,
+        } = p;
+        pb::PlayerSpec {
+            params: params.into_iter().collect(),
+            limit: Some(limit.into()),
+            hash_mb,
+        }
+    }
+}
+
+impl TryFrom<pb::PlayerSpec> for PlayerSpec {
+    type Error = Status;
+
+    fn try_from(p: pb::PlayerSpec) -> Result<Self, Status> {
+        let pb::PlayerSpec {
+            params,
+            limit,
+            hash_mb,
+        } = p;
+        if hash_mb == 0 {
+            return Err(invalid("player.hash_mb", "must be at least 1"));
+        }
+        if let Some(name) = params.keys().find(|k| k.is_empty()) {
+            return Err(invalid("player.params", format!("empty name {name:?}")));
+        }
+        Ok(PlayerSpec {
+            params: params.into_iter().collect(),
+            limit: Limit::try_from(required("player.limit", limit)?)?,
+            hash_mb,
+        })
+    }
+}
+
+impl From<Limit> for pb::Limit {
+    fn from(l: Limit) -> Self {
+        use pb::limit::Kind;
+        let kind = match l {
+            Limit::Nodes(n) => Kind::Nodes(n),
+            Limit::Depth(d) => Kind::Depth(d),
+            Limit::MoveTimeMs(ms) => Kind::MovetimeMs(ms),
+            Limit::Clock {
+                base_ms,
+                inc_ms,
+                moves_to_go,
+            } => Kind::Clock(pb::Clock {
+                base_ms,
+                inc_ms,
+                moves_to_go: moves_to_go.unwrap_or(0),
+            }),
+        };
+        pb::Limit { kind: Some(kind) }
+    }
+}
+
+impl TryFrom<pb::Limit> for Limit {
+    type Error = Status;
+
+    fn try_from(l: pb::Limit) -> Result<Self, Status> {
+        use pb::limit::Kind;
+        let pb::Limit { kind } = l;
+        let positive = |field: &str, v: u64| {
+            if v == 0 {
+                Err(invalid(field, "must be at least 1"))
+            } else {
+                Ok(v)
+            }
+        };
+        Ok(match required("limit.kind", kind)? {
+            Kind::Nodes(n) => Limit::Nodes(positive("limit.nodes", n)?),
+            Kind::Depth(d) => Limit::Depth(positive("limit.depth", d.into())? as u32),
+            Kind::MovetimeMs(ms) => Limit::MoveTimeMs(positive("limit.movetime_ms", ms)?),
+            Kind::Clock(pb::Clock {
+                base_ms,
+                inc_ms,
+                moves_to_go,
+            }) => Limit::Clock {
+                base_ms: positive("limit.clock.base_ms", base_ms)?,
+                inc_ms,
+                moves_to_go: (moves_to_go != 0).then_some(moves_to_go),
+            },
+        })
+    }
+}
+
+impl From<OpeningSource> for pb::opening_slice::Source {
+    fn from(s: OpeningSource) -> Self {
+        match s {
+            OpeningSource::Builtin { random_plies } => {
+                pb::opening_slice::Source::Builtin(pb::BuiltinOpenings { random_plies })
+            }
+            OpeningSource::Lines(lines) => {
+                pb::opening_slice::Source::Lines(pb::OpeningLines { lines })
+            }
+        }
+    }
+}
+
+impl OpeningSource {
+    /// The largest number of random plies accepted after a book move.
+    pub const MAX_RANDOM_PLIES: u32 = 40;
+
+    /// Validates the wire forms shared by a lease and a run's settings.
+    pub fn from_wire(
+        builtin: Option<pb::BuiltinOpenings>,
+        lines: Option<pb::OpeningLines>,
+        field: &str,
+    ) -> Result<Self, Status> {
+        match (builtin, lines) {
+            (Some(pb::BuiltinOpenings { random_plies }), None) => {
+                if random_plies > Self::MAX_RANDOM_PLIES {
+                    return Err(invalid(
+                        &format!("{field}.builtin.random_plies"),
+                        format!("{random_plies} is above {}", Self::MAX_RANDOM_PLIES),
+                    ));
+                }
+                Ok(OpeningSource::Builtin { random_plies })
+            }
+            (None, Some(pb::OpeningLines { lines })) => {
+                if lines.is_empty() || lines.iter().any(|l| l.trim().is_empty()) {
+                    return Err(invalid(
+                        &format!("{field}.lines"),
+                        "need at least one line and no empty lines",
+                    ));
+                }
+                Ok(OpeningSource::Lines(lines))
+            }
+            _ => Err(invalid(field, "missing")),
+        }
+    }
+}
+
+impl From<OpeningSlice> for pb::OpeningSlice {
+    fn from(o: OpeningSlice) -> Self {
+        let OpeningSlice {
+            source,
+            seed,
+            offset,
+            count,
+        } = o;
+        pb::OpeningSlice {
+            source: Some(source.into()),
+            seed,
+            offset,
+            count,
+        }
+    }
+}
+
+impl TryFrom<pb::OpeningSlice> for OpeningSlice {
+    type Error = Status;
+
+    fn try_from(o: pb::OpeningSlice) -> Result<Self, Status> {
+        use pb::opening_slice::Source;
+        let pb::OpeningSlice {
+            source,
+            seed,
+            offset,
+            count,
+        } = o;
+        let source = match source {
+            Some(Source::Builtin(b)) => OpeningSource::from_wire(Some(b), None, "openings"),
+            Some(Source::Lines(l)) => OpeningSource::from_wire(None, Some(l), "openings"),
+            None => Err(invalid("openings.source", "missing")),
+        }?;
+        if count == 0 {
+            return Err(invalid("openings.count", "must be at least 1"));
+        }
+        Ok(OpeningSlice {
+            source,
+            seed,
+            offset,
+            count,
+        })
+    }
+}
+
+impl From<Adjudication> for pb::Adjudication {
+    fn from(a: Adjudication) -> Self {
+        let Adjudication {
+            resign_cp,
+            resign_moves,
+            draw_cp,
+            draw_moves,
+            draw_after_move,
+            max_plies,
+        } = a;
+        pb::Adjudication {
+            resign_cp,
+            resign_moves,
+            draw_cp,
+            draw_moves,
+            draw_after_move,
+            max_plies,
+        }
+    }
+}
+
+/// Every combination of values is meaningful, so this cannot fail.
+impl From<pb::Adjudication> for Adjudication {
+    fn from(a: pb::Adjudication) -> Self {
+        let pb::Adjudication {
+            resign_cp,
+            resign_moves,
+            draw_cp,
+            draw_moves,
+            draw_after_move,
+            max_plies,
+        } = a;
+        Adjudication {
+            resign_cp,
+            resign_moves,
+            draw_cp,
+            draw_moves,
+            draw_after_move,
+            max_plies,
+        }
+    }
+}
+
+impl From<BatchOutcome> for pb::GameResults {
+    fn from(o: BatchOutcome) -> Self {
+        let BatchOutcome {
+            pairs,
+            pentanomial,
+            wins,
+            draws,
+            losses,
+            reasons,
+            total_plies,
+            games,
+        } = o;
+        pb::GameResults {
+            pairs,
+            pentanomial: pentanomial.to_vec(),
+            wins,
+            draws,
+            losses,
+            reasons: reasons.into_iter().collect(),
+            total_plies,
+            games: games.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// Checks the shape (5 pentanomial entries, known enums); whether the counts
+/// fit a lease is [`BatchOutcome::check`]'s job.
+impl TryFrom<pb::GameResults> for BatchOutcome {
+    type Error = Status;
+
+    fn try_from(r: pb::GameResults) -> Result<Self, Status> {
+        let pb::GameResults {
+            pairs,
+            pentanomial,
+            wins,
+            draws,
+            losses,
+            reasons,
+            total_plies,
+            games,
+        } = r;
+        let pentanomial: [u64; 5] = pentanomial.try_into().map_err(|p: Vec<u64>| {
+            invalid(
+                "results.pentanomial",
+                format!("{} entries, need 5", p.len()),
+            )
+        })?;
+        Ok(BatchOutcome {
+            pairs,
+            pentanomial,
+            wins,
+            draws,
+            losses,
+            reasons: reasons.into_iter().collect(),
+            total_plies,
+            games: games
+                .into_iter()
+                .map(GameRecord::try_from)
+                .collect::<Result<_, _>>()?,
+        })
+    }
+}
+
+impl From<GameRecord> for pb::GameRecord {
+    fn from(g: GameRecord) -> Self {
+        let GameRecord {
+            moves,
+            result,
+            reason,
+            opening,
+            red_player,
+        } = g;
+        let result = match result {
+            GameResult::RedWins => pb::GameResult::RedWins,
+            GameResult::Draw => pb::GameResult::Draw,
+            GameResult::BlackWins => pb::GameResult::BlackWins,
+        };
+        pb::GameRecord {
+            moves,
+            result: result.into(),
+            reason,
+            opening,
+            red_player: red_player.into(),
+        }
+    }
+}
+
+impl TryFrom<pb::GameRecord> for GameRecord {
+    type Error = Status;
+
+    fn try_from(g: pb::GameRecord) -> Result<Self, Status> {
+        let pb::GameRecord {
+            moves,
+            result,
+            reason,
+            opening,
+            red_player,
+        } = g;
+        let result = match pb::GameResult::try_from(result) {
+            Ok(pb::GameResult::RedWins) => GameResult::RedWins,
+            Ok(pb::GameResult::Draw) => GameResult::Draw,
+            Ok(pb::GameResult::BlackWins) => GameResult::BlackWins,
+            Ok(pb::GameResult::Unspecified) | Err(_) => {
+                return Err(invalid("game.result", format!("unknown value {result}")));
+            }
+        };
+        let red_player = match red_player {
+            0 | 1 => red_player as u8,
+            _ => {
+                return Err(invalid(
+                    "game.red_player",
+                    format!("{red_player} is not 0 or 1"),
+                ));
+            }
+        };
+        Ok(GameRecord {
+            moves,
+            result,
+            reason,
+            opening,
+            red_player,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn sample() -> WorkSpec {
+        let player = |v| PlayerSpec {
+            params: BTreeMap::from([("piece_chariot".to_owned(), v)]),
+            limit: Limit::Clock {
+                base_ms: 10_000,
+                inc_ms: 100,
+                moves_to_go: None,
+            },
+            hash_mb: 16,
+        };
+        WorkSpec {
+            players: [player(900), player(880)],
+            rules: "standard".to_owned(),
+            openings: OpeningSlice {
+                source: OpeningSource::Builtin { random_plies: 4 },
+                seed: 7,
+                offset: 16,
+                count: 8,
+            },
+            pairs: 8,
+            adjudication: Adjudication {
+                max_plies: 300,
+                ..Adjudication::default()
+            },
+        }
+    }
+
+    #[test]
+    fn work_round_trips_through_the_wire() {
+        let work = sample();
+        let wire = pb::WorkSpec::from(work.clone());
+        assert_eq!(WorkSpec::try_from(wire).unwrap(), work);
+    }
+
+    #[test]
+    fn garbled_work_names_the_field() {
+        let mut wire = pb::WorkSpec::from(sample());
+        wire.players.pop();
+        let err = WorkSpec::try_from(wire).unwrap_err();
+        assert_eq!(err.code(), tonic::Code::InvalidArgument);
+        assert!(err.message().contains("work.players"), "{}", err.message());
+
+        let mut wire = pb::WorkSpec::from(sample());
+        wire.players[1].limit = Some(pb::Limit { kind: None });
+        let err = WorkSpec::try_from(wire).unwrap_err();
+        assert!(err.message().contains("limit.kind"), "{}", err.message());
+    }
+
+    #[test]
+    fn outcome_counts_must_fit_the_lease() {
+        let outcome = BatchOutcome {
+            pairs: 2,
+            pentanomial: [0, 0, 1, 1, 0],
+            wins: 2,
+            draws: 1,
+            losses: 1,
+            reasons: BTreeMap::from([("checkmate".to_owned(), 4)]),
+            ..BatchOutcome::default()
+        };
+        assert_eq!(outcome.check(2), Ok(()));
+        assert!(matches!(outcome.check(3), Err(OutcomeError::Pairs { .. })));
+        let bad = BatchOutcome {
+            wins: 3,
+            ..outcome.clone()
+        };
+        assert!(matches!(bad.check(2), Err(OutcomeError::Wdl { .. })));
+        let wire = pb::GameResults {
+            pentanomial: vec![1, 2],
+            ..pb::GameResults::from(outcome)
+        };
+        let err = BatchOutcome::try_from(wire).unwrap_err();
+        assert!(err.message().contains("results.pentanomial"));
+    }
+}
