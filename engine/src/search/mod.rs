@@ -524,8 +524,7 @@ impl Worker<'_> {
                     continue;
                 }
                 // Futility pruning of quiet moves that cannot raise alpha.
-                if !pv_node && !capture && depth <= 6 && eval + p.futility_margin * depth <= alpha
-                {
+                if !pv_node && !capture && depth <= 6 && eval + p.futility_margin * depth <= alpha {
                     pos.unmake(undo);
                     continue;
                 }

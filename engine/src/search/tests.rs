@@ -74,6 +74,24 @@ fn mate_distance(fen: &str, max: u32) -> Option<(u32, bool)> {
     Some((n, mates_within(&mut pos, n, true)))
 }
 
+/// Puts `c` on a random empty point of `files` × `ranks` (20 tries).
+fn place(
+    board: &mut [[char; 9]; 10],
+    c: char,
+    files: &[usize],
+    ranks: &[usize],
+    r: &mut dyn FnMut(usize) -> usize,
+) {
+    for _ in 0..20 {
+        let f = files[r(files.len())];
+        let k = ranks[r(ranks.len())];
+        if board[k][f] == '.' {
+            board[k][f] = c;
+            return;
+        }
+    }
+}
+
 /// Random sparse attacks on Black's palace, kept when the exhaustive search finds
 /// a forced win in exactly 2 or 3 moves that is a checkmate (no faster stalemate). Run in release:
 /// `cargo test --release -p xq-engine --lib generate_mates -- --ignored --nocapture`.
@@ -92,16 +110,6 @@ fn generate_mates() {
     while found[2] + found[3] < 40 && tries < 200_000 {
         tries += 1;
         let mut board = [['.'; 9]; 10];
-        let mut place = |board: &mut [[char; 9]; 10], c: char, files: &[usize], ranks: &[usize], r: &mut dyn FnMut(usize) -> usize| {
-            for _ in 0..20 {
-                let f = files[r(files.len())];
-                let k = ranks[r(ranks.len())];
-                if board[k][f] == '.' {
-                    board[k][f] = c;
-                    return;
-                }
-            }
-        };
         place(&mut board, 'k', &[3, 4, 5], &[7, 8, 9], &mut rand);
         place(&mut board, 'K', &[3, 4, 5], &[0, 1, 2], &mut rand);
         for _ in 0..rand(3) {
@@ -118,12 +126,22 @@ fn generate_mates() {
         }
         let all: Vec<usize> = (0..9).collect();
         if rand(2) == 0 {
-            place(&mut board, ['r', 'n', 'c', 'p'][rand(4)], &all, &[0, 1, 2, 3, 4, 5, 6], &mut rand);
+            place(
+                &mut board,
+                ['r', 'n', 'c', 'p'][rand(4)],
+                &all,
+                &[0, 1, 2, 3, 4, 5, 6],
+                &mut rand,
+            );
         }
         let attackers = 2 + rand(2);
         for _ in 0..attackers {
             let c = ['R', 'N', 'C', 'P', 'R', 'N', 'C'][rand(7)];
-            let ranks: &[usize] = if c == 'P' { &[5, 6, 7, 8] } else { &[3, 4, 5, 6, 7, 8, 9] };
+            let ranks: &[usize] = if c == 'P' {
+                &[5, 6, 7, 8]
+            } else {
+                &[3, 4, 5, 6, 7, 8, 9]
+            };
             place(&mut board, c, &all, ranks, &mut rand);
         }
         let ranks: Vec<String> = (0..10)
@@ -231,4 +249,3 @@ fn search_finds_forced_mates() {
         assert!(defender_lost(&mut pos, n - 1, false), "{fen}: {r:?}");
     }
 }
-
