@@ -630,6 +630,7 @@ impl Worker<'_> {
 
     /// Quiescence search: captures (all evasions when in check) until quiet.
     fn qsearch(&mut self, pos: &mut Position, mut alpha: Score, beta: Score, ply: usize) -> Score {
+        self.pv[ply].clear();
         if self.tick() {
             return 0;
         }

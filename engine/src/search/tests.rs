@@ -22,6 +22,71 @@ fn finds_mate_in_one() {
     assert!(pos.in_check() && !pos.has_legal_move());
 }
 
+fn search_with(
+    fen: &str,
+    history: &[HistoryEntry],
+    rules: &SearchRules,
+    depth: u32,
+) -> SearchResult {
+    let mut pos = Position::from_fen(fen).unwrap();
+    Searcher::new(1).search(
+        &mut pos,
+        history,
+        &Limits::depth(depth),
+        &Params::default(),
+        rules,
+        |_| {},
+    )
+}
+
+#[test]
+fn natural_move_limit_draws() {
+    let rules = SearchRules::default();
+    let fresh = search_with("3k5/9/9/9/9/9/9/9/4A4/R3K4 w - - 0 1", &[], &rules, 4);
+    assert!(fresh.score > 500, "{fresh:?}");
+    let stale = search_with("3k5/9/9/9/9/9/9/9/4A4/R3K4 w - - 119 80", &[], &rules, 4);
+    assert_eq!(stale.score, 0, "{stale:?}");
+}
+
+#[test]
+fn stalemate_loses_or_draws_by_rule() {
+    let fen = "3k5/R8/9/9/9/9/9/9/9/4K4 b - - 0 1";
+    let standard = search_with(fen, &[], &SearchRules::default(), 3);
+    assert_eq!((standard.best_move, standard.score), (None, -MATE));
+    let lenient = SearchRules {
+        stalemate_is_draw: true,
+        draw_value_red_cp: 25,
+        ..SearchRules::default()
+    };
+    assert_eq!(search_with(fen, &[], &lenient, 3).score, -25);
+}
+
+#[test]
+fn perpetual_check_loses_for_the_checker() {
+    // Red's chariot checks from a9 and a8 while Black's general steps e9-e8-e9.
+    let mut pos = Position::from_fen("4k4/9/9/9/9/9/9/9/9/R2K5 w - - 0 1").unwrap();
+    let mut history = Vec::new();
+    let mut gave_check = false;
+    for m in "a0a9 e9e8 a9a8 e8e9 a8a9 e9e8 a9a8 e8e9 a8a9".split(' ') {
+        history.push(HistoryEntry {
+            hash: pos.hash(),
+            gave_check,
+        });
+        pos.make(Move::parse_coords(m).unwrap());
+        gave_check = pos.in_check();
+    }
+    let fen = pos.to_fen();
+    let rules = SearchRules::default();
+    let judged = search_with(&fen, &history, &rules, 4);
+    assert_eq!(judged.score, PERPETUAL_LOSS, "{judged:?}");
+    assert!(search_with(&fen, &[], &rules, 4).score < -500);
+    let four = SearchRules {
+        repetition_count: 4,
+        ..rules
+    };
+    assert!(search_with(&fen, &history, &four, 4).score < -500);
+}
+
 #[test]
 fn fixed_node_count_is_deterministic() {
     let a = search_fen(crate::START_FEN, &Limits::nodes(20_000));
