@@ -492,13 +492,11 @@ impl Worker<'_> {
             }
         }
 
-        // Step 9. Moves; no legal move ends the game.
-        let moves = pos.legal_moves();
-        if moves.is_empty() {
-            return self.no_moves(pos, in_check, ply);
-        }
+        // Step 9. Moves: the TT move first, then the rest generated only if it does
+        // not cut off; no legal move ends the game.
         let killers = self.killers[ply];
-        let picker = Picker::new(pos, moves, tt_move, killers, self.history);
+        let mut picker: Option<Picker> = None;
+        let mut pending_tt = tt_move;
 
         // Step 10. The move loop.
         let mut best = -INF;
@@ -506,7 +504,26 @@ impl Worker<'_> {
         let mut quiets_tried: ArrayVec<Move, { crate::MAX_MOVES }> = ArrayVec::new();
         let mut count: usize = 0;
         let lmp_limit = (p.lmp_base + p.lmp_scale * depth * depth / 2) as usize;
-        for mv in picker {
+        loop {
+            let mv = if let Some(m) = pending_tt.take() {
+                m
+            } else {
+                let picker = match &mut picker {
+                    Some(pk) => pk,
+                    None => {
+                        let moves = pos.legal_moves();
+                        if moves.is_empty() {
+                            return self.no_moves(pos, in_check, ply);
+                        }
+                        picker.insert(Picker::new(pos, moves, tt_move, killers, self.history))
+                    }
+                };
+                match picker.next() {
+                    Some(m) if Some(m) == tt_move => continue,
+                    Some(m) => m,
+                    None => break,
+                }
+            };
             let capture = pos.is_capture(mv);
             let killer = killers.contains(&Some(mv));
             let mover = pos.piece_at(mv.from());
