@@ -137,11 +137,16 @@ impl Searcher {
 
     /// Searches `pos` within `limits` and returns the best move found.
     ///
-    /// `history` holds the game's positions before `pos`, oldest first, each with
-    /// whether the move into it gave check; it is used to judge repetitions (see
+    /// `history` holds the game's positions before `pos`, oldest first, as
+    /// [`HistoryEntry::of`] gives them (push each position before making the game
+    /// move from it); the search judges repetitions with it (see
     /// [`repetition`](self::repetition)). `info` is called after every completed
-    /// iteration. `pos` is restored before returning. Set `limits.stop` from
-    /// another thread to end the search early.
+    /// iteration. `pos` is restored before returning.
+    ///
+    /// Stopping: set `limits.stop` (an `Arc<AtomicBool>`, checked every 1024
+    /// nodes) from another thread; the result is then the last completed
+    /// iteration's (or the first legal move if none completed). With only depth
+    /// and node limits the result and node count are deterministic.
     pub fn search(
         &mut self,
         pos: &mut Position,
@@ -157,10 +162,7 @@ impl Searcher {
         }
         let mut line = Vec::with_capacity(history.len() + MAX_PLY + 2);
         line.extend_from_slice(history);
-        line.push(HistoryEntry {
-            hash: pos.hash(),
-            gave_check: pos.in_check(),
-        });
+        line.push(HistoryEntry::of(pos));
         let root_index = line.len() - 1;
         let mut w = Worker {
             tt: &mut self.tt,

@@ -26,6 +26,17 @@ pub struct HistoryEntry {
     pub gave_check: bool,
 }
 
+impl HistoryEntry {
+    /// The entry for `pos` as it stands: its hash, and whether its side to move is
+    /// in check (which is whether the move into it gave check).
+    pub fn of(pos: &crate::Position) -> HistoryEntry {
+        HistoryEntry {
+            hash: pos.hash(),
+            gave_check: pos.in_check(),
+        }
+    }
+}
+
 /// The rule settings the search needs; build it from a rule set preset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SearchRules {

@@ -66,14 +66,9 @@ fn perpetual_check_loses_for_the_checker() {
     // Red's chariot checks from a9 and a8 while Black's general steps e9-e8-e9.
     let mut pos = Position::from_fen("4k4/9/9/9/9/9/9/9/9/R2K5 w - - 0 1").unwrap();
     let mut history = Vec::new();
-    let mut gave_check = false;
     for m in "a0a9 e9e8 a9a8 e8e9 a8a9 e9e8 a9a8 e8e9 a8a9".split(' ') {
-        history.push(HistoryEntry {
-            hash: pos.hash(),
-            gave_check,
-        });
+        history.push(HistoryEntry::of(&pos));
         pos.make(Move::parse_coords(m).unwrap());
-        gave_check = pos.in_check();
     }
     let fen = pos.to_fen();
     let rules = SearchRules::default();
