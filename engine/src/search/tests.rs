@@ -309,3 +309,40 @@ fn search_finds_forced_mates() {
         assert!(defender_lost(&mut pos, n - 1, false), "{fen}: {r:?}");
     }
 }
+
+#[test]
+fn stop_flag_and_movetime_end_the_search() {
+    let limits = Limits {
+        infinite: true,
+        ..Limits::default()
+    };
+    let stop = std::sync::Arc::clone(&limits.stop);
+    let setter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let r = search_fen(crate::START_FEN, &limits);
+    setter.join().unwrap();
+    assert!(r.best_move.is_some() && r.depth >= 1, "{r:?}");
+    let timed = Limits {
+        movetime: Some(Duration::from_millis(30)),
+        ..Limits::default()
+    };
+    let r = search_fen(crate::START_FEN, &timed);
+    assert!(r.best_move.is_some(), "{r:?}");
+}
+
+#[test]
+fn parameters_change_the_search() {
+    let mut pos = Position::startpos();
+    let mut other = Params::default();
+    other.set("horse_value", 300).unwrap();
+    other.set("lmr_base", 150).unwrap();
+    let rules = SearchRules::default();
+    let mut run = |p: &Params| {
+        Searcher::new(1)
+            .search(&mut pos, &[], &Limits::depth(5), p, &rules, |_| {})
+            .nodes
+    };
+    assert_ne!(run(&Params::default()), run(&other));
+}
