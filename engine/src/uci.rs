@@ -308,11 +308,13 @@ impl Uci {
         let result = match cmd {
             "uci" => {
                 self.protocol = Protocol::Uci;
-                self.announce(out)
+                self.announce(out)?;
+                Ok(())
             }
             "ucci" => {
                 self.protocol = Protocol::Ucci;
-                self.announce(out)
+                self.announce(out)?;
+                Ok(())
             }
             "isready" => {
                 writeln!(out, "readyok")?;
@@ -342,11 +344,10 @@ impl Uci {
         Ok(Flow::Continue)
     }
 
-    fn announce(&self, out: &mut impl Write) -> Result<(), UciError> {
-        let io = |e: std::io::Error| UciError::BadSetOption(e.to_string());
+    fn announce(&self, out: &mut impl Write) -> std::io::Result<()> {
         let ucci = self.protocol == Protocol::Ucci;
-        writeln!(out, "id name xq-engine {}", env!("CARGO_PKG_VERSION")).map_err(io)?;
-        writeln!(out, "id author the xq developers").map_err(io)?;
+        writeln!(out, "id name xq-engine {}", env!("CARGO_PKG_VERSION"))?;
+        writeln!(out, "id author the xq developers")?;
         if ucci {
             writeln!(
                 out,
@@ -354,8 +355,7 @@ impl Uci {
                  option hashsize type spin min 1 max {MAX_HASH_MB} default {}\n\
                  option clearhash type button",
                 self.hash_mb
-            )
-            .map_err(io)?;
+            )?;
         } else {
             writeln!(
                 out,
@@ -365,8 +365,7 @@ impl Uci {
                 self.hash_mb,
                 self.variant,
                 VARIANTS.join(" var ")
-            )
-            .map_err(io)?;
+            )?;
         }
         for (spec, v) in self.params.iter() {
             if ucci {
@@ -381,10 +380,9 @@ impl Uci {
                     "option name {} type spin default {v} min {} max {}",
                     spec.name, spec.min, spec.max
                 )
-            }
-            .map_err(io)?;
+            }?;
         }
-        writeln!(out, "{}", if ucci { "ucciok" } else { "uciok" }).map_err(io)?;
+        writeln!(out, "{}", if ucci { "ucciok" } else { "uciok" })?;
         Ok(())
     }
 
