@@ -11,7 +11,7 @@ use crate::search::{Limits, SearchRules, Searcher};
 use crate::{Position, START_FEN};
 
 /// Depth of `xq-engine bench` without an argument (plies).
-pub const DEFAULT_DEPTH: u32 = 8;
+pub const DEFAULT_DEPTH: u32 = 12;
 
 /// Transposition table size for bench (MB); part of the fingerprint.
 pub const HASH_MB: usize = 16;
@@ -80,6 +80,7 @@ pub fn position(fen: &str) -> Result<Position, crate::FenError> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BenchResult {
     pub nodes: u64,
+    /// Time spent searching (clearing the table between positions excluded).
     pub elapsed: Duration,
 }
 
@@ -95,12 +96,14 @@ impl BenchResult {
 pub fn run(depth: u32, params: &Params, out: &mut impl Write) -> io::Result<BenchResult> {
     let mut searcher = Searcher::new(HASH_MB);
     let rules = SearchRules::default();
-    let start = Instant::now();
+    let mut elapsed = Duration::ZERO;
     let mut nodes = 0;
     for (i, fen) in POSITIONS.iter().enumerate() {
         let mut pos = position(fen).map_err(|e| io::Error::other(format!("bench fen {i}: {e}")))?;
         searcher.clear();
+        let start = Instant::now();
         let r = searcher.search(&mut pos, &[], &Limits::depth(depth), params, &rules, |_| {});
+        elapsed += start.elapsed();
         nodes += r.nodes;
         let best = r.best_move.map_or("(none)".to_string(), |m| m.to_string());
         writeln!(
@@ -111,15 +114,23 @@ pub fn run(depth: u32, params: &Params, out: &mut impl Write) -> io::Result<Benc
             r.nodes
         )?;
     }
-    Ok(BenchResult {
-        nodes,
-        elapsed: start.elapsed(),
-    })
+    Ok(BenchResult { nodes, elapsed })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bench signature at depth 5: update it (and say so in the commit
+    /// message) whenever search or evaluation changes on purpose.
+    const DEPTH5_NODES: u64 = 33318;
+
+    #[test]
+    fn node_count_is_pinned() {
+        let mut sink = Vec::new();
+        let r = run(5, &Params::default(), &mut sink).unwrap();
+        assert_eq!(r.nodes, DEPTH5_NODES);
+    }
 
     #[test]
     fn positions_parse_and_have_moves() {

@@ -12,6 +12,7 @@
 //! [`Evaluator::new`] turns a `&Params` into lookup tables once per search;
 //! [`Evaluator::evaluate`] recomputes the score from scratch (no incremental state).
 
+use crate::attacks;
 use crate::params::Params;
 use crate::{Bitboard, Color, Kind, Piece, Position, Square};
 
@@ -128,7 +129,22 @@ impl Evaluator {
                 _ => false,
             };
             if mobile {
-                let n = (pos.attacks_from(sq, piece, occ) & !own).count() as i32;
+                let targets = match kind {
+                    Kind::Chariot | Kind::Cannon => {
+                        let (rook, cannon) = attacks::slider_targets(
+                            sq,
+                            attacks::rank_occupancy(occ, sq.rank().index()),
+                            pos.file_occupancy(sq.file().index()),
+                        );
+                        if kind == Kind::Chariot {
+                            rook
+                        } else {
+                            (rook & !occ) | cannon
+                        }
+                    }
+                    _ => pos.attacks_from(sq, piece, occ),
+                };
+                let n = (targets & !own).count() as i32;
                 score += n * self.mobility[kind.index()];
             }
             match kind {

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 /// One parameter's declaration.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ParamSpec {
     /// Identifier used by `setoption`, TOML files and SPSA lines.
     pub name: &'static str,
@@ -27,7 +27,7 @@ pub struct ParamSpec {
     pub c_end: f64,
     /// SPSA learning rate at the end of tuning.
     pub r_end: f64,
-    /// What the value means, with its unit.
+    /// What the value means, with its unit (the doc comment's text, untrimmed).
     pub doc: &'static str,
 }
 
@@ -289,13 +289,27 @@ impl Params {
     pub fn to_json(&self) -> String {
         #[derive(Serialize)]
         struct Row<'a> {
-            #[serde(flatten)]
-            spec: &'a ParamSpec,
+            name: &'a str,
             value: i32,
+            default: i32,
+            min: i32,
+            max: i32,
+            c_end: f64,
+            r_end: f64,
+            doc: &'a str,
         }
         let rows: Vec<Row<'_>> = self
             .iter()
-            .map(|(spec, value)| Row { spec, value })
+            .map(|(s, value)| Row {
+                name: s.name,
+                value,
+                default: s.default,
+                min: s.min,
+                max: s.max,
+                c_end: s.c_end,
+                r_end: s.r_end,
+                doc: s.doc.trim(),
+            })
             .collect();
         serde_json::to_string_pretty(&rows).unwrap_or_default()
     }
@@ -358,5 +372,6 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
         assert_eq!(json.as_array().map(Vec::len), Some(SPECS.len()));
         assert_eq!(json[1]["value"], 410);
+        assert_eq!(json[1]["doc"], "Horse value (cp).");
     }
 }

@@ -19,7 +19,9 @@
 //! `banmoves`, `probe`, opening books.
 //!
 //! The search runs on its own thread; `stop`, `isready` and `quit` are answered
-//! while it runs, any other command first waits for it to finish. Bad input is
+//! while it runs. Any other command first waits for a timed or bounded search to
+//! finish, and stops an infinite one. `go` without limits searches until `stop`.
+//! Not supported in UCI: `searchmoves`, pondering (`go ponder` searches normally). Bad input is
 //! answered with `info string error: …` naming the bad part.
 
 use std::io::{BufRead, Write};
@@ -200,6 +202,7 @@ impl Uci {
                         return Ok(());
                     }
                     "go" => {
+                        Self::stop_if_infinite(&job);
                         self.finish(&mut job);
                         let mut text = Vec::new();
                         match self.go(&line, &mut text) {
@@ -219,6 +222,7 @@ impl Uci {
                         }
                     }
                     _ => {
+                        Self::stop_if_infinite(&job);
                         self.finish(&mut job);
                         let mut text = Vec::new();
                         self.handle(&line, &mut text)?;
@@ -229,14 +233,19 @@ impl Uci {
                     }
                 }
             }
-            if let Some(j) = &job
-                && j.infinite
-            {
-                j.stop.store(true, Ordering::Relaxed);
-            }
+            Self::stop_if_infinite(&job);
             self.finish(&mut job);
             Ok(())
         })
+    }
+
+    /// Stops a running infinite search (it would otherwise never end).
+    fn stop_if_infinite(job: &Option<Job<'_>>) {
+        if let Some(j) = job
+            && j.infinite
+        {
+            j.stop.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Waits for the running search, if any, and takes its searcher back.
@@ -299,11 +308,13 @@ impl Uci {
         let result = match cmd {
             "uci" => {
                 self.protocol = Protocol::Uci;
-                self.announce(out)
+                self.announce(out)?;
+                Ok(())
             }
             "ucci" => {
                 self.protocol = Protocol::Ucci;
-                self.announce(out)
+                self.announce(out)?;
+                Ok(())
             }
             "isready" => {
                 writeln!(out, "readyok")?;
@@ -333,11 +344,10 @@ impl Uci {
         Ok(Flow::Continue)
     }
 
-    fn announce(&self, out: &mut impl Write) -> Result<(), UciError> {
-        let io = |e: std::io::Error| UciError::BadSetOption(e.to_string());
+    fn announce(&self, out: &mut impl Write) -> std::io::Result<()> {
         let ucci = self.protocol == Protocol::Ucci;
-        writeln!(out, "id name xq-engine {}", env!("CARGO_PKG_VERSION")).map_err(io)?;
-        writeln!(out, "id author the xq developers").map_err(io)?;
+        writeln!(out, "id name xq-engine {}", env!("CARGO_PKG_VERSION"))?;
+        writeln!(out, "id author the xq developers")?;
         if ucci {
             writeln!(
                 out,
@@ -345,8 +355,7 @@ impl Uci {
                  option hashsize type spin min 1 max {MAX_HASH_MB} default {}\n\
                  option clearhash type button",
                 self.hash_mb
-            )
-            .map_err(io)?;
+            )?;
         } else {
             writeln!(
                 out,
@@ -356,8 +365,7 @@ impl Uci {
                 self.hash_mb,
                 self.variant,
                 VARIANTS.join(" var ")
-            )
-            .map_err(io)?;
+            )?;
         }
         for (spec, v) in self.params.iter() {
             if ucci {
@@ -372,10 +380,9 @@ impl Uci {
                     "option name {} type spin default {v} min {} max {}",
                     spec.name, spec.min, spec.max
                 )
-            }
-            .map_err(io)?;
+            }?;
         }
-        writeln!(out, "{}", if ucci { "ucciok" } else { "uciok" }).map_err(io)?;
+        writeln!(out, "{}", if ucci { "ucciok" } else { "uciok" })?;
         Ok(())
     }
 
@@ -445,17 +452,12 @@ impl Uci {
         };
         pos.set_conversion(self.conversion);
         let mut history = Vec::new();
-        let mut gave_check = pos.in_check();
         for &m in args.iter().skip(moves_at + 1) {
             let mv = Move::parse_coords(m)
                 .filter(|&mv| pos.is_legal(mv))
                 .ok_or_else(|| UciError::BadMove(m.to_string()))?;
-            history.push(HistoryEntry {
-                hash: pos.hash(),
-                gave_check,
-            });
+            history.push(HistoryEntry::of(&pos));
             pos.make(mv);
-            gave_check = pos.in_check();
         }
         self.pos = pos;
         self.history = history;
@@ -686,6 +688,12 @@ mod tests {
         let ready = out.find("readyok").unwrap_or(usize::MAX);
         assert!(out.contains("bestmove "), "{out}");
         assert!(ready < out.rfind("bestmove").unwrap_or(0), "{out}");
+    }
+
+    #[test]
+    fn new_position_ends_an_infinite_search() {
+        let out = session("go infinite\nposition startpos moves h2e2\ngo depth 2\n");
+        assert_eq!(out.matches("bestmove").count(), 2, "{out}");
     }
 
     #[test]

@@ -137,11 +137,16 @@ impl Searcher {
 
     /// Searches `pos` within `limits` and returns the best move found.
     ///
-    /// `history` holds the game's positions before `pos`, oldest first, each with
-    /// whether the move into it gave check; it is used to judge repetitions (see
+    /// `history` holds the game's positions before `pos`, oldest first, as
+    /// [`HistoryEntry::of`] gives them (push each position before making the game
+    /// move from it); the search judges repetitions with it (see
     /// [`repetition`](self::repetition)). `info` is called after every completed
-    /// iteration. `pos` is restored before returning. Set `limits.stop` from
-    /// another thread to end the search early.
+    /// iteration. `pos` is restored before returning.
+    ///
+    /// Stopping: set `limits.stop` (an `Arc<AtomicBool>`, checked every 1024
+    /// nodes) from another thread; the result is then the last completed
+    /// iteration's (or the first legal move if none completed). With only depth
+    /// and node limits the result and node count are deterministic.
     pub fn search(
         &mut self,
         pos: &mut Position,
@@ -157,10 +162,7 @@ impl Searcher {
         }
         let mut line = Vec::with_capacity(history.len() + MAX_PLY + 2);
         line.extend_from_slice(history);
-        line.push(HistoryEntry {
-            hash: pos.hash(),
-            gave_check: pos.in_check(),
-        });
+        line.push(HistoryEntry::of(pos));
         let root_index = line.len() - 1;
         let mut w = Worker {
             tt: &mut self.tt,
@@ -492,13 +494,11 @@ impl Worker<'_> {
             }
         }
 
-        // Step 9. Moves; no legal move ends the game.
-        let moves = pos.legal_moves();
-        if moves.is_empty() {
-            return self.no_moves(pos, in_check, ply);
-        }
+        // Step 9. Moves: the TT move first, then the rest generated only if it does
+        // not cut off; no legal move ends the game.
         let killers = self.killers[ply];
-        let picker = Picker::new(pos, moves, tt_move, killers, self.history);
+        let mut picker: Option<Picker> = None;
+        let mut pending_tt = tt_move;
 
         // Step 10. The move loop.
         let mut best = -INF;
@@ -506,7 +506,26 @@ impl Worker<'_> {
         let mut quiets_tried: ArrayVec<Move, { crate::MAX_MOVES }> = ArrayVec::new();
         let mut count: usize = 0;
         let lmp_limit = (p.lmp_base + p.lmp_scale * depth * depth / 2) as usize;
-        for mv in picker {
+        loop {
+            let mv = if let Some(m) = pending_tt.take() {
+                m
+            } else {
+                let picker = match &mut picker {
+                    Some(pk) => pk,
+                    None => {
+                        let moves = pos.legal_moves();
+                        if moves.is_empty() {
+                            return self.no_moves(pos, in_check, ply);
+                        }
+                        picker.insert(Picker::new(pos, moves, tt_move, killers, self.history))
+                    }
+                };
+                match picker.next() {
+                    Some(m) if Some(m) == tt_move => continue,
+                    Some(m) => m,
+                    None => break,
+                }
+            };
             let capture = pos.is_capture(mv);
             let killer = killers.contains(&Some(mv));
             let mover = pos.piece_at(mv.from());
@@ -630,6 +649,7 @@ impl Worker<'_> {
 
     /// Quiescence search: captures (all evasions when in check) until quiet.
     fn qsearch(&mut self, pos: &mut Position, mut alpha: Score, beta: Score, ply: usize) -> Score {
+        self.pv[ply].clear();
         if self.tick() {
             return 0;
         }

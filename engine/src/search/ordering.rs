@@ -1,8 +1,10 @@
 //! Move ordering (TT move, captures by MVV-LVA, killers, history) and static
 //! exchange evaluation.
 
+use crate::attacks::{self, NONE};
 use crate::eval::see_value;
 use crate::params::Params;
+use crate::position::file_occupancy_of;
 use crate::{Bitboard, Kind, Move, MoveList, Piece, Position, Square};
 
 /// Upper bound of a history score's magnitude.
@@ -164,14 +166,14 @@ pub fn see_ge(pos: &Position, mv: Move, threshold: i32, params: &Params) -> bool
     let mut res = true;
     loop {
         stm = !stm;
-        let attackers = pos.attackers_to(to, stm, occ);
+        let attackers = attackers_to(pos, to, occ) & pos.color_bb(stm) & occ;
         let Some((sq, kind)) = least_valuable(pos, attackers, params) else {
             break;
         };
         res = !res;
         if kind == Kind::General {
             let occ_after = occ ^ Bitboard::from_square(sq);
-            if pos.attackers_to(to, !stm, occ_after).any() {
+            if (attackers_to(pos, to, occ_after) & pos.color_bb(!stm) & occ_after).any() {
                 res = !res;
             }
             break;
@@ -183,6 +185,42 @@ pub fn see_ge(pos: &Position, mv: Move, threshold: i32, params: &Params) -> bool
         occ ^= Bitboard::from_square(sq);
     }
     res
+}
+
+/// Pieces of both sides (standing on `occ`, which need not match the board)
+/// that could capture on `sq` over the occupancy `occ`, which must contain `sq`; found from `sq` outward, using the
+/// symmetry of every move pattern. Generals count with their palace steps only.
+fn attackers_to(pos: &Position, sq: Square, occ: Bitboard) -> Bitboard {
+    let i = sq.index();
+    let (rook, cannon) = attacks::slider_targets(
+        sq,
+        attacks::rank_occupancy(occ, sq.rank().index()),
+        file_occupancy_of(occ, sq.file().index()),
+    );
+    let mut out = (rook & pos.kind_bb(Kind::Chariot)) | (cannon & pos.kind_bb(Kind::Cannon));
+    out |= Bitboard(attacks::GENERAL_STEPS[i]) & pos.kind_bb(Kind::General);
+    out |= Bitboard(attacks::ADVISOR_STEPS[i]) & pos.kind_bb(Kind::Advisor);
+    let elephants = pos.kind_bb(Kind::Elephant);
+    let bishops = elephants & pos.converted_bb();
+    for &(eye, from) in &attacks::ELEPHANT_MOVES[i] {
+        if from != NONE && occ.0 >> eye & 1 == 0 {
+            out.0 |= (1u128 << from) & (elephants & !bishops).0;
+        }
+    }
+    if bishops.any() {
+        out |= attacks::bishop_targets(sq, occ) & bishops;
+    }
+    let horses = pos.kind_bb(Kind::Horse);
+    for &(leg, sources) in &attacks::HORSE_ATTACKERS[i] {
+        if leg != NONE && occ.0 >> leg & 1 == 0 {
+            out.0 |= sources & horses.0;
+        }
+    }
+    let soldiers = pos.kind_bb(Kind::Soldier);
+    for color in crate::Color::ALL {
+        out.0 |= attacks::SOLDIER_ATTACKERS[color.index()][i] & (soldiers & pos.color_bb(color)).0;
+    }
+    out & occ
 }
 
 /// The least valuable of `attackers` and its kind.
@@ -207,6 +245,19 @@ mod tests {
         let pos = Position::from_fen("3k5/9/9/9/4p4/9/9/9/4R4/5K3 w - - 0 1").unwrap();
         assert!(see_ge(&pos, take, 0, &p));
         assert!(!see_ge(&pos, take, 300, &p));
+    }
+
+    #[test]
+    fn reverse_attackers_match_forward_attacks() {
+        for fen in crate::bench::POSITIONS {
+            let pos = crate::bench::position(fen).unwrap();
+            for sq in Square::all() {
+                let occ = pos.occupied() | Bitboard::from_square(sq);
+                let expected = pos.attackers_to(sq, crate::Color::Red, occ)
+                    | pos.attackers_to(sq, crate::Color::Black, occ);
+                assert_eq!(attackers_to(&pos, sq, occ), expected, "{fen} {sq}");
+            }
+        }
     }
 
     #[test]

@@ -26,6 +26,17 @@ pub struct HistoryEntry {
     pub gave_check: bool,
 }
 
+impl HistoryEntry {
+    /// The entry for `pos` as it stands: its hash, and whether its side to move is
+    /// in check (which is whether the move into it gave check).
+    pub fn of(pos: &crate::Position) -> HistoryEntry {
+        HistoryEntry {
+            hash: pos.hash(),
+            gave_check: pos.in_check(),
+        }
+    }
+}
+
 /// The rule settings the search needs; build it from a rule set preset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SearchRules {
@@ -139,8 +150,8 @@ mod tests {
     #[test]
     fn perpetual_check_loses_and_plain_repetition_draws() {
         let rules = SearchRules::default();
-        // Positions A B C D A: moves into B and D by "them"? Index 4 (A) was
-        // produced by the opponent of stm; 3 by stm; 2 by them; 1 by stm.
+        // Hashes 1 2 3 4 1, `stm` to move at the end: the moves into line
+        // indices 4 and 2 were the opponent's, into indices 3 and 1 `stm`'s.
         let them_check = line(&[(1, false), (2, false), (3, true), (4, false), (1, true)]);
         assert_eq!(
             judge(&them_check, 0, 10, Color::Red, &rules),

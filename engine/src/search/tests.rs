@@ -22,6 +22,66 @@ fn finds_mate_in_one() {
     assert!(pos.in_check() && !pos.has_legal_move());
 }
 
+fn search_with(
+    fen: &str,
+    history: &[HistoryEntry],
+    rules: &SearchRules,
+    depth: u32,
+) -> SearchResult {
+    let mut pos = Position::from_fen(fen).unwrap();
+    Searcher::new(1).search(
+        &mut pos,
+        history,
+        &Limits::depth(depth),
+        &Params::default(),
+        rules,
+        |_| {},
+    )
+}
+
+#[test]
+fn natural_move_limit_draws() {
+    let rules = SearchRules::default();
+    let fresh = search_with("3k5/9/9/9/9/9/9/9/4A4/R3K4 w - - 0 1", &[], &rules, 4);
+    assert!(fresh.score > 500, "{fresh:?}");
+    let stale = search_with("3k5/9/9/9/9/9/9/9/4A4/R3K4 w - - 119 80", &[], &rules, 4);
+    assert_eq!(stale.score, 0, "{stale:?}");
+}
+
+#[test]
+fn stalemate_loses_or_draws_by_rule() {
+    let fen = "3k5/R8/9/9/9/9/9/9/9/4K4 b - - 0 1";
+    let standard = search_with(fen, &[], &SearchRules::default(), 3);
+    assert_eq!((standard.best_move, standard.score), (None, -MATE));
+    let lenient = SearchRules {
+        stalemate_is_draw: true,
+        draw_value_red_cp: 25,
+        ..SearchRules::default()
+    };
+    assert_eq!(search_with(fen, &[], &lenient, 3).score, -25);
+}
+
+#[test]
+fn perpetual_check_loses_for_the_checker() {
+    // Red's chariot checks from a9 and a8 while Black's general steps e9-e8-e9.
+    let mut pos = Position::from_fen("4k4/9/9/9/9/9/9/9/9/R2K5 w - - 0 1").unwrap();
+    let mut history = Vec::new();
+    for m in "a0a9 e9e8 a9a8 e8e9 a8a9 e9e8 a9a8 e8e9 a8a9".split(' ') {
+        history.push(HistoryEntry::of(&pos));
+        pos.make(Move::parse_coords(m).unwrap());
+    }
+    let fen = pos.to_fen();
+    let rules = SearchRules::default();
+    let judged = search_with(&fen, &history, &rules, 4);
+    assert_eq!(judged.score, PERPETUAL_LOSS, "{judged:?}");
+    assert!(search_with(&fen, &[], &rules, 4).score < -500);
+    let four = SearchRules {
+        repetition_count: 4,
+        ..rules
+    };
+    assert!(search_with(&fen, &history, &four, 4).score < -500);
+}
+
 #[test]
 fn fixed_node_count_is_deterministic() {
     let a = search_fen(crate::START_FEN, &Limits::nodes(20_000));
@@ -74,6 +134,24 @@ fn mate_distance(fen: &str, max: u32) -> Option<(u32, bool)> {
     Some((n, mates_within(&mut pos, n, true)))
 }
 
+/// Puts `c` on a random empty point of `files` × `ranks` (20 tries).
+fn place(
+    board: &mut [[char; 9]; 10],
+    c: char,
+    files: &[usize],
+    ranks: &[usize],
+    r: &mut dyn FnMut(usize) -> usize,
+) {
+    for _ in 0..20 {
+        let f = files[r(files.len())];
+        let k = ranks[r(ranks.len())];
+        if board[k][f] == '.' {
+            board[k][f] = c;
+            return;
+        }
+    }
+}
+
 /// Random sparse attacks on Black's palace, kept when the exhaustive search finds
 /// a forced win in exactly 2 or 3 moves that is a checkmate (no faster stalemate). Run in release:
 /// `cargo test --release -p xq-engine --lib generate_mates -- --ignored --nocapture`.
@@ -92,20 +170,6 @@ fn generate_mates() {
     while found[2] + found[3] < 40 && tries < 200_000 {
         tries += 1;
         let mut board = [['.'; 9]; 10];
-        let mut place = |board: &mut [[char; 9]; 10],
-                         c: char,
-                         files: &[usize],
-                         ranks: &[usize],
-                         r: &mut dyn FnMut(usize) -> usize| {
-            for _ in 0..20 {
-                let f = files[r(files.len())];
-                let k = ranks[r(ranks.len())];
-                if board[k][f] == '.' {
-                    board[k][f] = c;
-                    return;
-                }
-            }
-        };
         place(&mut board, 'k', &[3, 4, 5], &[7, 8, 9], &mut rand);
         place(&mut board, 'K', &[3, 4, 5], &[0, 1, 2], &mut rand);
         for _ in 0..rand(3) {
@@ -244,4 +308,41 @@ fn search_finds_forced_mates() {
         pos.make(r.best_move.unwrap());
         assert!(defender_lost(&mut pos, n - 1, false), "{fen}: {r:?}");
     }
+}
+
+#[test]
+fn stop_flag_and_movetime_end_the_search() {
+    let limits = Limits {
+        infinite: true,
+        ..Limits::default()
+    };
+    let stop = std::sync::Arc::clone(&limits.stop);
+    let setter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let r = search_fen(crate::START_FEN, &limits);
+    setter.join().unwrap();
+    assert!(r.best_move.is_some() && r.depth >= 1, "{r:?}");
+    let timed = Limits {
+        movetime: Some(Duration::from_millis(30)),
+        ..Limits::default()
+    };
+    let r = search_fen(crate::START_FEN, &timed);
+    assert!(r.best_move.is_some(), "{r:?}");
+}
+
+#[test]
+fn parameters_change_the_search() {
+    let mut pos = Position::startpos();
+    let mut other = Params::default();
+    other.set("horse_value", 300).unwrap();
+    other.set("lmr_base", 150).unwrap();
+    let rules = SearchRules::default();
+    let mut run = |p: &Params| {
+        Searcher::new(1)
+            .search(&mut pos, &[], &Limits::depth(5), p, &rules, |_| {})
+            .nodes
+    };
+    assert_ne!(run(&Params::default()), run(&other));
 }

@@ -1,4 +1,4 @@
-//! The transposition table: power-of-two buckets of four entries, depth-preferred
+//! The transposition table: power-of-two cache-line buckets of five entries, depth-preferred
 //! replacement with ageing, mate scores stored relative to the node.
 
 use super::{MATE_BOUND, Score};
@@ -27,7 +27,13 @@ struct Entry {
     gen_bound: u8,
 }
 
-const BUCKET: usize = 4;
+/// Entries per bucket: five 12-byte entries fill one 64-byte cache line.
+const BUCKET: usize = 5;
+
+/// One cache line of entries.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
+struct Bucket([Entry; BUCKET]);
 
 /// A probe hit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,7 +52,7 @@ pub struct Hit {
 /// that fits.
 #[derive(Debug)]
 pub struct Tt {
-    buckets: Vec<[Entry; BUCKET]>,
+    buckets: Vec<Bucket>,
     generation: u8,
 }
 
@@ -54,20 +60,20 @@ impl Tt {
     /// A table of at most `mb` megabytes (at least one bucket).
     pub fn new(mb: usize) -> Tt {
         let bytes = mb.max(1) << 20;
-        let per = std::mem::size_of::<[Entry; BUCKET]>();
+        let per = std::mem::size_of::<Bucket>();
         let mut n = 1usize;
         while n * 2 * per <= bytes {
             n *= 2;
         }
         Tt {
-            buckets: vec![[Entry::default(); BUCKET]; n],
+            buckets: vec![Bucket::default(); n],
             generation: 0,
         }
     }
 
     /// Empties the table.
     pub fn clear(&mut self) {
-        self.buckets.fill([Entry::default(); BUCKET]);
+        self.buckets.fill(Bucket::default());
         self.generation = 0;
     }
 
@@ -83,7 +89,7 @@ impl Tt {
     /// The entry for `hash`, if stored.
     pub fn probe(&self, hash: u64, ply: usize) -> Option<Hit> {
         let key = (hash >> 32) as u32;
-        let bucket = &self.buckets[self.index(hash)];
+        let bucket = &self.buckets[self.index(hash)].0;
         let e = bucket
             .iter()
             .find(|e| e.key == key && e.gen_bound & 3 != 0)?;
@@ -122,7 +128,7 @@ impl Tt {
         let key = (hash >> 32) as u32;
         let generation = self.generation;
         let i = self.index(hash);
-        let bucket = &mut self.buckets[i];
+        let bucket = &mut self.buckets[i].0;
         let age = |e: &Entry| i32::from((generation.wrapping_sub(e.gen_bound >> 2)) & 63);
         let slot = match bucket
             .iter()
@@ -165,7 +171,7 @@ impl Tt {
         let n = self.buckets.len().min(1000);
         let used: usize = self.buckets[..n]
             .iter()
-            .flatten()
+            .flat_map(|b| b.0.iter())
             .filter(|e| e.gen_bound & 3 != 0 && e.gen_bound >> 2 == self.generation)
             .count();
         (used * 1000 / (n * BUCKET)) as u32
