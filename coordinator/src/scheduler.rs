@@ -27,6 +27,8 @@
 //! None of those change anything. Heartbeats extend an active lease's
 //! deadline by the lease time-to-live.
 
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
 
 use tokio::sync::broadcast;
@@ -234,8 +236,14 @@ impl Scheduler {
                         let state = run.spsa.as_ref().ok_or_else(|| {
                             StoreError::Schema(format!("spsa run {} has no state", run.id))
                         })?;
-                        let (request, players) =
-                            runs::spsa::request(state, settings, &mut rand::rng());
+                        // Flips are drawn from the run's seed and the slice, so a
+                        // run replays the same perturbations given the same results.
+                        let mut rng = ChaCha8Rng::seed_from_u64(
+                            settings.seed
+                                ^ run.id.rotate_left(32)
+                                ^ offset.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                        );
+                        let (request, players) = runs::spsa::request(state, settings, &mut rng);
                         (players, Some(request))
                     }
                 };
