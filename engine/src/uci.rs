@@ -32,6 +32,7 @@ use std::thread::{self, ScopedJoinHandle};
 use std::time::Duration;
 
 use crate::params::{ParamError, Params};
+use crate::rules::{PRESETS, RuleSet};
 use crate::search::{HistoryEntry, Limits, SearchInfo, SearchRules, Searcher, score_to_uci};
 use crate::{Color, Move, Position, perft};
 
@@ -52,56 +53,12 @@ pub enum UciError {
     UnknownOption(String),
     #[error("bad setoption command '{0}': expected 'name <option> [value <v>]'")]
     BadSetOption(String),
-    #[error("unknown variant '{0}'; expected one of {VARIANTS:?}")]
-    UnknownVariant(String),
+    #[error("bad UCI_Variant: {0}")]
+    Variant(#[from] crate::rules::RuleSetError),
+    #[error("bad DrawContempt '{0}': expected true or false")]
+    BadBool(String),
     #[error(transparent)]
     Param(#[from] ParamError),
-}
-
-/// Rule presets accepted by `UCI_Variant` (the rules module's preset names).
-pub const VARIANTS: [&str; 6] = [
-    "standard",
-    "repetition-4",
-    "stalemate-draw",
-    "no-chase-rule",
-    "conversion",
-    "reform-2007",
-];
-
-/// The search rules and whether captures convert, for a `UCI_Variant` preset.
-///
-/// A stopgap until the rules module's `RuleSet` builds [`SearchRules`]: chase
-/// rules are not judged in search, so `no-chase-rule` equals `standard`;
-/// `reform-2007` sets a draw contempt of −30 cp for Red (a draw is worth 1 of 3
-/// points to Red and 2 of 3 to Black), a starting guess to be tuned.
-pub fn variant_rules(name: &str) -> Option<(SearchRules, bool)> {
-    let std = SearchRules::default();
-    Some(match name {
-        "standard" | "no-chase-rule" => (std, false),
-        "repetition-4" => (
-            SearchRules {
-                repetition_count: 4,
-                ..std
-            },
-            false,
-        ),
-        "stalemate-draw" => (
-            SearchRules {
-                stalemate_is_draw: true,
-                ..std
-            },
-            false,
-        ),
-        "conversion" => (std, true),
-        "reform-2007" => (
-            SearchRules {
-                draw_value_red_cp: -30,
-                ..std
-            },
-            false,
-        ),
-        _ => return None,
-    })
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,9 +74,10 @@ pub struct Uci {
     /// Game positions before `pos`, oldest first (for repetition judgement).
     history: Vec<HistoryEntry>,
     params: Params,
-    rules: SearchRules,
-    conversion: bool,
-    variant: String,
+    /// The rule set chosen with `UCI_Variant`.
+    rule_set: RuleSet,
+    /// Whether draws are valued by the rule set's scoring (`DrawContempt`).
+    draw_contempt: bool,
     hash_mb: usize,
     /// `None` while a search thread holds it.
     searcher: Option<Searcher>,
@@ -164,9 +122,8 @@ impl Uci {
             pos: Position::startpos(),
             history: Vec::new(),
             params,
-            rules: SearchRules::default(),
-            conversion: false,
-            variant: "standard".to_string(),
+            rule_set: RuleSet::default(),
+            draw_contempt: true,
             hash_mb: DEFAULT_HASH_MB,
             searcher: None,
             protocol: Protocol::Uci,
@@ -272,7 +229,7 @@ impl Uci {
         let mut pos = self.pos.clone();
         let history = self.history.clone();
         let params = self.params.clone();
-        let rules = self.rules;
+        let rules = SearchRules::scoring_aware(&self.rule_set, self.draw_contempt);
         let protocol = self.protocol;
         let stop = Arc::clone(&limits.stop);
         let handle = scope.spawn(move || {
@@ -361,10 +318,12 @@ impl Uci {
                 out,
                 "option name Hash type spin default {} min 1 max {MAX_HASH_MB}\n\
                  option name Clear Hash type button\n\
-                 option name UCI_Variant type combo default {} var {}",
+                 option name UCI_Variant type combo default {} var {}\n\
+                 option name DrawContempt type check default {}",
                 self.hash_mb,
-                self.variant,
-                VARIANTS.join(" var ")
+                self.rule_set.name().unwrap_or_else(|| "custom".to_string()),
+                PRESETS.join(" var "),
+                self.draw_contempt
             )?;
         }
         for (spec, v) in self.params.iter() {
@@ -421,12 +380,15 @@ impl Uci {
                 }
             }
             "uci_variant" => {
-                let (rules, conversion) =
-                    variant_rules(&value).ok_or_else(|| UciError::UnknownVariant(value.clone()))?;
-                self.rules = rules;
-                self.conversion = conversion;
-                self.pos.set_conversion(conversion);
-                self.variant = value;
+                self.rule_set = value.parse()?;
+                self.pos.set_conversion(self.rule_set.conversion);
+            }
+            "drawcontempt" => {
+                self.draw_contempt = match value.as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(UciError::BadBool(value)),
+                };
             }
             "usemillisec" | "batch" | "debug" | "ponder" | "newgame" | "promotion" | "idle"
             | "bookfiles" | "egtbpaths" | "loadbook" => {}
@@ -450,14 +412,14 @@ impl Uci {
             Some(&"fen") if moves_at > 1 => Position::from_fen(&args[1..moves_at].join(" "))?,
             _ => return Err(UciError::BadPosition(args.join(" "))),
         };
-        pos.set_conversion(self.conversion);
-        let mut history = Vec::new();
+        pos.set_conversion(self.rule_set.conversion);
+        let mut history = vec![HistoryEntry::of(&pos, None)];
         for &m in args.iter().skip(moves_at + 1) {
             let mv = Move::parse_coords(m)
                 .filter(|&mv| pos.is_legal(mv))
                 .ok_or_else(|| UciError::BadMove(m.to_string()))?;
-            history.push(HistoryEntry::of(&pos));
             pos.make(mv);
+            history.push(HistoryEntry::of(&pos, Some(mv)));
         }
         self.pos = pos;
         self.history = history;

@@ -178,10 +178,16 @@ struct Client {
 }
 
 /// Errors worth retrying: the coordinator is down, restarting or overloaded.
+/// `Cancelled` is what tonic reports when the connection closes under a call (the
+/// coordinator shutting down); the coordinator itself never answers with it.
 fn transient(status: &Status) -> bool {
     matches!(
         status.code(),
-        Code::Unavailable | Code::Unknown | Code::DeadlineExceeded | Code::ResourceExhausted
+        Code::Unavailable
+            | Code::Unknown
+            | Code::DeadlineExceeded
+            | Code::ResourceExhausted
+            | Code::Cancelled
     )
 }
 

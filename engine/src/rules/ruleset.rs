@@ -259,20 +259,6 @@ impl RuleSet {
     }
 }
 
-impl From<&RuleSet> for crate::search::SearchRules {
-    /// The settings the search plays by: the natural limit (off = never), the
-    /// stalemate outcome and the repetition count. Draws are valued at 0 for both
-    /// sides.
-    fn from(rules: &RuleSet) -> Self {
-        crate::search::SearchRules {
-            natural_limit_plies: rules.move_limit_plies().unwrap_or(u32::MAX),
-            stalemate_is_draw: rules.stalemate == Stalemate::Draw,
-            repetition_count: rules.repetition_count,
-            draw_value_red_cp: 0,
-        }
-    }
-}
-
 impl FromStr for RuleSet {
     type Err = RuleSetError;
 

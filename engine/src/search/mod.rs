@@ -137,10 +137,10 @@ impl Searcher {
 
     /// Searches `pos` within `limits` and returns the best move found.
     ///
-    /// `history` holds the game's positions before `pos`, oldest first, as
-    /// [`HistoryEntry::of`] gives them (push each position before making the game
-    /// move from it); the search judges repetitions with it (see
-    /// [`repetition`](self::repetition)). `info` is called after every completed
+    /// `history` holds the game's positions up to `pos`, oldest first, each with
+    /// the move that led to it, as [`HistoryEntry::of`] gives them; its last entry
+    /// is `pos` itself (when it is not, `pos` is appended without its move). The
+    /// search judges repetitions with it (see [`repetition`](self::repetition)). `info` is called after every completed
     /// iteration. `pos` is restored before returning.
     ///
     /// Stopping: set `limits.stop` (an `Arc<AtomicBool>`, checked every 1024
@@ -162,7 +162,9 @@ impl Searcher {
         }
         let mut line = Vec::with_capacity(history.len() + MAX_PLY + 2);
         line.extend_from_slice(history);
-        line.push(HistoryEntry::of(pos));
+        if history.last().is_none_or(|e| e.hash != pos.hash()) {
+            line.push(HistoryEntry::of(pos, None));
+        }
         let root_index = line.len() - 1;
         let mut w = Worker {
             tt: &mut self.tt,
@@ -242,7 +244,7 @@ impl Worker<'_> {
             pv: Vec::new(),
         };
         if root_moves.is_empty() {
-            result.score = if pos.in_check() || !self.rules.stalemate_is_draw {
+            result.score = if pos.in_check() || !self.rules.stalemate_is_draw() {
                 -MATE
             } else {
                 self.rules.draw_score(pos.side_to_move())
@@ -336,8 +338,12 @@ impl Worker<'_> {
         self.stopped
     }
 
-    fn push(&mut self, hash: u64, gave_check: bool) {
-        self.line.push(HistoryEntry { hash, gave_check });
+    fn push(&mut self, hash: u64, gave_check: bool, mv: Option<Move>) {
+        self.line.push(HistoryEntry {
+            hash,
+            gave_check,
+            mv,
+        });
     }
 
     /// The rule-based outcome of the current node, if the game would be over here
@@ -346,16 +352,11 @@ impl Worker<'_> {
         let now = self.line.len() - 1;
         let floor = self.null_floor.last().copied().unwrap_or(0);
         let reversible = (pos.halfmove_clock() as usize).min(now - floor);
-        if let Some(s) = repetition::judge(
-            &self.line,
-            self.root_index,
-            reversible,
-            pos.side_to_move(),
-            self.rules,
-        ) {
+        if let Some(s) = repetition::judge(&self.line, self.root_index, reversible, pos, self.rules)
+        {
             return Some(s);
         }
-        if pos.halfmove_clock() >= self.rules.natural_limit_plies {
+        if pos.halfmove_clock() >= self.rules.natural_limit_plies() {
             if pos.in_check() && !pos.has_legal_move() {
                 return Some(-MATE + ply as Score);
             }
@@ -366,7 +367,7 @@ impl Worker<'_> {
 
     /// The score when the side to move has no legal move.
     fn no_moves(&self, pos: &Position, in_check: bool, ply: usize) -> Score {
-        if in_check || !self.rules.stalemate_is_draw {
+        if in_check || !self.rules.stalemate_is_draw() {
             -MATE + ply as Score
         } else {
             self.rules.draw_score(pos.side_to_move())
@@ -479,7 +480,7 @@ impl Worker<'_> {
             {
                 let r = p.nmp_base + depth / p.nmp_depth_divisor;
                 let clock = pos.make_null();
-                self.push(pos.hash(), false);
+                self.push(pos.hash(), false, None);
                 self.null_floor.push(self.line.len() - 1);
                 let v = -self.search(pos, -beta, -beta + 1, depth - 1 - r, ply + 1, false);
                 self.null_floor.pop();
@@ -564,7 +565,7 @@ impl Worker<'_> {
 
             // Step 12. Check extension.
             let new_depth = depth - 1 + i32::from(gives_check);
-            self.push(pos.hash(), gives_check);
+            self.push(pos.hash(), gives_check, Some(mv));
             if !capture {
                 quiets_tried.push(mv);
             }

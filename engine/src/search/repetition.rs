@@ -1,18 +1,19 @@
 //! Scoring repeated positions and the other rule-based draws inside the search.
 //!
 //! The search keeps one [`HistoryEntry`] per position on the current line (game
-//! positions before the root, then the tree). [`judge`] looks for an earlier
-//! occurrence of the current position and scores the cycle with the exact
-//! perpetual-check rule (RULES.md §5, art. 24): if every move of one side inside
-//! the cycle gave check and not every move of the other side did, the checking
-//! side loses; otherwise the repetition is a draw. Chases are not judged here.
+//! positions before the root, then the tree), each with the move that led to it.
+//! [`judge`] looks for an earlier occurrence of the current position and scores
+//! the cycle with the arbiter's own verdict ([`crate::rules::judge_cycle`], RULES.md
+//! §5): perpetual check, and with the chase rule on, perpetual chase and mixtures,
+//! lose; any other repetition is a draw.
 //!
-//! Integration point: [`judge`] is the one function that decides a repetition's
-//! outcome. It can later delegate to the rules module's chase-aware verdict; it
-//! needs only the cycle's slice of [`HistoryEntry`] (hash and gave-check per ply),
-//! which a chase judgement would extend with the moves themselves.
+//! Chase flags are computed only when a repetition is found, so ordinary nodes pay
+//! nothing for them: the current position equals the cycle's first one, so
+//! replaying the cycle's moves from it with [`crate::rules::chase::chased_by`]
+//! classifies every move exactly (about 0.25 µs per move).
 
-use crate::Color;
+use crate::rules::{PlyEntry, RuleSet, Stalemate, Verdict, chase::chased_by, judge_cycle};
+use crate::{Color, Move, Position};
 
 use super::{MATE_BOUND, Score};
 
@@ -24,47 +25,76 @@ pub struct HistoryEntry {
     /// Whether the move that led to this position gave check (the side to move in
     /// it is in check). False for a game's first position unless it is in check.
     pub gave_check: bool,
+    /// The move that led to this position; `None` for a game's first position and
+    /// after a null move.
+    pub mv: Option<Move>,
 }
 
 impl HistoryEntry {
-    /// The entry for `pos` as it stands: its hash, and whether its side to move is
-    /// in check (which is whether the move into it gave check).
-    pub fn of(pos: &crate::Position) -> HistoryEntry {
+    /// The entry for `pos` as it stands, reached by `mv`: its hash, and whether its
+    /// side to move is in check (which is whether the move into it gave check).
+    pub fn of(pos: &Position, mv: Option<Move>) -> HistoryEntry {
         HistoryEntry {
             hash: pos.hash(),
             gave_check: pos.in_check(),
+            mv,
         }
     }
 }
 
-/// The rule settings the search needs; build it from a rule set preset.
+/// The rules the search plays by: a rule set, and the value of a draw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SearchRules {
-    /// Plies without capture after which the game is drawn (RULES.md §4: 120).
-    pub natural_limit_plies: u32,
-    /// Whether a side with no legal move and not in check draws (otherwise it loses).
-    pub stalemate_is_draw: bool,
-    /// Occurrence of the same position that ends the game (3 standard, 4 variant).
-    /// Within the search tree one repetition is judged at once.
-    pub repetition_count: u32,
-    /// Score of a draw for Red (cp); Black's is the negation. Non-zero under the
-    /// 2007 reform scoring, where a draw is worth less to Red than to Black.
+    /// Repetition judgement, the natural limit, stalemate and conversion.
+    pub rules: RuleSet,
+    /// Score of a draw for Red (cp); Black's is the negation. Non-zero for a
+    /// scoring-aware engine under the 2007 reform, where a draw is worth less to
+    /// Red than to Black.
     pub draw_value_red_cp: i32,
 }
 
 impl Default for SearchRules {
-    /// The standard rules: 120-ply limit, stalemate loses, third occurrence, no contempt.
+    /// The standard rules, draws worth 0.
     fn default() -> Self {
         SearchRules {
-            natural_limit_plies: 120,
-            stalemate_is_draw: false,
-            repetition_count: 3,
+            rules: RuleSet::default(),
+            draw_value_red_cp: 0,
+        }
+    }
+}
+
+impl From<&RuleSet> for SearchRules {
+    /// `rules` with draws worth 0 to both sides.
+    fn from(rules: &RuleSet) -> Self {
+        SearchRules {
+            rules: *rules,
             draw_value_red_cp: 0,
         }
     }
 }
 
 impl SearchRules {
+    /// The rules as an engine plays them that knows the scoring: with
+    /// `draw_contempt`, a draw is valued at the score whose logistic expectation
+    /// (400 cp per tenfold odds, the Elo scale) equals Red's share of a win that a
+    /// draw earns under `rules.scoring`. That share is ½ under the standard scoring,
+    /// so the value is 0. Under the 2007 reform it is 1 point of 3 for Red and 2 of
+    /// 3 for Black, which gives −120 cp for Red and +120 cp for Black. Without
+    /// `draw_contempt` a draw is worth 0 to both.
+    pub fn scoring_aware(rules: &RuleSet, draw_contempt: bool) -> SearchRules {
+        let share = rules.scoring.points(None, Color::Red)
+            / rules.scoring.points(Some(Color::Red), Color::Red);
+        let draw_value_red_cp = if draw_contempt && share > 0.0 && share < 1.0 {
+            (400.0 * (share / (1.0 - share)).log10()).round() as i32
+        } else {
+            0
+        };
+        SearchRules {
+            rules: *rules,
+            draw_value_red_cp,
+        }
+    }
+
     /// The score of a draw for the side to move `stm` (cp).
     pub fn draw_score(&self, stm: Color) -> Score {
         match stm {
@@ -72,25 +102,37 @@ impl SearchRules {
             Color::Black => -self.draw_value_red_cp,
         }
     }
+
+    /// Plies without capture after which the game is drawn (`u32::MAX`: no limit).
+    pub fn natural_limit_plies(&self) -> u32 {
+        self.rules.move_limit_plies().unwrap_or(u32::MAX)
+    }
+
+    /// Whether having no legal move while not in check draws (otherwise it loses).
+    pub fn stalemate_is_draw(&self) -> bool {
+        self.rules.stalemate == Stalemate::Draw
+    }
 }
 
-/// Score for the side that repeats by perpetual check: a decisive value well above
-/// any evaluation and below every mate score ([`MATE_BOUND`]), so it is never
-/// reported as a mate. The perpetual checker gets `-PERPETUAL_LOSS`.
+/// Score for the side that repeats by a forbidden perpetual (check, chase or a
+/// mixture): a decisive value well above any evaluation and below every mate score
+/// ([`MATE_BOUND`]), so it is never reported as a mate. The loser gets
+/// `-PERPETUAL_LOSS`.
 pub const PERPETUAL_LOSS: Score = MATE_BOUND - 2000;
 
-/// Judges the last entry of `line` (the current position, side to move `stm`).
+/// Judges the last entry of `line`, the current position `pos`.
 ///
 /// `root` is the index in `line` of the search root: an earlier occurrence at or
-/// after it is enough; occurrences before it count toward `rules.repetition_count`.
-/// `reversible` is how many plies back a repetition may lie (captures and null
-/// moves cut it). Returns `None` when the position is not judged a repetition,
-/// else the score for `stm` (cp; a draw, or ±[`PERPETUAL_LOSS`]).
+/// after it is enough; occurrences before it count toward the rule set's
+/// repetition count. `reversible` is how many plies back a repetition may lie
+/// (captures and null moves cut it). Returns `None` when the position is not
+/// judged a repetition, else the score for the side to move (cp; a draw, or
+/// ±[`PERPETUAL_LOSS`]).
 pub fn judge(
     line: &[HistoryEntry],
     root: usize,
     reversible: usize,
-    stm: Color,
+    pos: &Position,
     rules: &SearchRules,
 ) -> Option<Score> {
     let now = line.len().checked_sub(1)?;
@@ -104,36 +146,42 @@ pub fn judge(
             continue;
         }
         occurrences += 1;
-        if i >= root || occurrences >= rules.repetition_count {
-            return Some(verdict(&line[i + 1..=now], stm, rules));
+        if i >= root || occurrences >= rules.rules.repetition_count {
+            return Some(verdict(&line[i..=now], pos, rules));
         }
     }
     None
 }
 
-/// The outcome of the cycle whose moves led to the positions `cycle` (the last one
-/// being the current position, `stm` to move): perpetual check loses, anything
-/// else draws.
-fn verdict(cycle: &[HistoryEntry], stm: Color, rules: &SearchRules) -> Score {
-    let n = cycle.len();
-    // Entry k (from the end, 0-based) was produced by the opponent of `stm` when k
-    // is even, by `stm` when k is odd.
-    let mut them_all_check = true;
-    let mut us_all_check = true;
-    for (k, e) in cycle.iter().rev().enumerate() {
-        if k % 2 == 0 {
-            them_all_check &= e.gave_check;
-        } else {
-            us_all_check &= e.gave_check;
-        }
+/// The outcome of the cycle `cycle` (its first and last positions are the same,
+/// the last being `pos`), for the side to move in `pos`.
+fn verdict(cycle: &[HistoryEntry], pos: &Position, rules: &SearchRules) -> Score {
+    let stm = pos.side_to_move();
+    let mut replay = (rules.rules.chase_rule).then(|| pos.clone());
+    let mut stack = Vec::with_capacity(cycle.len());
+    stack.push(PlyEntry::root(cycle[0].hash));
+    for e in &cycle[1..] {
+        let chase = match (&mut replay, e.mv) {
+            (Some(p), Some(mv)) if p.is_legal(mv) => {
+                let chased = chased_by(p, mv).any();
+                p.make(mv);
+                chased
+            }
+            _ => {
+                replay = None;
+                false
+            }
+        };
+        stack.push(PlyEntry {
+            hash: e.hash,
+            check: e.gave_check,
+            chase,
+        });
     }
-    if n < 2 {
-        return rules.draw_score(stm);
-    }
-    match (us_all_check, them_all_check) {
-        (true, false) => -PERPETUAL_LOSS,
-        (false, true) => PERPETUAL_LOSS,
-        _ => rules.draw_score(stm),
+    match judge_cycle(&stack, 2, &rules.rules) {
+        Some(Verdict::SideToMoveWins(_)) => PERPETUAL_LOSS,
+        Some(Verdict::SideToMoveLoses(_)) => -PERPETUAL_LOSS,
+        Some(Verdict::Draw(_)) | None => rules.draw_score(stm),
     }
 }
 
@@ -141,9 +189,22 @@ fn verdict(cycle: &[HistoryEntry], stm: Color, rules: &SearchRules) -> Score {
 mod tests {
     use super::*;
 
+    /// A position with `stm` to move (only its side to move matters here).
+    fn to_move(stm: Color) -> Position {
+        let mut pos = Position::startpos();
+        if stm == Color::Black {
+            pos.make_null();
+        }
+        pos
+    }
+
     fn line(spec: &[(u64, bool)]) -> Vec<HistoryEntry> {
         spec.iter()
-            .map(|&(hash, gave_check)| HistoryEntry { hash, gave_check })
+            .map(|&(hash, gave_check)| HistoryEntry {
+                hash,
+                gave_check,
+                mv: None,
+            })
             .collect()
     }
 
@@ -154,30 +215,48 @@ mod tests {
         // indices 4 and 2 were the opponent's, into indices 3 and 1 `stm`'s.
         let them_check = line(&[(1, false), (2, false), (3, true), (4, false), (1, true)]);
         assert_eq!(
-            judge(&them_check, 0, 10, Color::Red, &rules),
+            judge(&them_check, 0, 10, &to_move(Color::Red), &rules),
             Some(PERPETUAL_LOSS)
         );
         let us_check = line(&[(1, false), (2, true), (3, false), (4, true), (1, false)]);
         assert_eq!(
-            judge(&us_check, 0, 10, Color::Red, &rules),
+            judge(&us_check, 0, 10, &to_move(Color::Red), &rules),
             Some(-PERPETUAL_LOSS)
         );
         let both = line(&[(1, false), (2, true), (3, true), (4, true), (1, true)]);
-        assert_eq!(judge(&both, 0, 10, Color::Black, &rules), Some(0));
+        assert_eq!(judge(&both, 0, 10, &to_move(Color::Black), &rules), Some(0));
         let contempt = SearchRules {
             draw_value_red_cp: -40,
             ..rules
         };
         let quiet = line(&[(1, false), (2, false), (3, false), (4, false), (1, false)]);
-        assert_eq!(judge(&quiet, 0, 10, Color::Black, &contempt), Some(40));
-        assert_eq!(judge(&quiet, 0, 3, Color::Black, &contempt), None);
+        assert_eq!(
+            judge(&quiet, 0, 10, &to_move(Color::Black), &contempt),
+            Some(40)
+        );
+        assert_eq!(judge(&quiet, 0, 3, &to_move(Color::Black), &contempt), None);
+    }
+
+    #[test]
+    fn draw_values_follow_the_scoring() {
+        let standard = SearchRules::scoring_aware(&RuleSet::default(), true);
+        assert_eq!(standard.draw_value_red_cp, 0);
+        let reform: RuleSet = "reform-2007".parse().unwrap();
+        assert_eq!(
+            SearchRules::scoring_aware(&reform, true).draw_value_red_cp,
+            -120
+        );
+        assert_eq!(
+            SearchRules::scoring_aware(&reform, false).draw_value_red_cp,
+            0
+        );
     }
 
     #[test]
     fn game_history_needs_the_standard_count() {
         let rules = SearchRules::default();
         let once = line(&[(1, false), (2, false), (3, false), (4, false), (1, false)]);
-        assert_eq!(judge(&once, 4, 10, Color::Red, &rules), None);
+        assert_eq!(judge(&once, 4, 10, &to_move(Color::Red), &rules), None);
         let twice = line(&[
             (1, false),
             (2, false),
@@ -189,6 +268,6 @@ mod tests {
             (4, false),
             (1, false),
         ]);
-        assert_eq!(judge(&twice, 8, 10, Color::Red, &rules), Some(0));
+        assert_eq!(judge(&twice, 8, 10, &to_move(Color::Red), &rules), Some(0));
     }
 }

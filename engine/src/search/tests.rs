@@ -54,32 +54,67 @@ fn stalemate_loses_or_draws_by_rule() {
     let standard = search_with(fen, &[], &SearchRules::default(), 3);
     assert_eq!((standard.best_move, standard.score), (None, -MATE));
     let lenient = SearchRules {
-        stalemate_is_draw: true,
+        rules: "stalemate-draw".parse().unwrap(),
         draw_value_red_cp: 25,
-        ..SearchRules::default()
     };
     assert_eq!(search_with(fen, &[], &lenient, 3).score, -25);
+}
+
+/// The game history of `moves` played from `fen`, ending with the position reached.
+fn played(fen: &str, moves: &str) -> (String, Vec<HistoryEntry>) {
+    let mut pos = Position::from_fen(fen).unwrap();
+    let mut history = vec![HistoryEntry::of(&pos, None)];
+    for m in moves.split(' ') {
+        let mv = Move::parse_coords(m).unwrap();
+        pos.make(mv);
+        history.push(HistoryEntry::of(&pos, Some(mv)));
+    }
+    (pos.to_fen(), history)
 }
 
 #[test]
 fn perpetual_check_loses_for_the_checker() {
     // Red's chariot checks from a9 and a8 while Black's general steps e9-e8-e9.
-    let mut pos = Position::from_fen("4k4/9/9/9/9/9/9/9/9/R2K5 w - - 0 1").unwrap();
-    let mut history = Vec::new();
-    for m in "a0a9 e9e8 a9a8 e8e9 a8a9 e9e8 a9a8 e8e9 a8a9".split(' ') {
-        history.push(HistoryEntry::of(&pos));
-        pos.make(Move::parse_coords(m).unwrap());
-    }
-    let fen = pos.to_fen();
+    let (fen, history) = played(
+        "4k4/9/9/9/9/9/9/9/9/R2K5 w - - 0 1",
+        "a0a9 e9e8 a9a8 e8e9 a8a9 e9e8 a9a8 e8e9 a8a9",
+    );
     let rules = SearchRules::default();
     let judged = search_with(&fen, &history, &rules, 4);
     assert_eq!(judged.score, PERPETUAL_LOSS, "{judged:?}");
     assert!(search_with(&fen, &[], &rules, 4).score < -500);
     let four = SearchRules {
-        repetition_count: 4,
+        rules: "repetition-4".parse().unwrap(),
         ..rules
     };
     assert!(search_with(&fen, &history, &four, 4).score < -500);
+}
+
+#[test]
+fn perpetual_chase_is_avoided_by_the_chaser_in_search() {
+    // Red's chariot has followed Black's unprotected cannon between c7 and c8 twice
+    // (the arbiter's position for this verdict, with a Black horse out of reach and three
+    // crossed soldiers added so that Red, behind in material, would welcome a draw). a8a7 repeats the position for the
+    // third time: a perpetual chase, which Red loses. Without the chase rule it is a
+    // plain repetition draw, and Red takes it.
+    let (fen, history) = played(
+        "4k3n/9/2c6/9/9/9/6ppp/9/9/R2K5 w",
+        "a0a7 c7c8 a7a8 c8c7 a8a7 c7c8 a7a8 c8c7",
+    );
+    let repeat = Move::parse_coords("a8a7");
+    let rules = SearchRules::default();
+    let judged = search_with(&fen, &history, &rules, 4);
+    assert_ne!(judged.best_move, repeat, "{judged:?}");
+    assert!(
+        judged.score < 0 && judged.score > -PERPETUAL_LOSS,
+        "{judged:?}"
+    );
+    let lenient = SearchRules {
+        rules: "no-chase-rule".parse().unwrap(),
+        ..rules
+    };
+    let drawn = search_with(&fen, &history, &lenient, 4);
+    assert_eq!((drawn.best_move, drawn.score), (repeat, 0), "{drawn:?}");
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use xq_engine::rules::{Game, GameError, GameResult, Outcome, Reason, RuleSet};
-use xq_engine::search::{HistoryEntry, Limits, Searcher};
+use xq_engine::search::{HistoryEntry, Limits, SearchRules, Searcher};
 use xq_engine::{ByColor, Color, Move, Position};
 
 use super::player::{Limit, PlayerConfig};
@@ -71,9 +71,9 @@ impl GameRecord {
     }
 }
 
-/// The search's view of the rule set.
-pub fn search_rules(rules: &RuleSet) -> xq_engine::search::SearchRules {
-    xq_engine::search::SearchRules::from(rules)
+/// The search's view of the rule set: draws valued by its scoring.
+pub fn search_rules(rules: &RuleSet) -> SearchRules {
+    SearchRules::scoring_aware(rules, true)
 }
 
 fn search_limits(limit: Limit, clocks: &ByColor<Option<Clock>>, stop: &Arc<AtomicBool>) -> Limits {
@@ -144,12 +144,15 @@ pub fn play_game(
         let idx = player_of(side);
         let player = &setup.players[idx];
         let limits = search_limits(limit_of(side), &clocks, setup.stop);
-        let stack = game.stack();
-        let history: Vec<HistoryEntry> = stack[..stack.len() - 1]
+        let moves = std::iter::once(None).chain(game.records().iter().map(|r| Some(r.mv)));
+        let history: Vec<HistoryEntry> = game
+            .stack()
             .iter()
-            .map(|e| HistoryEntry {
+            .zip(moves)
+            .map(|(e, mv)| HistoryEntry {
                 hash: e.hash,
                 gave_check: e.check,
+                mv,
             })
             .collect();
         let mut pos = game.position().clone();
