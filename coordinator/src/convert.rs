@@ -107,6 +107,18 @@ impl TryFrom<pb::RunSpec> for RunSpec {
     }
 }
 
+/// Checks parameter overrides by name and range, as the engine will apply them.
+fn check_params(
+    field: &str,
+    params: &std::collections::HashMap<String, i64>,
+) -> Result<(), Status> {
+    let mut engine = xq_engine::Params::default();
+    for (name, &value) in params {
+        engine.set(name, value).map_err(|e| invalid(field, e))?;
+    }
+    Ok(())
+}
+
 impl TryFrom<pb::MatchSettings> for MatchSettings {
     type Error = Status;
 
@@ -123,9 +135,9 @@ impl TryFrom<pb::MatchSettings> for MatchSettings {
         if hash_mb == 0 {
             return Err(invalid("settings.hash_mb", "must be at least 1"));
         }
-        if rules.trim().is_empty() {
-            return Err(invalid("settings.rules", "empty"));
-        }
+        rules
+            .parse::<xq_engine::RuleSet>()
+            .map_err(|e| invalid("settings.rules", e))?;
         let openings = match openings {
             Some(Openings::Builtin(b)) => {
                 OpeningSource::from_wire(Some(b), None, "settings.openings")
@@ -167,6 +179,8 @@ impl TryFrom<pb::SprtSpec> for SprtSpec {
         };
         let sprt =
             SprtParams::new(elo0, elo1, alpha, beta, model).map_err(|e| invalid("sprt", e))?;
+        check_params("sprt.dev_params", &dev_params)?;
+        check_params("sprt.base_params", &base_params)?;
         let max_pairs = match max_games {
             0 => None,
             1 => return Err(invalid("sprt.max_games", "1 is less than a game pair")),
@@ -215,6 +229,21 @@ impl TryFrom<pb::SpsaSpec> for SpsaSpec {
                     format!("name {:?} is empty or repeated", p.name),
                 ));
             }
+            let Some(spec) = xq_engine::params::spec(&p.name) else {
+                return Err(invalid(
+                    "spsa.params",
+                    format!("unknown parameter {:?}", p.name),
+                ));
+            };
+            if p.min < f64::from(spec.min) || p.max > f64::from(spec.max) {
+                return Err(invalid(
+                    "spsa.params",
+                    format!(
+                        "{:?} range [{}, {}] leaves the engine's [{}, {}]",
+                        p.name, p.min, p.max, spec.min, spec.max
+                    ),
+                ));
+            }
         }
         let spec = SpsaSpec { params, games };
         runs::spsa::initial_state(&spec).map_err(|e| invalid("spsa", e))?;
@@ -234,6 +263,8 @@ impl TryFrom<pb::GamesSpec> for GamesSpec {
         if pairs == 0 {
             return Err(invalid("games.pairs", "must be at least 1"));
         }
+        check_params("games.dev_params", &dev_params)?;
+        check_params("games.base_params", &base_params)?;
         Ok(GamesSpec {
             dev_params: dev_params.into_iter().collect(),
             base_params: base_params.into_iter().collect(),

@@ -101,20 +101,22 @@ macro_rules! define_params {
 }
 
 define_params! {
-    /// Chariot value (cp).
-    chariot_value = 900, 600..=1300, c 30, r 0.002;
+    /// Chariot value (cp). Defaults of the piece values: RULES.md §7 × 100. The
+    /// ranges are wide so that a tuning run may start far off (or a test may
+    /// weaken a side on purpose).
+    chariot_value = 900, 100..=2000, c 30, r 0.002;
     /// Horse value (cp).
-    horse_value = 400, 250..=600, c 15, r 0.002;
+    horse_value = 400, 50..=1000, c 15, r 0.002;
     /// Cannon value (cp).
-    cannon_value = 450, 250..=650, c 15, r 0.002;
+    cannon_value = 450, 50..=1000, c 15, r 0.002;
     /// Elephant value (cp).
-    elephant_value = 200, 100..=350, c 10, r 0.002;
+    elephant_value = 200, 20..=600, c 10, r 0.002;
     /// Advisor value (cp).
-    advisor_value = 200, 100..=350, c 10, r 0.002;
+    advisor_value = 200, 20..=600, c 10, r 0.002;
     /// Soldier value on its own side of the river (cp).
-    soldier_home_value = 100, 40..=200, c 8, r 0.002;
+    soldier_home_value = 100, 10..=400, c 8, r 0.002;
     /// Soldier value once across the river (cp).
-    soldier_crossed_value = 200, 100..=350, c 10, r 0.002;
+    soldier_crossed_value = 200, 20..=600, c 10, r 0.002;
     /// Extra value of a converted elephant, which moves like a bishop (cp).
     bishop_bonus = 100, 0..=400, c 15, r 0.002;
     /// Crossed soldier: bonus per rank advanced beyond the river bank, up to the
@@ -347,7 +349,7 @@ mod tests {
         p.set("horse_value", 420).unwrap();
         assert_eq!(p.get("horse_value"), Ok(420));
         let e = p.set("horse_value", 9999).unwrap_err().to_string();
-        assert!(e.contains("horse_value") && e.contains("250..=600"), "{e}");
+        assert!(e.contains("horse_value") && e.contains("50..=1000"), "{e}");
         let e = p.set("no_such", 1).unwrap_err().to_string();
         assert!(e.contains("no_such"), "{e}");
         let e = p.set_str("tempo", "x").unwrap_err().to_string();
@@ -365,7 +367,7 @@ mod tests {
         let spsa = p.to_spsa();
         assert!(
             spsa.lines()
-                .any(|l| l == "horse_value, int, 410, 250, 600, 15, 0.002"),
+                .any(|l| l == "horse_value, int, 410, 50, 1000, 15, 0.002"),
             "{spsa}"
         );
         assert_eq!(spsa.lines().count(), SPECS.len());

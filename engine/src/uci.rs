@@ -600,7 +600,7 @@ mod tests {
              go depth x\ngo sideways\nsetoption name Hash value 0\n",
         );
         assert!(
-            out.contains("'horse_value' = 9999 is out of range 250..=600"),
+            out.contains("'horse_value' = 9999 is out of range 50..=1000"),
             "{out}"
         );
         assert!(out.contains("unknown option 'Bogus'"), "{out}");
@@ -619,7 +619,7 @@ mod tests {
             "{out}"
         );
         assert!(
-            out.contains("option name chariot_value type spin default 900 min 600 max 1300"),
+            out.contains("option name chariot_value type spin default 900 min 100 max 2000"),
             "{out}"
         );
         assert!(out.contains("uciok\nreadyok\n"), "{out}");

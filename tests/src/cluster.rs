@@ -46,7 +46,13 @@ impl std::fmt::Debug for SimulatedPlayer {
 impl SimulatedPlayer {
     /// Player 0 is `elo` stronger than player 1 whatever their parameters.
     pub fn first_player_stronger(elo: f64) -> Self {
-        Self::with_strength(move |params| if params.contains_key("dev") { elo } else { 0.0 })
+        Self::with_strength(move |params| {
+            if params.contains_key(DEV_MARK) {
+                elo
+            } else {
+                0.0
+            }
+        })
     }
 
     /// Strength as a function of a player's parameters.
@@ -211,11 +217,14 @@ fn settings() -> pb::MatchSettings {
     }
 }
 
+/// The engine parameter whose presence marks the dev player for [`SimulatedPlayer`].
+pub const DEV_MARK: &str = "tempo";
+
 fn dev() -> std::collections::HashMap<String, i64> {
-    [("dev".to_owned(), 1)].into()
+    [(DEV_MARK.to_owned(), 11)].into()
 }
 
-/// A fixed-games run; the dev player is `players[0]` (param `dev = 1`).
+/// A fixed-games run; the dev player is `players[0]` (it sets [`DEV_MARK`]).
 pub fn games_spec(pairs: u64, batch_pairs: u32) -> pb::RunSpec {
     pb::RunSpec {
         name: "games".to_owned(),

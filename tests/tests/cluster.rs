@@ -127,26 +127,27 @@ async fn spsa_moves_a_parameter_toward_the_optimum() {
     let server =
         TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
     let mut admin = admin(&server.url()).await;
+    // A real engine parameter, so the coordinator accepts it; the simulated Elo
+    // surface has its optimum at chariot_value = 900, the start is 850.
     let param = pb::SpsaParam {
-        name: "x".to_owned(),
-        start: 0.0,
-        min: -100.0,
-        max: 100.0,
+        name: "chariot_value".to_owned(),
+        start: 850.0,
+        min: 750.0,
+        max: 950.0,
         c_end: 10.0,
         r_end: 0.005,
     };
     let run = create(&mut admin, spsa_spec(vec![param], 1600, 4)).await;
-    // Elo surface with its optimum at x = 50.
     let player = SimulatedPlayer::with_strength(|p| {
-        let x = p.get("x").copied().unwrap_or(0) as f64;
-        -0.05 * (x - 50.0) * (x - 50.0)
+        let x = p.get("chariot_value").copied().unwrap_or(850) as f64;
+        -0.05 * (x - 900.0) * (x - 900.0)
     });
     let (stop, handle) = worker(&server.url(), Arc::new(player));
     let end = wait_for_end(&mut admin, run, Duration::from_secs(60)).await;
     let spsa = end.spsa.clone().unwrap();
     assert_eq!(spsa.iter, 800);
     let theta = spsa.theta[0].value;
-    assert!(theta > 25.0, "θ ended at {theta}, start 0, optimum 50");
+    assert!(theta > 875.0, "θ ended at {theta}, start 850, optimum 900");
     let history = admin
         .get_run(pb::GetRunRequest {
             run_id: run,

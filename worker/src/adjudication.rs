@@ -55,6 +55,35 @@ impl AdjudicationConfig {
     };
 }
 
+impl From<AdjudicationConfig> for crate::work::Adjudication {
+    /// The wire form: negative scores (meaningless) become 0.
+    fn from(c: AdjudicationConfig) -> Self {
+        let cp = |v: i32| u32::try_from(v).unwrap_or(0);
+        crate::work::Adjudication {
+            resign_cp: cp(c.resign_cp),
+            resign_moves: c.resign_moves,
+            draw_cp: cp(c.draw_cp),
+            draw_moves: c.draw_moves,
+            draw_after_move: c.draw_after_move,
+            max_plies: c.max_plies,
+        }
+    }
+}
+
+impl From<crate::work::Adjudication> for AdjudicationConfig {
+    fn from(a: crate::work::Adjudication) -> Self {
+        let cp = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
+        AdjudicationConfig {
+            resign_cp: cp(a.resign_cp),
+            resign_moves: a.resign_moves,
+            draw_cp: cp(a.draw_cp),
+            draw_moves: a.draw_moves,
+            draw_after_move: a.draw_after_move,
+            max_plies: a.max_plies,
+        }
+    }
+}
+
 /// An adjudicated end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {

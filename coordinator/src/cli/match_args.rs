@@ -5,6 +5,10 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use xq_proto::pb;
+use xq_worker::cli::AdjudicationArgs;
+use xq_worker::openings::OpeningSource;
+use xq_worker::timecontrol::TimeControl;
+use xq_worker::work::Adjudication;
 
 use super::params;
 
@@ -47,39 +51,17 @@ pub struct MatchArgs {
     /// Run label (defaults to the kind).
     #[arg(long)]
     name: Option<String>,
-    /// Adjudicate a draw after this many plies (0 = off).
-    #[arg(long, default_value_t = 0)]
-    max_plies: u32,
+    #[command(flatten)]
+    adjudication: AdjudicationArgs,
 }
 
-/// Parses `[MOVES/]SECONDS[+INCREMENT]`.
+/// Parses a time control (`40/60+0.5`, `10+0.1`, `300`) into its wire form.
 pub fn parse_tc(tc: &str) -> anyhow::Result<pb::Clock> {
-    let err = || {
-        format!("invalid time control {tc:?}: expected [MOVES/]SECONDS[+INCREMENT], e.g. 40/60+0.5")
-    };
-    let (moves, rest) = match tc.split_once('/') {
-        Some((m, r)) => (m.trim().parse::<u32>().with_context(err)?, r),
-        None => (0, tc),
-    };
-    let (base, inc) = match rest.split_once('+') {
-        Some((b, i)) => (b, Some(i)),
-        None => (rest, None),
-    };
-    let secs = |s: &str| -> anyhow::Result<u64> {
-        let v: f64 = s.trim().parse().with_context(err)?;
-        if !(v.is_finite() && v >= 0.0) {
-            bail!(err());
-        }
-        Ok((v * 1000.0).round() as u64)
-    };
-    let base_ms = secs(base)?;
-    if base_ms == 0 {
-        bail!(err());
-    }
+    let tc: TimeControl = tc.parse()?;
     Ok(pb::Clock {
-        base_ms,
-        inc_ms: inc.map(secs).transpose()?.unwrap_or(0),
-        moves_to_go: moves,
+        base_ms: tc.base_ms,
+        inc_ms: tc.increment_ms,
+        moves_to_go: tc.moves.unwrap_or(0),
     })
 }
 
@@ -108,15 +90,14 @@ impl MatchArgs {
         } else {
             let text = std::fs::read_to_string(&self.openings)
                 .with_context(|| format!("cannot read opening file {:?}", self.openings))?;
+            OpeningSource::parse_lines(&text)
+                .with_context(|| format!("bad opening file {:?}", self.openings))?;
             let lines: Vec<String> = text
                 .lines()
                 .map(str::trim)
                 .filter(|l| !l.is_empty() && !l.starts_with('#'))
                 .map(str::to_owned)
                 .collect();
-            if lines.is_empty() {
-                bail!("opening file {:?} has no positions", self.openings);
-            }
             pb::match_settings::Openings::Lines(pb::OpeningLines { lines })
         };
         Ok(pb::RunSpec {
@@ -131,10 +112,7 @@ impl MatchArgs {
                 rules: self.rules.clone(),
                 openings: Some(openings),
                 seed: self.seed,
-                adjudication: Some(pb::Adjudication {
-                    max_plies: self.max_plies,
-                    ..Default::default()
-                }),
+                adjudication: Some(Adjudication::from(self.adjudication.config()).into()),
             }),
             kind: Some(kind),
         })
@@ -257,7 +235,7 @@ mod tests {
         assert_eq!((c.moves_to_go, c.base_ms, c.inc_ms), (40, 60_000, 500));
         let c = parse_tc("10+0.1").unwrap();
         assert_eq!((c.moves_to_go, c.base_ms, c.inc_ms), (0, 10_000, 100));
-        assert!(format!("{:#}", parse_tc("fast").unwrap_err()).contains("\"fast\""));
+        assert!(format!("{:#}", parse_tc("fast").unwrap_err()).contains("'fast'"));
         assert!(parse_tc("0").is_err());
     }
 }

@@ -2,6 +2,9 @@
 
 use clap::{Parser, Subcommand};
 
+pub use adjudication_args::AdjudicationArgs;
+
+mod adjudication_args;
 mod play;
 mod work;
 

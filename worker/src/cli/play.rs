@@ -13,7 +13,7 @@ use xq_engine::notation::Notation;
 use xq_engine::params::Params;
 use xq_engine::rules::RuleSet;
 
-use crate::adjudication::AdjudicationConfig;
+use super::AdjudicationArgs;
 use crate::openings::{OpeningSource, Order};
 use crate::pgn::{self, PgnGame};
 use crate::runner::{GameRecord, Limit, MatchOutcome, MatchSpec, PlayerConfig, Runner};
@@ -74,27 +74,8 @@ pub struct PlayArgs {
     /// Seed of the openings.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Turn every adjudication rule off (the rules arbiter still ends games).
-    #[arg(long)]
-    no_adjudication: bool,
-    /// Resign score in cp (both engines agree).
-    #[arg(long)]
-    resign_cp: Option<i32>,
-    /// Moves per side the resign score must hold (0 = off).
-    #[arg(long)]
-    resign_moves: Option<u32>,
-    /// Draw score bound in cp.
-    #[arg(long)]
-    draw_cp: Option<i32>,
-    /// Moves per side the draw score must hold (0 = off).
-    #[arg(long)]
-    draw_moves: Option<u32>,
-    /// Move number after which draw adjudication may start.
-    #[arg(long)]
-    draw_after: Option<u32>,
-    /// Game length cap in plies (0 = off).
-    #[arg(long)]
-    max_plies: Option<u32>,
+    #[command(flatten)]
+    adjudication: AdjudicationArgs,
     /// Write every game to this PGN file.
     #[arg(long)]
     pgn: Option<PathBuf>,
@@ -128,22 +109,6 @@ impl PlayArgs {
             (None, None, None, None) => Limit::Nodes(2000),
             _ => bail!("the limit must be positive"),
         })
-    }
-
-    fn adjudication(&self) -> AdjudicationConfig {
-        let base = if self.no_adjudication {
-            AdjudicationConfig::OFF
-        } else {
-            AdjudicationConfig::default()
-        };
-        AdjudicationConfig {
-            resign_cp: self.resign_cp.unwrap_or(base.resign_cp),
-            resign_moves: self.resign_moves.unwrap_or(base.resign_moves),
-            draw_cp: self.draw_cp.unwrap_or(base.draw_cp),
-            draw_moves: self.draw_moves.unwrap_or(base.draw_moves),
-            draw_after_move: self.draw_after.unwrap_or(base.draw_after_move),
-            max_plies: self.max_plies.unwrap_or(base.max_plies),
-        }
     }
 
     /// Validates every input into a match, before any game starts.
@@ -199,7 +164,7 @@ impl PlayArgs {
             order,
             seed: self.seed,
             offset: self.offset,
-            adjudication: self.adjudication(),
+            adjudication: self.adjudication.config(),
             keep_games: self.pgn.is_some(),
         };
         Ok((spec, notation))

@@ -10,7 +10,6 @@ use xq_engine::params::Params;
 use xq_engine::rules::RuleSet;
 
 use super::{Limit, MatchSpec, PlayerConfig, Runner};
-use crate::adjudication::AdjudicationConfig;
 use crate::openings::{OpeningSource, Order};
 use crate::timecontrol::TimeControl;
 use crate::work::{self, BatchOutcome, BatchPlayer, WorkSpec};
@@ -73,8 +72,6 @@ pub fn match_spec(work: &WorkSpec) -> anyhow::Result<MatchSpec> {
         },
         work::OpeningSource::Lines(lines) => OpeningSource::parse_lines(&lines.join("\n"))?,
     };
-    let a = work.adjudication;
-    let to_i32 = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
     Ok(MatchSpec {
         players: [
             player("player 0", &work.players[0])?,
@@ -86,14 +83,7 @@ pub fn match_spec(work: &WorkSpec) -> anyhow::Result<MatchSpec> {
         order: Order::Sequential,
         seed: work.openings.seed,
         offset: work.openings.offset,
-        adjudication: AdjudicationConfig {
-            resign_cp: to_i32(a.resign_cp),
-            resign_moves: a.resign_moves,
-            draw_cp: to_i32(a.draw_cp),
-            draw_moves: a.draw_moves,
-            draw_after_move: a.draw_after_move,
-            max_plies: a.max_plies,
-        },
+        adjudication: work.adjudication.into(),
         keep_games: false,
     })
 }
