@@ -82,7 +82,7 @@ async fn sprt_accepts_the_defaults_against_a_chariot_worth_300() {
     .await;
     let (stop, handle) = engine_worker(&server.url(), 2);
     let end = wait_for_end(&mut admin, run, Duration::from_secs(120)).await;
-    let sprt = end.sprt.clone().expect("sprt status");
+    let sprt = end.sprt.expect("sprt status");
     assert_eq!(sprt.state(), pb::SprtState::AcceptedH1, "{end:?}");
     let totals = end.totals.clone().expect("totals");
     assert!(totals.wins > totals.losses, "{totals:?}");
