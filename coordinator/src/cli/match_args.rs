@@ -154,8 +154,10 @@ pub struct SprtRunArgs {
 /// A fixed number of game pairs of `--dev` against `--base`.
 #[derive(Debug, Clone, Args)]
 pub struct GamesRunArgs {
+    /// Parameter overrides of the first player (TOML `name = value`).
     #[arg(long)]
     dev: Option<PathBuf>,
+    /// Parameter overrides of the second player.
     #[arg(long)]
     base: Option<PathBuf>,
     /// Game pairs to play.
