@@ -13,11 +13,13 @@
 //!   ([`BatchOutcome`]), the [`BatchPlayer`] contract, and their wire conversion;
 //! - [`client`]: the coordinator client loop (register, lease, play, heartbeat,
 //!   submit), with back-off and graceful shutdown;
+//! - [`external`]: UCI and UCCI engine processes as players;
 //! - [`cli`]: the `xq-worker` command line.
 
 pub mod adjudication;
 pub mod cli;
 pub mod client;
+pub mod external;
 pub mod openings;
 pub mod pgn;
 pub mod runner;
