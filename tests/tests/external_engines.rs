@@ -159,3 +159,91 @@ fn garbage_and_illegal_moves_are_told_apart() {
         Move::parse_coords("a0a9").is_some_and(|m| xq_engine::Position::startpos().is_legal(m));
     assert!(!legal, "the arbiter, not the engine, must reject a0a9");
 }
+
+mod matches {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
+    use xq_engine::Params;
+    use xq_engine::rules::RuleSet;
+    use xq_worker::adjudication::AdjudicationConfig;
+    use xq_worker::external::EngineConfig;
+    use xq_worker::openings::{OpeningSource, Order};
+    use xq_worker::runner::{Limit, MatchOutcome, MatchSpec, PlayerConfig, Runner};
+
+    use super::*;
+
+    fn player(name: &str, engine: Option<EngineConfig>) -> PlayerConfig {
+        PlayerConfig {
+            name: name.to_owned(),
+            params: Params::default(),
+            limit: Limit::Nodes(300),
+            hash_mb: 1,
+            engine,
+        }
+    }
+
+    fn play(dev: Option<EngineConfig>, pairs: u64) -> MatchOutcome {
+        let spec = MatchSpec {
+            players: [player("dev", dev), player("base", None)],
+            rules: RuleSet::default(),
+            pairs,
+            openings: OpeningSource::Builtin { random_plies: 2 },
+            order: Order::Sequential,
+            seed: 9,
+            offset: 0,
+            adjudication: AdjudicationConfig::default(),
+            keep_games: true,
+        };
+        let runner = Runner::new(2).expect("runner");
+        runner
+            .play(&spec, &Arc::new(AtomicBool::new(false)), &|_, _| {})
+            .expect("match")
+    }
+
+    fn exact(o: &MatchOutcome, pairs: u64) {
+        let t = &o.tally;
+        assert_eq!((t.pairs, t.games), (pairs, 2 * pairs), "{t:?}");
+        assert_eq!(t.wins + t.draws + t.losses, t.games);
+        assert_eq!(t.pentanomial.iter().sum::<u64>(), t.pairs);
+        assert_eq!(t.reasons.values().sum::<u64>(), t.games);
+    }
+
+    #[test]
+    fn the_built_engine_as_an_external_player_mirrors_the_built_in_one() {
+        let o = play(Some(config(binary("xq-engine"), Protocol::Uci)), 3);
+        exact(&o, 3);
+        // Same engine, same node limit, colours swapped: every pair scores 1.
+        assert_eq!(o.tally.pentanomial, [0, 0, 3, 0, 0], "{:?}", o.tally);
+    }
+
+    #[test]
+    fn failing_engines_lose_every_game_with_the_reason_recorded() {
+        let cases = [
+            ("crash", script("crash-match", "exit 3"), "resignation"),
+            ("hang", fake_uci("hang-match", "sleep 30"), "time-forfeit"),
+            (
+                "illegal",
+                fake_uci("illegal-match", "echo 'bestmove a0a9'"),
+                "illegal-move",
+            ),
+            (
+                "garbage",
+                fake_uci("garbage-match", "echo 'bestmove ???'"),
+                "illegal-move",
+            ),
+        ];
+        for (what, path, reason) in cases {
+            let mut cfg = config(path, Protocol::Uci);
+            cfg.timeouts.search_ms = 300;
+            let o = play(Some(cfg), 2);
+            exact(&o, 2);
+            assert_eq!(
+                (o.tally.losses, o.tally.reasons.get(reason)),
+                (4, Some(&4)),
+                "{what}: {:?}",
+                o.tally
+            );
+        }
+    }
+}

@@ -14,6 +14,7 @@ use xq_engine::params::Params;
 use xq_engine::rules::RuleSet;
 
 use super::AdjudicationArgs;
+use crate::external::{EngineConfig, Protocol, Timeouts};
 use crate::openings::{OpeningSource, Order};
 use crate::pgn::{self, PgnGame};
 use crate::runner::{GameRecord, Limit, MatchOutcome, MatchSpec, PlayerConfig, Runner};
@@ -49,6 +50,22 @@ pub struct PlayArgs {
     /// The second player's own limit.
     #[arg(long)]
     base_limit: Option<String>,
+    /// Play the first player with this UCI/UCCI engine executable instead of the
+    /// built-in engine.
+    #[arg(long)]
+    dev_engine: Option<PathBuf>,
+    /// The second player's engine executable.
+    #[arg(long)]
+    base_engine: Option<PathBuf>,
+    /// An option of the first player's engine, `NAME=VALUE` (repeatable).
+    #[arg(long = "dev-option")]
+    dev_options: Vec<String>,
+    /// An option of the second player's engine, `NAME=VALUE` (repeatable).
+    #[arg(long = "base-option")]
+    base_options: Vec<String>,
+    /// Protocol of external engines: uci or ucci.
+    #[arg(long, default_value = "uci")]
+    protocol: String,
     /// Transposition table per player and thread, in MB.
     #[arg(long, default_value_t = 16)]
     hash: usize,
@@ -126,16 +143,58 @@ impl PlayArgs {
                 None => Ok(limit),
             }
         };
-        let player = |name: &str, path: &Option<PathBuf>, limit: Limit| -> anyhow::Result<_> {
-            Ok(PlayerConfig {
-                name: name.to_string(),
-                params: read_params(path.as_deref())?,
-                limit,
-                hash_mb: self.hash,
-            })
+        let protocol = match self.protocol.as_str() {
+            "uci" => Protocol::Uci,
+            "ucci" => Protocol::Ucci,
+            other => bail!("unknown protocol '{other}'; expected uci or ucci"),
         };
-        let dev = player("dev", &self.dev, own(&self.dev_limit)?)?;
-        let base = player("base", &self.base, own(&self.base_limit)?)?;
+        let engine = |path: &Option<PathBuf>, options: &[String]| -> anyhow::Result<_> {
+            let Some(path) = path else { return Ok(None) };
+            let options = options
+                .iter()
+                .map(|o| match o.split_once('=') {
+                    Some((n, v)) => Ok((n.trim().to_string(), v.trim().to_string())),
+                    None => bail!("bad engine option '{o}': expected NAME=VALUE"),
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            Ok(Some(EngineConfig {
+                path: path.clone(),
+                args: Vec::new(),
+                protocol,
+                options,
+                timeouts: Timeouts::default(),
+            }))
+        };
+        let player =
+            |name: &str, path: &Option<PathBuf>, limit: Limit, engine| -> anyhow::Result<_> {
+                Ok(PlayerConfig {
+                    name: name.to_string(),
+                    params: read_params(path.as_deref())?,
+                    limit,
+                    hash_mb: self.hash,
+                    engine,
+                })
+            };
+        let dev_name = self
+            .dev_engine
+            .as_ref()
+            .map_or("dev".to_string(), |p| p.display().to_string());
+        let base_name = self
+            .base_engine
+            .as_ref()
+            .map_or("base".to_string(), |p| p.display().to_string());
+        let dev = player(
+            &dev_name,
+            &self.dev,
+            own(&self.dev_limit)?,
+            engine(&self.dev_engine, &self.dev_options)?,
+        )?;
+        let base = player(
+            &base_name,
+            &self.base,
+            own(&self.base_limit)?,
+            engine(&self.base_engine, &self.base_options)?,
+        )?;
         let rules: RuleSet = self.rules.parse()?;
         let openings = if self.openings == "builtin" {
             OpeningSource::Builtin {

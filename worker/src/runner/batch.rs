@@ -60,6 +60,7 @@ fn player(name: &str, spec: &work::PlayerSpec) -> anyhow::Result<PlayerConfig> {
         params,
         limit: limit(spec.limit),
         hash_mb: spec.hash_mb.max(1) as usize,
+        engine: None,
     })
 }
 

@@ -5,10 +5,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use xq_engine::rules::{Game, GameError, GameResult, Outcome, Reason, RuleSet};
-use xq_engine::search::{HistoryEntry, Limits, SearchRules, Searcher};
+use xq_engine::search::SearchRules;
 use xq_engine::{ByColor, Color, Move, Position};
 
 use super::player::{Limit, PlayerConfig};
+use super::seat::Seat;
 use crate::adjudication::{AdjudicationConfig, Adjudicator, Verdict};
 use crate::openings::Opening;
 use crate::tally::Score;
@@ -76,35 +77,12 @@ pub fn search_rules(rules: &RuleSet) -> SearchRules {
     SearchRules::scoring_aware(rules, true)
 }
 
-fn search_limits(limit: Limit, clocks: &ByColor<Option<Clock>>, stop: &Arc<AtomicBool>) -> Limits {
-    let mut limits = Limits {
-        stop: Arc::clone(stop),
-        ..Limits::default()
-    };
-    match limit {
-        Limit::Nodes(n) => limits.nodes = Some(n),
-        Limit::Depth(d) => limits.depth = Some(d),
-        Limit::MoveTime(t) => limits.movetime = Some(t),
-        Limit::Clock(_) => {
-            for color in Color::ALL {
-                if let Some(c) = &clocks[color] {
-                    let ms = u64::try_from(c.remaining_ms().max(0)).unwrap_or(0);
-                    limits.time[color.index()] = Some(Duration::from_millis(ms));
-                    limits.inc[color.index()] = Duration::from_millis(c.increment_ms());
-                    limits.movestogo = c.moves_to_go();
-                }
-            }
-        }
-    }
-    limits
-}
-
-/// Plays one game; `searchers[i]` belongs to `setup.players[i]`. Returns `None`
+/// Plays one game; `seats[i]` belongs to `setup.players[i]`. Returns `None`
 /// when the stop flag ended the game early, or an error when the opening's moves
 /// do not fit its position.
 pub fn play_game(
     setup: &GameSetup<'_>,
-    searchers: &mut [Searcher; 2],
+    seats: &mut [Seat; 2],
 ) -> Result<Option<GameRecord>, GameError> {
     let started = Instant::now();
     let start = Position::from_fen(&setup.opening.fen).unwrap_or_else(|_| Position::startpos());
@@ -116,15 +94,19 @@ pub fn play_game(
         game.play(mv)?;
     }
     let opening_plies = game.records().len();
-    for s in searchers.iter_mut() {
-        s.clear();
-    }
     let rules = search_rules(setup.rules);
     let player_of = |color: Color| {
         if color == Color::Red {
             setup.red
         } else {
             1 - setup.red
+        }
+    };
+    let color_of = |player: usize| {
+        if player == setup.red {
+            Color::Red
+        } else {
+            Color::Black
         }
     };
     let odds = |color: Color| match color {
@@ -139,29 +121,31 @@ pub fn play_game(
     let mut adjudicator = Adjudicator::new(setup.adjudication);
     let (mut nodes, mut search_time) = (0, Duration::ZERO);
     let mut outcome = game.outcome();
+    for (i, seat) in seats.iter_mut().enumerate() {
+        if let Err(reason) = seat.new_game(&setup.players[i]) {
+            let winner = !color_of(i);
+            outcome = outcome.or(Some(Outcome {
+                result: GameResult::win_for(winner),
+                reason,
+                ply: opening_plies,
+            }));
+        }
+    }
     while outcome.is_none() {
         let side = game.position().side_to_move();
         let idx = player_of(side);
-        let player = &setup.players[idx];
-        let limits = search_limits(limit_of(side), &clocks, setup.stop);
-        let moves = std::iter::once(None).chain(game.records().iter().map(|r| Some(r.mv)));
-        let history: Vec<HistoryEntry> = game
-            .stack()
-            .iter()
-            .zip(moves)
-            .map(|(e, mv)| HistoryEntry {
-                hash: e.hash,
-                gave_check: e.check,
-                mv,
-            })
-            .collect();
-        let mut pos = game.position().clone();
         let t = Instant::now();
-        let result =
-            searchers[idx].search(&mut pos, &history, &limits, &player.params, &rules, |_| {});
+        let choice = seats[idx].choose(
+            &setup.players[idx],
+            &game,
+            limit_of(side),
+            &clocks,
+            &rules,
+            setup.stop,
+        );
         let elapsed = t.elapsed();
         search_time += elapsed;
-        nodes += result.nodes;
+        nodes += choice.nodes;
         if setup.stop.load(Ordering::Relaxed) {
             return Ok(None);
         }
@@ -179,22 +163,23 @@ pub fn play_game(
             outcome = lose(Reason::TimeForfeit);
             break;
         }
-        let Some(mv) = result.best_move else {
-            outcome = lose(Reason::IllegalMove);
-            break;
+        let mv = match choice.mv {
+            Ok(mv) => mv,
+            Err(reason) => {
+                outcome = lose(reason);
+                break;
+            }
         };
         outcome = match game.play(mv) {
             Ok(o) => o,
             Err(_) => lose(Reason::IllegalMove),
         };
         if outcome.is_none() {
-            let red_cp = if side == Color::Red {
-                result.score
-            } else {
-                -result.score
-            };
+            let red_cp = choice
+                .score_cp
+                .map(|s| if side == Color::Red { s } else { -s });
             let ply = u32::try_from(game.records().len()).unwrap_or(u32::MAX);
-            outcome = adjudicator.record(ply, Some(red_cp)).map(|v| {
+            outcome = adjudicator.record(ply, red_cp).map(|v| {
                 let result = match v {
                     Verdict::Resign { winner } => GameResult::win_for(winner),
                     Verdict::Draw | Verdict::MaxPlies => GameResult::Draw,

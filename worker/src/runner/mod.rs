@@ -15,6 +15,7 @@
 mod batch;
 mod game;
 mod player;
+mod seat;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -29,6 +30,7 @@ use xq_engine::search::{Limits, Searcher};
 pub use batch::{EnginePlayer, match_spec};
 pub use game::{GameRecord, GameSetup, play_game, search_rules};
 pub use player::{Limit, LimitError, PlayerConfig};
+pub use seat::{Choice, Seat, forfeit};
 
 use crate::adjudication::AdjudicationConfig;
 use crate::openings::{OpeningSource, Order};
@@ -110,8 +112,7 @@ const BALANCE_DEPTH: u32 = 4;
 /// One pool thread's reusable search state.
 #[derive(Debug)]
 struct ThreadState {
-    searchers: [Searcher; 2],
-    hash_mb: [usize; 2],
+    seats: [Seat; 2],
     /// Judges generated openings, with default parameters.
     probe: Searcher,
 }
@@ -135,8 +136,7 @@ impl Runner {
         let states = (0..threads)
             .map(|_| {
                 Mutex::new(ThreadState {
-                    searchers: [Searcher::new(1), Searcher::new(1)],
-                    hash_mb: [1, 1],
+                    seats: [Seat::default(), Seat::default()],
                     probe: Searcher::new(1),
                 })
             })
@@ -227,12 +227,6 @@ impl Runner {
         let opening = spec
             .openings
             .opening(spec.seed, spec.order, index, &mut balanced);
-        for (i, player) in spec.players.iter().enumerate() {
-            if state.hash_mb[i] != player.hash_mb {
-                state.searchers[i].set_hash_mb(player.hash_mb);
-                state.hash_mb[i] = player.hash_mb;
-            }
-        }
         let setup = GameSetup {
             players: &spec.players,
             red: (g % 2) as usize,
@@ -241,8 +235,7 @@ impl Runner {
             opening: &opening,
             stop,
         };
-        play_game(&setup, &mut state.searchers)
-            .map_err(|source| RunError::Opening { index, source })
+        play_game(&setup, &mut state.seats).map_err(|source| RunError::Opening { index, source })
     }
 }
 
@@ -256,6 +249,7 @@ mod tests {
             params: Params::default(),
             limit,
             hash_mb: 1,
+            engine: None,
         };
         MatchSpec {
             players: [player("dev", dev), player("base", base)],

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use xq_engine::params::Params;
 
+use crate::external::EngineConfig;
 use crate::timecontrol::{TimeControl, TimeControlError};
 
 /// How long a player thinks per move.
@@ -103,6 +104,9 @@ pub struct PlayerConfig {
     pub limit: Limit,
     /// Transposition table size in MB.
     pub hash_mb: usize,
+    /// An external engine process instead of the built-in engine (whose
+    /// `params` and `hash_mb` are then unused).
+    pub engine: Option<EngineConfig>,
 }
 
 #[cfg(test)]

@@ -1,0 +1,214 @@
+//! A seat at the board: what one player needs on one game thread, the built-in
+//! searcher or an external engine process, reused from game to game.
+//!
+//! An external engine that fails (crash, hang, protocol breach) loses the game it
+//! failed in, with the reason recorded and its stderr logged; the process is
+//! dropped (killed) and a fresh one is started for the next game.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use xq_engine::rules::{Game, Reason};
+use xq_engine::search::{HistoryEntry, Limits, SearchRules, Searcher};
+use xq_engine::{ByColor, Color, Move};
+
+use super::player::{Limit, PlayerConfig};
+use crate::external::{EngineFailure, ExternalEngine, Go};
+use crate::timecontrol::Clock;
+
+/// One player's reusable state on one game thread.
+#[derive(Debug)]
+pub struct Seat {
+    searcher: Searcher,
+    hash_mb: usize,
+    engine: Option<ExternalEngine>,
+}
+
+impl Default for Seat {
+    fn default() -> Self {
+        Seat {
+            searcher: Searcher::new(1),
+            hash_mb: 1,
+            engine: None,
+        }
+    }
+}
+
+/// A player's answer for one move.
+#[derive(Debug)]
+pub struct Choice {
+    /// The move, or why the player forfeits the game.
+    pub mv: Result<Move, Reason>,
+    /// The reported score, centipawns from the mover's view.
+    pub score_cp: Option<i32>,
+    pub nodes: u64,
+}
+
+/// The reason a failed engine loses its game.
+pub fn forfeit(failure: &EngineFailure) -> Reason {
+    match failure {
+        EngineFailure::Timeout { .. } => Reason::TimeForfeit,
+        EngineFailure::Protocol { .. } => Reason::IllegalMove,
+        EngineFailure::Spawn { .. } | EngineFailure::Exited { .. } | EngineFailure::Write(_) => {
+            Reason::Resignation
+        }
+    }
+}
+
+impl Seat {
+    /// Gets ready for a new game of `player`: a cleared searcher, or an engine
+    /// process that is started if needed and told a new game begins.
+    pub fn new_game(&mut self, player: &PlayerConfig) -> Result<(), Reason> {
+        if self.hash_mb != player.hash_mb {
+            self.searcher.set_hash_mb(player.hash_mb);
+            self.hash_mb = player.hash_mb;
+        }
+        self.searcher.clear();
+        let Some(config) = &player.engine else {
+            self.engine = None;
+            return Ok(());
+        };
+        let ready = match self.engine.take() {
+            Some(mut engine) => engine.new_game().map(|()| engine),
+            None => ExternalEngine::start(config).and_then(|mut e| e.new_game().map(|()| e)),
+        };
+        match ready {
+            Ok(engine) => {
+                self.engine = Some(engine);
+                Ok(())
+            }
+            Err(failure) => Err(self.fail(player, &failure)),
+        }
+    }
+
+    fn fail(&mut self, player: &PlayerConfig, failure: &EngineFailure) -> Reason {
+        let stderr = self
+            .engine
+            .take()
+            .map(|e| e.stderr_tail())
+            .unwrap_or_default();
+        tracing::warn!(player = %player.name, %failure, ?stderr, "engine failed; it loses the game");
+        forfeit(failure)
+    }
+
+    /// The move of `player` in `game`, within `limit`.
+    pub fn choose(
+        &mut self,
+        player: &PlayerConfig,
+        game: &Game,
+        limit: Limit,
+        clocks: &ByColor<Option<Clock>>,
+        rules: &SearchRules,
+        stop: &Arc<AtomicBool>,
+    ) -> Choice {
+        if player.engine.is_some() {
+            return self.external(player, game, limit, clocks);
+        }
+        let moves = std::iter::once(None).chain(game.records().iter().map(|r| Some(r.mv)));
+        let history: Vec<HistoryEntry> = game
+            .stack()
+            .iter()
+            .zip(moves)
+            .map(|(e, mv)| HistoryEntry {
+                hash: e.hash,
+                gave_check: e.check,
+                mv,
+            })
+            .collect();
+        let mut pos = game.position().clone();
+        let limits = search_limits(limit, clocks, stop);
+        let r = self
+            .searcher
+            .search(&mut pos, &history, &limits, &player.params, rules, |_| {});
+        Choice {
+            mv: r.best_move.ok_or(Reason::IllegalMove),
+            score_cp: Some(r.score),
+            nodes: r.nodes,
+        }
+    }
+
+    fn external(
+        &mut self,
+        player: &PlayerConfig,
+        game: &Game,
+        limit: Limit,
+        clocks: &ByColor<Option<Clock>>,
+    ) -> Choice {
+        let mover = game.position().side_to_move();
+        let ms = |c: &Option<Clock>| {
+            c.as_ref()
+                .map_or(0, |c| u64::try_from(c.remaining_ms()).unwrap_or(0))
+        };
+        let (go, allotted) = match limit {
+            Limit::Nodes(n) => (Go::Nodes(n), None),
+            Limit::Depth(d) => (Go::Depth(d), None),
+            Limit::MoveTime(t) => {
+                let t = u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
+                (Go::MoveTimeMs(t), Some(t))
+            }
+            Limit::Clock(_) => {
+                let go = Go::Clock {
+                    time_ms: [ms(&clocks.red), ms(&clocks.black)],
+                    inc_ms: [
+                        clocks.red.as_ref().map_or(0, Clock::increment_ms),
+                        clocks.black.as_ref().map_or(0, Clock::increment_ms),
+                    ],
+                    mover,
+                    moves_to_go: clocks[mover].as_ref().and_then(Clock::moves_to_go),
+                };
+                (go, Some(ms(&clocks[mover])))
+            }
+        };
+        let Some(engine) = self.engine.as_mut() else {
+            return Choice {
+                mv: Err(Reason::Resignation),
+                score_cp: None,
+                nodes: 0,
+            };
+        };
+        let moves: Vec<Move> = game.moves().collect();
+        match engine.go(&game.start().to_fen(), &moves, go, allotted) {
+            Ok(reply) => {
+                let mv = reply.bestmove.as_deref().and_then(Move::parse_coords);
+                if mv.is_none() {
+                    tracing::warn!(player = %player.name, reply = ?reply.bestmove, "engine sent no usable move");
+                }
+                Choice {
+                    mv: mv.ok_or(Reason::IllegalMove),
+                    score_cp: reply.info.score_cp,
+                    nodes: reply.info.nodes.unwrap_or(0),
+                }
+            }
+            Err(failure) => Choice {
+                mv: Err(self.fail(player, &failure)),
+                score_cp: None,
+                nodes: 0,
+            },
+        }
+    }
+}
+
+/// The search limits of the built-in engine for one move.
+fn search_limits(limit: Limit, clocks: &ByColor<Option<Clock>>, stop: &Arc<AtomicBool>) -> Limits {
+    let mut limits = Limits {
+        stop: Arc::clone(stop),
+        ..Limits::default()
+    };
+    match limit {
+        Limit::Nodes(n) => limits.nodes = Some(n),
+        Limit::Depth(d) => limits.depth = Some(d),
+        Limit::MoveTime(t) => limits.movetime = Some(t),
+        Limit::Clock(_) => {
+            for color in Color::ALL {
+                if let Some(c) = &clocks[color] {
+                    let ms = u64::try_from(c.remaining_ms().max(0)).unwrap_or(0);
+                    limits.time[color.index()] = Some(Duration::from_millis(ms));
+                    limits.inc[color.index()] = Duration::from_millis(c.increment_ms());
+                    limits.movestogo = c.moves_to_go();
+                }
+            }
+        }
+    }
+    limits
+}
