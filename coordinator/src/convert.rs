@@ -12,8 +12,9 @@ use xq_proto::pb;
 use xq_worker::work::{OpeningSource, invalid, required};
 
 use crate::runs::{
-    self, DEFAULT_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS, GamesSpec, KindSpec, MAX_BATCH_PAIRS,
-    MatchSettings, RunKind, RunSpec, RunState, RunStatus, SprtSpec, SpsaHistoryRow, SpsaSpec,
+    self, DEFAULT_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS, EngineSel, GamesSpec, KindSpec, Lineup,
+    MAX_BATCH_PAIRS, MatchSettings, RunKind, RunSpec, RunState, RunStatus, SprtSpec,
+    SpsaHistoryRow, SpsaSpec,
 };
 use crate::scheduler::{Grant, SubmitStatus};
 use crate::spsa::SpsaParamSpec;
@@ -119,6 +120,65 @@ fn check_params(
     Ok(())
 }
 
+/// The lineup a request names; registry entries are resolved when the run is
+/// created.
+fn lineup(field: &str, engines: Option<pb::EngineChoice>) -> Result<Lineup, Status> {
+    let Some(pb::EngineChoice {
+        dev_engine,
+        base_engine,
+        dev_options,
+        base_options,
+        dev_limit,
+        base_limit,
+    }) = engines
+    else {
+        return Ok(Lineup::default());
+    };
+    let sel = |name: String, options: std::collections::HashMap<String, String>| {
+        (!name.is_empty()).then(|| EngineSel {
+            name,
+            options: options.into_iter().collect(),
+            registered: None,
+        })
+    };
+    let limit = |l: Option<pb::Limit>| -> Result<_, Status> {
+        l.map(xq_worker::work::Limit::try_from)
+            .transpose()
+            .map_err(|e| invalid(field, e.message()))
+    };
+    Ok(Lineup {
+        dev: sel(dev_engine, dev_options),
+        base: sel(base_engine, base_options),
+        dev_limit: limit(dev_limit)?,
+        base_limit: limit(base_limit)?,
+    })
+}
+
+impl From<Lineup> for pb::EngineChoice {
+    fn from(l: Lineup) -> Self {
+        let Lineup {
+            dev,
+            base,
+            dev_limit,
+            base_limit,
+        } = l;
+        let name = |s: &Option<EngineSel>| s.as_ref().map(|s| s.name.clone()).unwrap_or_default();
+        let options = |s: &Option<EngineSel>| {
+            s.as_ref()
+                .map(|s| s.options.clone().into_iter().collect())
+                .unwrap_or_default()
+        };
+        pb::EngineChoice {
+            dev_engine: name(&dev),
+            base_engine: name(&base),
+            dev_options: options(&dev),
+            base_options: options(&base),
+            dev_limit: dev_limit.map(Into::into),
+            base_limit: base_limit.map(Into::into),
+        }
+    }
+}
+
 impl TryFrom<pb::MatchSettings> for MatchSettings {
     type Error = Status;
 
@@ -171,6 +231,7 @@ impl TryFrom<pb::SprtSpec> for SprtSpec {
             beta,
             model,
             max_games,
+            engines,
         } = s;
         let model = match pb::EloModel::try_from(model) {
             Ok(pb::EloModel::Logistic) => EloModel::Logistic,
@@ -189,6 +250,7 @@ impl TryFrom<pb::SprtSpec> for SprtSpec {
         Ok(SprtSpec {
             dev_params: dev_params.into_iter().collect(),
             base_params: base_params.into_iter().collect(),
+            lineup: lineup("sprt.engines", engines)?,
             sprt,
             max_pairs,
         })
@@ -259,6 +321,7 @@ impl TryFrom<pb::GamesSpec> for GamesSpec {
             dev_params,
             base_params,
             pairs,
+            engines,
         } = g;
         if pairs == 0 {
             return Err(invalid("games.pairs", "must be at least 1"));
@@ -268,6 +331,7 @@ impl TryFrom<pb::GamesSpec> for GamesSpec {
         Ok(GamesSpec {
             dev_params: dev_params.into_iter().collect(),
             base_params: base_params.into_iter().collect(),
+            lineup: lineup("games.engines", engines)?,
             pairs,
         })
     }
@@ -296,6 +360,7 @@ impl From<RunSpec> for pb::RunSpec {
                 }
                 .into(),
                 max_games: s.max_pairs.map_or(0, |p| 2 * p),
+                engines: Some(s.lineup.into()),
             }),
             KindSpec::Spsa(s) => pb::run_spec::Kind::Spsa(pb::SpsaSpec {
                 params: s
@@ -316,6 +381,7 @@ impl From<RunSpec> for pb::RunSpec {
                 dev_params: g.dev_params.into_iter().collect(),
                 base_params: g.base_params.into_iter().collect(),
                 pairs: g.pairs,
+                engines: Some(g.lineup.into()),
             }),
         };
         let MatchSettings {
@@ -437,6 +503,7 @@ impl From<RunStatus> for pb::RunStatus {
             updated_ms,
             sprt,
             spsa,
+            flag,
         } = s;
         let elo = (totals.pairs > 0)
             .then(|| logistic_elo(&Results::Pentanomial(Pentanomial(totals.pentanomial))).ok())
@@ -493,6 +560,7 @@ impl From<RunStatus> for pb::RunStatus {
             elo,
             sprt,
             spsa,
+            flag: flag.unwrap_or_default(),
         }
     }
 }

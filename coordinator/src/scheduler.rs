@@ -151,15 +151,50 @@ impl Scheduler {
             }
             _ => None,
         };
+        let mut spec = spec;
         self.store
             .call(move |conn| {
                 let tx = conn.transaction()?;
+                let lineup = match &mut spec.kind {
+                    KindSpec::Sprt(s) => Some(&mut s.lineup),
+                    KindSpec::Games(g) => Some(&mut g.lineup),
+                    KindSpec::Spsa(_) => None,
+                };
+                for sel in lineup.into_iter().flat_map(|l| l.selections_mut()) {
+                    let found = crate::store::engines::get(&tx, &sel.name)?;
+                    sel.registered = Some(found.ok_or_else(|| {
+                        StoreError::NotFound(format!(
+                            "no engine named '{}' is registered",
+                            sel.name
+                        ))
+                    })?);
+                }
                 if reuse && let Some(id) = run_rows::find_active_identical(&tx, &spec)? {
                     return Ok((id, true));
                 }
                 let id = run_rows::insert(&tx, &spec, spsa.as_ref(), now_ms())?;
                 tx.commit()?;
                 Ok((id, false))
+            })
+            .await
+    }
+
+    /// The executable with this SHA-256, if registered.
+    pub async fn engine_bytes(&self, sha256: String) -> Result<Option<Vec<u8>>, StoreError> {
+        self.store
+            .call(move |conn| crate::store::engines::bytes(conn, &sha256))
+            .await
+    }
+
+    /// Stops the run of `lease_id` with `message` (an engine did not match its
+    /// registered signature on a worker).
+    pub async fn flag_lease_run(&self, lease_id: u64, message: String) -> Result<u64, StoreError> {
+        self.store
+            .call(move |conn| {
+                let lease = leases::load(conn, lease_id)?
+                    .ok_or_else(|| StoreError::NotFound(format!("no lease {lease_id}")))?;
+                crate::store::engines::flag_run(conn, lease.run_id, &message, now_ms())?;
+                Ok(lease.run_id)
             })
             .await
     }
@@ -451,6 +486,7 @@ mod tests {
             kind: KindSpec::Games(GamesSpec {
                 dev_params: BTreeMap::new(),
                 base_params: BTreeMap::new(),
+                lineup: Default::default(),
                 pairs,
             }),
         }

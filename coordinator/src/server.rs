@@ -194,7 +194,59 @@ impl WorkerService for Workers {
             state: lease_state(state).into(),
         }))
     }
+
+    type DownloadEngineStream = EngineStream;
+
+    async fn download_engine(
+        &self,
+        request: Request<pb::DownloadEngineRequest>,
+    ) -> Result<Response<EngineStream>, Status> {
+        let pb::DownloadEngineRequest { sha256 } = request.into_inner();
+        if !xq_worker::work::is_sha256_hex(&sha256) {
+            return Err(Status::invalid_argument(format!(
+                "invalid sha256: {sha256:?} is not 64 lowercase hex digits"
+            )));
+        }
+        let bytes = self
+            .scheduler
+            .engine_bytes(sha256.clone())
+            .await?
+            .ok_or_else(|| Status::not_found(format!("no engine with sha256 {sha256}")))?;
+        let chunks: Vec<Result<pb::EngineChunk, Status>> = bytes
+            .chunks(ENGINE_CHUNK_BYTES)
+            .map(|c| Ok(pb::EngineChunk { data: c.to_vec() }))
+            .collect();
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+    }
+
+    async fn report_engine_mismatch(
+        &self,
+        request: Request<pb::ReportEngineMismatchRequest>,
+    ) -> Result<Response<pb::ReportEngineMismatchResponse>, Status> {
+        let pb::ReportEngineMismatchRequest {
+            lease_id,
+            name,
+            sha256,
+            expected,
+            measured,
+        } = request.into_inner();
+        let message = format!(
+            "engine '{name}' ({sha256}) benched {measured} nodes on a worker, the registry says {expected}"
+        );
+        let run_id = self
+            .scheduler
+            .flag_lease_run(lease_id, message.clone())
+            .await?;
+        tracing::error!(run_id, lease_id, %message, "run stopped: engine signature mismatch");
+        Ok(Response::new(pb::ReportEngineMismatchResponse {}))
+    }
 }
+
+/// Bytes per chunk of an engine download (gRPC messages stay well below the
+/// 4 MiB default limit).
+const ENGINE_CHUNK_BYTES: usize = 1 << 20;
+
+type EngineStream = Pin<Box<dyn Stream<Item = Result<pb::EngineChunk, Status>> + Send>>;
 
 struct Runs {
     scheduler: Scheduler,

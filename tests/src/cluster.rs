@@ -235,6 +235,7 @@ pub fn games_spec(pairs: u64, batch_pairs: u32) -> pb::RunSpec {
             dev_params: dev(),
             base_params: Default::default(),
             pairs,
+            engines: None,
         })),
     }
 }
@@ -255,6 +256,7 @@ pub fn sprt_spec(elo0: f64, elo1: f64, max_games: u64) -> pb::RunSpec {
             beta: 0.05,
             model: pb::EloModel::Normalized.into(),
             max_games,
+            engines: None,
         })),
     }
 }

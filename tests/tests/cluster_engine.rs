@@ -76,6 +76,7 @@ async fn sprt_accepts_the_defaults_against_a_chariot_worth_300() {
                 beta: 0.05,
                 model: pb::EloModel::Normalized.into(),
                 max_games: 2000,
+                engines: None,
             })),
         },
     )
@@ -130,4 +131,149 @@ async fn spsa_moves_a_bad_chariot_value_toward_its_default() {
     let _ = stop.send(());
     handle.await.expect("worker task");
     server.stop().await;
+}
+
+mod registry {
+    use std::path::PathBuf;
+
+    use xq_coordinator::store::engines;
+    use xq_coordinator::store::{Store, now_ms};
+    use xq_worker::engine_cache;
+    use xq_worker::external::Protocol;
+    use xq_worker::work::EngineRef;
+
+    use super::*;
+
+    /// Registers the built `xq-engine` as `name`; `signature_offset` falsifies the
+    /// stored signature.
+    async fn register(db: &std::path::Path, name: &str, signature_offset: u64) -> EngineRef {
+        let path = xq_tests::binary("xq-engine");
+        let bytes = std::fs::read(&path).expect("read xq-engine");
+        let signature = engine_cache::bench_signature(&path, Duration::from_secs(300))
+            .expect("bench signature");
+        let engine = EngineRef {
+            name: name.to_owned(),
+            sha256: engine_cache::sha256_hex(&bytes),
+            size: bytes.len() as u64,
+            signature: signature + signature_offset,
+            protocol: Protocol::Uci,
+            options: [("Hash".to_owned(), "2".to_owned())].into(),
+        };
+        let store = Store::open(db).expect("store");
+        let added = engine.clone();
+        store
+            .call(move |c| engines::add(c, &added, &bytes, now_ms()))
+            .await
+            .expect("add engine");
+        engine
+    }
+
+    fn games(pairs: u64, dev: &str, base: &str) -> pb::RunSpec {
+        pb::RunSpec {
+            name: "registered engines".to_owned(),
+            priority: 0,
+            batch_pairs: 2,
+            settings: Some(settings(300)),
+            kind: Some(pb::run_spec::Kind::Games(pb::GamesSpec {
+                dev_params: HashMap::new(),
+                base_params: HashMap::new(),
+                pairs,
+                engines: Some(pb::EngineChoice {
+                    dev_engine: dev.to_owned(),
+                    base_engine: base.to_owned(),
+                    ..Default::default()
+                }),
+            })),
+        }
+    }
+
+    fn cache(tag: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("xq-engine-cache-{tag}-{}", std::process::id()))
+    }
+
+    fn worker_with_cache(
+        url: &str,
+        cache: PathBuf,
+    ) -> (oneshot::Sender<()>, tokio::task::JoinHandle<ClientSummary>) {
+        let player: Arc<dyn BatchPlayer> =
+            Arc::new(EnginePlayer::with_cache(2, cache).expect("threads"));
+        let mut config = ClientConfig::new(url.to_owned(), "registry-test".to_owned(), 2);
+        config.backoff_initial = Duration::from_millis(20);
+        let (stop, stopped) = oneshot::channel::<()>();
+        let handle = tokio::spawn(async move {
+            client::run(config, player, async {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("worker")
+        });
+        (stop, handle)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn registered_engines_are_downloaded_verified_and_played() {
+        let db = TempDb::new("registry");
+        let engine = register(&db.0, "new", 0).await;
+        register(&db.0, "old", 0).await;
+        let server =
+            TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(30))).await;
+        let mut admin = admin(&server.url()).await;
+        let run = create(&mut admin, games(4, "new", "old")).await;
+        let cache = cache("ok");
+        let (stop, handle) = worker_with_cache(&server.url(), cache.clone());
+        let end = wait_for_end(&mut admin, run, Duration::from_secs(120)).await;
+        assert_eq!(end.state(), pb::RunState::Finished, "{end:?}");
+        let t = end.totals.clone().expect("totals");
+        assert_eq!((t.pairs, t.wins + t.draws + t.losses), (4, 8), "{t:?}");
+        assert!(
+            engine_cache::has(&cache, &engine.sha256),
+            "the worker caches the verified engine"
+        );
+        let _ = stop.send(());
+        handle.await.expect("worker task");
+        server.stop().await;
+        let _ = std::fs::remove_dir_all(cache);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_signature_mismatch_flags_and_stops_the_run() {
+        let db = TempDb::new("mismatch");
+        register(&db.0, "liar", 1).await;
+        let server =
+            TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(30))).await;
+        let mut admin = admin(&server.url()).await;
+        let run = create(&mut admin, games(4, "liar", "")).await;
+        let cache = cache("mismatch");
+        let (stop, handle) = worker_with_cache(&server.url(), cache.clone());
+        let end = wait_for_end(&mut admin, run, Duration::from_secs(120)).await;
+        assert_eq!(end.state(), pb::RunState::Stopped, "{end:?}");
+        assert!(
+            end.flag.contains("'liar'") && end.flag.contains("benched"),
+            "{}",
+            end.flag
+        );
+        assert_eq!(end.totals.clone().expect("totals").pairs, 0);
+        let _ = stop.send(());
+        handle.await.expect("worker task");
+        server.stop().await;
+        let _ = std::fs::remove_dir_all(cache);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_unknown_engine_is_refused_at_creation() {
+        let db = TempDb::new("unknown-engine");
+        let server =
+            TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(30))).await;
+        let mut admin = admin(&server.url()).await;
+        let err = admin
+            .create_run(pb::CreateRunRequest {
+                spec: Some(games(2, "ghost", "")),
+                reuse_identical: false,
+            })
+            .await
+            .expect_err("unknown engine");
+        assert_eq!(err.code(), tonic::Code::NotFound, "{err:?}");
+        assert!(err.message().contains("'ghost'"), "{err:?}");
+        server.stop().await;
+    }
 }

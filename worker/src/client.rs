@@ -17,6 +17,7 @@
 //!   result that was already complete is submitted (one attempt) instead.
 
 use std::future::Future;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
@@ -29,6 +30,9 @@ use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Request, Status};
 use xq_proto::pb;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
+
+use crate::engine_cache;
+use crate::work::EngineRef;
 
 use crate::work::{BatchOutcome, BatchPlayer, WorkSpec};
 
@@ -151,6 +155,7 @@ pub async fn run(
         worker_id: 0,
         heartbeat: Duration::from_secs(5),
         summary: ClientSummary::default(),
+        signatures: std::collections::HashMap::new(),
     };
     let work = client.serve();
     tokio::pin!(work, shutdown);
@@ -171,6 +176,8 @@ struct Client {
     config: ClientConfig,
     player: Arc<dyn BatchPlayer>,
     rpc: Rpc,
+    /// Bench signatures measured on this machine, by engine SHA-256.
+    signatures: std::collections::HashMap<String, u64>,
     stop: watch::Receiver<bool>,
     worker_id: u64,
     heartbeat: Duration,
@@ -329,6 +336,13 @@ impl Client {
             pairs = work.pairs,
             "playing lease"
         );
+        for engine in work.players.iter().filter_map(|p| p.engine.clone()) {
+            if !self.prepare_engine(lease_id, &engine).await? {
+                self.release(lease_id).await;
+                self.summary.leases_dropped += 1;
+                return Ok(());
+            }
+        }
         let pairs = work.pairs;
         match self.play(lease_id, work).await? {
             Played::Finished(outcome) => self.submit(lease_id, outcome, true).await,
@@ -482,6 +496,99 @@ impl Client {
                 tracing::error!(lease_id, error = %status, "result refused; dropping it");
             }
         }
+    }
+
+    /// Makes sure `engine` is in the player's cache (downloading and verifying it
+    /// if needed) and that its bench signature here matches the registry's.
+    /// `false` when it cannot be played: the mismatch or failure is reported.
+    async fn prepare_engine(
+        &mut self,
+        lease_id: u64,
+        engine: &EngineRef,
+    ) -> Result<bool, ClientError> {
+        let Some(dir) = self.player.engine_cache().map(Path::to_path_buf) else {
+            tracing::warn!(engine = %engine.name, "this player cannot play external engines");
+            return Ok(false);
+        };
+        if !engine_cache::has(&dir, &engine.sha256) {
+            let request = pb::DownloadEngineRequest {
+                sha256: engine.sha256.clone(),
+            };
+            let mut bytes = Vec::new();
+            let download = async {
+                let mut stream = self.rpc.download_engine(request).await?.into_inner();
+                while let Some(chunk) = stream.message().await? {
+                    bytes.extend_from_slice(&chunk.data);
+                    if bytes.len() as u64 > engine.size {
+                        return Err(Status::data_loss("the download is larger than the engine"));
+                    }
+                }
+                Ok(())
+            };
+            if let Err(status) = download.await {
+                tracing::warn!(engine = %engine.name, error = %status, "cannot download the engine");
+                return Ok(false);
+            }
+            let (dir2, sha) = (dir.clone(), engine.sha256.clone());
+            let stored =
+                tokio::task::spawn_blocking(move || engine_cache::store(&dir2, &sha, &bytes)).await;
+            match stored {
+                Ok(Ok(path)) => {
+                    tracing::info!(engine = %engine.name, path = %path.display(), "engine downloaded")
+                }
+                Ok(Err(e)) => {
+                    tracing::warn!(engine = %engine.name, error = %e, "bad engine download");
+                    return Ok(false);
+                }
+                Err(e) => {
+                    tracing::warn!(engine = %engine.name, error = %e, "engine cache task failed");
+                    return Ok(false);
+                }
+            }
+        }
+        let measured = match self.signatures.get(&engine.sha256) {
+            Some(&s) => s,
+            None => {
+                let path = engine_cache::path(&dir, &engine.sha256);
+                let bench = tokio::task::spawn_blocking(move || {
+                    engine_cache::bench_signature(&path, Duration::from_secs(300))
+                })
+                .await;
+                let s = match bench {
+                    Ok(Ok(s)) => s,
+                    Ok(Err(e)) => {
+                        tracing::warn!(engine = %engine.name, error = %format!("{e:#}"), "engine bench failed");
+                        0
+                    }
+                    Err(e) => {
+                        tracing::warn!(engine = %engine.name, error = %e, "engine bench task failed");
+                        0
+                    }
+                };
+                self.signatures.insert(engine.sha256.clone(), s);
+                s
+            }
+        };
+        if measured == engine.signature {
+            return Ok(true);
+        }
+        tracing::error!(
+            engine = %engine.name,
+            expected = engine.signature,
+            measured,
+            "engine bench signature differs from the registry; refusing the run"
+        );
+        let report = pb::ReportEngineMismatchRequest {
+            lease_id,
+            name: engine.name.clone(),
+            sha256: engine.sha256.clone(),
+            expected: engine.signature,
+            measured,
+        };
+        if let Err(status) = self.rpc.report_engine_mismatch(report).await {
+            tracing::warn!(error = %status, "could not report the engine mismatch");
+        }
+        Ok(false)
     }
 
     /// Hands a lease back (one attempt; if it fails, the lease expires).

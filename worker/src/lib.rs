@@ -14,11 +14,13 @@
 //! - [`client`]: the coordinator client loop (register, lease, play, heartbeat,
 //!   submit), with back-off and graceful shutdown;
 //! - [`external`]: UCI and UCCI engine processes as players;
+//! - [`engine_cache`]: downloaded engine executables, verified by SHA-256;
 //! - [`cli`]: the `xq-worker` command line.
 
 pub mod adjudication;
 pub mod cli;
 pub mod client;
+pub mod engine_cache;
 pub mod external;
 pub mod openings;
 pub mod pgn;

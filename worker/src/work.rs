@@ -38,6 +38,12 @@ pub trait BatchPlayer: Send + Sync + 'static {
     ) -> anyhow::Result<BatchOutcome>;
     /// Engine bench signature reported at registration.
     fn signature(&self) -> u64;
+    /// Where registered external engines must be put (as
+    /// [`crate::engine_cache`] lays them out) before `play`; `None` when this
+    /// player cannot play external engines.
+    fn engine_cache(&self) -> Option<&std::path::Path> {
+        None
+    }
 }
 
 /// The game pairs of one lease.
@@ -61,6 +67,100 @@ pub struct PlayerSpec {
     pub limit: Limit,
     /// Transposition table size, MiB.
     pub hash_mb: u32,
+    /// An external engine instead of the built-in one.
+    pub engine: Option<EngineRef>,
+}
+
+/// A registered external engine, as a lease names it.
+///
+/// Invariants (checked on the wire): `name` is 1 to 64 characters; `sha256` is 64
+/// lowercase hex digits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineRef {
+    pub name: String,
+    /// SHA-256 of the executable, lowercase hex.
+    pub sha256: String,
+    /// Size of the executable in bytes.
+    pub size: u64,
+    /// The `Nodes searched` count of its `bench`.
+    pub signature: u64,
+    pub protocol: crate::external::Protocol,
+    /// Options set after the handshake.
+    pub options: BTreeMap<String, String>,
+}
+
+/// Whether `s` is a SHA-256 in lowercase hex.
+pub fn is_sha256_hex(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+impl From<EngineRef> for pb::EngineRef {
+    fn from(e: EngineRef) -> Self {
+        let EngineRef {
+            name,
+            sha256,
+            size,
+            signature,
+            protocol,
+            options,
+        } = e;
+        let protocol = match protocol {
+            crate::external::Protocol::Uci => pb::EngineProtocol::Uci,
+            crate::external::Protocol::Ucci => pb::EngineProtocol::Ucci,
+        };
+        pb::EngineRef {
+            name,
+            sha256,
+            size,
+            signature,
+            protocol: protocol.into(),
+            options: options.into_iter().collect(),
+        }
+    }
+}
+
+impl TryFrom<pb::EngineRef> for EngineRef {
+    type Error = Status;
+
+    fn try_from(e: pb::EngineRef) -> Result<Self, Status> {
+        let pb::EngineRef {
+            name,
+            sha256,
+            size,
+            signature,
+            protocol,
+            options,
+        } = e;
+        if name.is_empty() || name.chars().count() > 64 {
+            return Err(invalid("engine.name", "must be 1 to 64 characters"));
+        }
+        if !is_sha256_hex(&sha256) {
+            return Err(invalid(
+                "engine.sha256",
+                format!("{sha256:?} is not 64 lowercase hex digits"),
+            ));
+        }
+        let protocol = match pb::EngineProtocol::try_from(protocol) {
+            Ok(pb::EngineProtocol::Uci) => crate::external::Protocol::Uci,
+            Ok(pb::EngineProtocol::Ucci) => crate::external::Protocol::Ucci,
+            _ => {
+                return Err(invalid(
+                    "engine.protocol",
+                    format!("unknown value {protocol}"),
+                ));
+            }
+        };
+        Ok(EngineRef {
+            name,
+            sha256,
+            size,
+            signature,
+            protocol,
+            options: options.into_iter().collect(),
+        })
+    }
 }
 
 /// How long an engine thinks per move.
@@ -301,11 +401,13 @@ impl From<PlayerSpec> for pb::PlayerSpec {
             params,
             limit,
             hash_mb,
+            engine,
         } = p;
         pb::PlayerSpec {
             params: params.into_iter().collect(),
             limit: Some(limit.into()),
             hash_mb,
+            engine: engine.map(Into::into),
         }
     }
 }
@@ -318,6 +420,7 @@ impl TryFrom<pb::PlayerSpec> for PlayerSpec {
             params,
             limit,
             hash_mb,
+            engine,
         } = p;
         if hash_mb == 0 {
             return Err(invalid("player.hash_mb", "must be at least 1"));
@@ -329,6 +432,7 @@ impl TryFrom<pb::PlayerSpec> for PlayerSpec {
             params: params.into_iter().collect(),
             limit: Limit::try_from(required("player.limit", limit)?)?,
             hash_mb,
+            engine: engine.map(EngineRef::try_from).transpose()?,
         })
     }
 }
@@ -657,6 +761,7 @@ mod tests {
                 moves_to_go: None,
             },
             hash_mb: 16,
+            engine: None,
         };
         WorkSpec {
             players: [player(900), player(880)],

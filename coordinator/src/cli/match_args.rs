@@ -148,7 +148,73 @@ pub struct SprtRunArgs {
     #[arg(long, default_value_t = 0)]
     max_games: u64,
     #[command(flatten)]
+    engines: EngineArgs,
+    #[command(flatten)]
     settings: MatchArgs,
+}
+
+/// External engines from the registry and per-player limits.
+#[derive(Debug, Clone, Args)]
+pub struct EngineArgs {
+    /// Registered engine (`engine add`) playing as dev instead of the built-in engine.
+    #[arg(long)]
+    dev_engine: Option<String>,
+    /// Registered engine playing as base.
+    #[arg(long)]
+    base_engine: Option<String>,
+    /// An option of the dev engine, `NAME=VALUE` (repeatable).
+    #[arg(long = "dev-option")]
+    dev_options: Vec<String>,
+    /// An option of the base engine, `NAME=VALUE` (repeatable).
+    #[arg(long = "base-option")]
+    base_options: Vec<String>,
+    /// Dev's own limit (`nodes=N`, `depth=N`, `movetime=MS`, `tc=…`), for odds.
+    #[arg(long)]
+    dev_limit: Option<String>,
+    /// Base's own limit.
+    #[arg(long)]
+    base_limit: Option<String>,
+}
+
+impl EngineArgs {
+    /// The wire form; `None` when every flag is unset.
+    fn choice(&self) -> anyhow::Result<Option<pb::EngineChoice>> {
+        let options =
+            |list: &[String]| -> anyhow::Result<std::collections::HashMap<String, String>> {
+                list.iter()
+                    .map(|o| match o.split_once('=') {
+                        Some((n, v)) => Ok((n.trim().to_owned(), v.trim().to_owned())),
+                        None => bail!("bad engine option {o:?}: expected NAME=VALUE"),
+                    })
+                    .collect()
+            };
+        let limit = |l: &Option<String>| -> anyhow::Result<Option<pb::Limit>> {
+            let Some(text) = l else { return Ok(None) };
+            let limit: xq_worker::runner::Limit = text.parse()?;
+            let kind = match limit {
+                xq_worker::runner::Limit::Nodes(n) => pb::limit::Kind::Nodes(n),
+                xq_worker::runner::Limit::Depth(d) => pb::limit::Kind::Depth(d),
+                xq_worker::runner::Limit::MoveTime(t) => {
+                    pb::limit::Kind::MovetimeMs(u64::try_from(t.as_millis()).unwrap_or(u64::MAX))
+                }
+                xq_worker::runner::Limit::Clock(tc) => pb::limit::Kind::Clock(pb::Clock {
+                    base_ms: tc.base_ms,
+                    inc_ms: tc.increment_ms,
+                    moves_to_go: tc.moves.unwrap_or(0),
+                }),
+            };
+            Ok(Some(pb::Limit { kind: Some(kind) }))
+        };
+        let choice = pb::EngineChoice {
+            dev_engine: self.dev_engine.clone().unwrap_or_default(),
+            base_engine: self.base_engine.clone().unwrap_or_default(),
+            dev_options: options(&self.dev_options)?,
+            base_options: options(&self.base_options)?,
+            dev_limit: limit(&self.dev_limit)?,
+            base_limit: limit(&self.base_limit)?,
+        };
+        Ok((choice != pb::EngineChoice::default()).then_some(choice))
+    }
 }
 
 /// A fixed number of game pairs of `--dev` against `--base`.
@@ -163,6 +229,8 @@ pub struct GamesRunArgs {
     /// Game pairs to play.
     #[arg(long)]
     pairs: u64,
+    #[command(flatten)]
+    engines: EngineArgs,
     #[command(flatten)]
     settings: MatchArgs,
 }
@@ -205,6 +273,7 @@ impl RunArgs {
                     }
                     .into(),
                     max_games: a.max_games,
+                    engines: a.engines.choice()?,
                 }),
                 "sprt",
             ),
@@ -213,6 +282,7 @@ impl RunArgs {
                     dev_params: params::overrides(a.dev.as_deref())?,
                     base_params: params::overrides(a.base.as_deref())?,
                     pairs: a.pairs,
+                    engines: a.engines.choice()?,
                 }),
                 "games",
             ),

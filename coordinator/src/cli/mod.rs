@@ -7,6 +7,7 @@ use xq_coordinator::local::PlayerFactory;
 
 mod cluster;
 mod display;
+mod engine;
 mod match_args;
 mod params;
 mod stats;
@@ -46,6 +47,8 @@ enum Command {
     /// Run a coordinator and workers in this process (resumes an identical
     /// unfinished run in the same database).
     Local(cluster::LocalArgs),
+    /// The engine registry: add and list external engine executables.
+    Engine(engine::EngineArgs),
 }
 
 impl Cli {
@@ -53,6 +56,7 @@ impl Cli {
     pub fn run(self, player: &PlayerFactory) -> anyhow::Result<()> {
         match self.command {
             Command::Stats(args) => args.run(),
+            Command::Engine(args) => args.run(),
             Command::Serve(args) => args.run(),
             Command::Sprt(args) => args.run(),
             Command::Spsa(args) => args.run(),

@@ -6,10 +6,8 @@ use super::{GamesSpec, MatchSettings};
 
 /// Players of every lease: dev first, base second.
 pub fn players(spec: &GamesSpec, settings: &MatchSettings) -> [PlayerSpec; 2] {
-    [
-        settings.player(spec.dev_params.clone()),
-        settings.player(spec.base_params.clone()),
-    ]
+    spec.lineup
+        .players(settings, &spec.dev_params, &spec.base_params)
 }
 
 /// Finished once every pair is counted.

@@ -12,7 +12,7 @@ pub mod spsa;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use xq_worker::work::{Adjudication, Limit, OpeningSource, PlayerSpec};
+use xq_worker::work::{Adjudication, EngineRef, Limit, OpeningSource, PlayerSpec};
 
 use crate::spsa::{SpsaParamSpec, SpsaState};
 use crate::stats::sprt::{SprtOutcome, SprtParams};
@@ -51,6 +51,58 @@ pub struct MatchSettings {
     pub adjudication: Adjudication,
 }
 
+/// An external engine chosen for a player: a registry name and extra options;
+/// `registered` is the registry's entry, filled in when the run is created.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineSel {
+    pub name: String,
+    pub options: BTreeMap<String, String>,
+    pub registered: Option<EngineRef>,
+}
+
+/// Who plays in an SPRT or fixed-games run: external engines (or the built-in
+/// engine when absent) and per-player limits (or the run's limit).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Lineup {
+    pub dev: Option<EngineSel>,
+    pub base: Option<EngineSel>,
+    pub dev_limit: Option<Limit>,
+    pub base_limit: Option<Limit>,
+}
+
+impl Lineup {
+    /// Players 0 (dev) and 1 (base) with these settings and parameters.
+    pub fn players(
+        &self,
+        settings: &MatchSettings,
+        dev: &Params,
+        base: &Params,
+    ) -> [PlayerSpec; 2] {
+        let seat = |params: &Params, sel: &Option<EngineSel>, limit: Option<Limit>| {
+            let mut p = settings.player(params.clone());
+            if let Some(l) = limit {
+                p.limit = l;
+            }
+            p.engine = sel.as_ref().and_then(|s| {
+                s.registered.clone().map(|mut e| {
+                    e.options.extend(s.options.clone());
+                    e
+                })
+            });
+            p
+        };
+        [
+            seat(dev, &self.dev, self.dev_limit),
+            seat(base, &self.base, self.base_limit),
+        ]
+    }
+
+    /// The selections whose registry entries are still to be filled in.
+    pub fn selections_mut(&mut self) -> impl Iterator<Item = &mut EngineSel> {
+        self.dev.iter_mut().chain(self.base.iter_mut())
+    }
+}
+
 impl MatchSettings {
     /// A player with these settings and `params`.
     pub fn player(&self, params: Params) -> PlayerSpec {
@@ -58,6 +110,7 @@ impl MatchSettings {
             params,
             limit: self.limit,
             hash_mb: self.hash_mb,
+            engine: None,
         }
     }
 }
@@ -75,6 +128,9 @@ pub enum KindSpec {
 pub struct SprtSpec {
     pub dev_params: Params,
     pub base_params: Params,
+    /// External engines and per-player limits.
+    #[serde(default)]
+    pub lineup: Lineup,
     pub sprt: SprtParams,
     /// Stop after this many pairs if no bound is reached.
     pub max_pairs: Option<u64>,
@@ -92,6 +148,9 @@ pub struct SpsaSpec {
 pub struct GamesSpec {
     pub dev_params: Params,
     pub base_params: Params,
+    /// External engines and per-player limits.
+    #[serde(default)]
+    pub lineup: Lineup,
     pub pairs: u64,
 }
 
@@ -188,6 +247,8 @@ pub struct RunStatus {
     pub sprt: Option<SprtOutcome>,
     /// SPSA runs.
     pub spsa: Option<SpsaState>,
+    /// Why the system stopped the run, if it did (e.g. an engine mismatch).
+    pub flag: Option<String>,
 }
 
 /// One applied SPSA result.

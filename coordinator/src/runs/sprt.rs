@@ -10,10 +10,8 @@ use crate::stats::{Pentanomial, Results, StatsError};
 
 /// Players of every lease: dev first, base second.
 pub fn players(spec: &SprtSpec, settings: &MatchSettings) -> [PlayerSpec; 2] {
-    [
-        settings.player(spec.dev_params.clone()),
-        settings.player(spec.base_params.clone()),
-    ]
+    spec.lineup
+        .players(settings, &spec.dev_params, &spec.base_params)
 }
 
 /// The test on the run's totals.

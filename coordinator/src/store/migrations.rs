@@ -112,6 +112,31 @@ CREATE TABLE spsa_history (
     unix_ms  INTEGER NOT NULL
 );
 "#,
+    // 2: the engine registry (executables by SHA-256) and run flags.
+    r#"
+CREATE TABLE engine_binaries (
+    -- SHA-256 of the executable, lowercase hex.
+    sha256 TEXT PRIMARY KEY,
+    bytes  BLOB NOT NULL
+);
+CREATE TABLE engines (
+    name       TEXT    PRIMARY KEY,
+    sha256     TEXT    NOT NULL REFERENCES engine_binaries(sha256),
+    size       INTEGER NOT NULL,
+    -- The `Nodes searched` count of the engine's bench.
+    signature  INTEGER NOT NULL,
+    protocol   TEXT    NOT NULL CHECK (protocol IN ('uci', 'ucci')),
+    -- Options set after the handshake, as a JSON object.
+    options    TEXT    NOT NULL,
+    created_ms INTEGER NOT NULL
+);
+-- Why the system stopped a run (e.g. an engine signature mismatch).
+CREATE TABLE run_flags (
+    run_id  INTEGER PRIMARY KEY REFERENCES runs(id),
+    message TEXT    NOT NULL,
+    unix_ms INTEGER NOT NULL
+);
+"#,
 ];
 
 /// Brings the schema up to date in one transaction per migration.

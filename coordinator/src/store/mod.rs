@@ -16,6 +16,7 @@
 //! * [`runs`], [`leases`], [`workers`]: row-level reads and writes on a
 //!   transaction; the rules that combine them live in [`crate::scheduler`].
 
+pub mod engines;
 pub mod leases;
 pub mod migrations;
 pub mod runs;

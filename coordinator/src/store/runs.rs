@@ -60,6 +60,7 @@ pub fn load(conn: &Connection, id: u64, now: i64) -> Result<RunStatus, StoreErro
         .ok_or_else(|| StoreError::NotFound(format!("no run {id}")))?;
     let mut status = row.into_status()?;
     status.totals.reasons = reasons(conn, id)?;
+    status.flag = super::engines::flag(conn, id)?;
     Ok(status)
 }
 
@@ -72,6 +73,7 @@ pub fn list(conn: &Connection, now: i64) -> Result<Vec<RunStatus>, StoreError> {
         .map(|r| {
             let mut status = r.into_status()?;
             status.totals.reasons = reasons(conn, status.id)?;
+            status.flag = super::engines::flag(conn, status.id)?;
             Ok(status)
         })
         .collect()
@@ -163,6 +165,7 @@ impl Raw {
             updated_ms: self.updated_ms,
             sprt,
             spsa,
+            flag: None,
         })
     }
 }

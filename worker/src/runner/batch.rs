@@ -1,6 +1,7 @@
 //! [`EnginePlayer`]: the coordinator's leases played by the game runner.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
@@ -10,24 +11,38 @@ use xq_engine::params::Params;
 use xq_engine::rules::RuleSet;
 
 use super::{Limit, MatchSpec, PlayerConfig, Runner};
+use crate::external::{EngineConfig, Timeouts};
 use crate::openings::{OpeningSource, Order};
 use crate::timecontrol::TimeControl;
 use crate::work::{self, BatchOutcome, BatchPlayer, WorkSpec};
 
-/// Plays leases with the built-in engine on a [`Runner`].
+/// Plays leases on a [`Runner`]: with the built-in engine, or with registered
+/// external engines found in the engine cache (see [`crate::engine_cache`]).
 #[derive(Debug)]
 pub struct EnginePlayer {
     runner: Runner,
     signature: OnceLock<u64>,
+    cache: PathBuf,
 }
 
 impl EnginePlayer {
-    /// A player with `threads` game threads.
+    /// A player with `threads` game threads and the default engine cache.
     pub fn new(threads: usize) -> anyhow::Result<EnginePlayer> {
+        Self::with_cache(threads, crate::engine_cache::default_dir())
+    }
+
+    /// A player with `threads` game threads whose external engines are in `cache`.
+    pub fn with_cache(threads: usize, cache: PathBuf) -> anyhow::Result<EnginePlayer> {
         Ok(EnginePlayer {
             runner: Runner::new(threads)?,
             signature: OnceLock::new(),
+            cache,
         })
+    }
+
+    /// The folder of downloaded engines.
+    pub fn cache(&self) -> &Path {
+        &self.cache
     }
 }
 
@@ -48,7 +63,7 @@ fn limit(l: work::Limit) -> Limit {
     }
 }
 
-fn player(name: &str, spec: &work::PlayerSpec) -> anyhow::Result<PlayerConfig> {
+fn player(name: &str, spec: &work::PlayerSpec, cache: &Path) -> anyhow::Result<PlayerConfig> {
     let mut params = Params::default();
     for (key, &value) in &spec.params {
         params
@@ -60,12 +75,22 @@ fn player(name: &str, spec: &work::PlayerSpec) -> anyhow::Result<PlayerConfig> {
         params,
         limit: limit(spec.limit),
         hash_mb: spec.hash_mb.max(1) as usize,
-        engine: None,
+        engine: spec.engine.as_ref().map(|e| EngineConfig {
+            path: crate::engine_cache::path(cache, &e.sha256),
+            args: Vec::new(),
+            protocol: e.protocol,
+            options: e
+                .options
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            timeouts: Timeouts::default(),
+        }),
     })
 }
 
-/// The match a lease describes.
-pub fn match_spec(work: &WorkSpec) -> anyhow::Result<MatchSpec> {
+/// The match a lease describes; external engines are looked up in `cache`.
+pub fn match_spec(work: &WorkSpec, cache: &Path) -> anyhow::Result<MatchSpec> {
     let rules: RuleSet = work.rules.parse()?;
     let openings = match &work.openings.source {
         work::OpeningSource::Builtin { random_plies } => OpeningSource::Builtin {
@@ -75,8 +100,8 @@ pub fn match_spec(work: &WorkSpec) -> anyhow::Result<MatchSpec> {
     };
     Ok(MatchSpec {
         players: [
-            player("player 0", &work.players[0])?,
-            player("player 1", &work.players[1])?,
+            player(&name(&work.players[0], "player 0"), &work.players[0], cache)?,
+            player(&name(&work.players[1], "player 1"), &work.players[1], cache)?,
         ],
         rules,
         pairs: u64::from(work.pairs),
@@ -89,6 +114,12 @@ pub fn match_spec(work: &WorkSpec) -> anyhow::Result<MatchSpec> {
     })
 }
 
+fn name(spec: &work::PlayerSpec, builtin: &str) -> String {
+    spec.engine
+        .as_ref()
+        .map_or_else(|| builtin.to_string(), |e| e.name.clone())
+}
+
 impl BatchPlayer for EnginePlayer {
     fn play(
         &self,
@@ -96,7 +127,7 @@ impl BatchPlayer for EnginePlayer {
         cancel: &Arc<AtomicBool>,
         progress: &(dyn Fn(u32) + Sync),
     ) -> anyhow::Result<BatchOutcome> {
-        let spec = match_spec(work)?;
+        let spec = match_spec(work, &self.cache)?;
         let pairs = usize::try_from(spec.pairs).unwrap_or(usize::MAX);
         let finished = Mutex::new((vec![0u8; pairs], 0u32));
         let on_game = |g: u64, _: &super::GameRecord| {
@@ -122,6 +153,10 @@ impl BatchPlayer for EnginePlayer {
             total_plies: t.plies,
             games: Vec::new(),
         })
+    }
+
+    fn engine_cache(&self) -> Option<&Path> {
+        Some(&self.cache)
     }
 
     /// The `Nodes searched` count of `xq-engine bench` at its default depth:
