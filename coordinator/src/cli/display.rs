@@ -80,7 +80,16 @@ pub fn status_line(s: &pb::RunStatus) -> String {
         target,
         2 * s.pairs_in_flight,
         progress_line(s)
-    )
+    ) + &flag_suffix(s)
+}
+
+/// `  [stopped: <why>]` for a run the system stopped; empty otherwise.
+fn flag_suffix(s: &pb::RunStatus) -> String {
+    if s.flag.is_empty() {
+        String::new()
+    } else {
+        format!("  [stopped: {}]", s.flag)
+    }
 }
 
 /// Follows a run with a progress bar (on stderr) until it ends or the
@@ -130,6 +139,9 @@ pub fn summary_json(s: &pb::RunStatus) -> Value {
         "elo95": s.elo.as_ref().map(|e| e.elo95),
         "los": s.elo.as_ref().map(|e| e.los),
     });
+    if !s.flag.is_empty() {
+        v["flag"] = json!(s.flag);
+    }
     if let Some(sprt) = &s.sprt {
         v["state"] = json!(sprt_state(sprt));
         v["llr"] = json!(sprt.llr);
@@ -164,6 +176,9 @@ pub fn summary_text(s: &pb::RunStatus) -> String {
         t.losses,
         t.pentanomial
     );
+    if !s.flag.is_empty() {
+        out += &format!("  stopped by the system: {}\n", s.flag);
+    }
     if let Some(e) = &s.elo {
         out += &format!(
             "  Elo          {:.2} ± {:.2} (LOS {:.1} %)\n",
