@@ -331,3 +331,27 @@ pub async fn wait_for_pairs(admin: &mut RunServiceClient<Channel>, run_id: u64, 
     }
     panic!("run {run_id} never reached {pairs} pairs");
 }
+
+/// Starts a worker client playing with `player`; stop it with the returned sender.
+pub fn spawn_worker(
+    url: &str,
+    player: Arc<dyn BatchPlayer>,
+    threads: u32,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<xq_worker::client::ClientSummary>,
+) {
+    let mut config =
+        xq_worker::client::ClientConfig::new(url.to_owned(), "test".to_owned(), threads);
+    config.backoff_initial = Duration::from_millis(20);
+    config.backoff_max = Duration::from_millis(200);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let handle = tokio::spawn(async move {
+        xq_worker::client::run(config, player, async {
+            let _ = stopped.await;
+        })
+        .await
+        .expect("worker")
+    });
+    (stop, handle)
+}

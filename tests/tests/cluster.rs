@@ -10,7 +10,7 @@ use xq_coordinator::local::LocalCluster;
 use xq_proto::pb;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
 use xq_tests::cluster::*;
-use xq_worker::client::{self, ClientConfig, ClientSummary};
+use xq_worker::client::ClientSummary;
 use xq_worker::{BatchOutcome, BatchPlayer};
 
 /// Starts a worker client; stop it with the returned sender.
@@ -18,18 +18,7 @@ fn worker(
     url: &str,
     player: Arc<dyn BatchPlayer>,
 ) -> (oneshot::Sender<()>, tokio::task::JoinHandle<ClientSummary>) {
-    let mut config = ClientConfig::new(url, "test", 1);
-    config.backoff_initial = Duration::from_millis(20);
-    config.backoff_max = Duration::from_millis(200);
-    let (stop, stopped) = oneshot::channel::<()>();
-    let handle = tokio::spawn(async move {
-        client::run(config, player, async {
-            let _ = stopped.await;
-        })
-        .await
-        .expect("worker")
-    });
-    (stop, handle)
+    spawn_worker(url, player, 1)
 }
 
 fn totals(s: &pb::RunStatus) -> pb::Totals {

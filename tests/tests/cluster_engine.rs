@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use tokio::sync::oneshot;
 use xq_proto::pb;
-use xq_tests::cluster::{TempDb, TestServer, admin, create, fast_config, wait_for_end};
-use xq_worker::client::{self, ClientConfig, ClientSummary};
-use xq_worker::{BatchPlayer, EnginePlayer};
+use xq_tests::cluster::{
+    TempDb, TestServer, admin, create, fast_config, spawn_worker, wait_for_end,
+};
+use xq_worker::client::ClientSummary;
+use xq_worker::EnginePlayer;
 
 fn settings(nodes: u64) -> pb::MatchSettings {
     pb::MatchSettings {
@@ -37,20 +39,8 @@ fn engine_worker(
     url: &str,
     threads: u32,
 ) -> (oneshot::Sender<()>, tokio::task::JoinHandle<ClientSummary>) {
-    let player: Arc<dyn BatchPlayer> =
-        Arc::new(EnginePlayer::new(threads as usize).expect("game threads"));
-    let mut config = ClientConfig::new(url.to_owned(), "engine-test".to_owned(), threads);
-    config.backoff_initial = Duration::from_millis(20);
-    config.backoff_max = Duration::from_millis(200);
-    let (stop, stopped) = oneshot::channel::<()>();
-    let handle = tokio::spawn(async move {
-        client::run(config, player, async {
-            let _ = stopped.await;
-        })
-        .await
-        .expect("worker")
-    });
-    (stop, handle)
+    let player = Arc::new(EnginePlayer::new(threads as usize).expect("game threads"));
+    spawn_worker(url, player, threads)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -195,19 +185,11 @@ mod registry {
         url: &str,
         cache: PathBuf,
     ) -> (oneshot::Sender<()>, tokio::task::JoinHandle<ClientSummary>) {
-        let player: Arc<dyn BatchPlayer> =
-            Arc::new(EnginePlayer::with_cache(2, cache).expect("threads"));
-        let mut config = ClientConfig::new(url.to_owned(), "registry-test".to_owned(), 2);
-        config.backoff_initial = Duration::from_millis(20);
-        let (stop, stopped) = oneshot::channel::<()>();
-        let handle = tokio::spawn(async move {
-            client::run(config, player, async {
-                let _ = stopped.await;
-            })
-            .await
-            .expect("worker")
-        });
-        (stop, handle)
+        spawn_worker(
+            url,
+            Arc::new(EnginePlayer::with_cache(2, cache).expect("threads")),
+            2,
+        )
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

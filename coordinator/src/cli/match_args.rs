@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use xq_proto::pb;
-use xq_worker::cli::AdjudicationArgs;
+use xq_worker::cli::{AdjudicationArgs, LimitArgs};
 use xq_worker::openings::OpeningSource;
-use xq_worker::timecontrol::TimeControl;
+use xq_worker::runner::Limit;
 use xq_worker::work::Adjudication;
 
 use super::params;
@@ -15,18 +15,8 @@ use super::params;
 /// How games are played.
 #[derive(Debug, Clone, Args)]
 pub struct MatchArgs {
-    /// Nodes per move.
-    #[arg(long, group = "limit")]
-    nodes: Option<u64>,
-    /// Depth per move, plies.
-    #[arg(long, group = "limit")]
-    depth: Option<u32>,
-    /// Milliseconds per move.
-    #[arg(long, group = "limit")]
-    movetime: Option<u64>,
-    /// Time control `[MOVES/]SECONDS[+INCREMENT]`, e.g. 40/60+0.5 or 10+0.1.
-    #[arg(long, group = "limit")]
-    tc: Option<String>,
+    #[command(flatten)]
+    limit: LimitArgs,
     /// Transposition table per engine, MiB.
     #[arg(long, default_value_t = 16)]
     hash: u32,
@@ -55,26 +45,28 @@ pub struct MatchArgs {
     adjudication: AdjudicationArgs,
 }
 
-/// Parses a time control (`40/60+0.5`, `10+0.1`, `300`) into its wire form.
-pub fn parse_tc(tc: &str) -> anyhow::Result<pb::Clock> {
-    let tc: TimeControl = tc.parse()?;
-    Ok(pb::Clock {
-        base_ms: tc.base_ms,
-        inc_ms: tc.increment_ms,
-        moves_to_go: tc.moves.unwrap_or(0),
-    })
+/// The wire form of a limit.
+fn limit_kind(limit: Limit) -> pb::limit::Kind {
+    match limit {
+        Limit::Nodes(n) => pb::limit::Kind::Nodes(n),
+        Limit::Depth(d) => pb::limit::Kind::Depth(d),
+        Limit::MoveTime(t) => {
+            pb::limit::Kind::MovetimeMs(u64::try_from(t.as_millis()).unwrap_or(u64::MAX))
+        }
+        Limit::Clock(tc) => pb::limit::Kind::Clock(pb::Clock {
+            base_ms: tc.base_ms,
+            inc_ms: tc.increment_ms,
+            moves_to_go: tc.moves.unwrap_or(0),
+        }),
+    }
 }
 
 impl MatchArgs {
     fn limit(&self) -> anyhow::Result<pb::limit::Kind> {
-        use pb::limit::Kind;
-        Ok(match (self.nodes, self.depth, self.movetime, &self.tc) {
-            (Some(n), ..) => Kind::Nodes(n),
-            (_, Some(d), ..) => Kind::Depth(d),
-            (_, _, Some(ms), _) => Kind::MovetimeMs(ms),
-            (_, _, _, Some(tc)) => Kind::Clock(parse_tc(tc)?),
-            _ => bail!("give a search limit: --nodes, --depth, --movetime or --tc"),
-        })
+        match self.limit.limit()? {
+            Some(l) => Ok(limit_kind(l)),
+            None => bail!("give a search limit: --nodes, --depth, --movetime or --tc"),
+        }
     }
 
     /// The spec with this kind.
@@ -190,19 +182,7 @@ impl EngineArgs {
             };
         let limit = |l: &Option<String>| -> anyhow::Result<Option<pb::Limit>> {
             let Some(text) = l else { return Ok(None) };
-            let limit: xq_worker::runner::Limit = text.parse()?;
-            let kind = match limit {
-                xq_worker::runner::Limit::Nodes(n) => pb::limit::Kind::Nodes(n),
-                xq_worker::runner::Limit::Depth(d) => pb::limit::Kind::Depth(d),
-                xq_worker::runner::Limit::MoveTime(t) => {
-                    pb::limit::Kind::MovetimeMs(u64::try_from(t.as_millis()).unwrap_or(u64::MAX))
-                }
-                xq_worker::runner::Limit::Clock(tc) => pb::limit::Kind::Clock(pb::Clock {
-                    base_ms: tc.base_ms,
-                    inc_ms: tc.increment_ms,
-                    moves_to_go: tc.moves.unwrap_or(0),
-                }),
-            };
+            let kind = limit_kind(text.parse()?);
             Ok(Some(pb::Limit { kind: Some(kind) }))
         };
         let choice = pb::EngineChoice {
@@ -302,12 +282,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn time_controls_parse() {
-        let c = parse_tc("40/60+0.5").unwrap();
+    fn time_controls_reach_the_wire() {
+        let Ok(tc) = "40/60+0.5".parse() else {
+            panic!("valid time control")
+        };
+        let pb::limit::Kind::Clock(c) = limit_kind(Limit::Clock(tc)) else {
+            panic!("a clock")
+        };
         assert_eq!((c.moves_to_go, c.base_ms, c.inc_ms), (40, 60_000, 500));
-        let c = parse_tc("10+0.1").unwrap();
+        let Ok(tc) = "10+0.1".parse() else {
+            panic!("valid time control")
+        };
+        let pb::limit::Kind::Clock(c) = limit_kind(Limit::Clock(tc)) else {
+            panic!("a clock")
+        };
         assert_eq!((c.moves_to_go, c.base_ms, c.inc_ms), (0, 10_000, 100));
-        assert!(format!("{:#}", parse_tc("fast").unwrap_err()).contains("'fast'"));
-        assert!(parse_tc("0").is_err());
     }
 }

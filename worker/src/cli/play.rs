@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
@@ -13,7 +12,7 @@ use xq_engine::notation::Notation;
 use xq_engine::params::Params;
 use xq_engine::rules::RuleSet;
 
-use super::AdjudicationArgs;
+use super::{AdjudicationArgs, LimitArgs};
 use crate::external::{EngineConfig, Protocol, Timeouts};
 use crate::openings::{OpeningSource, Order};
 use crate::pgn::{self, PgnGame};
@@ -32,18 +31,8 @@ pub struct PlayArgs {
     /// Game pairs to play (each opening twice, colours swapped).
     #[arg(long, default_value_t = 100)]
     pairs: u64,
-    /// Nodes per move for both players.
-    #[arg(long, group = "limit")]
-    nodes: Option<u64>,
-    /// Depth per move (plies) for both players.
-    #[arg(long, group = "limit")]
-    depth: Option<u32>,
-    /// Milliseconds per move for both players.
-    #[arg(long, group = "limit")]
-    movetime: Option<u64>,
-    /// Time control `moves/seconds+increment` (e.g. `40/60+0.5`, `10+0.1`) for both.
-    #[arg(long, group = "limit")]
-    tc: Option<String>,
+    #[command(flatten)]
+    limit: LimitArgs,
     /// The first player's own limit (`nodes=N`, `depth=N`, `movetime=MS`, `tc=…`).
     #[arg(long)]
     dev_limit: Option<String>,
@@ -117,17 +106,6 @@ fn read_params(path: Option<&Path>) -> anyhow::Result<Params> {
 }
 
 impl PlayArgs {
-    fn limit(&self) -> anyhow::Result<Limit> {
-        Ok(match (self.nodes, self.depth, self.movetime, &self.tc) {
-            (Some(n), ..) if n > 0 => Limit::Nodes(n),
-            (_, Some(d), ..) if d > 0 => Limit::Depth(d),
-            (_, _, Some(ms), _) if ms > 0 => Limit::MoveTime(Duration::from_millis(ms)),
-            (_, _, _, Some(tc)) => Limit::Clock(tc.parse()?),
-            (None, None, None, None) => Limit::Nodes(2000),
-            _ => bail!("the limit must be positive"),
-        })
-    }
-
     /// Validates every input into a match, before any game starts.
     fn spec(&self) -> anyhow::Result<(MatchSpec, Notation)> {
         if self.pairs == 0 {
@@ -136,7 +114,7 @@ impl PlayArgs {
         if self.hash == 0 || self.hash > 1 << 16 {
             bail!("--hash {} MB is out of range (1 to 65536)", self.hash);
         }
-        let limit = self.limit()?;
+        let limit = self.limit.limit()?.unwrap_or(Limit::Nodes(2000));
         let own = |text: &Option<String>| -> anyhow::Result<Limit> {
             match text {
                 Some(t) => Ok(t.parse()?),
