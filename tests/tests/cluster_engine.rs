@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use tokio::sync::oneshot;
 use xq_proto::pb;
-use xq_tests::cluster::{TempDb, TestServer, admin, create, fast_config, wait_for_end};
+use xq_tests::cluster::{
+    TempDb, TestServer, WORKER_TOKEN, admin, create, fast_config, wait_for_end,
+};
 use xq_worker::client::{self, ClientConfig, ClientSummary};
 use xq_worker::{BatchPlayer, EnginePlayer};
 
@@ -40,6 +42,7 @@ fn engine_worker(
     let player: Arc<dyn BatchPlayer> =
         Arc::new(EnginePlayer::new(threads as usize).expect("game threads"));
     let mut config = ClientConfig::new(url.to_owned(), "engine-test".to_owned(), threads);
+    config.token = Some(WORKER_TOKEN.to_owned());
     config.backoff_initial = Duration::from_millis(20);
     config.backoff_max = Duration::from_millis(200);
     let (stop, stopped) = oneshot::channel::<()>();

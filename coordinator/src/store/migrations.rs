@@ -112,6 +112,23 @@ CREATE TABLE spsa_history (
     unix_ms  INTEGER NOT NULL
 );
 "#,
+    // 2: access tokens (hashes only) and the token that registered each worker.
+    r#"
+CREATE TABLE tokens (
+    id         INTEGER PRIMARY KEY,
+    name       TEXT    NOT NULL UNIQUE,
+    role       TEXT    NOT NULL CHECK (role IN ('worker', 'admin')),
+    -- SHA-256 of the token text; the text itself is never stored.
+    hash       BLOB    NOT NULL UNIQUE CHECK (length(hash) = 32),
+    created_ms INTEGER NOT NULL,
+    -- Set once the token is revoked; a revoked token never works again.
+    revoked_ms INTEGER
+);
+
+-- The token key (tokens.id, or a negative number for an in-memory token)
+-- that registered the worker; NULL for workers registered before tokens.
+ALTER TABLE workers ADD COLUMN token_key INTEGER;
+"#,
 ];
 
 /// Brings the schema up to date in one transaction per migration.
