@@ -24,7 +24,9 @@
 //! that still held: a repeated submission finds `done` (DUPLICATE), a late
 //! one finds `expired`/`released` or a passed deadline (EXPIRED_IGNORED), one
 //! for a finished or stopped run finds `cancelled` (CANCELLED_IGNORED).
-//! None of those change anything. Heartbeats extend an active lease's
+//! None of those change anything, and neither does a refused submission:
+//! another worker's lease (`Forbidden`) or counts that do not fit the lease
+//! (`Invalid`), both checked before the lease's state. Heartbeats extend an active lease's
 //! deadline by the lease time-to-live.
 
 use rand::SeedableRng;
@@ -354,12 +356,17 @@ impl Scheduler {
                 let now = now_ms();
                 workers::touch(&tx, worker_id, now)?;
                 let lease = leases::load(&tx, lease_id)?
-                    .filter(|l| l.worker_id == worker_id)
-                    .ok_or_else(|| {
-                        StoreError::NotFound(format!(
-                            "lease {lease_id} is not held by worker {worker_id}"
-                        ))
-                    })?;
+                    .ok_or_else(|| StoreError::NotFound(format!("no lease {lease_id}")))?;
+                if lease.worker_id != worker_id {
+                    return Err(StoreError::Forbidden(format!(
+                        "lease {lease_id} is not held by worker {worker_id}"
+                    )));
+                }
+                // Checked first, so a malformed result is refused whatever
+                // became of the lease.
+                outcome
+                    .check(lease.pairs)
+                    .map_err(|e| StoreError::Invalid(format!("invalid results: {e}")))?;
                 let status = match lease.state {
                     LeaseState::Done => SubmitStatus::Duplicate,
                     LeaseState::Expired | LeaseState::Released => SubmitStatus::ExpiredIgnored,
@@ -369,9 +376,6 @@ impl Scheduler {
                         SubmitStatus::ExpiredIgnored
                     }
                     LeaseState::Active => {
-                        outcome
-                            .check(lease.pairs)
-                            .map_err(|e| StoreError::Invalid(format!("invalid results: {e}")))?;
                         leases::set_state(&tx, lease_id, LeaseState::Done, now)?;
                         count_result(&tx, &lease, &outcome, now)?;
                         SubmitStatus::Accepted
@@ -477,6 +481,7 @@ mod tests {
                 threads: 1,
                 version: "0".to_owned(),
                 signature: 0,
+                token_key: None,
             })
             .await
             .unwrap();
