@@ -366,7 +366,7 @@ impl Scheduler {
                 // became of the lease.
                 outcome
                     .check(lease.pairs)
-                    .map_err(|e| StoreError::Invalid(format!("invalid results: {e}")))?;
+                    .map_err(|e| StoreError::Invalid(format!("invalid {}: {e}", e.field())))?;
                 let status = match lease.state {
                     LeaseState::Done => SubmitStatus::Duplicate,
                     LeaseState::Expired | LeaseState::Released => SubmitStatus::ExpiredIgnored,
