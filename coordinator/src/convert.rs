@@ -26,12 +26,38 @@ use crate::store::leases::LeaseState;
 use crate::store::workers::NewWorker;
 
 /// Store errors as gRPC statuses: unknown ids are `NOT_FOUND`, refused
-/// content `INVALID_ARGUMENT`, the rest `INTERNAL` (and logged).
+/// content `INVALID_ARGUMENT`, another worker's lease `PERMISSION_DENIED`;
+/// a full disk is `RESOURCE_EXHAUSTED` and a database that cannot be written
+/// now (read-only, locked, I/O error) `UNAVAILABLE`, both of which workers
+/// retry; the rest `INTERNAL`. Storage failures are logged.
 impl From<StoreError> for Status {
     fn from(e: StoreError) -> Self {
+        use rusqlite::ErrorCode;
+        if let StoreError::Sqlite(rusqlite::Error::SqliteFailure(f, _)) = &e {
+            match f.code {
+                ErrorCode::DiskFull => {
+                    tracing::error!(error = %e, "database full");
+                    return Status::resource_exhausted(format!(
+                        "the coordinator's database is full; nothing was stored: {e}"
+                    ));
+                }
+                ErrorCode::ReadOnly
+                | ErrorCode::DatabaseBusy
+                | ErrorCode::DatabaseLocked
+                | ErrorCode::SystemIoFailure
+                | ErrorCode::CannotOpen => {
+                    tracing::error!(error = %e, "database unavailable");
+                    return Status::unavailable(format!(
+                        "the coordinator cannot write its database now; nothing was stored: {e}"
+                    ));
+                }
+                _ => {}
+            }
+        }
         match e {
             StoreError::NotFound(m) => Status::not_found(m),
             StoreError::Invalid(m) => Status::invalid_argument(m),
+            StoreError::Forbidden(m) => Status::permission_denied(m),
             other => {
                 tracing::error!(error = %other, "store failure");
                 Status::internal(other.to_string())
@@ -66,6 +92,7 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
             threads,
             version,
             signature: bench_signature,
+            token_key: None,
         })
     }
 }

@@ -2,6 +2,7 @@
 //!
 //! # Layout
 //!
+//! * [`auth`]: tokens, roles, the auth layer and per-token rate limits.
 //! * [`stats`]: pure match statistics (Elo, SPRT, variant comparison).
 //! * [`spsa`]: the pure SPSA tuner state and its step functions.
 //! * [`runs`]: runs as domain types and, per kind, how leases are formed and
@@ -13,6 +14,7 @@
 //! * [`server`]: the thin tonic services and `run(listener, db, shutdown)`.
 //! * [`local`]: embedded local mode (server and workers in one process).
 
+pub mod auth;
 pub mod convert;
 pub mod local;
 pub mod runs;

@@ -3,6 +3,11 @@
 //!
 //! The player comes from the caller (the binary supplies the real game
 //! runner; tests supply a simulated one), so this crate needs no runner.
+//! Authentication: each start makes two random tokens, an admin token for
+//! the caller's own client ([`LocalCluster::admin_token`]) and a worker token
+//! for the in-process workers. The server keeps only their hashes, in
+//! memory; nothing is written to the database, and they die with the process.
+//!
 //! Resuming is the caller's choice: create the run with
 //! `reuse_identical = true` and an unfinished run with an identical spec in
 //! the same database continues where it stood.
@@ -17,6 +22,8 @@ use tokio::task::JoinHandle;
 use xq_worker::BatchPlayer;
 use xq_worker::client::{self, ClientConfig, ClientError, ClientSummary};
 
+use crate::auth::tokens::{self, TokenError};
+use crate::auth::{EphemeralToken, Role};
 use crate::server::{self, ServerConfig, ServerError};
 use crate::store::Store;
 
@@ -26,6 +33,8 @@ pub type PlayerFactory = dyn Fn(u32) -> anyhow::Result<Arc<dyn BatchPlayer>> + S
 /// Errors starting or stopping local mode.
 #[derive(Debug, thiserror::Error)]
 pub enum LocalError {
+    #[error("cannot make a token: {0}")]
+    Token(#[from] TokenError),
     #[error("cannot listen on a loopback port: {0}")]
     Bind(std::io::Error),
     #[error(transparent)]
@@ -43,12 +52,21 @@ type WorkerTask = (
 );
 
 /// A running coordinator with its workers.
-#[derive(Debug)]
 pub struct LocalCluster {
     addr: SocketAddr,
     server: JoinHandle<Result<(), ServerError>>,
     stop_server: oneshot::Sender<()>,
     workers: Vec<WorkerTask>,
+    admin_token: String,
+}
+
+impl std::fmt::Debug for LocalCluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalCluster")
+            .field("addr", &self.addr)
+            .field("workers", &self.workers.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl LocalCluster {
@@ -56,7 +74,7 @@ impl LocalCluster {
     /// `workers` worker clients, each playing through `player`.
     pub async fn start(
         db: &Path,
-        config: ServerConfig,
+        mut config: ServerConfig,
         player: Arc<dyn BatchPlayer>,
         workers: u32,
         threads: u32,
@@ -67,7 +85,18 @@ impl LocalCluster {
             .map_err(LocalError::Bind)?;
         let addr = listener.local_addr().map_err(LocalError::Bind)?;
         let (stop_server, stopped) = oneshot::channel::<()>();
-        let token = config.token.clone();
+        let admin_token = tokens::generate()?;
+        let worker_token = tokens::generate()?;
+        config.tokens.push(EphemeralToken::new(
+            "local-admin",
+            Role::Admin,
+            &admin_token,
+        ));
+        config.tokens.push(EphemeralToken::new(
+            "local-worker",
+            Role::Worker,
+            &worker_token,
+        ));
         let server = tokio::spawn(server::run_with(listener, store, config, async {
             let _ = stopped.await;
         }));
@@ -75,7 +104,7 @@ impl LocalCluster {
             .map(|i| {
                 let mut config =
                     ClientConfig::new(format!("http://{addr}"), format!("local-{i}"), threads);
-                config.token = token.clone();
+                config.token = Some(worker_token.clone());
                 let (stop, stopped) = oneshot::channel::<()>();
                 let handle = tokio::spawn(client::run(config, Arc::clone(&player), async {
                     let _ = stopped.await;
@@ -88,7 +117,13 @@ impl LocalCluster {
             server,
             stop_server,
             workers,
+            admin_token,
         })
+    }
+
+    /// The admin token of this run, for the caller's own client.
+    pub fn admin_token(&self) -> &str {
+        &self.admin_token
     }
 
     /// `http://127.0.0.1:PORT`.

@@ -24,7 +24,9 @@
 //! that still held: a repeated submission finds `done` (DUPLICATE), a late
 //! one finds `expired`/`released` or a passed deadline (EXPIRED_IGNORED), one
 //! for a finished or stopped run finds `cancelled` (CANCELLED_IGNORED).
-//! None of those change anything. Heartbeats extend an active lease's
+//! None of those change anything, and neither does a refused submission:
+//! another worker's lease (`Forbidden`) or counts that do not fit the lease
+//! (`Invalid`), both checked before the lease's state. Heartbeats extend an active lease's
 //! deadline by the lease time-to-live.
 
 use rand::SeedableRng;
@@ -186,13 +188,23 @@ impl Scheduler {
             .await
     }
 
-    /// Stops the run of `lease_id` with `message` (an engine did not match its
-    /// registered signature on a worker).
-    pub async fn flag_lease_run(&self, lease_id: u64, message: String) -> Result<u64, StoreError> {
+    /// Stops the run of `lease_id`, held by `worker_id`, with `message` (an
+    /// engine did not match its registered signature on that worker).
+    pub async fn flag_lease_run(
+        &self,
+        worker_id: u64,
+        lease_id: u64,
+        message: String,
+    ) -> Result<u64, StoreError> {
         self.store
             .call(move |conn| {
                 let lease = leases::load(conn, lease_id)?
-                    .ok_or_else(|| StoreError::NotFound(format!("no lease {lease_id}")))?;
+                    .filter(|l| l.worker_id == worker_id)
+                    .ok_or_else(|| {
+                        StoreError::NotFound(format!(
+                            "worker {worker_id} holds no lease {lease_id}"
+                        ))
+                    })?;
                 crate::store::engines::flag_run(conn, lease.run_id, &message, now_ms())?;
                 Ok(lease.run_id)
             })
@@ -389,12 +401,17 @@ impl Scheduler {
                 let now = now_ms();
                 workers::touch(&tx, worker_id, now)?;
                 let lease = leases::load(&tx, lease_id)?
-                    .filter(|l| l.worker_id == worker_id)
-                    .ok_or_else(|| {
-                        StoreError::NotFound(format!(
-                            "lease {lease_id} is not held by worker {worker_id}"
-                        ))
-                    })?;
+                    .ok_or_else(|| StoreError::NotFound(format!("no lease {lease_id}")))?;
+                if lease.worker_id != worker_id {
+                    return Err(StoreError::Forbidden(format!(
+                        "lease {lease_id} is not held by worker {worker_id}"
+                    )));
+                }
+                // Checked first, so a malformed result is refused whatever
+                // became of the lease.
+                outcome
+                    .check(lease.pairs)
+                    .map_err(|e| StoreError::Invalid(format!("invalid {}: {e}", e.field())))?;
                 let status = match lease.state {
                     LeaseState::Done => SubmitStatus::Duplicate,
                     LeaseState::Expired | LeaseState::Released => SubmitStatus::ExpiredIgnored,
@@ -404,9 +421,6 @@ impl Scheduler {
                         SubmitStatus::ExpiredIgnored
                     }
                     LeaseState::Active => {
-                        outcome
-                            .check(lease.pairs)
-                            .map_err(|e| StoreError::Invalid(format!("invalid results: {e}")))?;
                         leases::set_state(&tx, lease_id, LeaseState::Done, now)?;
                         count_result(&tx, &lease, &outcome, now)?;
                         SubmitStatus::Accepted
@@ -513,6 +527,7 @@ mod tests {
                 threads: 1,
                 version: "0".to_owned(),
                 signature: 0,
+                token_key: None,
             })
             .await
             .unwrap();

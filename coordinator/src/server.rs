@@ -1,21 +1,28 @@
 //! The tonic services (thin: convert, call the scheduler, convert back) and
 //! [`run`], which serves them until a shutdown future completes.
+//!
+//! Every call passes the [`AuthLayer`] first (see [`crate::auth`]); worker
+//! calls then check that the worker id belongs to the calling token.
 
 use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tonic::transport::{Identity, ServerTlsConfig};
 use tonic::{Request, Response, Status};
 use xq_proto::pb;
 use xq_proto::pb::run_service_server::{RunService, RunServiceServer};
 use xq_proto::pb::worker_service_server::{WorkerService, WorkerServiceServer};
 use xq_worker::work::{BatchOutcome, invalid, required};
 
+use crate::auth::owners::Owners;
+use crate::auth::{AuthLayer, Authenticator, EphemeralToken, Principal, RateLimits};
 use crate::convert::lease_state;
 use crate::runs::{RunSpec, RunState};
 use crate::scheduler::{Scheduler, SchedulerConfig};
@@ -23,12 +30,35 @@ use crate::shutdown::Shutdown;
 use crate::store::workers::NewWorker;
 use crate::store::{Store, StoreError};
 
+/// Largest request message the server decodes by default: 4 MiB.
+pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
+
 /// Server settings.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ServerConfig {
     pub scheduler: SchedulerConfig,
-    /// When set, every call must carry `authorization: Bearer <token>`.
-    pub token: Option<String>,
+    /// Tokens accepted besides the stored ones, held only in memory (local
+    /// mode, tests).
+    pub tokens: Vec<EphemeralToken>,
+    /// Request rates per token.
+    pub limits: RateLimits,
+    /// Serve TLS with this certificate chain and key; plain HTTP/2 if `None`.
+    pub tls: Option<Identity>,
+    /// Largest request message decoded, in bytes; larger ones are refused
+    /// with RESOURCE_EXHAUSTED before any handler runs.
+    pub max_message_bytes: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            scheduler: SchedulerConfig::default(),
+            tokens: Vec::new(),
+            limits: RateLimits::default(),
+            tls: None,
+            max_message_bytes: MAX_MESSAGE_BYTES,
+        }
+    }
 }
 
 /// Why the server stopped with an error.
@@ -60,48 +90,80 @@ pub async fn run_with(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServerError> {
     let (signal, fire) = Shutdown::new(shutdown);
+    let reader = store.reader()?;
+    let stored = reader
+        .call(|conn| crate::store::tokens::list(conn))
+        .await?
+        .iter()
+        .filter(|t| t.revoked_ms.is_none())
+        .count();
+    if stored == 0 && config.tokens.is_empty() {
+        tracing::warn!(
+            "no access tokens: every call will be refused; make one with `xq-coordinator token add`"
+        );
+    }
+    let auth = Arc::new(Authenticator::new(
+        reader.clone(),
+        config.tokens,
+        config.limits,
+    ));
+    let owners = Arc::new(Owners::new(reader));
     let scheduler = Scheduler::new(store, config.scheduler);
-    let auth = auth(config.token);
+    let limit = config.max_message_bytes;
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(identity) = config.tls {
+        builder = builder.tls_config(ServerTlsConfig::new().identity(identity))?;
+    }
     tracing::info!(addr = ?listener.local_addr().ok(), "coordinator listening");
-    tonic::transport::Server::builder()
-        .add_service(WorkerServiceServer::with_interceptor(
-            Workers {
+    builder
+        .layer(AuthLayer::new(auth))
+        .add_service(
+            WorkerServiceServer::new(Workers {
                 scheduler: scheduler.clone(),
-            },
-            auth.clone(),
-        ))
-        .add_service(RunServiceServer::with_interceptor(
-            Runs {
+                owners,
+            })
+            .max_decoding_message_size(limit),
+        )
+        .add_service(
+            RunServiceServer::new(Runs {
                 scheduler,
                 shutdown: signal,
-            },
-            auth,
-        ))
+            })
+            .max_decoding_message_size(limit),
+        )
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), fire)
         .await?;
     tracing::info!("coordinator stopped");
     Ok(())
 }
 
-/// Checks the bearer token when one is configured.
-fn auth(
-    token: Option<String>,
-) -> impl FnMut(Request<()>) -> Result<Request<()>, Status> + Clone + Send + Sync + 'static {
-    let expected = token.map(|t| format!("Bearer {t}"));
-    move |request: Request<()>| {
-        let Some(expected) = &expected else {
-            return Ok(request);
-        };
-        match request.metadata().get("authorization") {
-            Some(v) if v.as_bytes() == expected.as_bytes() => Ok(request),
-            Some(_) => Err(Status::unauthenticated("invalid token")),
-            None => Err(Status::unauthenticated("missing authorization metadata")),
-        }
-    }
+/// The caller the auth layer attached to the request.
+fn caller<T>(request: &Request<T>) -> Result<Principal, Status> {
+    request
+        .extensions()
+        .get::<Principal>()
+        .cloned()
+        .ok_or_else(|| Status::internal("the request passed no authentication"))
 }
+
+/// Most leases one heartbeat may report (a worker holds one at a time).
+const MAX_HEARTBEAT_LEASES: usize = 64;
 
 struct Workers {
     scheduler: Scheduler,
+    owners: Arc<Owners>,
+}
+
+impl Workers {
+    /// The caller, once it is known to own `worker_id`.
+    async fn owner<T>(&self, request: &Request<T>, worker_id: u64) -> Result<Principal, Status> {
+        if worker_id == 0 {
+            return Err(invalid("worker_id", "must be at least 1"));
+        }
+        let principal = caller(request)?;
+        self.owners.check(&principal, worker_id).await?;
+        Ok(principal)
+    }
 }
 
 #[tonic::async_trait]
@@ -110,9 +172,12 @@ impl WorkerService for Workers {
         &self,
         request: Request<pb::RegisterRequest>,
     ) -> Result<Response<pb::RegisterResponse>, Status> {
-        let worker = NewWorker::try_from(request.into_inner())?;
-        tracing::info!(name = %worker.name, threads = worker.threads, "worker registers");
+        let principal = caller(&request)?;
+        let mut worker = NewWorker::try_from(request.into_inner())?;
+        worker.token_key = Some(principal.key);
+        tracing::info!(name = %worker.name, threads = worker.threads, token = %principal.name, "worker registers");
         let worker_id = self.scheduler.register(worker).await?;
+        self.owners.registered(worker_id, principal.key);
         let interval = self.scheduler.config().heartbeat_interval;
         Ok(Response::new(pb::RegisterResponse {
             worker_id,
@@ -124,7 +189,8 @@ impl WorkerService for Workers {
         &self,
         request: Request<pb::RequestWorkRequest>,
     ) -> Result<Response<pb::RequestWorkResponse>, Status> {
-        let pb::RequestWorkRequest { worker_id } = request.into_inner();
+        let pb::RequestWorkRequest { worker_id } = *request.get_ref();
+        self.owner(&request, worker_id).await?;
         let grant = self.scheduler.request_work(worker_id).await?;
         let retry = self.scheduler.config().idle_retry;
         Ok(Response::new(pb::RequestWorkResponse {
@@ -141,7 +207,14 @@ impl WorkerService for Workers {
         &self,
         request: Request<pb::HeartbeatRequest>,
     ) -> Result<Response<pb::HeartbeatResponse>, Status> {
+        self.owner(&request, request.get_ref().worker_id).await?;
         let pb::HeartbeatRequest { worker_id, leases } = request.into_inner();
+        if leases.len() > MAX_HEARTBEAT_LEASES {
+            return Err(invalid(
+                "leases",
+                format!("{} entries, at most {MAX_HEARTBEAT_LEASES}", leases.len()),
+            ));
+        }
         let progress = leases
             .into_iter()
             .map(
@@ -168,6 +241,7 @@ impl WorkerService for Workers {
         &self,
         request: Request<pb::SubmitResultRequest>,
     ) -> Result<Response<pb::SubmitResultResponse>, Status> {
+        self.owner(&request, request.get_ref().worker_id).await?;
         let pb::SubmitResultRequest {
             worker_id,
             lease_id,
@@ -185,6 +259,7 @@ impl WorkerService for Workers {
         &self,
         request: Request<pb::ReleaseLeaseRequest>,
     ) -> Result<Response<pb::ReleaseLeaseResponse>, Status> {
+        self.owner(&request, request.get_ref().worker_id).await?;
         let pb::ReleaseLeaseRequest {
             worker_id,
             lease_id,
@@ -223,19 +298,21 @@ impl WorkerService for Workers {
         &self,
         request: Request<pb::ReportEngineMismatchRequest>,
     ) -> Result<Response<pb::ReportEngineMismatchResponse>, Status> {
+        self.owner(&request, request.get_ref().worker_id).await?;
         let pb::ReportEngineMismatchRequest {
             lease_id,
             name,
             sha256,
             expected,
             measured,
+            worker_id,
         } = request.into_inner();
         let message = format!(
             "engine '{name}' ({sha256}) benched {measured} nodes on a worker, the registry says {expected}"
         );
         let run_id = self
             .scheduler
-            .flag_lease_run(lease_id, message.clone())
+            .flag_lease_run(worker_id, lease_id, message.clone())
             .await?;
         tracing::error!(run_id, lease_id, %message, "run stopped: engine signature mismatch");
         Ok(Response::new(pb::ReportEngineMismatchResponse {}))

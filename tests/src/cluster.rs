@@ -15,12 +15,16 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_stream::StreamExt;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
+use xq_coordinator::auth::{EphemeralToken, RateLimits, Role};
 use xq_coordinator::scheduler::SchedulerConfig;
 use xq_coordinator::server::{self, ServerConfig, ServerError};
 use xq_coordinator::store::Store;
 use xq_proto::pb;
 use xq_proto::pb::run_service_client::RunServiceClient;
+use xq_proto::pb::worker_service_client::WorkerServiceClient;
+use xq_worker::client::{Auth, channel};
 use xq_worker::work::{BatchOutcome, BatchPlayer, WorkSpec};
 
 type EloFn = dyn Fn(&BTreeMap<String, i64>) -> f64 + Send + Sync;
@@ -152,7 +156,13 @@ impl Drop for TempDb {
     }
 }
 
-/// Lease timing for tests: short leases, frequent heartbeats, quick retries.
+/// The admin token every test server accepts (in memory only).
+pub const ADMIN_TOKEN: &str = "xqt_test_admin";
+/// The worker token every test server accepts (in memory only).
+pub const WORKER_TOKEN: &str = "xqt_test_worker";
+
+/// Lease timing for tests: short leases, frequent heartbeats, quick retries;
+/// accepts [`ADMIN_TOKEN`] and [`WORKER_TOKEN`]; no rate limits.
 pub fn fast_config(lease_ttl: Duration) -> ServerConfig {
     ServerConfig {
         scheduler: SchedulerConfig {
@@ -160,8 +170,37 @@ pub fn fast_config(lease_ttl: Duration) -> ServerConfig {
             heartbeat_interval: Duration::from_millis(100),
             idle_retry: Duration::from_millis(50),
         },
-        token: None,
+        tokens: vec![
+            EphemeralToken::new("test-admin", Role::Admin, ADMIN_TOKEN),
+            EphemeralToken::new("test-worker", Role::Worker, WORKER_TOKEN),
+        ],
+        limits: RateLimits::UNLIMITED,
+        ..ServerConfig::default()
     }
+}
+
+/// A client that sends a token.
+pub type Authed = InterceptedService<Channel, Auth>;
+/// An admin client (run service) with a token.
+pub type AdminClient = RunServiceClient<Authed>;
+/// A worker-service client with a token.
+pub type WorkerClient = WorkerServiceClient<Authed>;
+
+fn authed(url: &str, token: Option<&str>) -> Authed {
+    InterceptedService::new(
+        channel(url, None).expect("channel"),
+        Auth::new(token).expect("token"),
+    )
+}
+
+/// A run-service client with `token` (`None`: none).
+pub fn run_client(url: &str, token: Option<&str>) -> AdminClient {
+    RunServiceClient::new(authed(url, token))
+}
+
+/// A worker-service client with `token` (`None`: none).
+pub fn worker_client(url: &str, token: Option<&str>) -> WorkerClient {
+    WorkerServiceClient::new(authed(url, token))
 }
 
 /// A coordinator serving a database until [`TestServer::stop`].
@@ -196,10 +235,9 @@ impl TestServer {
     }
 }
 
-pub async fn admin(url: &str) -> RunServiceClient<Channel> {
-    RunServiceClient::connect(url.to_owned())
-        .await
-        .expect("connect")
+/// An admin client with [`ADMIN_TOKEN`].
+pub async fn admin(url: &str) -> AdminClient {
+    run_client(url, Some(ADMIN_TOKEN))
 }
 
 fn settings() -> pb::MatchSettings {
@@ -272,7 +310,7 @@ pub fn spsa_spec(params: Vec<pb::SpsaParam>, games: u64, batch_pairs: u32) -> pb
     }
 }
 
-pub async fn create(admin: &mut RunServiceClient<Channel>, spec: pb::RunSpec) -> u64 {
+pub async fn create(admin: &mut AdminClient, spec: pb::RunSpec) -> u64 {
     admin
         .create_run(pb::CreateRunRequest {
             spec: Some(spec),
@@ -284,7 +322,7 @@ pub async fn create(admin: &mut RunServiceClient<Channel>, spec: pb::RunSpec) ->
         .run_id
 }
 
-pub async fn status(admin: &mut RunServiceClient<Channel>, run_id: u64) -> pb::RunStatus {
+pub async fn status(admin: &mut AdminClient, run_id: u64) -> pb::RunStatus {
     admin
         .get_run(pb::GetRunRequest {
             run_id,
@@ -298,11 +336,7 @@ pub async fn status(admin: &mut RunServiceClient<Channel>, run_id: u64) -> pb::R
 }
 
 /// Follows `WatchRun` to the run's end (panics after `limit`).
-pub async fn wait_for_end(
-    admin: &mut RunServiceClient<Channel>,
-    run_id: u64,
-    limit: Duration,
-) -> pb::RunStatus {
+pub async fn wait_for_end(admin: &mut AdminClient, run_id: u64, limit: Duration) -> pb::RunStatus {
     let watch = async {
         let mut stream = admin
             .watch_run(pb::WatchRunRequest { run_id })
@@ -321,7 +355,7 @@ pub async fn wait_for_end(
 }
 
 /// Polls until the run has counted at least `pairs` pairs.
-pub async fn wait_for_pairs(admin: &mut RunServiceClient<Channel>, run_id: u64, pairs: u64) {
+pub async fn wait_for_pairs(admin: &mut AdminClient, run_id: u64, pairs: u64) {
     for _ in 0..2000 {
         let s = status(admin, run_id).await;
         if s.totals.as_ref().is_some_and(|t| t.pairs >= pairs) {
@@ -343,6 +377,7 @@ pub fn spawn_worker(
 ) {
     let mut config =
         xq_worker::client::ClientConfig::new(url.to_owned(), "test".to_owned(), threads);
+    config.token = Some(WORKER_TOKEN.to_owned());
     config.backoff_initial = Duration::from_millis(20);
     config.backoff_max = Duration::from_millis(200);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

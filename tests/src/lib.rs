@@ -25,3 +25,4 @@ pub fn binary(name: &str) -> PathBuf {
 }
 
 pub mod cluster;
+pub mod procs;

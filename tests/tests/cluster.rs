@@ -8,7 +8,6 @@ use tokio::sync::oneshot;
 use tonic::Code;
 use xq_coordinator::local::LocalCluster;
 use xq_proto::pb;
-use xq_proto::pb::worker_service_client::WorkerServiceClient;
 use xq_tests::cluster::*;
 use xq_worker::client::ClientSummary;
 use xq_worker::{BatchOutcome, BatchPlayer};
@@ -34,8 +33,8 @@ fn assert_exact(t: &pb::Totals, pairs: u64) {
     assert_eq!(t.total_plies, 200 * pairs);
 }
 
-async fn raw_worker(url: &str) -> (WorkerServiceClient<tonic::transport::Channel>, u64) {
-    let mut rpc = WorkerServiceClient::connect(url.to_owned()).await.unwrap();
+async fn raw_worker(url: &str) -> (WorkerClient, u64) {
+    let mut rpc = worker_client(url, Some(WORKER_TOKEN));
     let id = rpc
         .register(pb::RegisterRequest {
             name: "raw".to_owned(),
@@ -324,7 +323,7 @@ async fn local_mode_runs_and_resumes_an_identical_run() {
     )
     .await
     .unwrap();
-    let mut admin = admin(&cluster.url()).await;
+    let mut admin = run_client(&cluster.url(), Some(cluster.admin_token()));
     let request = pb::CreateRunRequest {
         spec: Some(games_spec(24, 4)),
         reuse_identical: true,
@@ -343,7 +342,7 @@ async fn local_mode_runs_and_resumes_an_identical_run() {
     let cluster = LocalCluster::start(&db.0, fast_config(Duration::from_secs(10)), player, 0, 1)
         .await
         .unwrap();
-    let mut admin = xq_tests::cluster::admin(&cluster.url()).await;
+    let mut admin = run_client(&cluster.url(), Some(cluster.admin_token()));
     let second = admin
         .create_run(request.clone())
         .await

@@ -10,8 +10,8 @@ use xq_proto::pb;
 use xq_tests::cluster::{
     TempDb, TestServer, admin, create, fast_config, spawn_worker, wait_for_end,
 };
-use xq_worker::client::ClientSummary;
 use xq_worker::EnginePlayer;
+use xq_worker::client::ClientSummary;
 
 fn settings(nodes: u64) -> pb::MatchSettings {
     pb::MatchSettings {

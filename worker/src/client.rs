@@ -26,7 +26,7 @@ use tokio::sync::watch;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tonic::{Code, Request, Status};
 use xq_proto::pb;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
@@ -39,10 +39,13 @@ use crate::work::{BatchOutcome, BatchPlayer, WorkSpec};
 /// How the client reaches the coordinator and describes itself.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
-    /// `http://HOST:PORT`.
+    /// `http://HOST:PORT`, or `https://HOST:PORT` for TLS.
     pub coordinator: String,
     /// Sent as `authorization: Bearer <token>` when set.
     pub token: Option<String>,
+    /// PEM certificate(s) that the coordinator's TLS certificate must chain
+    /// to; `None`: the system's roots are not used, so `https` needs this.
+    pub ca_pem: Option<Vec<u8>>,
     /// Worker name for the coordinator's logs (e.g. the host name).
     pub name: String,
     /// Games the player runs in parallel.
@@ -59,6 +62,7 @@ impl ClientConfig {
         ClientConfig {
             coordinator: coordinator.into(),
             token: None,
+            ca_pem: None,
             name: name.into(),
             threads,
             backoff_initial: Duration::from_millis(250),
@@ -123,10 +127,17 @@ impl Interceptor for Auth {
 }
 
 /// A lazily connecting channel to `url` (it reconnects by itself after a
-/// coordinator restart).
-pub fn channel(url: &str) -> Result<Channel, ClientError> {
-    let endpoint = Endpoint::from_shared(url.to_owned())
+/// coordinator restart). With `ca_pem`, the connection uses TLS and the
+/// server's certificate must chain to it and name the URL's host.
+pub fn channel(url: &str, ca_pem: Option<&[u8]>) -> Result<Channel, ClientError> {
+    let mut endpoint = Endpoint::from_shared(url.to_owned())
         .map_err(|e| ClientError::Address(url.to_owned(), e.to_string()))?;
+    if let Some(pem) = ca_pem {
+        let tls = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem));
+        endpoint = endpoint
+            .tls_config(tls)
+            .map_err(|e| ClientError::Address(url.to_owned(), e.to_string()))?;
+    }
     Ok(endpoint
         .connect_timeout(Duration::from_secs(5))
         .connect_lazy())
@@ -143,7 +154,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<ClientSummary, ClientError> {
     let rpc = WorkerServiceClient::with_interceptor(
-        channel(&config.coordinator)?,
+        channel(&config.coordinator, config.ca_pem.as_deref())?,
         Auth::new(config.token.as_deref())?,
     );
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -579,6 +590,7 @@ impl Client {
             "engine bench signature differs from the registry; refusing the run"
         );
         let report = pb::ReportEngineMismatchRequest {
+            worker_id: self.worker_id,
             lease_id,
             name: engine.name.clone(),
             sha256: engine.sha256.clone(),

@@ -256,6 +256,35 @@ pub enum OutcomeError {
     },
     #[error("end reasons sum to {0} games, expected {1}")]
     Reasons(u64, u64),
+    #[error("{0} end reasons, at most {MAX_REASONS}, each named in 1 to {MAX_REASON_BYTES} bytes")]
+    ReasonNames(usize),
+    #[error("{plies} plies is more than {MAX_PLIES_PER_GAME} per game over {games} games")]
+    Plies { plies: u64, games: u64 },
+    #[error(
+        "{records} game records for {games} games, or a record of more than {MAX_PLIES_PER_GAME} moves"
+    )]
+    Games { records: usize, games: u64 },
+}
+
+/// Most plies a game can have; the runner's own caps are far lower.
+pub const MAX_PLIES_PER_GAME: u64 = 10_000;
+/// Most distinct end reasons in one outcome.
+pub const MAX_REASONS: usize = 32;
+/// Longest end-reason name, in bytes.
+pub const MAX_REASON_BYTES: usize = 64;
+
+impl OutcomeError {
+    /// The wire field at fault (`results.…`).
+    pub fn field(&self) -> &'static str {
+        match self {
+            OutcomeError::Pairs { .. } => "results.pairs",
+            OutcomeError::Pentanomial(..) => "results.pentanomial",
+            OutcomeError::Wdl { .. } => "results.wins/draws/losses",
+            OutcomeError::Reasons(..) | OutcomeError::ReasonNames(_) => "results.reasons",
+            OutcomeError::Plies { .. } => "results.total_plies",
+            OutcomeError::Games { .. } => "results.games",
+        }
+    }
 }
 
 impl BatchOutcome {
@@ -296,6 +325,31 @@ impl BatchOutcome {
             if sum != games {
                 return Err(OutcomeError::Reasons(sum, games));
             }
+        }
+        if self.reasons.len() > MAX_REASONS
+            || self
+                .reasons
+                .keys()
+                .any(|k| k.is_empty() || k.len() > MAX_REASON_BYTES)
+        {
+            return Err(OutcomeError::ReasonNames(self.reasons.len()));
+        }
+        if self.total_plies > games.saturating_mul(MAX_PLIES_PER_GAME) {
+            return Err(OutcomeError::Plies {
+                plies: self.total_plies,
+                games,
+            });
+        }
+        if self.games.len() as u64 > games
+            || self
+                .games
+                .iter()
+                .any(|g| g.moves.len() as u64 > MAX_PLIES_PER_GAME)
+        {
+            return Err(OutcomeError::Games {
+                records: self.games.len(),
+                games,
+            });
         }
         Ok(())
     }
@@ -819,6 +873,22 @@ mod tests {
             ..outcome.clone()
         };
         assert!(matches!(bad.check(2), Err(OutcomeError::Wdl { .. })));
+        let overflow = BatchOutcome {
+            wins: u64::MAX,
+            draws: 5,
+            ..outcome.clone()
+        };
+        assert!(matches!(overflow.check(2), Err(OutcomeError::Wdl { .. })));
+        let long = BatchOutcome {
+            total_plies: 40_001,
+            ..outcome.clone()
+        };
+        assert_eq!(long.check(2).unwrap_err().field(), "results.total_plies");
+        let odd = BatchOutcome {
+            reasons: BTreeMap::from([(String::new(), 4)]),
+            ..outcome.clone()
+        };
+        assert_eq!(odd.check(2).unwrap_err().field(), "results.reasons");
         let wire = pb::GameResults {
             pentanomial: vec![1, 2],
             ..pb::GameResults::from(outcome)

@@ -7,10 +7,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use tonic::transport::Identity;
+use xq_coordinator::auth::{Rate, RateLimits};
 use xq_coordinator::local::{LocalCluster, PlayerFactory};
 use xq_coordinator::scheduler::SchedulerConfig;
 use xq_coordinator::server::{self, ServerConfig};
-use xq_coordinator::store::Store;
+use xq_coordinator::store::{Store, StoreOptions};
 use xq_proto::pb;
 use xq_proto::pb::run_service_client::RunServiceClient;
 use xq_worker::client::{Auth, channel};
@@ -25,12 +27,16 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// Where the coordinator is.
 #[derive(Debug, Clone, Args)]
 pub struct Remote {
-    /// Coordinator address.
+    /// Coordinator address (`https://…` with TLS).
     #[arg(long, default_value = "http://127.0.0.1:50051")]
     coordinator: String,
-    /// Access token, sent as `authorization: Bearer <TOKEN>`.
-    #[arg(long)]
+    /// Access token (admin to create or stop runs), sent as
+    /// `authorization: Bearer <TOKEN>`.
+    #[arg(long, env = "XQ_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// PEM file of the CA that signed the coordinator's TLS certificate; turns TLS on.
+    #[arg(long)]
+    ca: Option<PathBuf>,
 }
 
 impl Remote {
@@ -46,8 +52,13 @@ impl Remote {
     }
 
     fn admin(&self) -> anyhow::Result<Admin> {
+        let ca = self
+            .ca
+            .as_ref()
+            .map(|p| std::fs::read(p).with_context(|| format!("cannot read {}", p.display())))
+            .transpose()?;
         Ok(RunServiceClient::with_interceptor(
-            channel(&self.coordinator)?,
+            channel(&self.coordinator, ca.as_deref())?,
             Auth::new(self.token.as_deref())?,
         ))
     }
@@ -62,30 +73,75 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:50051")]
     listen: SocketAddr,
-    /// Require `authorization: Bearer <TOKEN>` on every call.
-    #[arg(long)]
-    token: Option<String>,
     /// Lease time-to-live in seconds (extended by every heartbeat).
     #[arg(long, default_value_t = 60)]
     lease_secs: u64,
+    /// TLS certificate chain (PEM); with --tls-key, serves TLS only.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Requests per second per worker token (0 = unlimited).
+    #[arg(long, default_value_t = 50.0)]
+    worker_rate: f64,
+    /// Burst size per worker token.
+    #[arg(long, default_value_t = 100.0)]
+    worker_burst: f64,
+    /// Requests per second per admin token (0 = unlimited).
+    #[arg(long, default_value_t = 20.0)]
+    admin_rate: f64,
+    /// Burst size per admin token.
+    #[arg(long, default_value_t = 50.0)]
+    admin_burst: f64,
+    /// Cap the database at N pages of 4 KiB (SQLite's max_page_count), so
+    /// writes beyond it fail as on a full disk; for tests and hard quotas.
+    #[arg(long)]
+    max_db_pages: Option<u64>,
 }
 
 impl ServeArgs {
     pub fn run(self) -> anyhow::Result<()> {
-        let store = Store::open(&self.db)
+        let options = StoreOptions {
+            max_pages: self.max_db_pages,
+        };
+        let store = Store::open_with(&self.db, options)
             .with_context(|| format!("cannot open database {}", self.db.display()))?;
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => {
+                let read = |p: &PathBuf| {
+                    std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))
+                };
+                Some(Identity::from_pem(read(cert)?, read(key)?))
+            }
+            _ => None,
+        };
         let config = ServerConfig {
             scheduler: SchedulerConfig {
                 lease_ttl: Duration::from_secs(self.lease_secs.max(1)),
-                heartbeat_interval: Duration::from_secs((self.lease_secs / 6).max(1)),
+                heartbeat_interval: Duration::from_millis((self.lease_secs * 1000 / 6).max(200)),
                 ..SchedulerConfig::default()
             },
-            token: self.token,
+            limits: RateLimits {
+                worker: Rate {
+                    per_second: self.worker_rate,
+                    burst: self.worker_burst,
+                },
+                admin: Rate {
+                    per_second: self.admin_rate,
+                    burst: self.admin_burst,
+                },
+            },
+            tls,
+            ..ServerConfig::default()
         };
         runtime()?.block_on(async {
             let listener = tokio::net::TcpListener::bind(self.listen)
                 .await
                 .with_context(|| format!("cannot listen on {}", self.listen))?;
+            let addr = listener.local_addr().context("listening address")?;
+            // The bound address (useful with port 0), for scripts and tests.
+            println!("listening on {addr}");
             server::run_with(listener, store, config, async {
                 let _ = tokio::signal::ctrl_c().await;
             })
@@ -303,7 +359,8 @@ impl LocalArgs {
             .with_context(|| format!("cannot start local mode on {}", db.display()))?;
             let remote = Remote {
                 coordinator: cluster.url(),
-                token: None,
+                token: Some(cluster.admin_token().to_owned()),
+                ca: None,
             };
             let mut admin = remote.admin()?;
             let created = admin

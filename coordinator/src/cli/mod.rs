@@ -12,6 +12,7 @@ mod match_args;
 mod params;
 mod stats;
 mod stats_compare;
+mod token;
 
 use cluster::CreateArgs;
 use match_args::{GamesRunArgs, SprtRunArgs, SpsaRunArgs};
@@ -44,6 +45,8 @@ enum Command {
     Report(cluster::ReportArgs),
     /// Stop a run.
     Stop(cluster::StopArgs),
+    /// Manage access tokens in the database (no server needed).
+    Token(token::TokenArgs),
     /// Run a coordinator and workers in this process (resumes an identical
     /// unfinished run in the same database).
     Local(cluster::LocalArgs),
@@ -66,6 +69,7 @@ impl Cli {
             Command::Report(args) => args.run(),
             Command::Stop(args) => args.run(),
             Command::Local(args) => args.run(player),
+            Command::Token(args) => args.run(),
         }
     }
 }

@@ -112,7 +112,24 @@ CREATE TABLE spsa_history (
     unix_ms  INTEGER NOT NULL
 );
 "#,
-    // 2: the engine registry (executables by SHA-256) and run flags.
+    // 2: access tokens (hashes only) and the token that registered each worker.
+    r#"
+CREATE TABLE tokens (
+    id         INTEGER PRIMARY KEY,
+    name       TEXT    NOT NULL UNIQUE,
+    role       TEXT    NOT NULL CHECK (role IN ('worker', 'admin')),
+    -- SHA-256 of the token text; the text itself is never stored.
+    hash       BLOB    NOT NULL UNIQUE CHECK (length(hash) = 32),
+    created_ms INTEGER NOT NULL,
+    -- Set once the token is revoked; a revoked token never works again.
+    revoked_ms INTEGER
+);
+
+-- The token key (tokens.id, or a negative number for an in-memory token)
+-- that registered the worker; NULL for workers registered before tokens.
+ALTER TABLE workers ADD COLUMN token_key INTEGER;
+"#,
+    // 3: the engine registry (executables by SHA-256) and run flags.
     r#"
 CREATE TABLE engine_binaries (
     -- SHA-256 of the executable, lowercase hex.

@@ -13,16 +13,17 @@
 //! # Layout
 //!
 //! * [`migrations`]: the append-only schema list (`PRAGMA user_version`).
-//! * [`runs`], [`leases`], [`workers`]: row-level reads and writes on a
+//! * [`runs`], [`leases`], [`workers`], [`tokens`]: row-level reads and writes on a
 //!   transaction; the rules that combine them live in [`crate::scheduler`].
 
 pub mod engines;
 pub mod leases;
 pub mod migrations;
 pub mod runs;
+pub mod tokens;
 pub mod workers;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -41,14 +42,27 @@ pub enum StoreError {
     NotFound(String),
     #[error("{0}")]
     Invalid(String),
+    #[error("{0}")]
+    Forbidden(String),
     #[error("the store's worker thread failed: {0}")]
     Join(String),
+}
+
+/// Settings of [`Store::open_with`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// Caps the database at this many pages (`PRAGMA max_page_count`, 4 KiB
+    /// pages); a write that needs more fails with SQLITE_FULL and changes
+    /// nothing. `None`: SQLite's own limit. Used to test a full disk.
+    pub max_pages: Option<u64>,
 }
 
 /// A handle to the database; cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Store {
     conn: Arc<Mutex<Connection>>,
+    /// The file, for opening more connections; `None` in memory.
+    path: Option<PathBuf>,
 }
 
 /// How long a connection waits for a lock held by another process.
@@ -57,12 +71,42 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 impl Store {
     /// Opens (creating if needed) and migrates the database at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with(path, StoreOptions::default())
+    }
+
+    /// [`Store::open`] with options.
+    pub fn open_with(path: impl AsRef<Path>, options: StoreOptions) -> Result<Self, StoreError> {
+        let path = path.as_ref();
         let conn = Connection::open(path)?;
         // WAL: readers never block the writer and a crash loses nothing committed.
         conn.pragma_update(None, "journal_mode", "WAL")?;
         // NORMAL is durable in WAL mode up to the last checkpointed commit of a power loss.
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        Self::setup(conn)
+        let mut store = Self::setup(conn)?;
+        if let Some(pages) = options.max_pages {
+            let guard = store.conn.lock().unwrap_or_else(|e| e.into_inner());
+            guard.pragma_update(None, "max_page_count", pages.min(i64::MAX as u64) as i64)?;
+        }
+        store.path = Some(path.to_owned());
+        Ok(store)
+    }
+
+    /// A second handle for reads that must not wait behind writes: a new
+    /// read-only connection to the same file (WAL readers never block the
+    /// writer), or this same connection for an in-memory database.
+    pub fn reader(&self) -> Result<Self, StoreError> {
+        let Some(path) = &self.path else {
+            return Ok(self.clone());
+        };
+        let conn = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        Ok(Store {
+            conn: Arc::new(Mutex::new(conn)),
+            path: Some(path.clone()),
+        })
     }
 
     /// A private in-memory database (tests).
@@ -76,6 +120,7 @@ impl Store {
         migrations::migrate(&mut conn)?;
         Ok(Store {
             conn: Arc::new(Mutex::new(conn)),
+            path: None,
         })
     }
 

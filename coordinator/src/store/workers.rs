@@ -11,19 +11,23 @@ pub struct NewWorker {
     pub threads: u32,
     pub version: String,
     pub signature: u64,
+    /// The key of the token that registered it (see [`crate::auth::Principal`]).
+    pub token_key: Option<i64>,
 }
 
 /// Inserts a worker and returns its id.
 pub fn insert(conn: &Connection, worker: &NewWorker, now: i64) -> Result<u64, StoreError> {
     conn.execute(
-        "INSERT INTO workers (name, threads, version, signature, registered_ms, last_seen_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+        "INSERT INTO workers (name, threads, version, signature, registered_ms, last_seen_ms,
+                              token_key)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
         params![
             worker.name,
             worker.threads,
             worker.version,
             worker.signature as i64,
-            now
+            now,
+            worker.token_key,
         ],
     )?;
     Ok(conn.last_insert_rowid() as u64)

@@ -11,12 +11,17 @@ use crate::runner::EnginePlayer;
 /// Arguments of `xq-worker work`.
 #[derive(Debug, Args)]
 pub struct WorkArgs {
-    /// Coordinator address, e.g. http://127.0.0.1:50051.
+    /// Coordinator address, e.g. http://127.0.0.1:50051 (https://… with TLS).
     #[arg(long)]
     coordinator: String,
-    /// Access token, sent as `authorization: Bearer <TOKEN>`.
-    #[arg(long)]
+    /// Worker (or admin) token from `xq-coordinator token add`, sent as
+    /// `authorization: Bearer <TOKEN>`.
+    #[arg(long, env = "XQ_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// PEM file of the CA that signed the coordinator's TLS certificate
+    /// (a self-signed certificate is its own CA); turns TLS on.
+    #[arg(long)]
+    ca: Option<std::path::PathBuf>,
     /// Games played in parallel.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     threads: u32,
@@ -34,6 +39,10 @@ impl WorkArgs {
         });
         let mut config = ClientConfig::new(self.coordinator, name, self.threads);
         config.token = self.token;
+        if let Some(ca) = &self.ca {
+            config.ca_pem =
+                Some(std::fs::read(ca).with_context(|| format!("cannot read {}", ca.display()))?);
+        }
         let runtime = tokio::runtime::Runtime::new().context("start the async runtime")?;
         let summary = runtime.block_on(client::run(config, player, async {
             let _ = tokio::signal::ctrl_c().await;

@@ -1,0 +1,253 @@
+//! The tower layer that authenticates, authorizes and rate-limits every
+//! call before tonic routes it, and hands the [`Principal`] to the handler
+//! in the request's extensions.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use http::HeaderMap;
+use tonic::Status;
+
+use super::ratelimit::{RateLimiter, RateLimits};
+use super::tokens::{self, EphemeralToken};
+use super::{Principal, permission};
+use crate::store::{Store, tokens as token_rows};
+
+/// Decides who a request comes from and whether it may proceed.
+#[derive(Debug)]
+pub struct Authenticator {
+    /// Read connection for token lookups.
+    reader: Store,
+    ephemeral: Vec<EphemeralToken>,
+    limiter: RateLimiter,
+}
+
+impl Authenticator {
+    pub fn new(reader: Store, ephemeral: Vec<EphemeralToken>, limits: RateLimits) -> Self {
+        Authenticator {
+            reader,
+            ephemeral,
+            limiter: RateLimiter::new(limits),
+        }
+    }
+
+    /// The caller of a request to `path` with `headers`, or the status that
+    /// refuses it.
+    pub async fn authorize(&self, path: &str, headers: &HeaderMap) -> Result<Principal, Status> {
+        let token = bearer(headers)?;
+        let principal = self.identify(token).await?;
+        let method = path.rsplit('/').next().unwrap_or(path);
+        let Some(needed) = permission(path) else {
+            return Err(Status::permission_denied(format!(
+                "method {path:?} is not open to any token"
+            )));
+        };
+        if !principal.role.allows(needed) {
+            return Err(Status::permission_denied(format!(
+                "a {} token ({:?}) may not call {method}",
+                principal.role.as_str(),
+                principal.name
+            )));
+        }
+        if !self
+            .limiter
+            .allow(principal.key, principal.role, Instant::now())
+        {
+            return Err(Status::resource_exhausted(format!(
+                "token {:?} is over its request rate; retry later",
+                principal.name
+            )));
+        }
+        Ok(principal)
+    }
+
+    async fn identify(&self, token: &str) -> Result<Principal, Status> {
+        let hash = tokens::hash(token);
+        let mut found = None;
+        for (i, e) in self.ephemeral.iter().enumerate() {
+            // Every entry is compared, so timing does not tell which matched.
+            if tokens::hashes_equal(&e.hash, &hash) && found.is_none() {
+                found = Some(Principal {
+                    key: -(i as i64) - 1,
+                    name: e.name.clone(),
+                    role: e.role,
+                });
+            }
+        }
+        if let Some(p) = found {
+            return Ok(p);
+        }
+        let stored = self
+            .reader
+            .call(move |conn| token_rows::lookup(conn, &hash))
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "token lookup failed");
+                Status::unavailable("cannot check the token now; retry")
+            })?;
+        match stored {
+            Some((id, name, role)) => Ok(Principal {
+                key: id as i64,
+                name,
+                role,
+            }),
+            None => Err(Status::unauthenticated("unknown or revoked token")),
+        }
+    }
+}
+
+/// The token of an `authorization: Bearer <token>` header.
+fn bearer(headers: &HeaderMap) -> Result<&str, Status> {
+    let value = headers
+        .get(http::header::AUTHORIZATION)
+        .ok_or_else(|| Status::unauthenticated("missing authorization metadata"))?;
+    let text = value
+        .to_str()
+        .map_err(|_| Status::unauthenticated("authorization metadata is not ASCII"))?;
+    match text.split_once(' ') {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") && !token.is_empty() => {
+            Ok(token.trim())
+        }
+        _ => Err(Status::unauthenticated(
+            "authorization metadata must be \"Bearer <token>\"",
+        )),
+    }
+}
+
+/// Puts an [`Authenticator`] in front of a service.
+#[derive(Debug, Clone)]
+pub struct AuthLayer {
+    auth: Arc<Authenticator>,
+}
+
+impl AuthLayer {
+    pub fn new(auth: Arc<Authenticator>) -> Self {
+        AuthLayer { auth }
+    }
+}
+
+impl<S> tower::Layer<S> for AuthLayer {
+    type Service = AuthService<S>;
+
+    fn layer(&self, inner: S) -> AuthService<S> {
+        AuthService {
+            inner,
+            auth: Arc::clone(&self.auth),
+        }
+    }
+}
+
+/// The service [`AuthLayer`] makes.
+#[derive(Debug, Clone)]
+pub struct AuthService<S> {
+    inner: S,
+    auth: Arc<Authenticator>,
+}
+
+impl<S, B> tower::Service<http::Request<B>> for AuthService<S>
+where
+    S: tower::Service<http::Request<B>, Response = http::Response<tonic::body::Body>>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
+        // The clone is not ready; the polled service goes into the future.
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let auth = Arc::clone(&self.auth);
+        Box::pin(async move {
+            match auth
+                .authorize(request.uri().path(), request.headers())
+                .await
+            {
+                Ok(principal) => {
+                    request.extensions_mut().insert(principal);
+                    inner.call(request).await
+                }
+                Err(status) => Ok(status.into_http()),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::Role;
+
+    fn headers(value: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(http::header::AUTHORIZATION, value.parse().unwrap());
+        h
+    }
+
+    fn auth() -> Authenticator {
+        let store = Store::open_in_memory().unwrap();
+        Authenticator::new(
+            store,
+            vec![
+                EphemeralToken::new("admin", Role::Admin, "xqt_admin"),
+                EphemeralToken::new("worker", Role::Worker, "xqt_worker"),
+            ],
+            RateLimits::UNLIMITED,
+        )
+    }
+
+    const CREATE: &str = "/xq.cluster.v1.RunService/CreateRun";
+    const SUBMIT: &str = "/xq.cluster.v1.WorkerService/SubmitResult";
+
+    #[tokio::test]
+    async fn roles_and_refusals() {
+        let a = auth();
+        let p = a
+            .authorize(CREATE, &headers("Bearer xqt_admin"))
+            .await
+            .unwrap();
+        assert_eq!((p.key, p.role), (-1, Role::Admin));
+        let p = a
+            .authorize(SUBMIT, &headers("bearer xqt_worker"))
+            .await
+            .unwrap();
+        assert_eq!((p.key, p.role), (-2, Role::Worker));
+        let e = a
+            .authorize(CREATE, &headers("Bearer xqt_worker"))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::PermissionDenied);
+        assert!(e.message().contains("CreateRun"), "{}", e.message());
+        let e = a
+            .authorize(SUBMIT, &headers("Bearer xqt_nope"))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::Unauthenticated);
+        let e = a
+            .authorize(SUBMIT, &headers("Basic xqt_worker"))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::Unauthenticated);
+        let e = a.authorize(SUBMIT, &HeaderMap::new()).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::Unauthenticated);
+        let e = a
+            .authorize(
+                "/xq.cluster.v1.RunService/Drop",
+                &headers("Bearer xqt_admin"),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::PermissionDenied);
+    }
+}

@@ -1,0 +1,117 @@
+//! `token add|list|revoke`: access tokens, straight on the database file
+//! (no server needed; a running server sees the change on its next call).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use xq_coordinator::auth::Role;
+use xq_coordinator::auth::tokens;
+use xq_coordinator::store::{Store, now_ms, tokens as token_rows};
+
+/// `token …`.
+#[derive(Debug, Args)]
+pub struct TokenArgs {
+    /// SQLite database of the coordinator.
+    #[arg(long, global = true, default_value = "xq.db")]
+    db: PathBuf,
+    #[command(subcommand)]
+    command: TokenCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum TokenCommand {
+    /// Make a token and print it once (only its hash is stored).
+    Add {
+        /// `worker` (play leases, read runs) or `admin` (also create and stop runs).
+        #[arg(long)]
+        role: Role,
+        /// A unique name, e.g. the host or person it is for.
+        name: String,
+    },
+    /// List tokens: name, role, created, revoked (never the token).
+    List,
+    /// Revoke a token by name; it stops working at the next call.
+    Revoke { name: String },
+}
+
+impl TokenArgs {
+    pub fn run(self) -> anyhow::Result<()> {
+        let store = Store::open(&self.db)
+            .with_context(|| format!("cannot open database {}", self.db.display()))?;
+        let rt = tokio::runtime::Runtime::new().context("start the async runtime")?;
+        match self.command {
+            TokenCommand::Add { role, name } => {
+                let token = tokens::generate()?;
+                let hash = tokens::hash(&token);
+                let stored = name.clone();
+                rt.block_on(
+                    store
+                        .call(move |conn| token_rows::insert(conn, &stored, role, &hash, now_ms())),
+                )
+                .with_context(|| format!("cannot add token {name:?}"))?;
+                println!("{token}");
+                eprintln!(
+                    "{} token {name:?} added; it is shown only now, store it safely",
+                    role.as_str()
+                );
+            }
+            TokenCommand::List => {
+                let rows = rt.block_on(store.call(|conn| token_rows::list(conn)))?;
+                println!("{:<24} {:<7} {:<20} revoked", "name", "role", "created");
+                for t in rows {
+                    println!(
+                        "{:<24} {:<7} {:<20} {}",
+                        t.name,
+                        t.role.as_str(),
+                        time(t.created_ms),
+                        t.revoked_ms.map_or_else(|| "-".to_owned(), time)
+                    );
+                }
+            }
+            TokenCommand::Revoke { name } => {
+                let stored = name.clone();
+                let revoked = rt
+                    .block_on(store.call(move |conn| token_rows::revoke(conn, &stored, now_ms())))
+                    .with_context(|| format!("cannot revoke token {name:?}"))?;
+                if revoked {
+                    eprintln!("token {name:?} revoked");
+                } else {
+                    eprintln!("token {name:?} was revoked already");
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Unix ms as `YYYY-MM-DD HH:MM:SS` (UTC).
+fn time(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn times_print_as_utc() {
+        assert_eq!(super::time(0), "1970-01-01 00:00:00");
+        assert_eq!(super::time(1_700_000_000_000), "2023-11-14 22:13:20");
+    }
+}

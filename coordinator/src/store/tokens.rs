@@ -1,0 +1,171 @@
+//! Rows of `tokens`: access tokens by name, role and SHA-256 hash. The
+//! token text itself is never stored.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::StoreError;
+use crate::auth::Role;
+use crate::auth::tokens::TokenHash;
+
+/// A stored token, as `token list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenRow {
+    pub id: u64,
+    pub name: String,
+    pub role: Role,
+    /// Unix ms.
+    pub created_ms: i64,
+    /// Unix ms; `None` while the token works.
+    pub revoked_ms: Option<i64>,
+}
+
+/// Longest token name, in bytes.
+pub const MAX_NAME: usize = 128;
+
+/// Stores a token's hash under a new name; returns its id.
+pub fn insert(
+    conn: &Connection,
+    name: &str,
+    role: Role,
+    hash: &TokenHash,
+    now: i64,
+) -> Result<u64, StoreError> {
+    if name.is_empty() || name.len() > MAX_NAME || name.chars().any(char::is_control) {
+        return Err(StoreError::Invalid(format!(
+            "token name {name:?} must be 1 to {MAX_NAME} bytes without control characters"
+        )));
+    }
+    let exists: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM tokens WHERE name = ?1)",
+        [name],
+        |r| r.get(0),
+    )?;
+    if exists {
+        return Err(StoreError::Invalid(format!(
+            "a token named {name:?} exists already (revoked names are not reused)"
+        )));
+    }
+    conn.execute(
+        "INSERT INTO tokens (name, role, hash, created_ms) VALUES (?1, ?2, ?3, ?4)",
+        params![name, role.as_str(), &hash[..], now],
+    )?;
+    Ok(conn.last_insert_rowid() as u64)
+}
+
+/// Every token, oldest first.
+pub fn list(conn: &Connection) -> Result<Vec<TokenRow>, StoreError> {
+    let mut stmt =
+        conn.prepare("SELECT id, name, role, created_ms, revoked_ms FROM tokens ORDER BY id")?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, Option<i64>>(4)?,
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    rows.into_iter()
+        .map(|(id, name, role, created_ms, revoked_ms)| {
+            Ok(TokenRow {
+                id: id as u64,
+                name,
+                role: role.parse().map_err(StoreError::Schema)?,
+                created_ms,
+                revoked_ms,
+            })
+        })
+        .collect()
+}
+
+/// Revokes the token named `name`; false if it was revoked already.
+pub fn revoke(conn: &Connection, name: &str, now: i64) -> Result<bool, StoreError> {
+    let found = conn
+        .query_row(
+            "SELECT revoked_ms FROM tokens WHERE name = ?1",
+            [name],
+            |r| r.get::<_, Option<i64>>(0),
+        )
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(format!("no token named {name:?}")))?;
+    if found.is_some() {
+        return Ok(false);
+    }
+    conn.execute(
+        "UPDATE tokens SET revoked_ms = ?2 WHERE name = ?1",
+        params![name, now],
+    )?;
+    Ok(true)
+}
+
+/// The working (unrevoked) token with this hash: `(id, name, role)`.
+pub fn lookup(
+    conn: &Connection,
+    hash: &TokenHash,
+) -> Result<Option<(u64, String, Role)>, StoreError> {
+    let row = conn
+        .prepare_cached("SELECT id, name, role FROM tokens WHERE hash = ?1 AND revoked_ms IS NULL")?
+        .query_row([&hash[..]], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })
+        .optional()?;
+    row.map(|(id, name, role)| Ok((id as u64, name, role.parse().map_err(StoreError::Schema)?)))
+        .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::tokens::hash;
+    use crate::store::migrations::migrate;
+
+    fn db() -> Connection {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        conn
+    }
+
+    #[test]
+    fn a_token_is_found_by_hash_until_revoked() {
+        let conn = db();
+        let id = insert(&conn, "w1", Role::Worker, &hash("xqt_1"), 5).unwrap();
+        assert_eq!(
+            lookup(&conn, &hash("xqt_1")).unwrap(),
+            Some((id, "w1".to_owned(), Role::Worker))
+        );
+        assert_eq!(lookup(&conn, &hash("xqt_2")).unwrap(), None);
+        assert!(revoke(&conn, "w1", 9).unwrap());
+        assert!(!revoke(&conn, "w1", 10).unwrap());
+        assert_eq!(lookup(&conn, &hash("xqt_1")).unwrap(), None);
+        let rows = list(&conn).unwrap();
+        assert_eq!(rows[0].revoked_ms, Some(9));
+        assert!(matches!(
+            revoke(&conn, "nobody", 1),
+            Err(StoreError::NotFound(_))
+        ));
+    }
+
+    #[test]
+    fn names_are_unique_and_sane() {
+        let conn = db();
+        insert(&conn, "a", Role::Admin, &hash("xqt_1"), 0).unwrap();
+        assert!(matches!(
+            insert(&conn, "a", Role::Admin, &hash("xqt_2"), 0),
+            Err(StoreError::Invalid(_))
+        ));
+        assert!(matches!(
+            insert(&conn, "", Role::Admin, &hash("xqt_3"), 0),
+            Err(StoreError::Invalid(_))
+        ));
+        let stored: Vec<u8> = conn
+            .query_row("SELECT hash FROM tokens WHERE name = 'a'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(stored, hash("xqt_1"));
+    }
+}

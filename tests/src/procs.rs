@@ -1,0 +1,239 @@
+//! The real binaries as child processes, for fault tests: a coordinator
+//! that can be killed (`SIGKILL`), paused (`SIGSTOP`) and restarted on the
+//! same database and port, workers that can be killed, and the token and
+//! run commands of the CLI. Everything listens on 127.0.0.1 only.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::binary;
+
+/// A running `xq-coordinator serve`.
+#[derive(Debug)]
+pub struct Coordinator {
+    child: Child,
+    pub addr: SocketAddr,
+}
+
+impl Coordinator {
+    /// Serves `db` on `127.0.0.1:port` (0: any free port) with `extra` flags;
+    /// waits for its "listening on" line. Its log goes to `log`.
+    pub fn start(db: &Path, port: u16, extra: &[&str], log: &Path) -> Self {
+        let listen = format!("127.0.0.1:{port}");
+        let mut child = Command::new(binary("xq-coordinator"))
+            .args(["serve", "--db"])
+            .arg(db)
+            .args(["--listen", &listen])
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(File::create(log).expect("log file"))
+            .spawn()
+            .expect("start xq-coordinator");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(addr) = line.strip_prefix("listening on ") {
+                    let _ = tx.send(addr.parse::<SocketAddr>().expect("address"));
+                }
+            }
+        });
+        let addr = match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(addr) => addr,
+            Err(_) => {
+                let _ = child.kill();
+                panic!(
+                    "the coordinator did not start: {}",
+                    std::fs::read_to_string(log).unwrap_or_default()
+                );
+            }
+        };
+        Coordinator { child, addr }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// `kill -9`, and waits for the process to be gone.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// `SIGSTOP`: the process keeps its sockets but answers nothing.
+    pub fn pause(&self) {
+        signal(self.child.id(), "-STOP");
+    }
+
+    /// `SIGCONT`.
+    pub fn resume(&self) {
+        signal(self.child.id(), "-CONT");
+    }
+}
+
+impl Drop for Coordinator {
+    fn drop(&mut self) {
+        signal(self.child.id(), "-CONT");
+        self.kill();
+    }
+}
+
+fn signal(pid: u32, sig: &str) {
+    let _ = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// A running `xq-worker work` with the real engine.
+#[derive(Debug)]
+pub struct Worker {
+    child: Child,
+    pub log: PathBuf,
+}
+
+impl Worker {
+    /// Plays for the coordinator at `url` with `token`; logs to `log`.
+    pub fn start(url: &str, token: &str, name: &str, log: &Path) -> Self {
+        let child = Command::new(binary("xq-worker"))
+            .args([
+                "work",
+                "--coordinator",
+                url,
+                "--name",
+                name,
+                "--threads",
+                "1",
+            ])
+            .env("XQ_TOKEN", token)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(File::create(log).expect("log file"))
+            .spawn()
+            .expect("start xq-worker");
+        Worker {
+            child,
+            log: log.to_owned(),
+        }
+    }
+
+    /// The worker's log so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Waits until the log contains `needle` (panics after `limit`).
+    pub fn wait_for_log(&self, needle: &str, limit: Duration) {
+        let end = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < end {
+            if self.log_text().contains(needle) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("worker log never showed {needle:?}:\n{}", self.log_text());
+    }
+
+    /// `kill -9`.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Ctrl-C (SIGINT): hands back the lease in play and exits.
+    pub fn interrupt(&mut self) {
+        signal(self.child.id(), "-INT");
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// `xq-coordinator token add --role ROLE NAME --db DB`: the printed token.
+pub fn token_add(db: &Path, role: &str, name: &str) -> String {
+    let out = Command::new(binary("xq-coordinator"))
+        .args(["token", "add", "--role", role, name, "--db"])
+        .arg(db)
+        .output()
+        .expect("xq-coordinator token add");
+    assert!(
+        out.status.success(),
+        "token add: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_owned()
+}
+
+/// `xq-coordinator games …` with the real engine at `nodes` per move and
+/// games capped at 120 plies: the new run's id.
+pub fn create_games_run(url: &str, token: &str, pairs: u64, batch: u32, nodes: u64) -> u64 {
+    let out = Command::new(binary("xq-coordinator"))
+        .args(["games", "--coordinator", url, "--token", token])
+        .args(["--pairs", &pairs.to_string()])
+        .args(["--batch-pairs", &batch.to_string()])
+        .args([
+            "--nodes",
+            &nodes.to_string(),
+            "--hash",
+            "1",
+            "--max-plies",
+            "120",
+        ])
+        .output()
+        .expect("xq-coordinator games");
+    assert!(
+        out.status.success(),
+        "games: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .expect("run id")
+}
+
+/// A fresh folder under the system temp dir, removed on drop.
+#[derive(Debug)]
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("xq-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("temp dir");
+        TempDir(path)
+    }
+
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

@@ -1,0 +1,236 @@
+//! Authentication, roles, revocation, rate limits and TLS against a real
+//! server on 127.0.0.1:0.
+
+use std::time::Duration;
+
+use tonic::Code;
+use xq_coordinator::auth::{Rate, RateLimits, Role, tokens};
+use xq_coordinator::store::{Store, now_ms, tokens as token_rows};
+use xq_proto::pb;
+use xq_tests::cluster::*;
+
+fn register() -> pb::RegisterRequest {
+    pb::RegisterRequest {
+        name: "sec".to_owned(),
+        threads: 1,
+        version: "test".to_owned(),
+        bench_signature: 0,
+    }
+}
+
+/// Stores a new token in the database file, as `token add` does.
+async fn add_token(db: &std::path::Path, name: &str, role: Role) -> String {
+    let token = tokens::generate().unwrap();
+    let hash = tokens::hash(&token);
+    let name = name.to_owned();
+    Store::open(db)
+        .unwrap()
+        .call(move |c| token_rows::insert(c, &name, role, &hash, now_ms()))
+        .await
+        .unwrap();
+    token
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_without_a_good_token_are_unauthenticated_and_roles_are_enforced() {
+    let db = TempDb::new("auth");
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
+    let url = server.url();
+    for token in [None, Some("xqt_wrong"), Some("")] {
+        let err = run_client(&url, token)
+            .list_runs(pb::ListRunsRequest {})
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Code::Unauthenticated, "{token:?}: {err}");
+        let err = worker_client(&url, token)
+            .register(register())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Code::Unauthenticated, "{token:?}: {err}");
+    }
+    // A worker token may read runs and work, but not create or stop runs.
+    let mut as_worker = run_client(&url, Some(WORKER_TOKEN));
+    as_worker.list_runs(pb::ListRunsRequest {}).await.unwrap();
+    let err = as_worker
+        .create_run(pb::CreateRunRequest {
+            spec: Some(games_spec(4, 4)),
+            reuse_identical: false,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::PermissionDenied, "{err}");
+    let run = create(&mut admin(&url).await, games_spec(4, 4)).await;
+    let err = as_worker
+        .stop_run(pb::StopRunRequest { run_id: run })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::PermissionDenied, "{err}");
+    assert!(err.message().contains("StopRun"), "{}", err.message());
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_tokens_work_until_revoked_without_a_restart() {
+    let db = TempDb::new("revoke");
+    // The schema exists before the server starts, as after `token add`.
+    let token = add_token(&db.0, "host-1", Role::Worker).await;
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
+    let url = server.url();
+    let mut rpc = worker_client(&url, Some(&token));
+    rpc.register(register()).await.unwrap();
+    // A token added while the server runs works at once.
+    let admin_token = add_token(&db.0, "ops", Role::Admin).await;
+    create(&mut run_client(&url, Some(&admin_token)), games_spec(4, 4)).await;
+    Store::open(&db.0)
+        .unwrap()
+        .call(|c| token_rows::revoke(c, "host-1", now_ms()))
+        .await
+        .unwrap();
+    let err = rpc.register(register()).await.unwrap_err();
+    assert_eq!(err.code(), Code::Unauthenticated, "{err}");
+    // Nothing stored holds the token text.
+    let bytes = std::fs::read(&db.0).unwrap();
+    let wal = std::fs::read(format!("{}-wal", db.0.display())).unwrap_or_default();
+    for hay in [&bytes, &wal] {
+        assert!(!hay.windows(token.len()).any(|w| w == token.as_bytes()));
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_cannot_act_for_another_tokens_worker() {
+    let db = TempDb::new("owner");
+    let other = add_token(&db.0, "other", Role::Worker).await;
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
+    let url = server.url();
+    let run = create(&mut admin(&url).await, games_spec(8, 8)).await;
+    let mut mine = worker_client(&url, Some(WORKER_TOKEN));
+    let worker_id = mine
+        .register(register())
+        .await
+        .unwrap()
+        .into_inner()
+        .worker_id;
+    let lease = mine
+        .request_work(pb::RequestWorkRequest { worker_id })
+        .await
+        .unwrap()
+        .into_inner()
+        .lease
+        .unwrap();
+    let mut theirs = worker_client(&url, Some(&other));
+    let err = theirs
+        .request_work(pb::RequestWorkRequest { worker_id })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::PermissionDenied, "{err}");
+    let err = theirs
+        .submit_result(pb::SubmitResultRequest {
+            worker_id,
+            lease_id: lease.lease_id,
+            results: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::PermissionDenied, "{err}");
+    // Their own worker may not submit my lease either.
+    let their_id = theirs
+        .register(register())
+        .await
+        .unwrap()
+        .into_inner()
+        .worker_id;
+    let err = theirs
+        .submit_result(pb::SubmitResultRequest {
+            worker_id: their_id,
+            lease_id: lease.lease_id,
+            results: Some(draws(8)),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::PermissionDenied, "{err}");
+    let s = status(&mut admin(&url).await, run).await;
+    assert_eq!(s.totals.unwrap().pairs, 0);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_over_its_rate_gets_resource_exhausted() {
+    let db = TempDb::new("rate");
+    let mut config = fast_config(Duration::from_secs(10));
+    config.limits = RateLimits {
+        worker: Rate {
+            per_second: 1.0,
+            burst: 5.0,
+        },
+        admin: Rate::UNLIMITED,
+    };
+    let server = TestServer::start("127.0.0.1:0", &db.0, config).await;
+    let mut rpc = worker_client(&server.url(), Some(WORKER_TOKEN));
+    let mut codes = Vec::new();
+    for _ in 0..8 {
+        codes.push(match rpc.register(register()).await {
+            Ok(_) => Code::Ok,
+            Err(e) => e.code(),
+        });
+    }
+    assert_eq!(codes[..5], [Code::Ok; 5]);
+    assert!(
+        codes[5..].iter().all(|c| *c == Code::ResourceExhausted),
+        "{codes:?}"
+    );
+    // The admin token has its own, unlimited bucket.
+    for _ in 0..20 {
+        admin(&server.url())
+            .await
+            .list_runs(pb::ListRunsRequest {})
+            .await
+            .unwrap();
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_with_a_self_signed_certificate() {
+    let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+    let cert_pem = cert.cert.pem();
+    let key_pem = cert.signing_key.serialize_pem();
+    let db = TempDb::new("tls");
+    let mut config = fast_config(Duration::from_secs(10));
+    config.tls = Some(tonic::transport::Identity::from_pem(&cert_pem, &key_pem));
+    let server = TestServer::start("127.0.0.1:0", &db.0, config).await;
+    let url = format!("https://{}", server.addr);
+    let channel = xq_worker::client::channel(&url, Some(cert_pem.as_bytes())).unwrap();
+    let mut client = xq_proto::pb::run_service_client::RunServiceClient::with_interceptor(
+        channel,
+        xq_worker::client::Auth::new(Some(ADMIN_TOKEN)).unwrap(),
+    );
+    client.list_runs(pb::ListRunsRequest {}).await.unwrap();
+    // Plain HTTP/2 to a TLS server fails.
+    let err = run_client(&format!("http://{}", server.addr), Some(ADMIN_TOKEN))
+        .list_runs(pb::ListRunsRequest {})
+        .await
+        .unwrap_err();
+    assert_ne!(err.code(), Code::Ok);
+    // A certificate not signed by the given CA is refused.
+    let other = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+    let channel = xq_worker::client::channel(&url, Some(other.cert.pem().as_bytes())).unwrap();
+    let err = xq_proto::pb::run_service_client::RunServiceClient::new(channel)
+        .list_runs(pb::ListRunsRequest {})
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::Unavailable, "{err}");
+    server.stop().await;
+}
+
+fn draws(pairs: u32) -> pb::GameResults {
+    pb::GameResults {
+        pairs,
+        pentanomial: vec![0, 0, pairs.into(), 0, 0],
+        draws: 2 * u64::from(pairs),
+        ..Default::default()
+    }
+}

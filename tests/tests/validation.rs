@@ -1,0 +1,269 @@
+//! Every refused request is refused before anything is stored: each gets a
+//! status naming the field, and the run's totals and the lease are untouched.
+
+use std::time::Duration;
+
+use tonic::Code;
+use xq_proto::pb;
+use xq_tests::cluster::*;
+
+fn draws(pairs: u32) -> pb::GameResults {
+    pb::GameResults {
+        pairs,
+        pentanomial: vec![0, 0, pairs.into(), 0, 0],
+        draws: 2 * u64::from(pairs),
+        reasons: [("move_limit".to_owned(), 2 * u64::from(pairs))].into(),
+        total_plies: 100 * u64::from(pairs),
+        games: Vec::new(),
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_submissions_are_refused_naming_the_field_and_change_nothing() {
+    let db = TempDb::new("validate");
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(30))).await;
+    let url = server.url();
+    let mut admin = admin(&url).await;
+    let run = create(&mut admin, games_spec(8, 4)).await;
+    let mut rpc = worker_client(&url, Some(WORKER_TOKEN));
+    let worker_id = rpc
+        .register(pb::RegisterRequest {
+            name: "v".to_owned(),
+            threads: 1,
+            version: "t".to_owned(),
+            bench_signature: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .worker_id;
+    let lease = rpc
+        .request_work(pb::RequestWorkRequest { worker_id })
+        .await
+        .unwrap()
+        .into_inner()
+        .lease
+        .unwrap();
+    let before = status(&mut admin, run).await;
+    let good = draws(4);
+    let cases: Vec<(&str, u64, u64, Option<pb::GameResults>, Code, &str)> = vec![
+        (
+            "missing results",
+            worker_id,
+            lease.lease_id,
+            None,
+            Code::InvalidArgument,
+            "results",
+        ),
+        (
+            "fewer pairs",
+            worker_id,
+            lease.lease_id,
+            Some(draws(3)),
+            Code::InvalidArgument,
+            "results.pairs",
+        ),
+        (
+            "pentanomial off",
+            worker_id,
+            lease.lease_id,
+            Some(pb::GameResults {
+                pentanomial: vec![0, 0, 3, 0, 0],
+                ..good.clone()
+            }),
+            Code::InvalidArgument,
+            "results.pentanomial",
+        ),
+        (
+            "pentanomial length",
+            worker_id,
+            lease.lease_id,
+            Some(pb::GameResults {
+                pentanomial: vec![4],
+                ..good.clone()
+            }),
+            Code::InvalidArgument,
+            "results.pentanomial",
+        ),
+        (
+            "wdl overflow",
+            worker_id,
+            lease.lease_id,
+            Some(pb::GameResults {
+                wins: u64::MAX,
+                draws: 9,
+                losses: u64::MAX,
+                ..good.clone()
+            }),
+            Code::InvalidArgument,
+            "results.wins",
+        ),
+        (
+            "absurd plies",
+            worker_id,
+            lease.lease_id,
+            Some(pb::GameResults {
+                total_plies: 80_001,
+                ..good.clone()
+            }),
+            Code::InvalidArgument,
+            "results.total_plies",
+        ),
+        (
+            "reasons off",
+            worker_id,
+            lease.lease_id,
+            Some(pb::GameResults {
+                reasons: [("x".to_owned(), 7)].into(),
+                ..good.clone()
+            }),
+            Code::InvalidArgument,
+            "results.reasons",
+        ),
+        (
+            "unknown lease",
+            worker_id,
+            999,
+            Some(good.clone()),
+            Code::NotFound,
+            "lease 999",
+        ),
+        (
+            "unknown worker",
+            999,
+            lease.lease_id,
+            Some(good.clone()),
+            Code::NotFound,
+            "worker 999",
+        ),
+        (
+            "worker 0",
+            0,
+            lease.lease_id,
+            Some(good.clone()),
+            Code::InvalidArgument,
+            "worker_id",
+        ),
+    ];
+    for (what, worker_id, lease_id, results, code, field) in cases {
+        let err = rpc
+            .submit_result(pb::SubmitResultRequest {
+                worker_id,
+                lease_id,
+                results,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), code, "{what}: {err}");
+        assert!(err.message().contains(field), "{what}: {}", err.message());
+        let now = status(&mut admin, run).await;
+        assert_eq!(now.totals, before.totals, "{what} changed the totals");
+        assert_eq!(now.pairs_in_flight, 4, "{what} changed the lease");
+    }
+    // An oversized message is refused before it is decoded.
+    let huge = pb::GameResults {
+        games: vec![pb::GameRecord {
+            moves: vec!["h2e2".to_owned(); 1 << 20],
+            ..Default::default()
+        }],
+        ..good.clone()
+    };
+    let err = rpc
+        .submit_result(pb::SubmitResultRequest {
+            worker_id,
+            lease_id: lease.lease_id,
+            results: Some(huge),
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err.code(), Code::OutOfRange | Code::ResourceExhausted),
+        "{err}"
+    );
+    assert_eq!(status(&mut admin, run).await.totals, before.totals);
+    // Unknown runs and bad heartbeats.
+    let err = admin
+        .get_run(pb::GetRunRequest {
+            run_id: 77,
+            include_history: false,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::NotFound, "{err}");
+    let err = rpc
+        .heartbeat(pb::HeartbeatRequest {
+            worker_id,
+            leases: vec![pb::LeaseProgress::default(); 65],
+        })
+        .await
+        .unwrap_err();
+    assert!(err.message().contains("leases"), "{}", err.message());
+    // The lease still holds: the right result counts once.
+    let ok = rpc
+        .submit_result(pb::SubmitResultRequest {
+            worker_id,
+            lease_id: lease.lease_id,
+            results: Some(good),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(ok.status(), pb::SubmitStatus::Accepted);
+    assert_eq!(status(&mut admin, run).await.totals.unwrap().pairs, 4);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_parameters_outside_their_bounds_are_refused_at_creation() {
+    let db = TempDb::new("bounds");
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(30))).await;
+    let mut admin = admin(&server.url()).await;
+    let mut spec = games_spec(4, 4);
+    if let Some(pb::run_spec::Kind::Games(g)) = &mut spec.kind {
+        g.dev_params.insert("chariot_value".to_owned(), i64::MAX);
+    }
+    let err = admin
+        .create_run(pb::CreateRunRequest {
+            spec: Some(spec),
+            reuse_identical: false,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(
+        err.message().contains("games.dev_params"),
+        "{}",
+        err.message()
+    );
+    let spsa = spsa_spec(
+        vec![pb::SpsaParam {
+            name: "chariot_value".to_owned(),
+            start: 900.0,
+            min: -1e12,
+            max: 950.0,
+            c_end: 10.0,
+            r_end: 0.002,
+        }],
+        100,
+        4,
+    );
+    let err = admin
+        .create_run(pb::CreateRunRequest {
+            spec: Some(spsa),
+            reuse_identical: false,
+        })
+        .await
+        .unwrap_err();
+    assert!(err.message().contains("spsa.params"), "{}", err.message());
+    let runs = admin
+        .list_runs(pb::ListRunsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .runs;
+    assert!(runs.is_empty());
+    server.stop().await;
+}
