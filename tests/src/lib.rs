@@ -1,28 +1,63 @@
 //! Helpers for the end-to-end tests in `tests/tests/`.
 //!
-//! The tests start the workspace's real binaries. `cargo test --workspace` builds every
-//! binary before any test runs, so they are found next to the test executable's
-//! `deps/` folder.
+//! The tests start the workspace's real binaries. `cargo test` builds a
+//! package's binaries only for that package's own integration tests, so the
+//! first call of [`binary`] in a test process runs `cargo build --bins` for the
+//! whole workspace, in the profile of the running test (cargo has released its
+//! build lock by the time tests run). An up-to-date build costs well under a
+//! second.
+
+pub mod cluster;
+pub mod procs;
 
 use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
 
-/// Path of a workspace binary (`xq-engine`, `xq-worker`, `xq-coordinator`) built in the
-/// same profile as the running test.
-///
-/// # Panics
-/// If the test executable's location cannot be read (only in a broken environment).
-pub fn binary(name: &str) -> PathBuf {
+/// The profile folder of the running test (`<target>/debug` or `<target>/release`).
+fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    let profile_dir = exe
-        .parent()
+    exe.parent()
         .and_then(|deps| deps.parent())
-        .expect("test executable lives in <target>/<profile>/deps");
-    let mut path = profile_dir.join(name);
+        .map(PathBuf::from)
+        .expect("test executable lives in <target>/<profile>/deps")
+}
+
+/// Builds every workspace binary once per process; panics with cargo's output
+/// if the build fails.
+fn build_binaries() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = profile_dir();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "--workspace", "--bins", "--quiet"]);
+        if dir.file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        if let Some(target) = dir.parent() {
+            cmd.arg("--target-dir").arg(target);
+        }
+        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let out = cmd
+            .current_dir(workspace.parent().unwrap_or(&workspace))
+            .output()
+            .expect("run cargo build");
+        assert!(
+            out.status.success(),
+            "cargo build --workspace --bins failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+}
+
+/// Path of a workspace binary (`xq-engine`, `xq-worker`, `xq-coordinator`) built
+/// in the same profile as the running test, building it first if needed.
+pub fn binary(name: &str) -> PathBuf {
+    build_binaries();
+    let mut path = profile_dir().join(name);
     if cfg!(windows) {
         path.set_extension("exe");
     }
     path
 }
-
-pub mod cluster;
-pub mod procs;
