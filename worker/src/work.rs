@@ -26,6 +26,8 @@ use serde::{Deserialize, Serialize};
 use tonic::Status;
 use xq_proto::pb;
 
+use crate::variant_stats::{VariantStats, VariantStatsError};
+
 /// Plays a lease's game pairs. The real implementation is the rayon game runner.
 pub trait BatchPlayer: Send + Sync + 'static {
     /// Plays `work` to completion (or until `cancel` is set, then returns the pairs finished so far),
@@ -51,6 +53,14 @@ pub struct WorkSpec {
     /// Game pairs to play (2 games each); equals `openings.count`.
     pub pairs: u32,
     pub adjudication: Adjudication,
+    /// Whether both engines value a draw by the rule set's scoring
+    /// ([`xq_engine::SearchRules::scoring_aware`]); on when absent from the wire.
+    #[serde(default = "on")]
+    pub draw_contempt: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 /// One engine configuration.
@@ -138,6 +148,9 @@ pub struct BatchOutcome {
     pub total_plies: u64,
     /// Game records, if the runner keeps them.
     pub games: Vec<GameRecord>,
+    /// Red's view and capture statistics of the same games; required by
+    /// variants runs, checked whenever present.
+    pub variant: Option<VariantStats>,
 }
 
 /// An outcome whose counts do not add up.
@@ -156,6 +169,8 @@ pub enum OutcomeError {
     },
     #[error("end reasons sum to {0} games, expected {1}")]
     Reasons(u64, u64),
+    #[error(transparent)]
+    Variant(#[from] VariantStatsError),
 }
 
 impl BatchOutcome {
@@ -196,6 +211,9 @@ impl BatchOutcome {
             if sum != games {
                 return Err(OutcomeError::Reasons(sum, games));
             }
+        }
+        if let Some(v) = &self.variant {
+            v.check(pairs)?;
         }
         Ok(())
     }
@@ -246,6 +264,7 @@ impl From<WorkSpec> for pb::WorkSpec {
             openings,
             pairs,
             adjudication,
+            draw_contempt,
         } = w;
         pb::WorkSpec {
             players: players.into_iter().map(Into::into).collect(),
@@ -253,6 +272,7 @@ impl From<WorkSpec> for pb::WorkSpec {
             openings: Some(openings.into()),
             pairs,
             adjudication: Some(adjudication.into()),
+            draw_contempt: Some(draw_contempt),
         }
     }
 }
@@ -267,6 +287,7 @@ impl TryFrom<pb::WorkSpec> for WorkSpec {
             openings,
             pairs,
             adjudication,
+            draw_contempt,
         } = w;
         let players: Vec<PlayerSpec> = players
             .into_iter()
@@ -291,6 +312,7 @@ impl TryFrom<pb::WorkSpec> for WorkSpec {
             openings,
             pairs,
             adjudication: adjudication.map(Into::into).unwrap_or_default(),
+            draw_contempt: draw_contempt.unwrap_or(true),
         })
     }
 }
@@ -530,6 +552,7 @@ impl From<BatchOutcome> for pb::GameResults {
             reasons,
             total_plies,
             games,
+            variant,
         } = o;
         pb::GameResults {
             pairs,
@@ -540,6 +563,7 @@ impl From<BatchOutcome> for pb::GameResults {
             reasons: reasons.into_iter().collect(),
             total_plies,
             games: games.into_iter().map(Into::into).collect(),
+            variant: variant.map(Into::into),
         }
     }
 }
@@ -559,6 +583,7 @@ impl TryFrom<pb::GameResults> for BatchOutcome {
             reasons,
             total_plies,
             games,
+            variant,
         } = r;
         let pentanomial: [u64; 5] = pentanomial.try_into().map_err(|p: Vec<u64>| {
             invalid(
@@ -578,6 +603,7 @@ impl TryFrom<pb::GameResults> for BatchOutcome {
                 .into_iter()
                 .map(GameRecord::try_from)
                 .collect::<Result<_, _>>()?,
+            variant: variant.map(VariantStats::try_from).transpose()?,
         })
     }
 }
@@ -645,7 +671,7 @@ impl TryFrom<pb::GameRecord> for GameRecord {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn sample() -> WorkSpec {
@@ -672,6 +698,7 @@ mod tests {
                 max_plies: 300,
                 ..Adjudication::default()
             },
+            draw_contempt: false,
         }
     }
 

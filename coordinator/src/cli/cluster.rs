@@ -16,7 +16,7 @@ use xq_proto::pb::run_service_client::RunServiceClient;
 use xq_worker::client::{Auth, channel};
 
 use super::display::{self, Admin};
-use super::match_args::{GamesRunArgs, RunArgs, SprtRunArgs, SpsaRunArgs};
+use super::match_args::{GamesRunArgs, RunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Runtime::new().context("start the async runtime")
@@ -128,6 +128,11 @@ impl CreateArgs<SpsaRunArgs> {
 impl CreateArgs<GamesRunArgs> {
     pub fn run(self) -> anyhow::Result<()> {
         create(&self.remote, RunArgs::Games(self.run))
+    }
+}
+impl CreateArgs<VariantsRunArgs> {
+    pub fn run(self) -> anyhow::Result<()> {
+        create(&self.remote, RunArgs::Variants(self.run))
     }
 }
 
@@ -262,6 +267,7 @@ enum LocalRun {
     Sprt(LocalCommon<SprtRunArgs>),
     Spsa(LocalCommon<SpsaRunArgs>),
     Games(LocalCommon<GamesRunArgs>),
+    Variants(LocalCommon<VariantsRunArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -288,6 +294,7 @@ impl LocalArgs {
             LocalRun::Sprt(c) => (c.db, c.threads, c.workers, c.json, RunArgs::Sprt(c.run)),
             LocalRun::Spsa(c) => (c.db, c.threads, c.workers, c.json, RunArgs::Spsa(c.run)),
             LocalRun::Games(c) => (c.db, c.threads, c.workers, c.json, RunArgs::Games(c.run)),
+            LocalRun::Variants(c) => (c.db, c.threads, c.workers, c.json, RunArgs::Variants(c.run)),
         };
         let spec = run.spec()?;
         let player = player(threads.max(1))?;

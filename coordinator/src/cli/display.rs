@@ -17,6 +17,7 @@ fn kind(s: &pb::RunStatus) -> &'static str {
         Some(pb::run_spec::Kind::Sprt(_)) => "sprt",
         Some(pb::run_spec::Kind::Spsa(_)) => "spsa",
         Some(pb::run_spec::Kind::Games(_)) => "games",
+        Some(pb::run_spec::Kind::Variants(_)) => "variants",
         None => "?",
     }
 }

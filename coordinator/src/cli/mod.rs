@@ -13,7 +13,7 @@ mod stats;
 mod stats_compare;
 
 use cluster::CreateArgs;
-use match_args::{GamesRunArgs, SprtRunArgs, SpsaRunArgs};
+use match_args::{GamesRunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
 
 /// Xiangqi self-play and tuning coordinator.
 #[derive(Debug, Parser)]
@@ -35,6 +35,9 @@ enum Command {
     Spsa(CreateArgs<SpsaRunArgs>),
     /// Create a fixed-games run on a running coordinator; prints its id.
     Games(CreateArgs<GamesRunArgs>),
+    /// Create a rule-variants run (one engine, `--rules a,b,…`) on a running
+    /// coordinator; prints its id.
+    Variants(CreateArgs<VariantsRunArgs>),
     /// List runs, or show one.
     Status(cluster::StatusArgs),
     /// Follow a run with a progress bar until it ends.
@@ -57,6 +60,7 @@ impl Cli {
             Command::Sprt(args) => args.run(),
             Command::Spsa(args) => args.run(),
             Command::Games(args) => args.run(),
+            Command::Variants(args) => args.run(),
             Command::Status(args) => args.run(),
             Command::Watch(args) => args.run(),
             Command::Report(args) => args.run(),

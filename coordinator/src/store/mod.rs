@@ -13,12 +13,13 @@
 //! # Layout
 //!
 //! * [`migrations`]: the append-only schema list (`PRAGMA user_version`).
-//! * [`runs`], [`leases`], [`workers`]: row-level reads and writes on a
+//! * [`runs`], [`leases`], [`workers`], [`variants`]: row-level reads and writes on a
 //!   transaction; the rules that combine them live in [`crate::scheduler`].
 
 pub mod leases;
 pub mod migrations;
 pub mod runs;
+pub mod variants;
 pub mod workers;
 
 use std::path::Path;

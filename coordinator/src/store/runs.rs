@@ -60,6 +60,7 @@ pub fn load(conn: &Connection, id: u64, now: i64) -> Result<RunStatus, StoreErro
         .ok_or_else(|| StoreError::NotFound(format!("no run {id}")))?;
     let mut status = row.into_status()?;
     status.totals.reasons = reasons(conn, id)?;
+    status.variants = variant_totals(conn, &status)?;
     Ok(status)
 }
 
@@ -72,6 +73,7 @@ pub fn list(conn: &Connection, now: i64) -> Result<Vec<RunStatus>, StoreError> {
         .map(|r| {
             let mut status = r.into_status()?;
             status.totals.reasons = reasons(conn, status.id)?;
+            status.variants = variant_totals(conn, &status)?;
             Ok(status)
         })
         .collect()
@@ -87,6 +89,30 @@ fn reasons(
         Ok((r.get::<_, String>(0)?, count(r.get(1)?)))
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// One entry per variant of a variants run (zero before its first result).
+fn variant_totals(
+    conn: &Connection,
+    status: &RunStatus,
+) -> Result<Vec<crate::runs::VariantTotals>, StoreError> {
+    let crate::runs::KindSpec::Variants(spec) = &status.spec.kind else {
+        return Ok(Vec::new());
+    };
+    let mut out: Vec<_> = spec
+        .rules
+        .iter()
+        .map(|r| crate::runs::VariantTotals {
+            rules: r.clone(),
+            ..Default::default()
+        })
+        .collect();
+    for (i, totals) in super::variants::load(conn, status.id)? {
+        if let Some(slot) = out.get_mut(i) {
+            *slot = totals;
+        }
+    }
+    Ok(out)
 }
 
 /// The columns as read, before JSON decoding.
@@ -163,6 +189,7 @@ impl Raw {
             updated_ms: self.updated_ms,
             sprt,
             spsa,
+            variants: Vec::new(),
         })
     }
 }

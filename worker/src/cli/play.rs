@@ -132,6 +132,7 @@ impl PlayArgs {
                 params: read_params(path.as_deref())?,
                 limit,
                 hash_mb: self.hash,
+                draw_contempt: true,
             })
         };
         let dev = player("dev", &self.dev, own(&self.dev_limit)?)?;

@@ -48,7 +48,11 @@ fn limit(l: work::Limit) -> Limit {
     }
 }
 
-fn player(name: &str, spec: &work::PlayerSpec) -> anyhow::Result<PlayerConfig> {
+fn player(
+    name: &str,
+    spec: &work::PlayerSpec,
+    draw_contempt: bool,
+) -> anyhow::Result<PlayerConfig> {
     let mut params = Params::default();
     for (key, &value) in &spec.params {
         params
@@ -60,6 +64,7 @@ fn player(name: &str, spec: &work::PlayerSpec) -> anyhow::Result<PlayerConfig> {
         params,
         limit: limit(spec.limit),
         hash_mb: spec.hash_mb.max(1) as usize,
+        draw_contempt,
     })
 }
 
@@ -74,8 +79,8 @@ pub fn match_spec(work: &WorkSpec) -> anyhow::Result<MatchSpec> {
     };
     Ok(MatchSpec {
         players: [
-            player("player 0", &work.players[0])?,
-            player("player 1", &work.players[1])?,
+            player("player 0", &work.players[0], work.draw_contempt)?,
+            player("player 1", &work.players[1], work.draw_contempt)?,
         ],
         rules,
         pairs: u64::from(work.pairs),
@@ -120,6 +125,7 @@ impl BatchPlayer for EnginePlayer {
             reasons: t.reasons.into_iter().collect::<BTreeMap<_, _>>(),
             total_plies: t.plies,
             games: Vec::new(),
+            variant: Some(outcome.variant),
         })
     }
 
@@ -135,5 +141,28 @@ impl BatchPlayer for EnginePlayer {
             .map(|r| r.nodes)
             .unwrap_or(0)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draw_contempt_flows_from_the_lease_to_both_players() {
+        let mut work = crate::work::tests::sample();
+        work.rules = "reform-2007".to_owned();
+        for p in &mut work.players {
+            p.params.clear();
+        }
+        for on in [true, false] {
+            work.draw_contempt = on;
+            let spec = match_spec(&work).unwrap();
+            for p in &spec.players {
+                assert_eq!(p.draw_contempt, on);
+                let rules = super::super::search_rules(&spec.rules, p.draw_contempt);
+                assert_eq!(rules.draw_value_red_cp, if on { -120 } else { 0 });
+            }
+        }
     }
 }

@@ -11,6 +11,10 @@
 //! Game `g` of a match plays opening `offset + g / 2`; the first player (index 0)
 //! has Red in even games and Black in odd ones, so games `2p` and `2p + 1` form
 //! pair `p`.
+//!
+//! Generated openings are judged for balance under the standard rules with
+//! draws worth 0, whatever the match's rules: every rule variant and draw
+//! valuation of a study starts from the same openings.
 
 mod batch;
 mod game;
@@ -24,7 +28,7 @@ use rayon::prelude::*;
 use xq_engine::Position;
 use xq_engine::params::Params;
 use xq_engine::rules::RuleSet;
-use xq_engine::search::{Limits, Searcher};
+use xq_engine::search::{Limits, SearchRules, Searcher};
 
 pub use batch::{EnginePlayer, match_spec};
 pub use game::{GameRecord, GameSetup, play_game, search_rules};
@@ -33,6 +37,7 @@ pub use player::{Limit, LimitError, PlayerConfig};
 use crate::adjudication::AdjudicationConfig;
 use crate::openings::{OpeningSource, Order};
 use crate::tally::Tally;
+use crate::variant_stats::VariantStats;
 
 /// A match between two players.
 #[derive(Clone, Debug)]
@@ -68,6 +73,8 @@ pub struct MatchOutcome {
     pub game_time: Duration,
     /// Wall-clock time of the match.
     pub wall_time: Duration,
+    /// Red's view and capture statistics over the complete pairs.
+    pub variant: VariantStats,
 }
 
 impl MatchOutcome {
@@ -188,6 +195,9 @@ impl Runner {
             outcome
                 .tally
                 .add_pair(first.score_for(0), second.score_for(0));
+            outcome
+                .variant
+                .add_pair(&first.summary(), &second.summary());
             if spec.keep_games {
                 outcome.games.push(first);
                 outcome.games.push(second);
@@ -209,7 +219,7 @@ impl Runner {
             .unwrap_or_else(PoisonError::into_inner);
         let state = &mut *state;
         let index = spec.offset + g / 2;
-        let rules = search_rules(&spec.rules);
+        let rules = SearchRules::from(&RuleSet::STANDARD);
         let probe = &mut state.probe;
         let mut balanced = |pos: &Position| {
             probe.clear();
@@ -256,6 +266,7 @@ mod tests {
             params: Params::default(),
             limit,
             hash_mb: 1,
+            draw_contempt: true,
         };
         MatchSpec {
             players: [player("dev", dev), player("base", base)],

@@ -103,6 +103,9 @@ pub struct PlayerConfig {
     pub limit: Limit,
     /// Transposition table size in MB.
     pub hash_mb: usize,
+    /// Whether the engine values a draw by the rule set's scoring
+    /// ([`xq_engine::SearchRules::scoring_aware`]).
+    pub draw_contempt: bool,
 }
 
 #[cfg(test)]
