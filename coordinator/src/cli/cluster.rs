@@ -17,6 +17,7 @@ use xq_worker::client::{Auth, channel};
 
 use super::display::{self, Admin};
 use super::match_args::{GamesRunArgs, RunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
+use super::report_variants;
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Runtime::new().context("start the async runtime")
@@ -208,7 +209,7 @@ pub struct ReportArgs {
     #[command(flatten)]
     remote: Remote,
     run: u64,
-    /// Print the SPSA history as CSV only (for plotting).
+    /// Print the SPSA history (variants runs: one row per variant) as CSV only.
     #[arg(long, conflicts_with = "json")]
     csv: bool,
     /// Print the summary as one JSON object.
@@ -220,6 +221,9 @@ impl ReportArgs {
     pub fn run(self) -> anyhow::Result<()> {
         let (rt, mut admin) = self.remote.connect()?;
         let (run, rows) = rt.block_on(get(&mut admin, self.run, true))?;
+        if report_variants::is_variants(&run) {
+            return print_variants(&run, self.json, self.csv);
+        }
         if self.csv {
             print!("{}", display::history(&run, &rows, true));
         } else if self.json {
@@ -232,6 +236,21 @@ impl ReportArgs {
         }
         Ok(())
     }
+}
+
+/// Prints a variants run's report as text, JSON or CSV.
+fn print_variants(run: &pb::RunStatus, json: bool, csv: bool) -> anyhow::Result<()> {
+    let state = display::state(run);
+    if csv {
+        print!("{}", report_variants::csv(run)?.unwrap_or_default());
+    } else if json {
+        if let Some(v) = report_variants::json(run, state)? {
+            println!("{v}");
+        }
+    } else {
+        print!("{}", report_variants::text(run, state)?.unwrap_or_default());
+    }
+    Ok(())
 }
 
 /// `stop RUN`.
@@ -338,6 +357,9 @@ impl LocalArgs {
                 }
             };
             cluster.stop().await?;
+            if report_variants::is_variants(&last) {
+                return print_variants(&last, json, false);
+            }
             if json {
                 println!("{}", display::summary_json(&last));
             } else {

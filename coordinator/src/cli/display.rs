@@ -22,7 +22,7 @@ fn kind(s: &pb::RunStatus) -> &'static str {
     }
 }
 
-fn state(s: &pb::RunStatus) -> &'static str {
+pub fn state(s: &pb::RunStatus) -> &'static str {
     match s.state() {
         pb::RunState::Active => "active",
         pb::RunState::Finished => "finished",

@@ -9,6 +9,7 @@ mod cluster;
 mod display;
 mod match_args;
 mod params;
+mod report_variants;
 mod stats;
 mod stats_compare;
 
@@ -42,7 +43,8 @@ enum Command {
     Status(cluster::StatusArgs),
     /// Follow a run with a progress bar until it ends.
     Watch(cluster::WatchArgs),
-    /// A run's final summary (SPSA: with its θ history; --csv for plotting).
+    /// A run's final summary (SPSA: with its θ history; variants: the
+    /// per-variant report; --csv for plotting).
     Report(cluster::ReportArgs),
     /// Stop a run.
     Stop(cluster::StopArgs),
