@@ -286,6 +286,7 @@ impl Scheduler {
                         seed: settings.seed,
                         offset,
                         count: pairs.into(),
+                        per_game: matches!(run.spec.kind, KindSpec::Variants(_)),
                     },
                     pairs,
                     adjudication: settings.adjudication,
@@ -495,6 +496,7 @@ mod tests {
 
     use super::*;
     use crate::runs::{GamesSpec, MatchSettings};
+    use xq_worker::variant_stats::VariantStats;
     use xq_worker::work::{Adjudication, Limit, OpeningSource};
 
     fn games_spec(pairs: u64, batch_pairs: u32) -> RunSpec {
@@ -593,6 +595,61 @@ mod tests {
             s.submit(w, g.lease_id, draws(4)).await.unwrap(),
             SubmitStatus::Accepted
         );
+    }
+
+    #[tokio::test]
+    async fn variants_leases_go_round_the_variants_and_need_their_statistics() {
+        let (s, w) = setup(Duration::from_secs(60)).await;
+        let mut spec = games_spec(0, 2);
+        spec.kind = KindSpec::Variants(runs::VariantsSpec {
+            rules: vec!["standard".to_owned(), "conversion".to_owned()],
+            params: BTreeMap::new(),
+            pairs: 3,
+        });
+        let (run, _) = s.create_run(spec, false).await.unwrap();
+        let mut grants = Vec::new();
+        while let Some(g) = s.request_work(w).await.unwrap() {
+            grants.push(g);
+        }
+        let slices: Vec<_> = grants
+            .iter()
+            .map(|g| (g.work.rules.as_str(), g.work.openings.offset, g.work.pairs))
+            .collect();
+        assert_eq!(
+            slices,
+            [
+                ("standard", 0, 2),
+                ("conversion", 0, 2),
+                ("standard", 2, 1),
+                ("conversion", 2, 1)
+            ]
+        );
+        let g = &grants[1];
+        let err = s.submit(w, g.lease_id, draws(2)).await.unwrap_err();
+        assert!(err.to_string().contains("results.variant"), "{err}");
+        let mut stats = VariantStats {
+            draws: 4,
+            pair_outcomes: [0, 0, 0, 0, 2, 0, 0, 0, 0],
+            ..VariantStats::default()
+        };
+        stats.plies_histogram[3] = 4;
+        let with = |stats: VariantStats| BatchOutcome {
+            variant: Some(stats),
+            ..draws(2)
+        };
+        let mut bad = stats.clone();
+        bad.pair_outcomes[4] = 1;
+        let err = s.submit(w, g.lease_id, with(bad)).await.unwrap_err();
+        assert!(
+            err.to_string().contains("results.variant.pair_outcomes"),
+            "{err}"
+        );
+        let ok = s.submit(w, g.lease_id, with(stats)).await.unwrap();
+        assert_eq!(ok, SubmitStatus::Accepted);
+        let status = s.get_run(run).await.unwrap();
+        assert_eq!(status.variants[0].pairs, 0);
+        assert_eq!(status.variants[1].pairs, 2);
+        assert_eq!(status.variants[1].stats.draws, 4);
     }
 
     #[test]

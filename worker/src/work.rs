@@ -102,6 +102,11 @@ pub struct OpeningSlice {
     pub offset: u64,
     /// Openings in the slice (= pairs).
     pub count: u64,
+    /// Each game takes its own opening: game `k` of pair `i` uses index
+    /// `2·(offset + i) + k` (variants runs, whose identical players would
+    /// otherwise replay each opening's game move for move).
+    #[serde(default)]
+    pub per_game: bool,
 }
 
 /// Where openings come from.
@@ -460,12 +465,14 @@ impl From<OpeningSlice> for pb::OpeningSlice {
             seed,
             offset,
             count,
+            per_game,
         } = o;
         pb::OpeningSlice {
             source: Some(source.into()),
             seed,
             offset,
             count,
+            per_game,
         }
     }
 }
@@ -480,6 +487,7 @@ impl TryFrom<pb::OpeningSlice> for OpeningSlice {
             seed,
             offset,
             count,
+            per_game,
         } = o;
         let source = match source {
             Some(Source::Builtin(b)) => OpeningSource::from_wire(Some(b), None, "openings"),
@@ -494,6 +502,7 @@ impl TryFrom<pb::OpeningSlice> for OpeningSlice {
             seed,
             offset,
             count,
+            per_game,
         })
     }
 }
@@ -692,6 +701,7 @@ pub(crate) mod tests {
                 seed: 7,
                 offset: 16,
                 count: 8,
+                per_game: true,
             },
             pairs: 8,
             adjudication: Adjudication {

@@ -165,6 +165,7 @@ impl PlayArgs {
             order,
             seed: self.seed,
             offset: self.offset,
+            opening_per_game: false,
             adjudication: self.adjudication.config(),
             keep_games: self.pgn.is_some(),
         };

@@ -88,6 +88,7 @@ pub fn match_spec(work: &WorkSpec) -> anyhow::Result<MatchSpec> {
         order: Order::Sequential,
         seed: work.openings.seed,
         offset: work.openings.offset,
+        opening_per_game: work.openings.per_game,
         adjudication: work.adjudication.into(),
         keep_games: false,
     })
