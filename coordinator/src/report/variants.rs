@@ -248,6 +248,15 @@ fn difference(a: MeanEstimate, b: MeanEstimate) -> Difference {
     }
 }
 
+/// A p-value: three decimals, or two significant digits below 0.001.
+fn pvalue(p: f64) -> String {
+    if p < 1e-3 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
 fn pct(p: f64) -> String {
     format!("{:.1}", 100.0 * p)
 }
@@ -330,12 +339,17 @@ pub fn text(r: &VariantsReport) -> String {
             );
         }
         out += &format!(
-            "  G-test (2×3, design effect {:.2}): G = {:.2}, df {}, p = {:.3}\n",
-            c.design_effect, c.g_test.statistic, c.g_test.df, c.g_test.p_value
+            "  G-test (2×3, design effect {:.2}): G = {:.2}, df {}, p = {}\n",
+            c.design_effect,
+            c.g_test.statistic,
+            c.g_test.df,
+            pvalue(c.g_test.p_value)
         );
         out += &format!(
-            "  draw rate z-test: z = {:.2}, p = {:.3} (two-sided); p(lower draw rate) = {:.3}\n",
-            c.draw_rate_test.statistic, c.draw_rate_test.p_value, c.draw_lower_p
+            "  draw rate z-test: z = {:.2}, p = {} (two-sided); p(lower draw rate) = {}\n",
+            c.draw_rate_test.statistic,
+            pvalue(c.draw_rate_test.p_value),
+            pvalue(c.draw_lower_p)
         );
     }
     out

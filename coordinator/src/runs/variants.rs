@@ -4,10 +4,12 @@
 //! # Slices
 //!
 //! A lease covers one variant. Fresh slices go round by round: round `r`
-//! hands out, for each variant in order, the openings
-//! `[r·B, r·B + s)` with `s = min(B, pairs − r·B)` (`B` = batch pairs). So
-//! every opening is played under every variant, with both colours, and the
-//! variants stay level while the run is under way. The run's fresh-pair
+//! hands out, for each variant in order, the pairs `[r·B, r·B + s)` with
+//! `s = min(B, pairs − r·B)` (`B` = batch pairs). So every variant plays the
+//! same openings, and the variants stay level while the run is under way.
+//! Leases set `OpeningSlice::per_game`: each game of a pair takes its own
+//! opening, because the two players are the same engine and a colour-swapped
+//! replay of one opening would repeat the game move for move. The run's fresh-pair
 //! counter `g` (pairs issued over all variants) fixes the next slice
 //! ([`fresh_slice`]); the lease row records its variant so that an expired
 //! slice is handed out again under the same variant.
