@@ -14,7 +14,7 @@ use xq_worker::work::{OpeningSource, invalid, required};
 use crate::runs::{
     self, DEFAULT_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS, EngineSel, GamesSpec, KindSpec, Lineup,
     MAX_BATCH_PAIRS, MatchSettings, RunKind, RunSpec, RunState, RunStatus, SprtSpec,
-    SpsaHistoryRow, SpsaSpec,
+    SpsaHistoryRow, SpsaSpec, VariantTotals, VariantsSpec, variants::MAX_VARIANTS,
 };
 use crate::scheduler::{Grant, SubmitStatus};
 use crate::spsa::SpsaParamSpec;
@@ -24,6 +24,7 @@ use crate::stats::{EloModel, Pentanomial, Results};
 use crate::store::StoreError;
 use crate::store::leases::LeaseState;
 use crate::store::workers::NewWorker;
+use xq_worker::variant_stats::VariantStats;
 
 /// Store errors as gRPC statuses: unknown ids are `NOT_FOUND`, refused
 /// content `INVALID_ARGUMENT`, another worker's lease `PERMISSION_DENIED`;
@@ -113,6 +114,7 @@ impl TryFrom<pb::RunSpec> for RunSpec {
             pb::run_spec::Kind::Sprt(s) => KindSpec::Sprt(s.try_into()?),
             pb::run_spec::Kind::Spsa(s) => KindSpec::Spsa(s.try_into()?),
             pb::run_spec::Kind::Games(g) => KindSpec::Games(g.try_into()?),
+            pb::run_spec::Kind::Variants(v) => KindSpec::Variants(v.try_into()?),
         };
         let batch_pairs = match (batch_pairs, &kind) {
             (0, KindSpec::Spsa(_)) => DEFAULT_SPSA_BATCH_PAIRS,
@@ -218,6 +220,7 @@ impl TryFrom<pb::MatchSettings> for MatchSettings {
             openings,
             seed,
             adjudication,
+            draw_contempt,
         } = m;
         if hash_mb == 0 {
             return Err(invalid("settings.hash_mb", "must be at least 1"));
@@ -241,6 +244,94 @@ impl TryFrom<pb::MatchSettings> for MatchSettings {
             openings,
             seed,
             adjudication: adjudication.map(Into::into).unwrap_or_default(),
+            draw_contempt: draw_contempt.unwrap_or(true),
+        })
+    }
+}
+
+impl TryFrom<pb::VariantsSpec> for VariantsSpec {
+    type Error = Status;
+
+    fn try_from(v: pb::VariantsSpec) -> Result<Self, Status> {
+        let pb::VariantsSpec {
+            rules,
+            params,
+            pairs,
+        } = v;
+        if !(2..=MAX_VARIANTS).contains(&rules.len()) {
+            return Err(invalid(
+                "variants.rules",
+                format!("{} rule sets, need 2 to {MAX_VARIANTS}", rules.len()),
+            ));
+        }
+        let mut seen: Vec<xq_engine::RuleSet> = Vec::with_capacity(rules.len());
+        for r in &rules {
+            let parsed: xq_engine::RuleSet = r
+                .parse()
+                .map_err(|e| invalid("variants.rules", format!("'{r}': {e}")))?;
+            if seen.contains(&parsed) {
+                return Err(invalid(
+                    "variants.rules",
+                    format!("'{r}' repeats an earlier rule set"),
+                ));
+            }
+            seen.push(parsed);
+        }
+        if pairs == 0 {
+            return Err(invalid("variants.pairs", "must be at least 1"));
+        }
+        check_params("variants.params", &params)?;
+        Ok(VariantsSpec {
+            rules,
+            params: params.into_iter().collect(),
+            pairs,
+        })
+    }
+}
+
+impl From<VariantTotals> for pb::VariantTotals {
+    fn from(v: VariantTotals) -> Self {
+        let VariantTotals {
+            rules,
+            pairs,
+            reasons,
+            total_plies,
+            stats,
+        } = v;
+        pb::VariantTotals {
+            rules,
+            pairs,
+            reasons: reasons.into_iter().collect(),
+            total_plies,
+            stats: Some(stats.into()),
+        }
+    }
+}
+
+/// Checks the shape and that the counts fit the pairs (for reports of a
+/// status read back from the wire).
+impl TryFrom<pb::VariantTotals> for VariantTotals {
+    type Error = Status;
+
+    fn try_from(v: pb::VariantTotals) -> Result<Self, Status> {
+        let pb::VariantTotals {
+            rules,
+            pairs,
+            reasons,
+            total_plies,
+            stats,
+        } = v;
+        let stats = VariantStats::try_from(stats.unwrap_or_default())?;
+        let pairs32 = u32::try_from(pairs).map_err(|_| invalid("variant.pairs", "too large"))?;
+        stats
+            .check(pairs32)
+            .map_err(|e| invalid("variant.stats", e))?;
+        Ok(VariantTotals {
+            rules,
+            pairs,
+            reasons: reasons.into_iter().collect(),
+            total_plies,
+            stats,
         })
     }
 }
@@ -410,6 +501,11 @@ impl From<RunSpec> for pb::RunSpec {
                 pairs: g.pairs,
                 engines: Some(g.lineup.into()),
             }),
+            KindSpec::Variants(v) => pb::run_spec::Kind::Variants(pb::VariantsSpec {
+                rules: v.rules,
+                params: v.params.into_iter().collect(),
+                pairs: v.pairs,
+            }),
         };
         let MatchSettings {
             limit,
@@ -418,6 +514,7 @@ impl From<RunSpec> for pb::RunSpec {
             openings,
             seed,
             adjudication,
+            draw_contempt,
         } = settings;
         let openings = match openings {
             OpeningSource::Builtin { random_plies } => {
@@ -438,6 +535,7 @@ impl From<RunSpec> for pb::RunSpec {
                 openings: Some(openings),
                 seed,
                 adjudication: Some(adjudication.into()),
+                draw_contempt: Some(draw_contempt),
             }),
             kind: Some(kind),
         }
@@ -450,6 +548,7 @@ impl From<RunKind> for pb::RunKind {
             RunKind::Sprt => pb::RunKind::Sprt,
             RunKind::Spsa => pb::RunKind::Spsa,
             RunKind::Games => pb::RunKind::Games,
+            RunKind::Variants => pb::RunKind::Variants,
         }
     }
 }
@@ -531,6 +630,7 @@ impl From<RunStatus> for pb::RunStatus {
             sprt,
             spsa,
             flag,
+            variants,
         } = s;
         let elo = (totals.pairs > 0)
             .then(|| logistic_elo(&Results::Pentanomial(Pentanomial(totals.pentanomial))).ok())
@@ -588,6 +688,7 @@ impl From<RunStatus> for pb::RunStatus {
             sprt,
             spsa,
             flag: flag.unwrap_or_default(),
+            variants: variants.into_iter().map(Into::into).collect(),
         }
     }
 }

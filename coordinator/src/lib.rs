@@ -5,6 +5,7 @@
 //! * [`auth`]: tokens, roles, the auth layer and per-token rate limits.
 //! * [`stats`]: pure match statistics (Elo, SPRT, variant comparison).
 //! * [`spsa`]: the pure SPSA tuner state and its step functions.
+//! * [`report`]: reports computed from run totals (variants runs).
 //! * [`runs`]: runs as domain types and, per kind, how leases are formed and
 //!   results applied.
 //! * [`store`]: the SQLite store (the only state; blocking, on tokio's
@@ -17,6 +18,7 @@
 pub mod auth;
 pub mod convert;
 pub mod local;
+pub mod report;
 pub mod runs;
 pub mod scheduler;
 pub mod server;

@@ -16,6 +16,9 @@
 //! far), so every pair of a run uses a distinct opening index. When a lease
 //! expires or is released, its slice is handed out again, before any fresh
 //! one, with the same offset and size (the lease row records the slice).
+//! Variants runs hand out one variant per lease and go round the variants
+//! on the same openings ([`runs::variants`]); the lease row records the
+//! variant too.
 //!
 //! # Exactly once
 //!
@@ -39,6 +42,7 @@ use xq_worker::work::{BatchOutcome, OpeningSlice, WorkSpec};
 use crate::runs::{self, KindSpec, RunKind, RunSpec, RunState, RunStatus, SpsaHistoryRow};
 use crate::store::leases::{self, LeaseState, NewLease};
 use crate::store::runs::{self as run_rows, Candidate};
+use crate::store::variants as variant_rows;
 use crate::store::workers::{self, NewWorker};
 use crate::store::{Store, StoreError, now_ms};
 
@@ -160,7 +164,7 @@ impl Scheduler {
                 let lineup = match &mut spec.kind {
                     KindSpec::Sprt(s) => Some(&mut s.lineup),
                     KindSpec::Games(g) => Some(&mut g.lineup),
-                    KindSpec::Spsa(_) => None,
+                    KindSpec::Spsa(_) | KindSpec::Variants(_) => None,
                 };
                 for sel in lineup.into_iter().flat_map(|l| l.selections_mut()) {
                     let found = crate::store::engines::get(&tx, &sel.name)?;
@@ -264,21 +268,48 @@ impl Scheduler {
                     return Ok(None);
                 };
                 let run = run_rows::load(&tx, pick.id, now)?;
-                let (offset, pairs) = match leases::take_requeued(&tx, run.id)? {
+                let (offset, pairs, variant) = match leases::take_requeued(&tx, run.id)? {
                     Some(slice) => slice,
-                    None => {
-                        let left = pick
-                            .target_pairs
-                            .map_or(u64::MAX, |t| t - pick.pairs_issued);
-                        let pairs = u64::from(run.spec.batch_pairs).min(left) as u32;
-                        run_rows::advance_issued(&tx, run.id, pairs)?;
-                        (pick.pairs_issued, pairs)
-                    }
+                    None => match &run.spec.kind {
+                        KindSpec::Variants(v) => {
+                            let slice = runs::variants::fresh_slice(
+                                v,
+                                run.spec.batch_pairs,
+                                pick.pairs_issued,
+                            )
+                            .ok_or_else(|| {
+                                StoreError::Schema(format!("variants run {} has no slice", run.id))
+                            })?;
+                            run_rows::advance_issued(&tx, run.id, slice.pairs)?;
+                            (slice.offset, slice.pairs, Some(slice.variant))
+                        }
+                        _ => {
+                            let left = pick
+                                .target_pairs
+                                .map_or(u64::MAX, |t| t - pick.pairs_issued);
+                            let pairs = u64::from(run.spec.batch_pairs).min(left) as u32;
+                            run_rows::advance_issued(&tx, run.id, pairs)?;
+                            (pick.pairs_issued, pairs, None)
+                        }
+                    },
                 };
                 let settings = &run.spec.settings;
+                let mut rules = settings.rules.clone();
                 let (players, request) = match &run.spec.kind {
                     KindSpec::Sprt(s) => (runs::sprt::players(s, settings), None),
                     KindSpec::Games(g) => (runs::games::players(g, settings), None),
+                    KindSpec::Variants(v) => {
+                        rules = variant
+                            .and_then(|i| v.rules.get(i))
+                            .ok_or_else(|| {
+                                StoreError::Schema(format!(
+                                    "variants run {} has no variant {variant:?}",
+                                    run.id
+                                ))
+                            })?
+                            .clone();
+                        (runs::variants::players(v, settings), None)
+                    }
                     KindSpec::Spsa(_) => {
                         let state = run.spsa.as_ref().ok_or_else(|| {
                             StoreError::Schema(format!("spsa run {} has no state", run.id))
@@ -296,15 +327,17 @@ impl Scheduler {
                 };
                 let work = WorkSpec {
                     players,
-                    rules: settings.rules.clone(),
+                    rules,
                     openings: OpeningSlice {
                         source: settings.openings.clone(),
                         seed: settings.seed,
                         offset,
                         count: pairs.into(),
+                        per_game: matches!(run.spec.kind, KindSpec::Variants(_)),
                     },
                     pairs,
                     adjudication: settings.adjudication,
+                    draw_contempt: settings.draw_contempt,
                 };
                 let deadline_ms = now + ttl;
                 let lease_id = leases::insert(
@@ -315,6 +348,7 @@ impl Scheduler {
                         work: &work,
                         spsa_request: request.as_ref(),
                         deadline_ms,
+                        variant,
                     },
                     now,
                 )?;
@@ -450,6 +484,10 @@ fn count_result(
     let run = run_rows::load(conn, run_id, now)?;
     let finished = match &run.spec.kind {
         KindSpec::Games(g) => runs::games::finished(g, run.totals.pairs),
+        KindSpec::Variants(v) => {
+            count_variant(conn, lease, outcome, v)?;
+            runs::variants::finished(v, run.totals.pairs)
+        }
         KindSpec::Sprt(s) => {
             let test = runs::sprt::evaluate(s, run.totals.pentanomial)
                 .map_err(|e| StoreError::Invalid(format!("sprt: {e}")))?;
@@ -476,12 +514,38 @@ fn count_result(
     Ok(())
 }
 
+/// Adds a variants lease's games to its variant's totals.
+fn count_variant(
+    conn: &rusqlite::Connection,
+    lease: &leases::Lease,
+    outcome: &BatchOutcome,
+    spec: &runs::VariantsSpec,
+) -> Result<(), StoreError> {
+    let index = lease
+        .variant
+        .filter(|&i| i < spec.rules.len())
+        .ok_or_else(|| StoreError::Schema(format!("variants lease {} has no variant", lease.id)))?;
+    let stats = outcome.variant.as_ref().ok_or_else(|| {
+        StoreError::Invalid(
+            "invalid results: results.variant: missing (a variants run needs it)".to_owned(),
+        )
+    })?;
+    let mut totals =
+        variant_rows::load_one(conn, lease.run_id, index)?.unwrap_or_else(|| runs::VariantTotals {
+            rules: spec.rules[index].clone(),
+            ..Default::default()
+        });
+    totals.add(outcome, stats);
+    variant_rows::save(conn, lease.run_id, index, &totals)
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
     use crate::runs::{GamesSpec, MatchSettings};
+    use xq_worker::variant_stats::VariantStats;
     use xq_worker::work::{Adjudication, Limit, OpeningSource};
 
     fn games_spec(pairs: u64, batch_pairs: u32) -> RunSpec {
@@ -496,6 +560,7 @@ mod tests {
                 openings: OpeningSource::Builtin { random_plies: 2 },
                 seed: 1,
                 adjudication: Adjudication::default(),
+                draw_contempt: true,
             },
             kind: KindSpec::Games(GamesSpec {
                 dev_params: BTreeMap::new(),
@@ -581,6 +646,61 @@ mod tests {
             s.submit(w, g.lease_id, draws(4)).await.unwrap(),
             SubmitStatus::Accepted
         );
+    }
+
+    #[tokio::test]
+    async fn variants_leases_go_round_the_variants_and_need_their_statistics() {
+        let (s, w) = setup(Duration::from_secs(60)).await;
+        let mut spec = games_spec(0, 2);
+        spec.kind = KindSpec::Variants(runs::VariantsSpec {
+            rules: vec!["standard".to_owned(), "conversion".to_owned()],
+            params: BTreeMap::new(),
+            pairs: 3,
+        });
+        let (run, _) = s.create_run(spec, false).await.unwrap();
+        let mut grants = Vec::new();
+        while let Some(g) = s.request_work(w).await.unwrap() {
+            grants.push(g);
+        }
+        let slices: Vec<_> = grants
+            .iter()
+            .map(|g| (g.work.rules.as_str(), g.work.openings.offset, g.work.pairs))
+            .collect();
+        assert_eq!(
+            slices,
+            [
+                ("standard", 0, 2),
+                ("conversion", 0, 2),
+                ("standard", 2, 1),
+                ("conversion", 2, 1)
+            ]
+        );
+        let g = &grants[1];
+        let err = s.submit(w, g.lease_id, draws(2)).await.unwrap_err();
+        assert!(err.to_string().contains("results.variant"), "{err}");
+        let mut stats = VariantStats {
+            draws: 4,
+            pair_outcomes: [0, 0, 0, 0, 2, 0, 0, 0, 0],
+            ..VariantStats::default()
+        };
+        stats.plies_histogram[3] = 4;
+        let with = |stats: VariantStats| BatchOutcome {
+            variant: Some(stats),
+            ..draws(2)
+        };
+        let mut bad = stats.clone();
+        bad.pair_outcomes[4] = 1;
+        let err = s.submit(w, g.lease_id, with(bad)).await.unwrap_err();
+        assert!(
+            err.to_string().contains("results.variant.pair_outcomes"),
+            "{err}"
+        );
+        let ok = s.submit(w, g.lease_id, with(stats)).await.unwrap();
+        assert_eq!(ok, SubmitStatus::Accepted);
+        let status = s.get_run(run).await.unwrap();
+        assert_eq!(status.variants[0].pairs, 0);
+        assert_eq!(status.variants[1].pairs, 2);
+        assert_eq!(status.variants[1].stats.draws, 4);
     }
 
     #[test]

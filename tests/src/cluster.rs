@@ -252,6 +252,7 @@ fn settings() -> pb::MatchSettings {
         })),
         seed: 7,
         adjudication: None,
+        draw_contempt: None,
     }
 }
 

@@ -32,6 +32,7 @@ fn settings(nodes: u64) -> pb::MatchSettings {
             draw_after_move: 40,
             max_plies: 300,
         }),
+        draw_contempt: None,
     }
 }
 

@@ -180,6 +180,7 @@ mod matches {
             limit: Limit::Nodes(300),
             hash_mb: 1,
             engine,
+            draw_contempt: true,
         }
     }
 
@@ -194,6 +195,7 @@ mod matches {
             offset: 0,
             adjudication: AdjudicationConfig::default(),
             keep_games: true,
+            opening_per_game: false,
         };
         let runner = Runner::new(2).expect("runner");
         runner

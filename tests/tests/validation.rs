@@ -19,6 +19,17 @@ fn draws(pairs: u32) -> pb::GameResults {
     }
 }
 
+/// A bad submission: what it is, worker, lease, results, the expected code and
+/// a fragment of the message.
+type Case = (
+    &'static str,
+    u64,
+    u64,
+    Option<pb::GameResults>,
+    Code,
+    &'static str,
+);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_submissions_are_refused_naming_the_field_and_change_nothing() {
     let db = TempDb::new("validate");
@@ -48,7 +59,7 @@ async fn bad_submissions_are_refused_naming_the_field_and_change_nothing() {
         .unwrap();
     let before = status(&mut admin, run).await;
     let good = draws(4);
-    let cases: Vec<(&str, u64, u64, Option<pb::GameResults>, Code, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "missing results",
             worker_id,

@@ -7,6 +7,8 @@
 //! - [`openings`]: the sixteen first moves with random plies, or opening files;
 //! - [`pgn`]: PGN output in coordinates, WXF or Chinese notation;
 //! - [`tally`]: W/D/L, pentanomial, plies and end reasons;
+//! - [`variant_stats`]: Red's view of a batch and capture conversion per kind,
+//!   for rule-variant studies;
 //! - [`runner`]: games on a rayon pool, one search state per thread, and
 //!   [`EnginePlayer`], the [`BatchPlayer`] that plays the coordinator's leases;
 //! - [`work`]: what a lease asks for ([`WorkSpec`]) and what playing it gives
@@ -27,6 +29,7 @@ pub mod pgn;
 pub mod runner;
 pub mod tally;
 pub mod timecontrol;
+pub mod variant_stats;
 pub mod work;
 
 pub use runner::EnginePlayer;

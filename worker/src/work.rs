@@ -26,6 +26,8 @@ use serde::{Deserialize, Serialize};
 use tonic::Status;
 use xq_proto::pb;
 
+use crate::variant_stats::{VariantStats, VariantStatsError};
+
 /// Plays a lease's game pairs. The real implementation is the rayon game runner.
 pub trait BatchPlayer: Send + Sync + 'static {
     /// Plays `work` to completion (or until `cancel` is set, then returns the pairs finished so far),
@@ -57,6 +59,14 @@ pub struct WorkSpec {
     /// Game pairs to play (2 games each); equals `openings.count`.
     pub pairs: u32,
     pub adjudication: Adjudication,
+    /// Whether both engines value a draw by the rule set's scoring
+    /// ([`xq_engine::SearchRules::scoring_aware`]); on when absent from the wire.
+    #[serde(default = "on")]
+    pub draw_contempt: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 /// One engine configuration.
@@ -192,6 +202,11 @@ pub struct OpeningSlice {
     pub offset: u64,
     /// Openings in the slice (= pairs).
     pub count: u64,
+    /// Each game takes its own opening: game `k` of pair `i` uses index
+    /// `2·(offset + i) + k` (variants runs, whose identical players would
+    /// otherwise replay each opening's game move for move).
+    #[serde(default)]
+    pub per_game: bool,
 }
 
 /// Where openings come from.
@@ -238,6 +253,9 @@ pub struct BatchOutcome {
     pub total_plies: u64,
     /// Game records, if the runner keeps them.
     pub games: Vec<GameRecord>,
+    /// Red's view and capture statistics of the same games; required by
+    /// variants runs, checked whenever present.
+    pub variant: Option<VariantStats>,
 }
 
 /// An outcome whose counts do not add up.
@@ -264,6 +282,8 @@ pub enum OutcomeError {
         "{records} game records for {games} games, or a record of more than {MAX_PLIES_PER_GAME} moves"
     )]
     Games { records: usize, games: u64 },
+    #[error(transparent)]
+    Variant(#[from] VariantStatsError),
 }
 
 /// Most plies a game can have; the runner's own caps are far lower.
@@ -283,6 +303,7 @@ impl OutcomeError {
             OutcomeError::Reasons(..) | OutcomeError::ReasonNames(_) => "results.reasons",
             OutcomeError::Plies { .. } => "results.total_plies",
             OutcomeError::Games { .. } => "results.games",
+            OutcomeError::Variant(_) => "results.variant",
         }
     }
 }
@@ -351,6 +372,9 @@ impl BatchOutcome {
                 games,
             });
         }
+        if let Some(v) = &self.variant {
+            v.check(pairs)?;
+        }
         Ok(())
     }
 }
@@ -400,6 +424,7 @@ impl From<WorkSpec> for pb::WorkSpec {
             openings,
             pairs,
             adjudication,
+            draw_contempt,
         } = w;
         pb::WorkSpec {
             players: players.into_iter().map(Into::into).collect(),
@@ -407,6 +432,7 @@ impl From<WorkSpec> for pb::WorkSpec {
             openings: Some(openings.into()),
             pairs,
             adjudication: Some(adjudication.into()),
+            draw_contempt: Some(draw_contempt),
         }
     }
 }
@@ -421,6 +447,7 @@ impl TryFrom<pb::WorkSpec> for WorkSpec {
             openings,
             pairs,
             adjudication,
+            draw_contempt,
         } = w;
         let players: Vec<PlayerSpec> = players
             .into_iter()
@@ -445,6 +472,7 @@ impl TryFrom<pb::WorkSpec> for WorkSpec {
             openings,
             pairs,
             adjudication: adjudication.map(Into::into).unwrap_or_default(),
+            draw_contempt: draw_contempt.unwrap_or(true),
         })
     }
 }
@@ -596,12 +624,14 @@ impl From<OpeningSlice> for pb::OpeningSlice {
             seed,
             offset,
             count,
+            per_game,
         } = o;
         pb::OpeningSlice {
             source: Some(source.into()),
             seed,
             offset,
             count,
+            per_game,
         }
     }
 }
@@ -616,6 +646,7 @@ impl TryFrom<pb::OpeningSlice> for OpeningSlice {
             seed,
             offset,
             count,
+            per_game,
         } = o;
         let source = match source {
             Some(Source::Builtin(b)) => OpeningSource::from_wire(Some(b), None, "openings"),
@@ -630,6 +661,7 @@ impl TryFrom<pb::OpeningSlice> for OpeningSlice {
             seed,
             offset,
             count,
+            per_game,
         })
     }
 }
@@ -688,6 +720,7 @@ impl From<BatchOutcome> for pb::GameResults {
             reasons,
             total_plies,
             games,
+            variant,
         } = o;
         pb::GameResults {
             pairs,
@@ -698,6 +731,7 @@ impl From<BatchOutcome> for pb::GameResults {
             reasons: reasons.into_iter().collect(),
             total_plies,
             games: games.into_iter().map(Into::into).collect(),
+            variant: variant.map(Into::into),
         }
     }
 }
@@ -717,6 +751,7 @@ impl TryFrom<pb::GameResults> for BatchOutcome {
             reasons,
             total_plies,
             games,
+            variant,
         } = r;
         let pentanomial: [u64; 5] = pentanomial.try_into().map_err(|p: Vec<u64>| {
             invalid(
@@ -736,6 +771,7 @@ impl TryFrom<pb::GameResults> for BatchOutcome {
                 .into_iter()
                 .map(GameRecord::try_from)
                 .collect::<Result<_, _>>()?,
+            variant: variant.map(VariantStats::try_from).transpose()?,
         })
     }
 }
@@ -803,7 +839,7 @@ impl TryFrom<pb::GameRecord> for GameRecord {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn sample() -> WorkSpec {
@@ -825,12 +861,14 @@ mod tests {
                 seed: 7,
                 offset: 16,
                 count: 8,
+                per_game: true,
             },
             pairs: 8,
             adjudication: Adjudication {
                 max_plies: 300,
                 ..Adjudication::default()
             },
+            draw_contempt: false,
         }
     }
 

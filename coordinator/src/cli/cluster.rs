@@ -18,7 +18,8 @@ use xq_proto::pb::run_service_client::RunServiceClient;
 use xq_worker::client::{Auth, channel};
 
 use super::display::{self, Admin};
-use super::match_args::{GamesRunArgs, RunArgs, SprtRunArgs, SpsaRunArgs};
+use super::match_args::{GamesRunArgs, RunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
+use super::report_variants;
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Runtime::new().context("start the async runtime")
@@ -186,6 +187,11 @@ impl CreateArgs<GamesRunArgs> {
         create(&self.remote, RunArgs::Games(self.run))
     }
 }
+impl CreateArgs<VariantsRunArgs> {
+    pub fn run(self) -> anyhow::Result<()> {
+        create(&self.remote, RunArgs::Variants(self.run))
+    }
+}
 
 /// `status [RUN]`: one line per run, or one run in detail.
 #[derive(Debug, Args)]
@@ -259,7 +265,7 @@ pub struct ReportArgs {
     #[command(flatten)]
     remote: Remote,
     run: u64,
-    /// Print the SPSA history as CSV only (for plotting).
+    /// Print the SPSA history (variants runs: one row per variant) as CSV only.
     #[arg(long, conflicts_with = "json")]
     csv: bool,
     /// Print the summary as one JSON object.
@@ -271,6 +277,9 @@ impl ReportArgs {
     pub fn run(self) -> anyhow::Result<()> {
         let (rt, mut admin) = self.remote.connect()?;
         let (run, rows) = rt.block_on(get(&mut admin, self.run, true))?;
+        if report_variants::is_variants(&run) {
+            return print_variants(&run, self.json, self.csv);
+        }
         if self.csv {
             print!("{}", display::history(&run, &rows, true));
         } else if self.json {
@@ -283,6 +292,21 @@ impl ReportArgs {
         }
         Ok(())
     }
+}
+
+/// Prints a variants run's report as text, JSON or CSV.
+fn print_variants(run: &pb::RunStatus, json: bool, csv: bool) -> anyhow::Result<()> {
+    let state = display::state(run);
+    if csv {
+        print!("{}", report_variants::csv(run)?.unwrap_or_default());
+    } else if json {
+        if let Some(v) = report_variants::json(run, state)? {
+            println!("{v}");
+        }
+    } else {
+        print!("{}", report_variants::text(run, state)?.unwrap_or_default());
+    }
+    Ok(())
 }
 
 /// `stop RUN`.
@@ -318,6 +342,7 @@ enum LocalRun {
     Sprt(LocalCommon<SprtRunArgs>),
     Spsa(LocalCommon<SpsaRunArgs>),
     Games(LocalCommon<GamesRunArgs>),
+    Variants(LocalCommon<VariantsRunArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -344,6 +369,7 @@ impl LocalArgs {
             LocalRun::Sprt(c) => (c.db, c.threads, c.workers, c.json, RunArgs::Sprt(c.run)),
             LocalRun::Spsa(c) => (c.db, c.threads, c.workers, c.json, RunArgs::Spsa(c.run)),
             LocalRun::Games(c) => (c.db, c.threads, c.workers, c.json, RunArgs::Games(c.run)),
+            LocalRun::Variants(c) => (c.db, c.threads, c.workers, c.json, RunArgs::Variants(c.run)),
         };
         let spec = run.spec()?;
         let player = player(threads.max(1))?;
@@ -388,6 +414,9 @@ impl LocalArgs {
                 }
             };
             cluster.stop().await?;
+            if report_variants::is_variants(&last) {
+                return print_variants(&last, json, false);
+            }
             if json {
                 println!("{}", display::summary_json(&last));
             } else {

@@ -17,11 +17,12 @@ fn kind(s: &pb::RunStatus) -> &'static str {
         Some(pb::run_spec::Kind::Sprt(_)) => "sprt",
         Some(pb::run_spec::Kind::Spsa(_)) => "spsa",
         Some(pb::run_spec::Kind::Games(_)) => "games",
+        Some(pb::run_spec::Kind::Variants(_)) => "variants",
         None => "?",
     }
 }
 
-fn state(s: &pb::RunStatus) -> &'static str {
+pub fn state(s: &pb::RunStatus) -> &'static str {
     match s.state() {
         pb::RunState::Active => "active",
         pb::RunState::Finished => "finished",

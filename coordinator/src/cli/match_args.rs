@@ -20,9 +20,14 @@ pub struct MatchArgs {
     /// Transposition table per engine, MiB.
     #[arg(long, default_value_t = 16)]
     hash: u32,
-    /// Rule set preset, e.g. standard or standard+conversion.
+    /// Rule set preset, e.g. standard or standard+conversion (variants runs:
+    /// a comma-separated list, e.g. standard,conversion,repetition-4+conversion).
     #[arg(long, default_value = "standard")]
     rules: String,
+    /// Whether engines value a draw by the rule set's scoring (under
+    /// reform-2007: −120 cp for Red); off: draws are worth 0 to both.
+    #[arg(long, value_enum, default_value = "on")]
+    draw_contempt: OnOff,
     /// `builtin`, or a file of FEN/EPD lines.
     #[arg(long, default_value = "builtin")]
     openings: String,
@@ -105,10 +110,17 @@ impl MatchArgs {
                 openings: Some(openings),
                 seed: self.seed,
                 adjudication: Some(Adjudication::from(self.adjudication.config()).into()),
+                draw_contempt: Some(self.draw_contempt == OnOff::On),
             }),
             kind: Some(kind),
         })
     }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -228,12 +240,27 @@ pub struct SpsaRunArgs {
     settings: MatchArgs,
 }
 
+/// Rule variants compared with one engine: `--rules a,b,…` (the first is the
+/// reference), `--pairs` per variant.
+#[derive(Debug, Clone, Args)]
+pub struct VariantsRunArgs {
+    /// Parameter overrides of the engine (both players).
+    #[arg(long)]
+    params: Option<PathBuf>,
+    /// Game pairs per variant.
+    #[arg(long)]
+    pairs: u64,
+    #[command(flatten)]
+    settings: MatchArgs,
+}
+
 /// Which run to create.
 #[derive(Debug, Clone)]
 pub enum RunArgs {
     Sprt(SprtRunArgs),
     Spsa(SpsaRunArgs),
     Games(GamesRunArgs),
+    Variants(VariantsRunArgs),
 }
 
 impl RunArgs {
@@ -273,6 +300,26 @@ impl RunArgs {
                 }),
                 "spsa",
             ),
+            RunArgs::Variants(a) => {
+                let rules: Vec<String> = a
+                    .settings
+                    .rules
+                    .split(',')
+                    .map(|r| r.trim().to_owned())
+                    .collect();
+                let mut spec = a.settings.spec(
+                    pb::run_spec::Kind::Variants(pb::VariantsSpec {
+                        rules: rules.clone(),
+                        params: params::overrides(a.params.as_deref())?,
+                        pairs: a.pairs,
+                    }),
+                    "variants",
+                )?;
+                if let Some(settings) = spec.settings.as_mut() {
+                    settings.rules = rules[0].clone();
+                }
+                Ok(spec)
+            }
         }
     }
 }

@@ -10,12 +10,13 @@ mod display;
 mod engine;
 mod match_args;
 mod params;
+mod report_variants;
 mod stats;
 mod stats_compare;
 mod token;
 
 use cluster::CreateArgs;
-use match_args::{GamesRunArgs, SprtRunArgs, SpsaRunArgs};
+use match_args::{GamesRunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
 
 /// Xiangqi self-play and tuning coordinator.
 #[derive(Debug, Parser)]
@@ -37,11 +38,15 @@ enum Command {
     Spsa(CreateArgs<SpsaRunArgs>),
     /// Create a fixed-games run on a running coordinator; prints its id.
     Games(CreateArgs<GamesRunArgs>),
+    /// Create a rule-variants run (one engine, `--rules a,b,…`) on a running
+    /// coordinator; prints its id.
+    Variants(CreateArgs<VariantsRunArgs>),
     /// List runs, or show one.
     Status(cluster::StatusArgs),
     /// Follow a run with a progress bar until it ends.
     Watch(cluster::WatchArgs),
-    /// A run's final summary (SPSA: with its θ history; --csv for plotting).
+    /// A run's final summary (SPSA: with its θ history; variants: the
+    /// per-variant report; --csv for plotting).
     Report(cluster::ReportArgs),
     /// Stop a run.
     Stop(cluster::StopArgs),
@@ -64,6 +69,7 @@ impl Cli {
             Command::Sprt(args) => args.run(),
             Command::Spsa(args) => args.run(),
             Command::Games(args) => args.run(),
+            Command::Variants(args) => args.run(),
             Command::Status(args) => args.run(),
             Command::Watch(args) => args.run(),
             Command::Report(args) => args.run(),

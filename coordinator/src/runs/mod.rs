@@ -1,13 +1,15 @@
 //! Runs as domain types: what a run is ([`RunSpec`]), where it stands
-//! ([`RunStatus`]), and per kind ([`sprt`], [`spsa`], [`games`]) how a lease's
-//! players are chosen and how a counted result moves the run.
+//! ([`RunStatus`]), and per kind ([`sprt`], [`spsa`], [`games`], [`variants`])
+//! how a lease's players are chosen and how a counted result moves the run.
 //!
-//! Results are always from the first player's view: the engine under test
-//! (SPRT, games) or θ+ (SPSA).
+//! Totals are always from the first player's view: the engine under test
+//! (SPRT, games), θ+ (SPSA) or the engine with Red in a pair's first game
+//! (variants, whose per-variant statistics are from Red's view).
 
 pub mod games;
 pub mod sprt;
 pub mod spsa;
+pub mod variants;
 
 use std::collections::BTreeMap;
 
@@ -16,6 +18,7 @@ use xq_worker::work::{Adjudication, EngineRef, Limit, OpeningSource, PlayerSpec}
 
 use crate::spsa::{SpsaParamSpec, SpsaState};
 use crate::stats::sprt::{SprtOutcome, SprtParams};
+pub use variants::{VariantTotals, VariantsSpec};
 
 /// Default game pairs per lease for SPRT and fixed-games runs.
 pub const DEFAULT_BATCH_PAIRS: u32 = 8;
@@ -49,6 +52,13 @@ pub struct MatchSettings {
     pub openings: OpeningSource,
     pub seed: u64,
     pub adjudication: Adjudication,
+    /// Whether engines value a draw by the rule set's scoring.
+    #[serde(default = "on")]
+    pub draw_contempt: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 /// An external engine chosen for a player: a registry name and extra options;
@@ -122,6 +132,7 @@ pub enum KindSpec {
     Sprt(SprtSpec),
     Spsa(SpsaSpec),
     Games(GamesSpec),
+    Variants(VariantsSpec),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -154,12 +165,13 @@ pub struct GamesSpec {
     pub pairs: u64,
 }
 
-/// The three kinds, as stored in `runs.kind`.
+/// The kinds, as stored in `runs.kind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunKind {
     Sprt,
     Spsa,
     Games,
+    Variants,
 }
 
 impl RunKind {
@@ -168,6 +180,7 @@ impl RunKind {
             RunKind::Sprt => "sprt",
             RunKind::Spsa => "spsa",
             RunKind::Games => "games",
+            RunKind::Variants => "variants",
         }
     }
 }
@@ -178,6 +191,7 @@ impl KindSpec {
             KindSpec::Sprt(_) => RunKind::Sprt,
             KindSpec::Spsa(_) => RunKind::Spsa,
             KindSpec::Games(_) => RunKind::Games,
+            KindSpec::Variants(_) => RunKind::Variants,
         }
     }
 
@@ -187,6 +201,7 @@ impl KindSpec {
             KindSpec::Sprt(s) => s.max_pairs,
             KindSpec::Spsa(s) => Some(s.games / 2),
             KindSpec::Games(g) => Some(g.pairs),
+            KindSpec::Variants(v) => Some(v.target_pairs()),
         }
     }
 }
@@ -249,6 +264,8 @@ pub struct RunStatus {
     pub spsa: Option<SpsaState>,
     /// Why the system stopped the run, if it did (e.g. an engine mismatch).
     pub flag: Option<String>,
+    /// Variants runs: one entry per variant, in the spec's order.
+    pub variants: Vec<VariantTotals>,
 }
 
 /// One applied SPSA result.

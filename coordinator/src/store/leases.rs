@@ -3,8 +3,8 @@
 //! A lease's life: `active` → `done` (its result was counted), `expired`
 //! (the deadline passed), `released` (the worker handed it back) or
 //! `cancelled` (the run ended). An expired or released lease's slice
-//! (`opening_offset`, `pairs`) is handed out again exactly once, by a new
-//! lease; `reissued` marks that it was.
+//! (`opening_offset`, `pairs`, and for variants runs `variant`) is handed out
+//! again exactly once, by a new lease; `reissued` marks that it was.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -58,7 +58,12 @@ pub struct Lease {
     pub spsa_request: Option<SpsaRequest>,
     /// Unix ms.
     pub deadline_ms: i64,
+    /// Variants runs: the index of the lease's rule set in the spec.
+    pub variant: Option<usize>,
 }
+
+/// A slice to hand out again: opening offset, pairs and variant.
+pub type Requeued = (u64, u32, Option<usize>);
 
 /// A lease to insert.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,14 +73,15 @@ pub struct NewLease<'a> {
     pub work: &'a WorkSpec,
     pub spsa_request: Option<&'a SpsaRequest>,
     pub deadline_ms: i64,
+    pub variant: Option<usize>,
 }
 
 /// Inserts an active lease; its slice is the work's opening slice.
 pub fn insert(conn: &Connection, lease: &NewLease<'_>, now: i64) -> Result<u64, StoreError> {
     conn.execute(
         "INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs, work, spsa_request,
-                             created_ms, deadline_ms)
-         VALUES (?1, ?2, 'active', ?3, ?4, ?5, ?6, ?7, ?8)",
+                             created_ms, deadline_ms, variant)
+         VALUES (?1, ?2, 'active', ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         params![
             lease.run_id as i64,
             lease.worker_id as i64,
@@ -85,6 +91,7 @@ pub fn insert(conn: &Connection, lease: &NewLease<'_>, now: i64) -> Result<u64, 
             lease.spsa_request.map(serde_json::to_string).transpose()?,
             now,
             lease.deadline_ms,
+            lease.variant.map(|v| v as i64),
         ],
     )?;
     Ok(conn.last_insert_rowid() as u64)
@@ -94,7 +101,8 @@ pub fn insert(conn: &Connection, lease: &NewLease<'_>, now: i64) -> Result<u64, 
 pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
     let row = conn
         .query_row(
-            "SELECT id, run_id, worker_id, state, opening_offset, pairs, work, spsa_request, deadline_ms
+            "SELECT id, run_id, worker_id, state, opening_offset, pairs, work, spsa_request, deadline_ms,
+                    variant
              FROM leases WHERE id = ?1",
             [id as i64],
             |r| {
@@ -106,11 +114,13 @@ pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
                     r.get::<_, String>(6)?,
                     r.get::<_, Option<String>>(7)?,
                     r.get::<_, i64>(8)?,
+                    r.get::<_, Option<i64>>(9)?,
                 ))
             },
         )
         .optional()?;
-    let Some(([id, run_id, worker_id], state, offset, pairs, work, request, deadline_ms)) = row
+    let Some(([id, run_id, worker_id], state, offset, pairs, work, request, deadline_ms, variant)) =
+        row
     else {
         return Ok(None);
     };
@@ -124,6 +134,7 @@ pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
         work: serde_json::from_str(&work)?,
         spsa_request: request.as_deref().map(serde_json::from_str).transpose()?,
         deadline_ms,
+        variant: variant.map(|v| count(v) as usize),
     }))
 }
 
@@ -136,16 +147,22 @@ pub fn expire_overdue(conn: &Connection, now: i64) -> Result<usize, StoreError> 
 }
 
 /// Claims the lowest expired or released, not yet reissued slice of a run:
-/// `(opening_offset, pairs)`.
-pub fn take_requeued(conn: &Connection, run_id: u64) -> Result<Option<(u64, u32)>, StoreError> {
+/// `(opening_offset, pairs, variant)`.
+pub fn take_requeued(conn: &Connection, run_id: u64) -> Result<Option<Requeued>, StoreError> {
     let row = conn
         .query_row(
             "UPDATE leases SET reissued = 1
              WHERE id = (SELECT id FROM leases WHERE run_id = ?1 AND reissued = 0
                          AND state IN ('expired', 'released') ORDER BY opening_offset, id LIMIT 1)
-             RETURNING opening_offset, pairs",
+             RETURNING opening_offset, pairs, variant",
             [run_id as i64],
-            |r| Ok((count(r.get(0)?), r.get::<_, u32>(1)?)),
+            |r| {
+                Ok((
+                    count(r.get(0)?),
+                    r.get::<_, u32>(1)?,
+                    r.get::<_, Option<i64>>(2)?.map(|v| count(v) as usize),
+                ))
+            },
         )
         .optional()?;
     Ok(row)

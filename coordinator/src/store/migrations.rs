@@ -154,10 +154,64 @@ CREATE TABLE run_flags (
     unix_ms INTEGER NOT NULL
 );
 "#,
+    // 4: variants runs. `runs` is rebuilt to admit the kind 'variants' (a
+    // CHECK cannot be altered); leases record their variant; per-variant
+    // totals get their own rows.
+    r#"
+CREATE TABLE runs_new (
+    id           INTEGER PRIMARY KEY,
+    spec         TEXT    NOT NULL,
+    kind         TEXT    NOT NULL CHECK (kind IN ('sprt', 'spsa', 'games', 'variants')),
+    priority     INTEGER NOT NULL,
+    state        TEXT    NOT NULL CHECK (state IN ('active', 'finished', 'stopped')),
+    target_pairs INTEGER,
+    pairs_issued INTEGER NOT NULL DEFAULT 0,
+    pairs        INTEGER NOT NULL DEFAULT 0,
+    penta_ll     INTEGER NOT NULL DEFAULT 0,
+    penta_ld     INTEGER NOT NULL DEFAULT 0,
+    penta_dd     INTEGER NOT NULL DEFAULT 0,
+    penta_dw     INTEGER NOT NULL DEFAULT 0,
+    penta_ww     INTEGER NOT NULL DEFAULT 0,
+    wins         INTEGER NOT NULL DEFAULT 0,
+    draws        INTEGER NOT NULL DEFAULT 0,
+    losses       INTEGER NOT NULL DEFAULT 0,
+    total_plies  INTEGER NOT NULL DEFAULT 0,
+    sprt_llr     REAL,
+    sprt_state   TEXT CHECK (sprt_state IN ('continue', 'accepted_h0', 'accepted_h1')),
+    spsa_state   TEXT,
+    created_ms   INTEGER NOT NULL,
+    updated_ms   INTEGER NOT NULL
+);
+INSERT INTO runs_new SELECT * FROM runs;
+DROP TABLE runs;
+ALTER TABLE runs_new RENAME TO runs;
+
+-- Variants runs: index into the spec's rule list; NULL for other kinds.
+ALTER TABLE leases ADD COLUMN variant INTEGER;
+
+-- One row per variant of a variants run, rewritten with every counted result.
+CREATE TABLE variant_totals (
+    run_id  INTEGER NOT NULL REFERENCES runs (id),
+    variant INTEGER NOT NULL,
+    -- VariantTotals as JSON.
+    totals  TEXT    NOT NULL,
+    PRIMARY KEY (run_id, variant)
+);
+"#,
 ];
 
-/// Brings the schema up to date in one transaction per migration.
+/// Brings the schema up to date in one transaction per migration. Foreign
+/// keys are off meanwhile (a table rebuild needs that, and it cannot change
+/// inside a transaction); each migration checks them before it commits.
 pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let enforced: bool = conn.pragma_query_value(None, "foreign_keys", |row| row.get(0))?;
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let result = apply(conn);
+    conn.pragma_update(None, "foreign_keys", enforced)?;
+    result
+}
+
+fn apply(conn: &mut Connection) -> Result<(), StoreError> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
     let version = usize::try_from(version)
         .map_err(|_| StoreError::Schema(format!("invalid schema version {version}")))?;
@@ -170,6 +224,12 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     for (index, sql) in MIGRATIONS.iter().enumerate().skip(version) {
         let tx = conn.transaction()?;
         tx.execute_batch(sql)?;
+        if tx.prepare("PRAGMA foreign_key_check")?.exists([])? {
+            return Err(StoreError::Schema(format!(
+                "migration {} breaks a foreign key",
+                index + 1
+            )));
+        }
         tx.pragma_update(None, "user_version", (index + 1) as i64)?;
         tx.commit()?;
     }
@@ -192,6 +252,47 @@ mod tests {
             .unwrap();
         // Running again is a no-op.
         migrate(&mut conn).unwrap();
+    }
+
+    #[test]
+    fn the_variants_migration_keeps_runs_and_their_leases() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute_batch(
+            "INSERT INTO runs (spec, kind, priority, state, created_ms, updated_ms)
+                 VALUES ('{}', 'games', 0, 'active', 1, 1);
+             INSERT INTO workers (name, threads, version, signature, registered_ms, last_seen_ms)
+                 VALUES ('w', 1, '0', 0, 1, 1);
+             INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs, work,
+                                 created_ms, deadline_ms)
+                 VALUES (1, 1, 'active', 0, 4, '{}', 1, 2);",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let kept: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM runs JOIN leases ON leases.run_id = runs.id",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(kept, 1);
+        conn.execute(
+            "INSERT INTO runs (spec, kind, priority, state, created_ms, updated_ms)
+             VALUES ('{}', 'variants', 0, 'active', 1, 1)",
+            [],
+        )
+        .unwrap();
+        let enforced: bool = conn
+            .pragma_query_value(None, "foreign_keys", |r| r.get(0))
+            .unwrap();
+        assert!(enforced);
+        assert!(
+            conn.execute("INSERT INTO variant_totals VALUES (99, 0, '{}')", [])
+                .is_err()
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! # Layout
 //!
 //! * [`migrations`]: the append-only schema list (`PRAGMA user_version`).
-//! * [`runs`], [`leases`], [`workers`], [`tokens`]: row-level reads and writes on a
+//! * [`runs`], [`leases`], [`workers`], [`tokens`], [`variants`], row-level reads and writes on a
 //!   transaction; the rules that combine them live in [`crate::scheduler`].
 
 pub mod engines;
@@ -21,6 +21,7 @@ pub mod leases;
 pub mod migrations;
 pub mod runs;
 pub mod tokens;
+pub mod variants;
 pub mod workers;
 
 use std::path::{Path, PathBuf};

@@ -61,6 +61,7 @@ pub fn load(conn: &Connection, id: u64, now: i64) -> Result<RunStatus, StoreErro
     let mut status = row.into_status()?;
     status.totals.reasons = reasons(conn, id)?;
     status.flag = super::engines::flag(conn, id)?;
+    status.variants = variant_totals(conn, &status)?;
     Ok(status)
 }
 
@@ -74,6 +75,7 @@ pub fn list(conn: &Connection, now: i64) -> Result<Vec<RunStatus>, StoreError> {
             let mut status = r.into_status()?;
             status.totals.reasons = reasons(conn, status.id)?;
             status.flag = super::engines::flag(conn, status.id)?;
+            status.variants = variant_totals(conn, &status)?;
             Ok(status)
         })
         .collect()
@@ -89,6 +91,30 @@ fn reasons(
         Ok((r.get::<_, String>(0)?, count(r.get(1)?)))
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// One entry per variant of a variants run (zero before its first result).
+fn variant_totals(
+    conn: &Connection,
+    status: &RunStatus,
+) -> Result<Vec<crate::runs::VariantTotals>, StoreError> {
+    let crate::runs::KindSpec::Variants(spec) = &status.spec.kind else {
+        return Ok(Vec::new());
+    };
+    let mut out: Vec<_> = spec
+        .rules
+        .iter()
+        .map(|r| crate::runs::VariantTotals {
+            rules: r.clone(),
+            ..Default::default()
+        })
+        .collect();
+    for (i, totals) in super::variants::load(conn, status.id)? {
+        if let Some(slot) = out.get_mut(i) {
+            *slot = totals;
+        }
+    }
+    Ok(out)
 }
 
 /// The columns as read, before JSON decoding.
@@ -166,6 +192,7 @@ impl Raw {
             sprt,
             spsa,
             flag: None,
+            variants: Vec::new(),
         })
     }
 }

@@ -151,6 +151,7 @@ impl PlayArgs {
                     limit,
                     hash_mb: self.hash,
                     engine,
+                    draw_contempt: true,
                 })
             };
         let dev_name = self
@@ -201,6 +202,7 @@ impl PlayArgs {
             order,
             seed: self.seed,
             offset: self.offset,
+            opening_per_game: false,
             adjudication: self.adjudication.config(),
             keep_games: self.pgn.is_some(),
         };

@@ -63,7 +63,12 @@ fn limit(l: work::Limit) -> Limit {
     }
 }
 
-fn player(name: &str, spec: &work::PlayerSpec, cache: &Path) -> anyhow::Result<PlayerConfig> {
+fn player(
+    name: &str,
+    spec: &work::PlayerSpec,
+    cache: &Path,
+    draw_contempt: bool,
+) -> anyhow::Result<PlayerConfig> {
     let mut params = Params::default();
     for (key, &value) in &spec.params {
         params
@@ -86,6 +91,7 @@ fn player(name: &str, spec: &work::PlayerSpec, cache: &Path) -> anyhow::Result<P
                 .collect(),
             timeouts: Timeouts::default(),
         }),
+        draw_contempt,
     })
 }
 
@@ -100,8 +106,18 @@ pub fn match_spec(work: &WorkSpec, cache: &Path) -> anyhow::Result<MatchSpec> {
     };
     Ok(MatchSpec {
         players: [
-            player(&name(&work.players[0], "player 0"), &work.players[0], cache)?,
-            player(&name(&work.players[1], "player 1"), &work.players[1], cache)?,
+            player(
+                &name(&work.players[0], "player 0"),
+                &work.players[0],
+                cache,
+                work.draw_contempt,
+            )?,
+            player(
+                &name(&work.players[1], "player 1"),
+                &work.players[1],
+                cache,
+                work.draw_contempt,
+            )?,
         ],
         rules,
         pairs: u64::from(work.pairs),
@@ -109,6 +125,7 @@ pub fn match_spec(work: &WorkSpec, cache: &Path) -> anyhow::Result<MatchSpec> {
         order: Order::Sequential,
         seed: work.openings.seed,
         offset: work.openings.offset,
+        opening_per_game: work.openings.per_game,
         adjudication: work.adjudication.into(),
         keep_games: false,
     })
@@ -152,6 +169,7 @@ impl BatchPlayer for EnginePlayer {
             reasons: t.reasons.into_iter().collect::<BTreeMap<_, _>>(),
             total_plies: t.plies,
             games: Vec::new(),
+            variant: Some(outcome.variant),
         })
     }
 
@@ -171,5 +189,28 @@ impl BatchPlayer for EnginePlayer {
             .map(|r| r.nodes)
             .unwrap_or(0)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draw_contempt_flows_from_the_lease_to_both_players() {
+        let mut work = crate::work::tests::sample();
+        work.rules = "reform-2007".to_owned();
+        for p in &mut work.players {
+            p.params.clear();
+        }
+        for on in [true, false] {
+            work.draw_contempt = on;
+            let spec = match_spec(&work, std::path::Path::new("/nonexistent")).unwrap();
+            for p in &spec.players {
+                assert_eq!(p.draw_contempt, on);
+                let rules = super::super::search_rules(&spec.rules, p.draw_contempt);
+                assert_eq!(rules.draw_value_red_cp, if on { -120 } else { 0 });
+            }
+        }
     }
 }

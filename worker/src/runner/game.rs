@@ -14,6 +14,7 @@ use crate::adjudication::{AdjudicationConfig, Adjudicator, Verdict};
 use crate::openings::Opening;
 use crate::tally::Score;
 use crate::timecontrol::Clock;
+use crate::variant_stats::{GameSummary, KindCaptures, game_captures};
 
 /// Everything one game needs besides the searchers.
 #[derive(Debug)]
@@ -26,6 +27,26 @@ pub struct GameSetup<'a> {
     pub opening: &'a Opening,
     /// Abandons the game when set.
     pub stop: &'a Arc<AtomicBool>,
+}
+
+impl GameSetup<'_> {
+    /// Index into `players` of the player with `color`.
+    pub fn player_of(&self, color: Color) -> usize {
+        match color {
+            Color::Red => self.red,
+            Color::Black => 1 - self.red,
+        }
+    }
+
+    /// The limit `color` plays with: its player's limit scaled by the rule set's
+    /// odds (under reform-2007 Red gets twice Black's nodes or time).
+    pub fn limit_of(&self, color: Color) -> Limit {
+        let odds = match color {
+            Color::Red => self.rules.odds.red,
+            Color::Black => self.rules.odds.black,
+        };
+        self.players[self.player_of(color)].limit.scaled(odds)
+    }
 }
 
 /// A finished game.
@@ -49,6 +70,8 @@ pub struct GameRecord {
     pub search_time: Duration,
     /// Time from setting up to the result.
     pub total_time: Duration,
+    /// Captures per convertible kind, every ply included.
+    pub captures: [KindCaptures; 4],
 }
 
 impl GameRecord {
@@ -70,11 +93,21 @@ impl GameRecord {
     pub fn plies(&self) -> usize {
         self.moves.len()
     }
+
+    /// What the variant statistics need of the game.
+    pub fn summary(&self) -> GameSummary {
+        GameSummary {
+            result: self.result,
+            plies: self.plies(),
+            captures: self.captures,
+        }
+    }
 }
 
-/// The search's view of the rule set: draws valued by its scoring.
-pub fn search_rules(rules: &RuleSet) -> SearchRules {
-    SearchRules::scoring_aware(rules, true)
+/// The search's view of the rule set: with `draw_contempt`, draws valued by its
+/// scoring (−120 cp for Red under reform-2007); without, draws worth 0.
+pub fn search_rules(rules: &RuleSet, draw_contempt: bool) -> SearchRules {
+    SearchRules::scoring_aware(rules, draw_contempt)
 }
 
 /// Plays one game; `seats[i]` belongs to `setup.players[i]`. Returns `None`
@@ -94,14 +127,11 @@ pub fn play_game(
         game.play(mv)?;
     }
     let opening_plies = game.records().len();
-    let rules = search_rules(setup.rules);
-    let player_of = |color: Color| {
-        if color == Color::Red {
-            setup.red
-        } else {
-            1 - setup.red
-        }
-    };
+    let rules = setup
+        .players
+        .each_ref()
+        .map(|p| search_rules(setup.rules, p.draw_contempt));
+    let player_of = |color: Color| setup.player_of(color);
     let color_of = |player: usize| {
         if player == setup.red {
             Color::Red
@@ -109,11 +139,7 @@ pub fn play_game(
             Color::Black
         }
     };
-    let odds = |color: Color| match color {
-        Color::Red => setup.rules.odds.red,
-        Color::Black => setup.rules.odds.black,
-    };
-    let limit_of = |color: Color| setup.players[player_of(color)].limit.scaled(odds(color));
+    let limit_of = |color: Color| setup.limit_of(color);
     let mut clocks: ByColor<Option<Clock>> = ByColor::new_with(|c| match limit_of(c) {
         Limit::Clock(tc) => Some(Clock::new(tc, 1)),
         _ => None,
@@ -140,7 +166,7 @@ pub fn play_game(
             &game,
             limit_of(side),
             &clocks,
-            &rules,
+            &rules[idx],
             setup.stop,
         );
         let elapsed = t.elapsed();
@@ -206,5 +232,61 @@ pub fn play_game(
         nodes,
         search_time,
         total_time: started.elapsed(),
+        captures: game_captures(game.records()),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xq_engine::params::Params;
+
+    fn players(draw_contempt: bool) -> [PlayerConfig; 2] {
+        [0, 1].map(|i| PlayerConfig {
+            name: format!("p{i}"),
+            params: Params::default(),
+            limit: Limit::Nodes(1000),
+            hash_mb: 1,
+            engine: None,
+            draw_contempt,
+        })
+    }
+
+    #[test]
+    fn draw_contempt_sets_the_value_of_a_draw_under_the_reform() {
+        let reform: RuleSet = "reform-2007".parse().unwrap();
+        assert_eq!(search_rules(&reform, true).draw_value_red_cp, -120);
+        assert_eq!(search_rules(&reform, false).draw_value_red_cp, 0);
+        assert_eq!(search_rules(&RuleSet::STANDARD, true).draw_value_red_cp, 0);
+    }
+
+    #[test]
+    fn red_gets_twice_the_nodes_under_the_reform_with_either_player() {
+        let reform: RuleSet = "reform-2007".parse().unwrap();
+        let players = players(true);
+        let opening = Opening {
+            fen: xq_engine::START_FEN.to_owned(),
+            moves: Vec::new(),
+            name: "start".to_owned(),
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        for red in [0, 1] {
+            let setup = GameSetup {
+                players: &players,
+                red,
+                rules: &reform,
+                adjudication: AdjudicationConfig::default(),
+                opening: &opening,
+                stop: &stop,
+            };
+            assert_eq!(setup.player_of(Color::Red), red);
+            assert_eq!(setup.limit_of(Color::Red), Limit::Nodes(2000));
+            assert_eq!(setup.limit_of(Color::Black), Limit::Nodes(1000));
+            let standard = GameSetup {
+                rules: &RuleSet::STANDARD,
+                ..setup
+            };
+            assert_eq!(standard.limit_of(Color::Red), Limit::Nodes(1000));
+        }
+    }
 }

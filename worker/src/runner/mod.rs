@@ -8,9 +8,14 @@
 //! With node or depth limits a match is therefore reproducible game for game, on
 //! any machine and any thread count.
 //!
-//! Game `g` of a match plays opening `offset + g / 2`; the first player (index 0)
-//! has Red in even games and Black in odd ones, so games `2p` and `2p + 1` form
-//! pair `p`.
+//! Game `g` of a match plays opening `offset + g / 2` (with
+//! [`MatchSpec::opening_per_game`], opening `2·offset + g`); the first player
+//! (index 0) has Red in even games and Black in odd ones, so games `2p` and
+//! `2p + 1` form pair `p`.
+//!
+//! Generated openings are judged for balance under the standard rules with
+//! draws worth 0, whatever the match's rules: every rule variant and draw
+//! valuation of a study starts from the same openings.
 
 mod batch;
 mod game;
@@ -25,7 +30,7 @@ use rayon::prelude::*;
 use xq_engine::Position;
 use xq_engine::params::Params;
 use xq_engine::rules::RuleSet;
-use xq_engine::search::{Limits, Searcher};
+use xq_engine::search::{Limits, SearchRules, Searcher};
 
 pub use batch::{EnginePlayer, match_spec};
 pub use game::{GameRecord, GameSetup, play_game, search_rules};
@@ -35,6 +40,7 @@ pub use seat::{Choice, Seat, forfeit};
 use crate::adjudication::AdjudicationConfig;
 use crate::openings::{OpeningSource, Order};
 use crate::tally::Tally;
+use crate::variant_stats::VariantStats;
 
 /// A match between two players.
 #[derive(Clone, Debug)]
@@ -48,8 +54,12 @@ pub struct MatchSpec {
     pub order: Order,
     /// Seed of the opening source.
     pub seed: u64,
-    /// Index of the first opening.
+    /// Index of the first opening (with `opening_per_game`: of the first pair).
     pub offset: u64,
+    /// Each game takes its own opening (`2·offset + g`) instead of a pair
+    /// sharing one: for identical players, whose colour-swapped replay of an
+    /// opening would repeat the game.
+    pub opening_per_game: bool,
     pub adjudication: AdjudicationConfig,
     /// Whether to keep every game's record in the outcome.
     pub keep_games: bool,
@@ -70,6 +80,8 @@ pub struct MatchOutcome {
     pub game_time: Duration,
     /// Wall-clock time of the match.
     pub wall_time: Duration,
+    /// Red's view and capture statistics over the complete pairs.
+    pub variant: VariantStats,
 }
 
 impl MatchOutcome {
@@ -188,6 +200,9 @@ impl Runner {
             outcome
                 .tally
                 .add_pair(first.score_for(0), second.score_for(0));
+            outcome
+                .variant
+                .add_pair(&first.summary(), &second.summary());
             if spec.keep_games {
                 outcome.games.push(first);
                 outcome.games.push(second);
@@ -208,8 +223,12 @@ impl Runner {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let state = &mut *state;
-        let index = spec.offset + g / 2;
-        let rules = search_rules(&spec.rules);
+        let index = if spec.opening_per_game {
+            spec.offset.saturating_mul(2).saturating_add(g)
+        } else {
+            spec.offset + g / 2
+        };
+        let rules = SearchRules::from(&RuleSet::STANDARD);
         let probe = &mut state.probe;
         let mut balanced = |pos: &Position| {
             probe.clear();
@@ -250,6 +269,7 @@ mod tests {
             limit,
             hash_mb: 1,
             engine: None,
+            draw_contempt: true,
         };
         MatchSpec {
             players: [player("dev", dev), player("base", base)],
@@ -259,6 +279,7 @@ mod tests {
             order: Order::Sequential,
             seed: 11,
             offset: 0,
+            opening_per_game: false,
             adjudication: AdjudicationConfig::default(),
             keep_games: true,
         }
@@ -301,6 +322,22 @@ mod tests {
         assert_eq!(one.tally, two.tally);
         let moves = |o: &MatchOutcome| o.games.iter().map(|g| g.moves.clone()).collect::<Vec<_>>();
         assert_eq!(moves(&one), moves(&two));
+    }
+
+    #[test]
+    fn identical_players_replay_a_shared_opening_so_variants_take_one_per_game() {
+        let runner = Runner::new(2).unwrap();
+        let mut s = spec(1, Limit::Nodes(150), Limit::Nodes(150));
+        let shared = play(&runner, &s);
+        assert_eq!(shared.games[0].moves, shared.games[1].moves);
+        s.opening_per_game = true;
+        s.offset = 3;
+        let own = play(&runner, &s);
+        let first_move = |o: &MatchOutcome, i: usize| o.games[i].moves[0];
+        assert_ne!(first_move(&own, 0), first_move(&own, 1));
+        s.opening_per_game = false;
+        s.offset = 7;
+        assert_eq!(first_move(&play(&runner, &s), 0), first_move(&own, 1));
     }
 
     #[test]

@@ -107,6 +107,9 @@ pub struct PlayerConfig {
     /// An external engine process instead of the built-in engine (whose
     /// `params` and `hash_mb` are then unused).
     pub engine: Option<EngineConfig>,
+    /// Whether the engine values a draw by the rule set's scoring
+    /// ([`xq_engine::SearchRules::scoring_aware`]).
+    pub draw_contempt: bool,
 }
 
 #[cfg(test)]

@@ -1,0 +1,170 @@
+//! Variants runs: one engine (both players alike) plays the same openings
+//! under two or more rule sets, `pairs` pairs per variant.
+//!
+//! # Slices
+//!
+//! A lease covers one variant. Fresh slices go round by round: round `r`
+//! hands out, for each variant in order, the pairs `[r·B, r·B + s)` with
+//! `s = min(B, pairs − r·B)` (`B` = batch pairs). So every variant plays the
+//! same openings, and the variants stay level while the run is under way.
+//! Leases set `OpeningSlice::per_game`: each game of a pair takes its own
+//! opening, because the two players are the same engine and a colour-swapped
+//! replay of one opening would repeat the game move for move. The run's fresh-pair
+//! counter `g` (pairs issued over all variants) fixes the next slice
+//! ([`fresh_slice`]); the lease row records its variant so that an expired
+//! slice is handed out again under the same variant.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use xq_worker::variant_stats::VariantStats;
+use xq_worker::work::{BatchOutcome, PlayerSpec};
+
+use super::{MatchSettings, Params};
+
+/// Most variants in one run.
+pub const MAX_VARIANTS: usize = 16;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VariantsSpec {
+    /// Rule set presets (each valid, distinct); the first is the reference.
+    pub rules: Vec<String>,
+    /// Parameter overrides of the engine (both players).
+    pub params: Params,
+    /// Game pairs per variant.
+    pub pairs: u64,
+}
+
+impl VariantsSpec {
+    /// Pairs over all variants.
+    pub fn target_pairs(&self) -> u64 {
+        self.pairs.saturating_mul(self.rules.len() as u64)
+    }
+}
+
+/// A fresh slice: which variant, from which opening, how many pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slice {
+    /// Index into [`VariantsSpec::rules`].
+    pub variant: usize,
+    pub offset: u64,
+    pub pairs: u32,
+}
+
+/// The fresh slice after `issued` pairs were handed out (see the module
+/// docs), or `None` when every pair was. `batch` is at least 1.
+pub fn fresh_slice(spec: &VariantsSpec, batch: u32, issued: u64) -> Option<Slice> {
+    let variants = spec.rules.len() as u64;
+    if variants == 0 || issued >= spec.target_pairs() {
+        return None;
+    }
+    let batch = u64::from(batch.max(1));
+    let round = issued / (variants * batch);
+    let start = round * batch;
+    let size = batch.min(spec.pairs - start);
+    let within = issued - round * variants * batch;
+    Some(Slice {
+        variant: (within / size) as usize,
+        offset: start,
+        pairs: size as u32,
+    })
+}
+
+/// Both players: the same engine with the same parameters.
+pub fn players(spec: &VariantsSpec, settings: &MatchSettings) -> [PlayerSpec; 2] {
+    [
+        settings.player(spec.params.clone()),
+        settings.player(spec.params.clone()),
+    ]
+}
+
+/// Finished once every pair of every variant is counted.
+pub fn finished(spec: &VariantsSpec, pairs_counted: u64) -> bool {
+    pairs_counted >= spec.target_pairs()
+}
+
+/// One variant's counted games.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct VariantTotals {
+    /// The preset, as in [`VariantsSpec::rules`].
+    pub rules: String,
+    pub pairs: u64,
+    /// Games by end reason.
+    pub reasons: BTreeMap<String, u64>,
+    /// Plies over all games.
+    pub total_plies: u64,
+    pub stats: VariantStats,
+}
+
+impl VariantTotals {
+    /// Adds a lease's games; `stats` is the outcome's checked variant statistics.
+    pub fn add(&mut self, outcome: &BatchOutcome, stats: &VariantStats) {
+        self.pairs = self.pairs.saturating_add(u64::from(outcome.pairs));
+        for (reason, games) in &outcome.reasons {
+            let n = self.reasons.entry(reason.clone()).or_default();
+            *n = n.saturating_add(*games);
+        }
+        self.total_plies = self.total_plies.saturating_add(outcome.total_plies);
+        self.stats.merge(stats);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(variants: usize, pairs: u64) -> VariantsSpec {
+        VariantsSpec {
+            rules: (0..variants).map(|i| format!("v{i}")).collect(),
+            params: Params::new(),
+            pairs,
+        }
+    }
+
+    fn all(spec: &VariantsSpec, batch: u32) -> Vec<Slice> {
+        let mut issued = 0;
+        let mut out = Vec::new();
+        while let Some(s) = fresh_slice(spec, batch, issued) {
+            issued += u64::from(s.pairs);
+            out.push(s);
+        }
+        out
+    }
+
+    #[test]
+    fn every_opening_is_played_under_every_variant_once() {
+        for (variants, pairs, batch) in [(2, 10, 4), (3, 7, 8), (2, 8, 4), (4, 1, 3)] {
+            let s = spec(variants, pairs);
+            let slices = all(&s, batch);
+            for v in 0..variants {
+                let mut openings: Vec<u64> = slices
+                    .iter()
+                    .filter(|sl| sl.variant == v)
+                    .flat_map(|sl| sl.offset..sl.offset + u64::from(sl.pairs))
+                    .collect();
+                openings.sort_unstable();
+                assert_eq!(
+                    openings,
+                    (0..pairs).collect::<Vec<_>>(),
+                    "{variants} {pairs}"
+                );
+            }
+        }
+        let s = all(&spec(2, 10), 4);
+        let order: Vec<_> = s
+            .iter()
+            .map(|sl| (sl.variant, sl.offset, sl.pairs))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                (0, 0, 4),
+                (1, 0, 4),
+                (0, 4, 4),
+                (1, 4, 4),
+                (0, 8, 2),
+                (1, 8, 2)
+            ]
+        );
+    }
+}
