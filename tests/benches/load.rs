@@ -10,9 +10,10 @@
 //!
 //! Without a pause every worker calls back to back (a closed loop): the
 //! figures are the server's throughput, and latency is mostly queueing
-//! (about workers ÷ throughput). With `XQ_LOAD_PAUSE_MS` each worker waits
-//! that long after each result, which offers a fixed load and shows the
-//! latency at that load.
+//! (about workers ÷ throughput). With `XQ_LOAD_PAUSE_MS` each worker starts
+//! at a random point within one pause and waits a random 0.5–1.5 pauses
+//! after each result, which offers a steady load of about
+//! workers × 2 ÷ pause requests/s and shows the latency at that load.
 //!
 //! Prints requests per second and p50/p99 latency per call, then checks
 //! that the run's totals equal the accepted submissions (none lost or
@@ -105,8 +106,11 @@ async fn fake_worker(
     pause: Duration,
 ) -> Tally {
     let mut tally = Tally::default();
+    use rand::Rng;
     let mut rpc = worker_client(&url, Some(&token));
     start.wait().await;
+    let jitter = |scale: f64| pause.mul_f64(rand::rng().random::<f64>() * scale);
+    tokio::time::sleep(jitter(1.0)).await;
     let worker_id = loop {
         match rpc
             .register(pb::RegisterRequest {
@@ -181,7 +185,8 @@ async fn fake_worker(
             }
         }
         if !pause.is_zero() {
-            tokio::time::sleep(pause).await;
+            let wake = Instant::now() + pause / 2 + jitter(1.0);
+            tokio::time::sleep_until(wake.min(end).into()).await;
         }
     }
     tally
