@@ -7,6 +7,17 @@ use tonic::Code;
 use xq_proto::pb;
 use xq_tests::cluster::*;
 
+/// A refused submission: what it is, worker id, lease id, results, the
+/// expected code and a word the message must contain.
+type Case = (
+    &'static str,
+    u64,
+    u64,
+    Option<pb::GameResults>,
+    Code,
+    &'static str,
+);
+
 fn draws(pairs: u32) -> pb::GameResults {
     pb::GameResults {
         pairs,
@@ -48,7 +59,7 @@ async fn bad_submissions_are_refused_naming_the_field_and_change_nothing() {
         .unwrap();
     let before = status(&mut admin, run).await;
     let good = draws(4);
-    let cases: Vec<(&str, u64, u64, Option<pb::GameResults>, Code, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "missing results",
             worker_id,
