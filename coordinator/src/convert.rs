@@ -56,6 +56,12 @@ impl From<StoreError> for Status {
             }
         }
         match e {
+            StoreError::Unsynced(_) => {
+                tracing::error!(error = %e, "database sync failed");
+                Status::unavailable(format!(
+                    "{e}; retry (a repeated result is not counted twice)"
+                ))
+            }
             StoreError::NotFound(m) => Status::not_found(m),
             StoreError::Invalid(m) => Status::invalid_argument(m),
             StoreError::Forbidden(m) => Status::permission_denied(m),

@@ -32,6 +32,22 @@ fn build_binaries() {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut cmd = Command::new(cargo);
         cmd.args(["build", "--workspace", "--bins", "--quiet"]);
+        // Cargo gives test processes per-package variables; build scripts that
+        // watch the environment (the C builds of ring and SQLite) would see
+        // them as changes and rerun on every call.
+        for (key, _) in std::env::vars_os() {
+            let k = key.to_string_lossy();
+            if k.starts_with("CARGO_PKG_")
+                || k.starts_with("CARGO_MANIFEST_")
+                || k.starts_with("CARGO_BIN_")
+                || matches!(
+                    &*k,
+                    "CARGO_CRATE_NAME" | "CARGO_PRIMARY_PACKAGE" | "CARGO_TARGET_TMPDIR"
+                )
+            {
+                cmd.env_remove(&key);
+            }
+        }
         if dir.file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
         }

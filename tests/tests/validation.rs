@@ -7,6 +7,17 @@ use tonic::Code;
 use xq_proto::pb;
 use xq_tests::cluster::*;
 
+/// A refused submission: what it is, worker id, lease id, results, the
+/// expected code and a word the message must contain.
+type Case = (
+    &'static str,
+    u64,
+    u64,
+    Option<pb::GameResults>,
+    Code,
+    &'static str,
+);
+
 fn draws(pairs: u32) -> pb::GameResults {
     pb::GameResults {
         pairs,
@@ -18,17 +29,6 @@ fn draws(pairs: u32) -> pb::GameResults {
         ..Default::default()
     }
 }
-
-/// A bad submission: what it is, worker, lease, results, the expected code and
-/// a fragment of the message.
-type Case = (
-    &'static str,
-    u64,
-    u64,
-    Option<pb::GameResults>,
-    Code,
-    &'static str,
-);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_submissions_are_refused_naming_the_field_and_change_nothing() {

@@ -36,8 +36,9 @@ use crate::work::EngineRef;
 
 use crate::work::{BatchOutcome, BatchPlayer, WorkSpec};
 
-/// How the client reaches the coordinator and describes itself.
-#[derive(Debug, Clone)]
+/// How the client reaches the coordinator and describes itself. Its
+/// `Debug` output leaves the token out.
+#[derive(Clone)]
 pub struct ClientConfig {
     /// `http://HOST:PORT`, or `https://HOST:PORT` for TLS.
     pub coordinator: String,
@@ -54,6 +55,18 @@ pub struct ClientConfig {
     pub backoff_initial: Duration,
     /// Longest retry delay.
     pub backoff_max: Duration,
+}
+
+impl std::fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("coordinator", &self.coordinator)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("tls", &self.ca_pem.is_some())
+            .field("name", &self.name)
+            .field("threads", &self.threads)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ClientConfig {
@@ -97,7 +110,8 @@ pub struct ClientSummary {
     pub leases_dropped: u64,
 }
 
-/// Adds `authorization: Bearer <token>` to every call.
+/// Adds `authorization: Bearer <token>` to every call. The header is
+/// marked sensitive, so `Debug` and HTTP/2 header compression skip it.
 #[derive(Debug, Clone, Default)]
 pub struct Auth {
     header: Option<MetadataValue<Ascii>>,
@@ -108,9 +122,11 @@ impl Auth {
     pub fn new(token: Option<&str>) -> Result<Self, ClientError> {
         let header = token
             .map(|t| {
-                format!("Bearer {t}")
+                let mut value: MetadataValue<Ascii> = format!("Bearer {t}")
                     .parse()
-                    .map_err(|_| ClientError::Token("not printable ASCII".to_owned()))
+                    .map_err(|_| ClientError::Token("not printable ASCII".to_owned()))?;
+                value.set_sensitive(true);
+                Ok::<_, ClientError>(value)
             })
             .transpose()?;
         Ok(Auth { header })

@@ -12,7 +12,7 @@ use xq_coordinator::auth::{Rate, RateLimits};
 use xq_coordinator::local::{LocalCluster, PlayerFactory};
 use xq_coordinator::scheduler::SchedulerConfig;
 use xq_coordinator::server::{self, ServerConfig};
-use xq_coordinator::store::{Store, StoreOptions};
+use xq_coordinator::store::{Durability, Store, StoreOptions};
 use xq_proto::pb;
 use xq_proto::pb::run_service_client::RunServiceClient;
 use xq_worker::client::{Auth, channel};
@@ -99,12 +99,22 @@ pub struct ServeArgs {
     /// writes beyond it fail as on a full disk; for tests and hard quotas.
     #[arg(long)]
     max_db_pages: Option<u64>,
+    /// `full`: every commit is on disk before the answer (default). `normal`:
+    /// faster, never corrupt, but a power cut may lose the last results a
+    /// worker was told were accepted (they are then played again).
+    #[arg(long, value_parser = ["full", "normal"], default_value = "full")]
+    sync: String,
 }
 
 impl ServeArgs {
     pub fn run(self) -> anyhow::Result<()> {
         let options = StoreOptions {
             max_pages: self.max_db_pages,
+            durability: if self.sync == "normal" {
+                Durability::Normal
+            } else {
+                Durability::Full
+            },
         };
         let store = Store::open_with(&self.db, options)
             .with_context(|| format!("cannot open database {}", self.db.display()))?;

@@ -128,6 +128,11 @@ CREATE TABLE tokens (
 -- The token key (tokens.id, or a negative number for an in-memory token)
 -- that registered the worker; NULL for workers registered before tokens.
 ALTER TABLE workers ADD COLUMN token_key INTEGER;
+
+-- One row the store rewrites under synchronous = FULL after a batch of
+-- commits: that commit syncs the WAL for the whole batch (group commit).
+CREATE TABLE sync_point (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+INSERT INTO sync_point (id, n) VALUES (1, 0);
 "#,
     // 3: the engine registry (executables by SHA-256) and run flags.
     r#"

@@ -2,13 +2,27 @@
 //!
 //! # Threading
 //!
-//! rusqlite is blocking, so every store operation runs on tokio's blocking
-//! pool ([`Store::call`] wraps `spawn_blocking`) on the one connection behind
-//! a std `Mutex`. One connection is enough: SQLite admits one writer at a
-//! time anyway, every operation is one short transaction (no network I/O
-//! inside), and a single connection makes the transactions trivially
-//! serializable. A std mutex is right because it is never held across an
-//! `.await`.
+//! rusqlite is blocking, so each connection lives on its own thread, and
+//! [`Store::call`] sends that thread a closure and awaits its answer. One
+//! connection is enough: SQLite admits one writer at a time anyway, every
+//! operation is one short transaction (no network I/O inside), and a single
+//! connection makes the transactions trivially serializable. A dedicated
+//! thread with a queue (rather than tokio's blocking pool and a mutex) keeps
+//! a thousand concurrent calls from becoming hundreds of threads fighting
+//! over one lock; the queue is FIFO, so calls are served in arrival order.
+//!
+//! # Group commit
+//!
+//! With [`Durability::Full`] the connection runs `synchronous = NORMAL`
+//! (a commit is written to the WAL but not synced), and the thread runs
+//! every call waiting in the queue (up to [`MAX_BATCH`]) before it answers
+//! any of them. If any call wrote, it then rewrites the one-row
+//! `sync_point` table under `synchronous = FULL`: that commit syncs the WAL
+//! file, and with it every commit of the batch. Only then are the answers
+//! sent, so no caller (no worker told ACCEPTED) ever hears of a commit that
+//! a power cut could still lose, and a thousand calls cost one sync instead
+//! of a thousand. If that sync fails, the calls that wrote are answered
+//! [`StoreError::Unsynced`].
 //!
 //! # Layout
 //!
@@ -25,7 +39,7 @@ pub mod variants;
 pub mod workers;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::Connection;
@@ -45,23 +59,48 @@ pub enum StoreError {
     Invalid(String),
     #[error("{0}")]
     Forbidden(String),
+    #[error("the change was made but could not be synced to disk: {0}")]
+    Unsynced(String),
     #[error("the store's worker thread failed: {0}")]
     Join(String),
+}
+
+/// When a commit reaches the disk (`PRAGMA synchronous` under WAL).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// Every commit is synced before the call returns (`FULL`): an answer
+    /// such as ACCEPTED is never lost, even to a power cut.
+    #[default]
+    Full,
+    /// Commits are synced at checkpoints only (`NORMAL`): never corrupt, but
+    /// a power cut (not a process crash) may lose the last commits after
+    /// their answers were sent. See the README's security section.
+    Normal,
 }
 
 /// Settings of [`Store::open_with`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StoreOptions {
+    pub durability: Durability,
     /// Caps the database at this many pages (`PRAGMA max_page_count`, 4 KiB
     /// pages); a write that needs more fails with SQLITE_FULL and changes
     /// nothing. `None`: SQLite's own limit. Used to test a full disk.
     pub max_pages: Option<u64>,
 }
 
-/// A handle to the database; cheap to clone.
+/// Work for a connection's thread: runs a call and says whether it wrote,
+/// and how to answer it once its batch is synced (with the sync's error).
+type Job = Box<dyn FnOnce(&mut Connection) -> (bool, Deliver) + Send>;
+type Deliver = Box<dyn FnOnce(Option<&str>) + Send>;
+
+/// Most calls answered by one sync.
+pub const MAX_BATCH: usize = 512;
+
+/// A handle to the database; cheap to clone. The connection's thread ends
+/// when the last handle is dropped.
 #[derive(Debug, Clone)]
 pub struct Store {
-    conn: Arc<Mutex<Connection>>,
+    jobs: mpsc::Sender<Job>,
     /// The file, for opening more connections; `None` in memory.
     path: Option<PathBuf>,
 }
@@ -81,13 +120,13 @@ impl Store {
         let conn = Connection::open(path)?;
         // WAL: readers never block the writer and a crash loses nothing committed.
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        // NORMAL is durable in WAL mode up to the last checkpointed commit of a power loss.
+        // Full durability syncs once per batch of calls (see the module docs).
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        let mut store = Self::setup(conn)?;
         if let Some(pages) = options.max_pages {
-            let guard = store.conn.lock().unwrap_or_else(|e| e.into_inner());
-            guard.pragma_update(None, "max_page_count", pages.min(i64::MAX as u64) as i64)?;
+            conn.pragma_update(None, "max_page_count", pages.min(i64::MAX as u64) as i64)?;
         }
+        let group_sync = options.durability == Durability::Full;
+        let mut store = Self::setup(conn, group_sync)?;
         store.path = Some(path.to_owned());
         Ok(store)
     }
@@ -105,41 +144,94 @@ impl Store {
         )?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         Ok(Store {
-            conn: Arc::new(Mutex::new(conn)),
+            jobs: Self::spawn(conn, false)?,
             path: Some(path.clone()),
         })
     }
 
     /// A private in-memory database (tests).
     pub fn open_in_memory() -> Result<Self, StoreError> {
-        Self::setup(Connection::open_in_memory()?)
+        Self::setup(Connection::open_in_memory()?, false)
     }
 
-    fn setup(mut conn: Connection) -> Result<Self, StoreError> {
+    fn setup(mut conn: Connection, group_sync: bool) -> Result<Self, StoreError> {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         migrations::migrate(&mut conn)?;
         Ok(Store {
-            conn: Arc::new(Mutex::new(conn)),
+            jobs: Self::spawn(conn, group_sync)?,
             path: None,
         })
     }
 
-    /// Runs `f` on the connection on the blocking pool.
+    /// Starts the thread that owns `conn` and runs jobs in arrival order,
+    /// in batches; with `group_sync`, a batch that wrote is synced before
+    /// its answers go out.
+    fn spawn(mut conn: Connection, group_sync: bool) -> Result<mpsc::Sender<Job>, StoreError> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("xq-store".to_owned())
+            .spawn(move || {
+                while let Ok(first) = rx.recv() {
+                    let mut answers = vec![first(&mut conn)];
+                    while answers.len() < MAX_BATCH {
+                        match rx.try_recv() {
+                            Ok(job) => answers.push(job(&mut conn)),
+                            Err(_) => break,
+                        }
+                    }
+                    let wrote = answers.iter().any(|(w, _)| *w);
+                    let failure = (group_sync && wrote)
+                        .then(|| sync(&conn).err().map(|e| e.to_string()))
+                        .flatten();
+                    for (wrote, deliver) in answers {
+                        deliver(failure.as_deref().filter(|_| wrote));
+                    }
+                }
+            })
+            .map_err(|e| StoreError::Join(format!("cannot start the store thread: {e}")))?;
+        Ok(tx)
+    }
+
+    /// Runs `f` on the connection's thread, after the calls queued before it.
     pub async fn call<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        let conn = Arc::clone(&self.conn);
-        tokio::task::spawn_blocking(move || {
-            // A panic inside a transaction rolled it back, so the data is sound.
-            let mut guard = conn.lock().unwrap_or_else(|e| e.into_inner());
-            f(&mut guard)
-        })
-        .await
-        .map_err(|e| StoreError::Join(e.to_string()))?
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move |conn| {
+            let before = conn.total_changes();
+            // A panic inside a transaction rolled it back, so the data is
+            // sound and the thread keeps serving.
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn)))
+                .unwrap_or_else(|_| Err(StoreError::Join("a store call panicked".to_owned())));
+            // A call that failed rolled back: it has nothing to sync.
+            let wrote = result.is_ok() && conn.total_changes() != before;
+            let deliver: Deliver = Box::new(move |sync_failure| {
+                let result = match (result, sync_failure) {
+                    (Ok(_), Some(e)) => Err(StoreError::Unsynced(e.to_owned())),
+                    (result, _) => result,
+                };
+                let _ = tx.send(result);
+            });
+            (wrote, deliver)
+        });
+        self.jobs
+            .send(job)
+            .map_err(|_| StoreError::Join("the store thread has stopped".to_owned()))?;
+        rx.await
+            .map_err(|_| StoreError::Join("the store thread dropped a call".to_owned()))?
     }
+}
+
+/// Syncs the WAL, and with it every commit before: one small commit under
+/// `synchronous = FULL`.
+fn sync(conn: &Connection) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    let written = conn.execute("UPDATE sync_point SET n = n + 1", []);
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    written.map(drop)
 }
 
 /// Milliseconds since the unix epoch.

@@ -113,13 +113,25 @@ impl ExternalEngine {
             path: config.path.display().to_string(),
             source,
         };
-        let mut child = Command::new(&config.path)
-            .args(&config.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(spawn)?;
+        // A just-written executable may be briefly "busy" while another thread's
+        // fork still holds its write descriptor (ETXTBSY); that clears in
+        // milliseconds, so retry a few times.
+        let mut attempt = 0;
+        let mut child = loop {
+            let spawned = Command::new(&config.path)
+                .args(&config.args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn();
+            match spawned {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && attempt < 20 => {
+                    attempt += 1;
+                    std::thread::sleep(Duration::from_millis(10 * attempt));
+                }
+                other => break other.map_err(spawn)?,
+            }
+        };
         let missing = || spawn(std::io::Error::other("no pipe to the process"));
         let stdin = child.stdin.take().ok_or_else(missing)?;
         let stdout = child.stdout.take().ok_or_else(missing)?;

@@ -1,0 +1,28 @@
+//! Any bytes as a SubmitResult request, as the server handles it: decode,
+//! convert to the domain outcome, check the counts against a lease. None of
+//! it may panic, and an outcome that passes the check is consistent.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use prost::Message;
+use xq_proto::pb;
+use xq_worker::BatchOutcome;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(request) = pb::SubmitResultRequest::decode(data) else {
+        return;
+    };
+    let Some(results) = request.results else {
+        return;
+    };
+    let lease_pairs = results.pairs;
+    let Ok(outcome) = BatchOutcome::try_from(results) else {
+        return;
+    };
+    if outcome.check(lease_pairs).is_ok() {
+        let games = 2 * u64::from(lease_pairs);
+        assert_eq!(outcome.pentanomial.iter().sum::<u64>(), u64::from(lease_pairs));
+        assert_eq!(outcome.wins + outcome.draws + outcome.losses, games);
+        assert!(outcome.total_plies <= games * 10_000);
+    }
+});
