@@ -28,7 +28,6 @@ enum Filter {
 
 /// What the legality test needs about the side to move, computed once per node.
 struct Guard {
-    general: Square,
     in_check: bool,
     /// Moves from these points are tested one by one.
     risky_from: Bitboard,
@@ -73,7 +72,6 @@ impl Position {
             risky_from |= attacks::diagonals_through(k);
         }
         Guard {
-            general: k,
             in_check: self.in_check(),
             risky_from,
             risky_to: risky_to & !self.occupied(),
@@ -154,7 +152,6 @@ impl Position {
                 }
             }
         }
-        debug_assert!(guard.general == self.general(us));
         count
     }
 

@@ -391,3 +391,16 @@ pub fn spawn_worker(
     });
     (stop, handle)
 }
+
+/// Starts a worker client whose player is the game runner with `threads` game
+/// threads and the default engine cache.
+pub fn spawn_engine_worker(
+    url: &str,
+    threads: u32,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<xq_worker::client::ClientSummary>,
+) {
+    let player = Arc::new(xq_worker::EnginePlayer::new(threads as usize).expect("game threads"));
+    spawn_worker(url, player, threads)
+}

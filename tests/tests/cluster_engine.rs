@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use xq_proto::pb;
 use xq_tests::cluster::{
-    TempDb, TestServer, admin, create, fast_config, spawn_worker, wait_for_end,
+    TempDb, TestServer, admin, create, fast_config, spawn_engine_worker, spawn_worker, wait_for_end,
 };
 use xq_worker::EnginePlayer;
 use xq_worker::client::ClientSummary;
@@ -34,14 +34,6 @@ fn settings(nodes: u64) -> pb::MatchSettings {
         }),
         draw_contempt: None,
     }
-}
-
-fn engine_worker(
-    url: &str,
-    threads: u32,
-) -> (oneshot::Sender<()>, tokio::task::JoinHandle<ClientSummary>) {
-    let player = Arc::new(EnginePlayer::new(threads as usize).expect("game threads"));
-    spawn_worker(url, player, threads)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -72,7 +64,7 @@ async fn sprt_accepts_the_defaults_against_a_chariot_worth_300() {
         },
     )
     .await;
-    let (stop, handle) = engine_worker(&server.url(), 2);
+    let (stop, handle) = spawn_engine_worker(&server.url(), 2);
     let end = wait_for_end(&mut admin, run, Duration::from_secs(120)).await;
     let sprt = end.sprt.expect("sprt status");
     assert_eq!(sprt.state(), pb::SprtState::AcceptedH1, "{end:?}");
@@ -112,7 +104,7 @@ async fn spsa_moves_a_bad_chariot_value_toward_its_default() {
         },
     )
     .await;
-    let (stop, handle) = engine_worker(&server.url(), 2);
+    let (stop, handle) = spawn_engine_worker(&server.url(), 2);
     let end = wait_for_end(&mut admin, run, Duration::from_secs(120)).await;
     let theta = end.spsa.clone().expect("spsa status").theta[0].value;
     assert!(

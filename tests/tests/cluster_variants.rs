@@ -1,17 +1,13 @@
 //! Variants runs on a real server with the real engine: one engine plays the
 //! same openings under several rule sets, and the report reads them back.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::oneshot;
 use xq_proto::pb;
 use xq_tests::binary;
 use xq_tests::cluster::{
-    ADMIN_TOKEN, TempDb, TestServer, admin, create, fast_config, spawn_worker, wait_for_end,
+    ADMIN_TOKEN, TempDb, TestServer, admin, create, fast_config, spawn_engine_worker, wait_for_end,
 };
-use xq_worker::EnginePlayer;
-use xq_worker::client::ClientSummary;
 
 fn variants_spec(rules: &[&str], pairs: u64) -> pb::RunSpec {
     pb::RunSpec {
@@ -46,14 +42,6 @@ fn variants_spec(rules: &[&str], pairs: u64) -> pb::RunSpec {
     }
 }
 
-fn engine_worker(
-    url: &str,
-    threads: u32,
-) -> (oneshot::Sender<()>, tokio::task::JoinHandle<ClientSummary>) {
-    let player = Arc::new(EnginePlayer::new(threads as usize).expect("game threads"));
-    spawn_worker(url, player, threads)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_variants_run_totals_each_variant_and_reports_conversions() {
     let db = TempDb::new("variants-run");
@@ -61,7 +49,7 @@ async fn a_variants_run_totals_each_variant_and_reports_conversions() {
         TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(30))).await;
     let mut admin = admin(&server.url()).await;
     let run_id = create(&mut admin, variants_spec(&["standard", "conversion"], 5)).await;
-    let (stop, worker) = engine_worker(&server.url(), 2);
+    let (stop, worker) = spawn_engine_worker(&server.url(), 2);
     let last = wait_for_end(&mut admin, run_id, Duration::from_secs(120)).await;
     let _ = stop.send(());
     worker.await.expect("worker task");
