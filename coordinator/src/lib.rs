@@ -14,10 +14,13 @@
 //! * [`convert`]: the one place where wire and domain types meet.
 //! * [`server`]: the thin tonic services and `run(listener, db, shutdown)`.
 //! * [`local`]: embedded local mode (server and workers in one process).
+//! * [`web`]: the web view (runs, graphs, workers, engines) over a read
+//!   connection, and `/metrics` ([`metrics`]).
 
 pub mod auth;
 pub mod convert;
 pub mod local;
+pub mod metrics;
 pub mod report;
 pub mod runs;
 pub mod scheduler;
@@ -26,3 +29,4 @@ pub mod shutdown;
 pub mod spsa;
 pub mod stats;
 pub mod store;
+pub mod web;

@@ -9,6 +9,7 @@
 
 pub mod cluster;
 pub mod procs;
+pub mod web;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -203,6 +203,25 @@ CREATE TABLE variant_totals (
     PRIMARY KEY (run_id, variant)
 );
 "#,
+    // 5: the run's totals after every counted result, for the web view's
+    // Elo-against-games graph (sprt_history keeps only the LLR).
+    r#"
+CREATE TABLE run_history (
+    id       INTEGER PRIMARY KEY,
+    run_id   INTEGER NOT NULL REFERENCES runs (id),
+    pairs    INTEGER NOT NULL,
+    penta_ll INTEGER NOT NULL,
+    penta_ld INTEGER NOT NULL,
+    penta_dd INTEGER NOT NULL,
+    penta_dw INTEGER NOT NULL,
+    penta_ww INTEGER NOT NULL,
+    wins     INTEGER NOT NULL,
+    draws    INTEGER NOT NULL,
+    losses   INTEGER NOT NULL,
+    unix_ms  INTEGER NOT NULL
+);
+CREATE INDEX run_history_by_run ON run_history (run_id, id);
+"#,
 ];
 
 /// Brings the schema up to date in one transaction per migration. Foreign

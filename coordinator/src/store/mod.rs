@@ -27,10 +27,13 @@
 //! # Layout
 //!
 //! * [`migrations`]: the append-only schema list (`PRAGMA user_version`).
-//! * [`runs`], [`leases`], [`workers`], [`tokens`], [`variants`], row-level reads and writes on a
-//!   transaction; the rules that combine them live in [`crate::scheduler`].
+//! * [`runs`], [`leases`], [`workers`], [`tokens`], [`variants`], [`history`]: row-level reads
+//!   and writes on a transaction; the rules that combine them live in [`crate::scheduler`].
+//! * [`activity`]: read-only aggregates (workers with their leases, counts).
 
+pub mod activity;
 pub mod engines;
+pub mod history;
 pub mod leases;
 pub mod migrations;
 pub mod runs;
@@ -39,10 +42,12 @@ pub mod variants;
 pub mod workers;
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::Connection;
+
+use crate::metrics::StoreMetrics;
 
 /// Errors from the store.
 #[derive(Debug, thiserror::Error)]
@@ -103,6 +108,8 @@ pub struct Store {
     jobs: mpsc::Sender<Job>,
     /// The file, for opening more connections; `None` in memory.
     path: Option<PathBuf>,
+    /// This connection's queue depth and batch times.
+    metrics: Arc<StoreMetrics>,
 }
 
 /// How long a connection waits for a lock held by another process.
@@ -143,10 +150,17 @@ impl Store {
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        let metrics = Arc::new(StoreMetrics::default());
         Ok(Store {
-            jobs: Self::spawn(conn, false)?,
+            jobs: Self::spawn(conn, false, Arc::clone(&metrics))?,
             path: Some(path.clone()),
+            metrics,
         })
+    }
+
+    /// This connection's queue depth and batch times.
+    pub fn metrics(&self) -> &StoreMetrics {
+        &self.metrics
     }
 
     /// A private in-memory database (tests).
@@ -158,21 +172,28 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         migrations::migrate(&mut conn)?;
+        let metrics = Arc::new(StoreMetrics::default());
         Ok(Store {
-            jobs: Self::spawn(conn, group_sync)?,
+            jobs: Self::spawn(conn, group_sync, Arc::clone(&metrics))?,
             path: None,
+            metrics,
         })
     }
 
     /// Starts the thread that owns `conn` and runs jobs in arrival order,
     /// in batches; with `group_sync`, a batch that wrote is synced before
     /// its answers go out.
-    fn spawn(mut conn: Connection, group_sync: bool) -> Result<mpsc::Sender<Job>, StoreError> {
+    fn spawn(
+        mut conn: Connection,
+        group_sync: bool,
+        metrics: Arc<StoreMetrics>,
+    ) -> Result<mpsc::Sender<Job>, StoreError> {
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("xq-store".to_owned())
             .spawn(move || {
                 while let Ok(first) = rx.recv() {
+                    let start = Instant::now();
                     let mut answers = vec![first(&mut conn)];
                     while answers.len() < MAX_BATCH {
                         match rx.try_recv() {
@@ -182,11 +203,17 @@ impl Store {
                     }
                     let wrote = answers.iter().any(|(w, _)| *w);
                     let failure = (group_sync && wrote)
-                        .then(|| sync(&conn).err().map(|e| e.to_string()))
+                        .then(|| {
+                            let synced = Instant::now();
+                            let failure = sync(&conn).err().map(|e| e.to_string());
+                            metrics.sync_seconds.observe(synced.elapsed().as_secs_f64());
+                            failure
+                        })
                         .flatten();
                     for (wrote, deliver) in answers {
                         deliver(failure.as_deref().filter(|_| wrote));
                     }
+                    metrics.batch_seconds.observe(start.elapsed().as_secs_f64());
                 }
             })
             .map_err(|e| StoreError::Join(format!("cannot start the store thread: {e}")))?;
@@ -200,7 +227,9 @@ impl Store {
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
         let (tx, rx) = tokio::sync::oneshot::channel();
+        let metrics = Arc::clone(&self.metrics);
         let job: Job = Box::new(move |conn| {
+            metrics.queued.dec();
             let before = conn.total_changes();
             // A panic inside a transaction rolled it back, so the data is
             // sound and the thread keeps serving.
@@ -217,9 +246,11 @@ impl Store {
             });
             (wrote, deliver)
         });
-        self.jobs
-            .send(job)
-            .map_err(|_| StoreError::Join("the store thread has stopped".to_owned()))?;
+        self.metrics.queued.inc();
+        if self.jobs.send(job).is_err() {
+            self.metrics.queued.dec();
+            return Err(StoreError::Join("the store thread has stopped".to_owned()));
+        }
         rx.await
             .map_err(|_| StoreError::Join("the store thread dropped a call".to_owned()))?
     }

@@ -263,7 +263,7 @@ pub fn add_totals(
     for (reason, games) in &o.reasons {
         stmt.execute(params![id as i64, reason, *games as i64])?;
     }
-    Ok(())
+    super::history::record(conn, id, now)
 }
 
 /// Stores the SPRT state after a counted result and its history row.
