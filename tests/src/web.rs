@@ -159,7 +159,9 @@ pub fn screenshot(url: &str, profile: &Path, png: &Path, (width, height): (u32, 
     );
 }
 
-/// The `data-value` of the first element with `data-key="key"` in `dom`.
+/// The `data-value` of the first element with `data-key="key"` in `dom`,
+/// parsed by serde_json as a `report --json` number is, so that the same
+/// decimal text gives the same `f64`.
 pub fn data_value(dom: &str, key: &str) -> Option<f64> {
     let at = dom.find(&format!("data-key=\"{key}\""))?;
     let tag_start = dom[..at].rfind('<')?;
@@ -167,7 +169,15 @@ pub fn data_value(dom: &str, key: &str) -> Option<f64> {
     let tag = &dom[tag_start..tag_end];
     let v = tag.find("data-value=\"")? + "data-value=\"".len();
     let end = v + tag[v..].find('"')?;
-    tag[v..end].parse().ok()
+    serde_json::from_str(&tag[v..end]).ok()
+}
+
+/// Every `data-value` in `dom`, parsed as [`data_value`] does.
+pub fn data_values(dom: &str) -> Vec<f64> {
+    dom.split("data-value=\"")
+        .skip(1)
+        .filter_map(|rest| serde_json::from_str(&rest[..rest.find('"')?]).ok())
+        .collect()
 }
 
 /// Point counts of every `<polyline>` inside the chart figure `id`.

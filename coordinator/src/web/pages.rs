@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::Form;
 use axum::extract::rejection::FormRejection;
@@ -173,35 +174,41 @@ async fn load_run(web: &Web, id: u64) -> Result<(RunStatus, Histories), WebError
         .await?)
 }
 
-/// Rendered live parts by run: the ETag they were rendered for and the HTML.
+/// How long a rendered live part is served to every poller even if its run
+/// changed meanwhile: a run counting results every millisecond is rendered
+/// at most once per this interval, however many browsers poll it.
+pub const LIVE_MAX_AGE: Duration = Duration::from_secs(1);
+
+/// A rendered live part: the ETag it was rendered for, when, and the HTML.
+type Rendered = (String, Instant, Arc<String>);
+
+/// Rendered live parts by run.
 #[derive(Debug, Default)]
-pub struct LiveCache(Mutex<HashMap<u64, (String, Arc<String>)>>);
+pub struct LiveCache(Mutex<HashMap<u64, Rendered>>);
 
 impl LiveCache {
-    fn get(&self, id: u64, etag: &str) -> Option<Arc<String>> {
+    /// The rendered part of run `id` if it is for `etag` or younger than
+    /// [`LIVE_MAX_AGE`]: `(its etag, html)`.
+    fn get(&self, id: u64, etag: &str) -> Option<(String, Arc<String>)> {
         let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
         map.get(&id)
-            .filter(|(e, _)| e == etag)
-            .map(|(_, h)| Arc::clone(h))
+            .filter(|(e, at, _)| e == etag || at.elapsed() < LIVE_MAX_AGE)
+            .map(|(e, _, h)| (e.clone(), Arc::clone(h)))
     }
 
     fn put(&self, id: u64, etag: String, html: Arc<String>) {
         let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        map.insert(id, (etag, html));
+        map.insert(id, (etag, Instant::now(), html));
     }
 }
 
-/// The live part of run `id` as of `status`, from the cache when unchanged.
-async fn live_html(web: &Web, status: RunStatus) -> Result<(Arc<String>, LiveView), WebError> {
-    let id = status.id;
+/// Renders the live part of run `id` and caches it: `(its etag, html)`.
+async fn render_live(web: &Web, id: u64) -> Result<(String, Arc<String>), WebError> {
     let (status, h) = load_run(web, id).await?;
     let live = LiveView::new(&status, &h)?;
-    if let Some(html) = web.live.get(id, &live.etag) {
-        return Ok((html, live));
-    }
     let html = Arc::new(render(web, "live.html", context! { live })?);
     web.live.put(id, live.etag.clone(), Arc::clone(&html));
-    Ok((html, live))
+    Ok((live.etag, html))
 }
 
 /// `GET /runs/{id}`.
@@ -222,7 +229,10 @@ pub async fn live(State(web): State<Arc<Web>>, Path(id): Path<u64>, headers: Hea
         .reader
         .call(move |conn| run_rows::load(conn, id, now_ms()))
         .await?;
-    let etag = view::etag(&status);
+    let (etag, html) = match web.live.get(id, &view::etag(&status)) {
+        Some(cached) => cached,
+        None => render_live(&web, id).await?,
+    };
     let state = HeaderValue::from_static(status.state.as_str());
     let tag = HeaderValue::from_str(&etag).map_err(|e| WebError::Render(e.to_string()))?;
     if headers
@@ -238,10 +248,6 @@ pub async fn live(State(web): State<Arc<Web>>, Path(id): Path<u64>, headers: Hea
         )
             .into_response());
     }
-    let html = match web.live.get(id, &etag) {
-        Some(html) => html,
-        None => live_html(&web, status).await?.0,
-    };
     Ok((
         [
             (header::ETAG, tag),

@@ -378,8 +378,8 @@ impl LiveView {
         }
         let two_players = matches!(status.spec.kind, KindSpec::Sprt(_) | KindSpec::Games(_));
         if two_players {
-            let estimates: Vec<(f64, f64, f64)> = h
-                .totals
+            // Thinned first: the estimate is the costly part of a long history.
+            let estimates: Vec<(f64, f64, f64)> = charts::thin(&h.totals)
                 .iter()
                 .filter_map(|p| {
                     let e = logistic_elo(&Results::Pentanomial(Pentanomial(p.pentanomial))).ok()?;
