@@ -1,15 +1,14 @@
 //! Wire ↔ domain conversion for the coordinator: the one place where
 //! `xq_proto::pb` meets [`crate::runs`] and [`crate::scheduler`].
 //!
-//! Requests become domain types with `TryFrom<pb::X>` (`Error = Status`),
-//! destructuring every field so that a new proto field cannot be forgotten;
-//! a garbled request is `INVALID_ARGUMENT` naming the field, and an
-//! `*_UNSPECIFIED` enum value is rejected. The work types shared with
-//! workers convert in `xq_worker::work`.
+//! Requests become domain types with `TryFrom<pb::X>` (`Error =
+//! xq_proto::Invalid`), destructuring every field so that a new proto field
+//! cannot be forgotten; a garbled request names the field, and an
+//! `*_UNSPECIFIED` enum value is rejected. The types shared with workers
+//! convert in `xq_proto::convert`.
 
-use tonic::Status;
 use xq_proto::pb;
-use xq_worker::work::{OpeningSource, invalid, required};
+use xq_proto::{Invalid, OpeningSource, required};
 
 use crate::runs::{
     self, DEFAULT_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS, EngineSel, GamesSpec, KindSpec, Lineup,
@@ -21,69 +20,24 @@ use crate::spsa::SpsaParamSpec;
 use crate::stats::elo::logistic_elo;
 use crate::stats::sprt::{SprtParams, SprtState};
 use crate::stats::{EloModel, Pentanomial, Results};
-use crate::store::StoreError;
 use crate::store::leases::LeaseState;
 use crate::store::workers::NewWorker;
-use xq_worker::variant_stats::VariantStats;
+use xq_proto::variant_stats::VariantStats;
 
-/// Store errors as gRPC statuses: unknown ids are `NOT_FOUND`, refused
-/// content `INVALID_ARGUMENT`, another worker's lease `PERMISSION_DENIED`;
-/// a full disk is `RESOURCE_EXHAUSTED` and a database that cannot be written
-/// now (read-only, locked, I/O error) `UNAVAILABLE`, both of which workers
-/// retry; the rest `INTERNAL`. Storage failures are logged.
-impl From<StoreError> for Status {
-    fn from(e: StoreError) -> Self {
-        use rusqlite::ErrorCode;
-        if let StoreError::Sqlite(rusqlite::Error::SqliteFailure(f, _)) = &e {
-            match f.code {
-                ErrorCode::DiskFull => {
-                    tracing::error!(error = %e, "database full");
-                    return Status::resource_exhausted(format!(
-                        "the coordinator's database is full; nothing was stored: {e}"
-                    ));
-                }
-                ErrorCode::ReadOnly
-                | ErrorCode::DatabaseBusy
-                | ErrorCode::DatabaseLocked
-                | ErrorCode::SystemIoFailure
-                | ErrorCode::CannotOpen => {
-                    tracing::error!(error = %e, "database unavailable");
-                    return Status::unavailable(format!(
-                        "the coordinator cannot write its database now; nothing was stored: {e}"
-                    ));
-                }
-                _ => {}
-            }
-        }
-        match e {
-            StoreError::Unsynced(_) => {
-                tracing::error!(error = %e, "database sync failed");
-                Status::unavailable(format!(
-                    "{e}; retry (a repeated result is not counted twice)"
-                ))
-            }
-            StoreError::NotFound(m) => Status::not_found(m),
-            StoreError::Invalid(m) => Status::invalid_argument(m),
-            StoreError::Forbidden(m) => Status::permission_denied(m),
-            other => {
-                tracing::error!(error = %other, "store failure");
-                Status::internal(other.to_string())
-            }
-        }
-    }
-}
-
-fn name(field: &str, value: &str) -> Result<(), Status> {
+fn name(field: &str, value: &str) -> Result<(), Invalid> {
     if value.is_empty() || value.len() > 128 {
-        return Err(invalid(field, format!("{value:?} must be 1 to 128 bytes")));
+        return Err(Invalid::new(
+            field,
+            format!("{value:?} must be 1 to 128 bytes"),
+        ));
     }
     Ok(())
 }
 
 impl TryFrom<pb::RegisterRequest> for NewWorker {
-    type Error = Status;
+    type Error = Invalid;
 
-    fn try_from(r: pb::RegisterRequest) -> Result<Self, Status> {
+    fn try_from(r: pb::RegisterRequest) -> Result<Self, Invalid> {
         let pb::RegisterRequest {
             name: worker_name,
             threads,
@@ -92,7 +46,7 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
         } = r;
         name("name", &worker_name)?;
         if threads == 0 {
-            return Err(invalid("threads", "must be at least 1"));
+            return Err(Invalid::new("threads", "must be at least 1"));
         }
         Ok(NewWorker {
             name: worker_name,
@@ -105,9 +59,9 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
 }
 
 impl TryFrom<pb::RunSpec> for RunSpec {
-    type Error = Status;
+    type Error = Invalid;
 
-    fn try_from(s: pb::RunSpec) -> Result<Self, Status> {
+    fn try_from(s: pb::RunSpec) -> Result<Self, Invalid> {
         let pb::RunSpec {
             name: run_name,
             priority,
@@ -126,7 +80,7 @@ impl TryFrom<pb::RunSpec> for RunSpec {
             (0, KindSpec::Spsa(_)) => DEFAULT_SPSA_BATCH_PAIRS,
             (0, _) => DEFAULT_BATCH_PAIRS,
             (b, _) if b > MAX_BATCH_PAIRS => {
-                return Err(invalid(
+                return Err(Invalid::new(
                     "spec.batch_pairs",
                     format!("{b} is above {MAX_BATCH_PAIRS}"),
                 ));
@@ -147,17 +101,19 @@ impl TryFrom<pb::RunSpec> for RunSpec {
 fn check_params(
     field: &str,
     params: &std::collections::HashMap<String, i64>,
-) -> Result<(), Status> {
+) -> Result<(), Invalid> {
     let mut engine = xq_engine::Params::default();
     for (name, &value) in params {
-        engine.set(name, value).map_err(|e| invalid(field, e))?;
+        engine
+            .set(name, value)
+            .map_err(|e| Invalid::new(field, e))?;
     }
     Ok(())
 }
 
 /// The lineup a request names; registry entries are resolved when the run is
 /// created.
-fn lineup(field: &str, engines: Option<pb::EngineChoice>) -> Result<Lineup, Status> {
+fn lineup(field: &str, engines: Option<pb::EngineChoice>) -> Result<Lineup, Invalid> {
     let Some(pb::EngineChoice {
         dev_engine,
         base_engine,
@@ -176,10 +132,10 @@ fn lineup(field: &str, engines: Option<pb::EngineChoice>) -> Result<Lineup, Stat
             registered: None,
         })
     };
-    let limit = |l: Option<pb::Limit>| -> Result<_, Status> {
-        l.map(xq_worker::work::Limit::try_from)
+    let limit = |l: Option<pb::Limit>| -> Result<_, Invalid> {
+        l.map(xq_proto::Limit::try_from)
             .transpose()
-            .map_err(|e| invalid(field, e.message()))
+            .map_err(|e| e.within(field))
     };
     Ok(Lineup {
         dev: sel(dev_engine, dev_options),
@@ -215,10 +171,9 @@ impl From<Lineup> for pb::EngineChoice {
 }
 
 impl TryFrom<pb::MatchSettings> for MatchSettings {
-    type Error = Status;
+    type Error = Invalid;
 
-    fn try_from(m: pb::MatchSettings) -> Result<Self, Status> {
-        use pb::match_settings::Openings;
+    fn try_from(m: pb::MatchSettings) -> Result<Self, Invalid> {
         let pb::MatchSettings {
             limit,
             hash_mb,
@@ -229,43 +184,39 @@ impl TryFrom<pb::MatchSettings> for MatchSettings {
             draw_contempt,
         } = m;
         if hash_mb == 0 {
-            return Err(invalid("settings.hash_mb", "must be at least 1"));
+            return Err(Invalid::new("settings.hash_mb", "must be at least 1"));
         }
         rules
             .parse::<xq_engine::RuleSet>()
-            .map_err(|e| invalid("settings.rules", e))?;
-        let openings = match openings {
-            Some(Openings::Builtin(b)) => {
-                OpeningSource::from_wire(Some(b), None, "settings.openings")
-            }
-            Some(Openings::Lines(l)) => {
-                OpeningSource::from_wire(None, Some(l), "settings.openings")
-            }
-            None => Err(invalid("settings.openings", "missing")),
-        }?;
+            .map_err(|e| Invalid::new("settings.rules", e))?;
+        let openings = OpeningSource::from_wire(openings, "settings.openings")?;
+        if let OpeningSource::Lines(lines) = &openings {
+            xq_proto::openings::parse_lines(&lines.join("\n"))
+                .map_err(|e| Invalid::new("settings.openings.lines", e))?;
+        }
         Ok(MatchSettings {
             limit: required("settings.limit", limit)?.try_into()?,
             hash_mb,
             rules,
             openings,
             seed,
-            adjudication: adjudication.map(Into::into).unwrap_or_default(),
-            draw_contempt: draw_contempt.unwrap_or(true),
+            adjudication: required("settings.adjudication", adjudication)?.into(),
+            draw_contempt,
         })
     }
 }
 
 impl TryFrom<pb::VariantsSpec> for VariantsSpec {
-    type Error = Status;
+    type Error = Invalid;
 
-    fn try_from(v: pb::VariantsSpec) -> Result<Self, Status> {
+    fn try_from(v: pb::VariantsSpec) -> Result<Self, Invalid> {
         let pb::VariantsSpec {
             rules,
             params,
             pairs,
         } = v;
         if !(2..=MAX_VARIANTS).contains(&rules.len()) {
-            return Err(invalid(
+            return Err(Invalid::new(
                 "variants.rules",
                 format!("{} rule sets, need 2 to {MAX_VARIANTS}", rules.len()),
             ));
@@ -274,9 +225,9 @@ impl TryFrom<pb::VariantsSpec> for VariantsSpec {
         for r in &rules {
             let parsed: xq_engine::RuleSet = r
                 .parse()
-                .map_err(|e| invalid("variants.rules", format!("'{r}': {e}")))?;
+                .map_err(|e| Invalid::new("variants.rules", format!("'{r}': {e}")))?;
             if seen.contains(&parsed) {
-                return Err(invalid(
+                return Err(Invalid::new(
                     "variants.rules",
                     format!("'{r}' repeats an earlier rule set"),
                 ));
@@ -284,7 +235,7 @@ impl TryFrom<pb::VariantsSpec> for VariantsSpec {
             seen.push(parsed);
         }
         if pairs == 0 {
-            return Err(invalid("variants.pairs", "must be at least 1"));
+            return Err(Invalid::new("variants.pairs", "must be at least 1"));
         }
         check_params("variants.params", &params)?;
         Ok(VariantsSpec {
@@ -317,9 +268,9 @@ impl From<VariantTotals> for pb::VariantTotals {
 /// Checks the shape and that the counts fit the pairs (for reports of a
 /// status read back from the wire).
 impl TryFrom<pb::VariantTotals> for VariantTotals {
-    type Error = Status;
+    type Error = Invalid;
 
-    fn try_from(v: pb::VariantTotals) -> Result<Self, Status> {
+    fn try_from(v: pb::VariantTotals) -> Result<Self, Invalid> {
         let pb::VariantTotals {
             rules,
             pairs,
@@ -328,10 +279,11 @@ impl TryFrom<pb::VariantTotals> for VariantTotals {
             stats,
         } = v;
         let stats = VariantStats::try_from(stats.unwrap_or_default())?;
-        let pairs32 = u32::try_from(pairs).map_err(|_| invalid("variant.pairs", "too large"))?;
+        let pairs32 =
+            u32::try_from(pairs).map_err(|_| Invalid::new("variant.pairs", "too large"))?;
         stats
             .check(pairs32)
-            .map_err(|e| invalid("variant.stats", e))?;
+            .map_err(|e| Invalid::new("variant.stats", e))?;
         Ok(VariantTotals {
             rules,
             pairs,
@@ -343,9 +295,9 @@ impl TryFrom<pb::VariantTotals> for VariantTotals {
 }
 
 impl TryFrom<pb::SprtSpec> for SprtSpec {
-    type Error = Status;
+    type Error = Invalid;
 
-    fn try_from(s: pb::SprtSpec) -> Result<Self, Status> {
+    fn try_from(s: pb::SprtSpec) -> Result<Self, Invalid> {
         let pb::SprtSpec {
             dev_params,
             base_params,
@@ -360,15 +312,15 @@ impl TryFrom<pb::SprtSpec> for SprtSpec {
         let model = match pb::EloModel::try_from(model) {
             Ok(pb::EloModel::Logistic) => EloModel::Logistic,
             Ok(pb::EloModel::Normalized) => EloModel::Normalized,
-            _ => return Err(invalid("sprt.model", format!("unknown value {model}"))),
+            _ => return Err(Invalid::new("sprt.model", format!("unknown value {model}"))),
         };
         let sprt =
-            SprtParams::new(elo0, elo1, alpha, beta, model).map_err(|e| invalid("sprt", e))?;
+            SprtParams::new(elo0, elo1, alpha, beta, model).map_err(|e| Invalid::new("sprt", e))?;
         check_params("sprt.dev_params", &dev_params)?;
         check_params("sprt.base_params", &base_params)?;
         let max_pairs = match max_games {
             0 => None,
-            1 => return Err(invalid("sprt.max_games", "1 is less than a game pair")),
+            1 => return Err(Invalid::new("sprt.max_games", "1 is less than a game pair")),
             g => Some(g / 2),
         };
         Ok(SprtSpec {
@@ -382,9 +334,9 @@ impl TryFrom<pb::SprtSpec> for SprtSpec {
 }
 
 impl TryFrom<pb::SpsaSpec> for SpsaSpec {
-    type Error = Status;
+    type Error = Invalid;
 
-    fn try_from(s: pb::SpsaSpec) -> Result<Self, Status> {
+    fn try_from(s: pb::SpsaSpec) -> Result<Self, Invalid> {
         let pb::SpsaSpec { params, games } = s;
         let params: Vec<SpsaParamSpec> = params
             .into_iter()
@@ -410,19 +362,19 @@ impl TryFrom<pb::SpsaSpec> for SpsaSpec {
             .collect();
         for (i, p) in params.iter().enumerate() {
             if p.name.is_empty() || params[..i].iter().any(|q| q.name == p.name) {
-                return Err(invalid(
+                return Err(Invalid::new(
                     "spsa.params",
                     format!("name {:?} is empty or repeated", p.name),
                 ));
             }
             let Some(spec) = xq_engine::params::spec(&p.name) else {
-                return Err(invalid(
+                return Err(Invalid::new(
                     "spsa.params",
                     format!("unknown parameter {:?}", p.name),
                 ));
             };
             if p.min < f64::from(spec.min) || p.max > f64::from(spec.max) {
-                return Err(invalid(
+                return Err(Invalid::new(
                     "spsa.params",
                     format!(
                         "{:?} range [{}, {}] leaves the engine's [{}, {}]",
@@ -432,15 +384,15 @@ impl TryFrom<pb::SpsaSpec> for SpsaSpec {
             }
         }
         let spec = SpsaSpec { params, games };
-        runs::spsa::initial_state(&spec).map_err(|e| invalid("spsa", e))?;
+        runs::spsa::initial_state(&spec).map_err(|e| Invalid::new("spsa", e))?;
         Ok(spec)
     }
 }
 
 impl TryFrom<pb::GamesSpec> for GamesSpec {
-    type Error = Status;
+    type Error = Invalid;
 
-    fn try_from(g: pb::GamesSpec) -> Result<Self, Status> {
+    fn try_from(g: pb::GamesSpec) -> Result<Self, Invalid> {
         let pb::GamesSpec {
             dev_params,
             base_params,
@@ -448,7 +400,7 @@ impl TryFrom<pb::GamesSpec> for GamesSpec {
             engines,
         } = g;
         if pairs == 0 {
-            return Err(invalid("games.pairs", "must be at least 1"));
+            return Err(Invalid::new("games.pairs", "must be at least 1"));
         }
         check_params("games.dev_params", &dev_params)?;
         check_params("games.base_params", &base_params)?;
@@ -522,14 +474,6 @@ impl From<RunSpec> for pb::RunSpec {
             adjudication,
             draw_contempt,
         } = settings;
-        let openings = match openings {
-            OpeningSource::Builtin { random_plies } => {
-                pb::match_settings::Openings::Builtin(pb::BuiltinOpenings { random_plies })
-            }
-            OpeningSource::Lines(lines) => {
-                pb::match_settings::Openings::Lines(pb::OpeningLines { lines })
-            }
-        };
         pb::RunSpec {
             name,
             priority,
@@ -538,10 +482,10 @@ impl From<RunSpec> for pb::RunSpec {
                 limit: Some(limit.into()),
                 hash_mb,
                 rules,
-                openings: Some(openings),
+                openings: Some(openings.into()),
                 seed,
                 adjudication: Some(adjudication.into()),
-                draw_contempt: Some(draw_contempt),
+                draw_contempt,
             }),
             kind: Some(kind),
         }
@@ -677,15 +621,7 @@ impl From<RunStatus> for pb::RunStatus {
             run_id: id,
             spec: Some(spec.into()),
             state: pb::RunState::from(state).into(),
-            totals: Some(pb::Totals {
-                pairs: totals.pairs,
-                pentanomial: totals.pentanomial.to_vec(),
-                wins: totals.wins,
-                draws: totals.draws,
-                losses: totals.losses,
-                reasons: totals.reasons.into_iter().collect(),
-                total_plies: totals.total_plies,
-            }),
+            totals: Some(totals.into()),
             target_pairs: target_pairs.unwrap_or(0),
             pairs_in_flight,
             created_unix_ms: created_ms,

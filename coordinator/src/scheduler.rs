@@ -37,7 +37,7 @@ use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
 
 use tokio::sync::broadcast;
-use xq_worker::work::{BatchOutcome, OpeningSlice, WorkSpec};
+use xq_proto::{BatchOutcome, OpeningSlice, WorkSpec};
 
 use crate::runs::{self, KindSpec, RunKind, RunSpec, RunState, RunStatus, SpsaHistoryRow};
 use crate::store::leases::{self, LeaseState, NewLease};
@@ -445,7 +445,7 @@ impl Scheduler {
                 // became of the lease.
                 outcome
                     .check(lease.pairs)
-                    .map_err(|e| StoreError::Invalid(format!("invalid {}: {e}", e.field())))?;
+                    .map_err(|e| StoreError::Invalid(e.to_string()))?;
                 let status = match lease.state {
                     LeaseState::Done => SubmitStatus::Duplicate,
                     LeaseState::Expired | LeaseState::Released => SubmitStatus::ExpiredIgnored,
@@ -480,7 +480,7 @@ fn count_result(
     now: i64,
 ) -> Result<(), StoreError> {
     let run_id = lease.run_id;
-    run_rows::add_totals(conn, run_id, outcome, now)?;
+    run_rows::add_totals(conn, run_id, &outcome.totals, now)?;
     let run = run_rows::load(conn, run_id, now)?;
     let finished = match &run.spec.kind {
         KindSpec::Games(g) => runs::games::finished(g, run.totals.pairs),
@@ -503,7 +503,7 @@ fn count_result(
             })?;
             runs::spsa::apply(&mut state, request, outcome)
                 .map_err(|e| StoreError::Invalid(format!("spsa: {e}")))?;
-            run_rows::save_spsa(conn, run_id, lease.id, &state, outcome, now)?;
+            run_rows::save_spsa(conn, run_id, lease.id, &state, &outcome.totals, now)?;
             state.finished()
         }
     };
@@ -545,8 +545,8 @@ mod tests {
 
     use super::*;
     use crate::runs::{GamesSpec, MatchSettings};
-    use xq_worker::variant_stats::VariantStats;
-    use xq_worker::work::{Adjudication, Limit, OpeningSource};
+    use xq_proto::variant_stats::VariantStats;
+    use xq_proto::{Adjudication, Limit, OpeningSource};
 
     fn games_spec(pairs: u64, batch_pairs: u32) -> RunSpec {
         RunSpec {
@@ -573,9 +573,12 @@ mod tests {
 
     fn draws(pairs: u32) -> BatchOutcome {
         BatchOutcome {
-            pairs,
-            pentanomial: [0, 0, pairs.into(), 0, 0],
-            draws: 2 * u64::from(pairs),
+            totals: xq_proto::Totals {
+                pairs: pairs.into(),
+                pentanomial: [0, 0, pairs.into(), 0, 0],
+                draws: 2 * u64::from(pairs),
+                ..Default::default()
+            },
             ..BatchOutcome::default()
         }
     }

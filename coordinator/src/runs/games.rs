@@ -1,6 +1,6 @@
 //! Fixed-games runs: `pairs` game pairs of dev against base, reported as Elo.
 
-use xq_worker::work::PlayerSpec;
+use xq_proto::PlayerSpec;
 
 use super::{GamesSpec, MatchSettings};
 

@@ -14,7 +14,7 @@ pub mod variants;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use xq_worker::work::{Adjudication, EngineRef, Limit, OpeningSource, PlayerSpec};
+use xq_proto::{Adjudication, EngineRef, Limit, OpeningSource, PlayerSpec, Totals};
 
 use crate::spsa::{SpsaParamSpec, SpsaState};
 use crate::stats::sprt::{SprtOutcome, SprtParams};
@@ -53,12 +53,7 @@ pub struct MatchSettings {
     pub seed: u64,
     pub adjudication: Adjudication,
     /// Whether engines value a draw by the rule set's scoring.
-    #[serde(default = "on")]
     pub draw_contempt: bool,
-}
-
-fn on() -> bool {
-    true
 }
 
 /// An external engine chosen for a player: a registry name and extra options;
@@ -231,19 +226,6 @@ impl RunState {
             _ => None,
         }
     }
-}
-
-/// Counted games, first player's view.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-pub struct Totals {
-    pub pairs: u64,
-    /// `[LL, LD+DL, LW+DD+WL, DW+WD, WW]`.
-    pub pentanomial: [u64; 5],
-    pub wins: u64,
-    pub draws: u64,
-    pub losses: u64,
-    pub reasons: BTreeMap<String, u64>,
-    pub total_plies: u64,
 }
 
 /// A run as stored, with the live count of pairs in flight.

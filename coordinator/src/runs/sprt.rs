@@ -2,7 +2,7 @@
 //! cap is reached). The LLR is evaluated on the run's pentanomial totals
 //! after every counted result.
 
-use xq_worker::work::PlayerSpec;
+use xq_proto::PlayerSpec;
 
 use super::{MatchSettings, SprtSpec};
 use crate::stats::sprt::{SprtOutcome, SprtState};

@@ -3,7 +3,7 @@
 //! applied with [`crate::spsa::apply_result`] and the new θ is stored.
 
 use rand::Rng;
-use xq_worker::work::{BatchOutcome, PlayerSpec};
+use xq_proto::{BatchOutcome, PlayerSpec};
 
 use super::{MatchSettings, Params, SpsaSpec};
 use crate::spsa::{self, SpsaConfig, SpsaError, SpsaRequest, SpsaResult, SpsaState};
@@ -43,9 +43,9 @@ pub fn apply(
     outcome: &BatchOutcome,
 ) -> Result<(), SpsaError> {
     let result = SpsaResult {
-        wins: outcome.wins,
-        draws: outcome.draws,
-        losses: outcome.losses,
+        wins: outcome.totals.wins,
+        draws: outcome.totals.draws,
+        losses: outcome.totals.losses,
     };
     spsa::apply_result(state, request, result)
 }

@@ -17,8 +17,8 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use xq_worker::variant_stats::VariantStats;
-use xq_worker::work::{BatchOutcome, PlayerSpec};
+use xq_proto::variant_stats::VariantStats;
+use xq_proto::{BatchOutcome, PlayerSpec};
 
 use super::{MatchSettings, Params};
 
@@ -99,12 +99,12 @@ pub struct VariantTotals {
 impl VariantTotals {
     /// Adds a lease's games; `stats` is the outcome's checked variant statistics.
     pub fn add(&mut self, outcome: &BatchOutcome, stats: &VariantStats) {
-        self.pairs = self.pairs.saturating_add(u64::from(outcome.pairs));
-        for (reason, games) in &outcome.reasons {
+        self.pairs = self.pairs.saturating_add(outcome.totals.pairs);
+        for (reason, games) in &outcome.totals.reasons {
             let n = self.reasons.entry(reason.clone()).or_default();
             *n = n.saturating_add(*games);
         }
-        self.total_plies = self.total_plies.saturating_add(outcome.total_plies);
+        self.total_plies = self.total_plies.saturating_add(outcome.totals.total_plies);
         self.stats.merge(stats);
     }
 }

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use xq_worker::external::Protocol;
-use xq_worker::work::EngineRef;
+use xq_proto::EngineRef;
+use xq_proto::Protocol;
 
 use super::StoreError;
 use super::runs as run_rows;

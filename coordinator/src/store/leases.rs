@@ -10,7 +10,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{StoreError, count};
 use crate::spsa::SpsaRequest;
-use xq_worker::work::WorkSpec;
+use xq_proto::WorkSpec;
 
 /// Where a lease is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,10 +3,10 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{StoreError, count};
-use crate::runs::{RunSpec, RunState, RunStatus, SpsaHistoryRow, Totals};
+use crate::runs::{RunSpec, RunState, RunStatus, SpsaHistoryRow};
 use crate::spsa::SpsaState;
 use crate::stats::sprt::{SprtOutcome, SprtState};
-use xq_worker::work::BatchOutcome;
+use xq_proto::Totals;
 
 /// Inserts an active run; `spsa` is the initial state of an SPSA run.
 pub fn insert(
@@ -228,12 +228,7 @@ pub fn set_state(
 }
 
 /// Adds a lease's counts to the run's totals.
-pub fn add_totals(
-    conn: &Connection,
-    id: u64,
-    o: &BatchOutcome,
-    now: i64,
-) -> Result<(), StoreError> {
+pub fn add_totals(conn: &Connection, id: u64, o: &Totals, now: i64) -> Result<(), StoreError> {
     let [ll, ld, dd, dw, ww] = o.pentanomial.map(|c| c as i64);
     conn.execute(
         "UPDATE runs SET pairs = pairs + ?2, penta_ll = penta_ll + ?3, penta_ld = penta_ld + ?4,
@@ -243,7 +238,7 @@ pub fn add_totals(
          WHERE id = ?1",
         params![
             id as i64,
-            o.pairs,
+            o.pairs as i64,
             ll,
             ld,
             dd,
@@ -292,7 +287,7 @@ pub fn save_spsa(
     id: u64,
     lease_id: u64,
     state: &SpsaState,
-    outcome: &BatchOutcome,
+    outcome: &Totals,
     now: i64,
 ) -> Result<(), StoreError> {
     conn.execute(
