@@ -209,7 +209,7 @@ impl Scheduler {
                             "worker {worker_id} holds no lease {lease_id}"
                         ))
                     })?;
-                crate::store::engines::flag_run(conn, lease.run_id, &message, now_ms())?;
+                run_rows::flag_run(conn, lease.run_id, &message, now_ms())?;
                 Ok(lease.run_id)
             })
             .await
@@ -345,7 +345,8 @@ impl Scheduler {
                     &NewLease {
                         run_id: run.id,
                         worker_id,
-                        work: &work,
+                        opening_offset: offset,
+                        pairs,
                         spsa_request: request.as_ref(),
                         deadline_ms,
                         variant,

@@ -10,7 +10,6 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{StoreError, count};
 use crate::spsa::SpsaRequest;
-use xq_proto::WorkSpec;
 
 /// Where a lease is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +53,6 @@ pub struct Lease {
     pub state: LeaseState,
     pub opening_offset: u64,
     pub pairs: u32,
-    pub work: WorkSpec,
     pub spsa_request: Option<SpsaRequest>,
     /// Unix ms.
     pub deadline_ms: i64,
@@ -70,24 +68,25 @@ pub type Requeued = (u64, u32, Option<usize>);
 pub struct NewLease<'a> {
     pub run_id: u64,
     pub worker_id: u64,
-    pub work: &'a WorkSpec,
+    /// The slice: the first opening and the pairs.
+    pub opening_offset: u64,
+    pub pairs: u32,
     pub spsa_request: Option<&'a SpsaRequest>,
     pub deadline_ms: i64,
     pub variant: Option<usize>,
 }
 
-/// Inserts an active lease; its slice is the work's opening slice.
+/// Inserts an active lease.
 pub fn insert(conn: &Connection, lease: &NewLease<'_>, now: i64) -> Result<u64, StoreError> {
     conn.execute(
-        "INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs, work, spsa_request,
+        "INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs, spsa_request,
                              created_ms, deadline_ms, variant)
-         VALUES (?1, ?2, 'active', ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+         VALUES (?1, ?2, 'active', ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
             lease.run_id as i64,
             lease.worker_id as i64,
-            lease.work.openings.offset as i64,
-            lease.work.pairs,
-            serde_json::to_string(lease.work)?,
+            lease.opening_offset as i64,
+            lease.pairs,
             lease.spsa_request.map(serde_json::to_string).transpose()?,
             now,
             lease.deadline_ms,
@@ -101,7 +100,7 @@ pub fn insert(conn: &Connection, lease: &NewLease<'_>, now: i64) -> Result<u64, 
 pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
     let row = conn
         .query_row(
-            "SELECT id, run_id, worker_id, state, opening_offset, pairs, work, spsa_request, deadline_ms,
+            "SELECT id, run_id, worker_id, state, opening_offset, pairs, spsa_request, deadline_ms,
                     variant
              FROM leases WHERE id = ?1",
             [id as i64],
@@ -111,16 +110,14 @@ pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
                     r.get::<_, String>(3)?,
                     r.get::<_, i64>(4)?,
                     r.get::<_, u32>(5)?,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, Option<String>>(7)?,
-                    r.get::<_, i64>(8)?,
-                    r.get::<_, Option<i64>>(9)?,
+                    r.get::<_, Option<String>>(6)?,
+                    r.get::<_, i64>(7)?,
+                    r.get::<_, Option<i64>>(8)?,
                 ))
             },
         )
         .optional()?;
-    let Some(([id, run_id, worker_id], state, offset, pairs, work, request, deadline_ms, variant)) =
-        row
+    let Some(([id, run_id, worker_id], state, offset, pairs, request, deadline_ms, variant)) = row
     else {
         return Ok(None);
     };
@@ -131,7 +128,6 @@ pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
         state: LeaseState::parse(&state)?,
         opening_offset: count(offset),
         pairs,
-        work: serde_json::from_str(&work)?,
         spsa_request: request.as_deref().map(serde_json::from_str).transpose()?,
         deadline_ms,
         variant: variant.map(|v| count(v) as usize),

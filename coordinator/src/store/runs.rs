@@ -1,4 +1,6 @@
-//! Rows of `runs`, `run_reasons` and the per-result histories.
+//! Rows of `runs`, `run_reasons`, `run_flags` (why the system stopped a
+//! run, e.g. an engine that did not match its signature) and the per-result
+//! histories.
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
@@ -60,7 +62,7 @@ pub fn load(conn: &Connection, id: u64, now: i64) -> Result<RunStatus, StoreErro
         .ok_or_else(|| StoreError::NotFound(format!("no run {id}")))?;
     let mut status = row.into_status()?;
     status.totals.reasons = reasons(conn, id)?;
-    status.flag = super::engines::flag(conn, id)?;
+    status.flag = flag(conn, id)?;
     status.variants = variant_totals(conn, &status)?;
     Ok(status)
 }
@@ -74,7 +76,7 @@ pub fn list(conn: &Connection, now: i64) -> Result<Vec<RunStatus>, StoreError> {
         .map(|r| {
             let mut status = r.into_status()?;
             status.totals.reasons = reasons(conn, status.id)?;
-            status.flag = super::engines::flag(conn, status.id)?;
+            status.flag = flag(conn, status.id)?;
             status.variants = variant_totals(conn, &status)?;
             Ok(status)
         })
@@ -341,6 +343,35 @@ pub fn spsa_history(conn: &Connection, id: u64) -> Result<Vec<SpsaHistoryRow>, S
             })
         })
         .collect()
+}
+
+/// Stops `run_id` because of `message`, keeping the first message if it was
+/// flagged before. Returns the leases cancelled.
+pub fn flag_run(
+    conn: &mut Connection,
+    run_id: u64,
+    message: &str,
+    now: i64,
+) -> Result<usize, StoreError> {
+    let tx = conn.transaction()?;
+    tx.execute(
+        "INSERT OR IGNORE INTO run_flags (run_id, message, unix_ms) VALUES (?1, ?2, ?3)",
+        params![run_id as i64, message, now],
+    )?;
+    let cancelled = set_state(&tx, run_id, RunState::Stopped, now)?;
+    tx.commit()?;
+    Ok(cancelled)
+}
+
+/// Why the system stopped `run_id`, if it did.
+pub fn flag(conn: &Connection, run_id: u64) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT message FROM run_flags WHERE run_id = ?1",
+            [run_id as i64],
+            |r| r.get(0),
+        )
+        .optional()?)
 }
 
 /// An active run as the scheduler sees it.
