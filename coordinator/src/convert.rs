@@ -11,7 +11,7 @@ use xq_proto::pb;
 use xq_proto::{Invalid, OpeningSource, required};
 
 use crate::runs::{
-    self, DEFAULT_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS, EngineSel, GamesSpec, KindSpec, Lineup,
+    DEFAULT_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS, EngineSel, GamesSpec, KindSpec, Lineup,
     MAX_BATCH_PAIRS, MatchSettings, RunKind, RunSpec, RunState, RunStatus, SprtSpec,
     SpsaHistoryRow, SpsaSpec, VariantTotals, VariantsSpec, variants::MAX_VARIANTS,
 };
@@ -384,7 +384,7 @@ impl TryFrom<pb::SpsaSpec> for SpsaSpec {
             }
         }
         let spec = SpsaSpec { params, games };
-        runs::spsa::initial_state(&spec).map_err(|e| Invalid::new("spsa", e))?;
+        spec.initial_state().map_err(|e| Invalid::new("spsa", e))?;
         Ok(spec)
     }
 }

@@ -1,16 +1,60 @@
 //! Fixed-games runs: `pairs` game pairs of dev against base, reported as Elo.
 
-use xq_proto::PlayerSpec;
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+use xq_proto::BatchOutcome;
 
-use super::{GamesSpec, MatchSettings};
+use super::{Kind, Lineup, Params, RunKind, RunStatus, Slice, SliceWork};
+use crate::spsa::SpsaState;
+use crate::store::StoreError;
+use crate::store::leases::Lease;
 
-/// Players of every lease: dev first, base second.
-pub fn players(spec: &GamesSpec, settings: &MatchSettings) -> [PlayerSpec; 2] {
-    spec.lineup
-        .players(settings, &spec.dev_params, &spec.base_params)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GamesSpec {
+    pub dev_params: Params,
+    pub base_params: Params,
+    /// External engines and per-player limits.
+    #[serde(default)]
+    pub lineup: Lineup,
+    pub pairs: u64,
 }
 
-/// Finished once every pair is counted.
-pub fn finished(spec: &GamesSpec, pairs_counted: u64) -> bool {
-    pairs_counted >= spec.pairs
+impl Kind for GamesSpec {
+    fn kind(&self) -> RunKind {
+        RunKind::Games
+    }
+
+    fn target_pairs(&self) -> Option<u64> {
+        Some(self.pairs)
+    }
+
+    fn prepare(&mut self, conn: &Connection) -> Result<Option<SpsaState>, StoreError> {
+        self.lineup.resolve(conn)?;
+        Ok(None)
+    }
+
+    /// Dev first, base second.
+    fn slice_work(&self, run: &RunStatus, _: &Slice) -> Result<SliceWork, StoreError> {
+        let settings = &run.spec.settings;
+        Ok(SliceWork {
+            players: self
+                .lineup
+                .players(settings, &self.dev_params, &self.base_params),
+            rules: settings.rules.clone(),
+            per_game: false,
+            spsa_request: None,
+        })
+    }
+
+    /// Finished once every pair is counted.
+    fn apply(
+        &self,
+        _: &Connection,
+        run: &RunStatus,
+        _: &Lease,
+        _: &BatchOutcome,
+        _: i64,
+    ) -> Result<bool, StoreError> {
+        Ok(run.totals.pairs >= self.pairs)
+    }
 }

@@ -9,6 +9,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{StoreError, count};
+use crate::runs::Slice;
 use crate::spsa::SpsaRequest;
 
 /// Where a lease is in its life.
@@ -60,20 +61,14 @@ pub struct Lease {
     pub variant: Option<usize>,
 }
 
-/// A slice to hand out again: opening offset, pairs and variant.
-pub type Requeued = (u64, u32, Option<usize>);
-
 /// A lease to insert.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewLease<'a> {
     pub run_id: u64,
     pub worker_id: u64,
-    /// The slice: the first opening and the pairs.
-    pub opening_offset: u64,
-    pub pairs: u32,
+    pub slice: Slice,
     pub spsa_request: Option<&'a SpsaRequest>,
     pub deadline_ms: i64,
-    pub variant: Option<usize>,
 }
 
 /// Inserts an active lease.
@@ -85,12 +80,12 @@ pub fn insert(conn: &Connection, lease: &NewLease<'_>, now: i64) -> Result<u64, 
         params![
             lease.run_id as i64,
             lease.worker_id as i64,
-            lease.opening_offset as i64,
-            lease.pairs,
+            lease.slice.offset as i64,
+            lease.slice.pairs,
             lease.spsa_request.map(serde_json::to_string).transpose()?,
             now,
             lease.deadline_ms,
-            lease.variant.map(|v| v as i64),
+            lease.slice.variant.map(|v| v as i64),
         ],
     )?;
     Ok(conn.last_insert_rowid() as u64)
@@ -142,9 +137,8 @@ pub fn expire_overdue(conn: &Connection, now: i64) -> Result<usize, StoreError> 
     )?)
 }
 
-/// Claims the lowest expired or released, not yet reissued slice of a run:
-/// `(opening_offset, pairs, variant)`.
-pub fn take_requeued(conn: &Connection, run_id: u64) -> Result<Option<Requeued>, StoreError> {
+/// Claims the lowest expired or released, not yet reissued slice of a run.
+pub fn take_requeued(conn: &Connection, run_id: u64) -> Result<Option<Slice>, StoreError> {
     let row = conn
         .query_row(
             "UPDATE leases SET reissued = 1
@@ -153,11 +147,11 @@ pub fn take_requeued(conn: &Connection, run_id: u64) -> Result<Option<Requeued>,
              RETURNING opening_offset, pairs, variant",
             [run_id as i64],
             |r| {
-                Ok((
-                    count(r.get(0)?),
-                    r.get::<_, u32>(1)?,
-                    r.get::<_, Option<i64>>(2)?.map(|v| count(v) as usize),
-                ))
+                Ok(Slice {
+                    offset: count(r.get(0)?),
+                    pairs: r.get(1)?,
+                    variant: r.get::<_, Option<i64>>(2)?.map(|v| count(v) as usize),
+                })
             },
         )
         .optional()?;
