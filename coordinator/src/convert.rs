@@ -1,25 +1,25 @@
-//! Wire ↔ domain conversion for the coordinator: the one place where
-//! `xq_proto::pb` meets [`crate::runs`] and [`crate::scheduler`].
+//! Wire ↔ domain conversion for the coordinator's own messages: run specs
+//! and settings, statuses, lease states. Each run kind's spec converts in its
+//! own file under [`crate::runs`] (with the helpers [`check_params`] and
+//! [`lineup`] from here); the types shared with workers convert in
+//! `xq_proto::convert`.
 //!
 //! Requests become domain types with `TryFrom<pb::X>` (`Error =
 //! xq_proto::Invalid`), destructuring every field so that a new proto field
 //! cannot be forgotten; a garbled request names the field, and an
-//! `*_UNSPECIFIED` enum value is rejected. The types shared with workers
-//! convert in `xq_proto::convert`.
+//! `*_UNSPECIFIED` enum value is rejected.
 
 use xq_proto::pb;
 use xq_proto::{Invalid, OpeningSource, required};
 
 use crate::runs::{
-    DEFAULT_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS, EngineSel, GamesSpec, KindSpec, Lineup,
-    MAX_BATCH_PAIRS, MatchSettings, RunKind, RunSpec, RunState, RunStatus, SprtSpec,
-    SpsaHistoryRow, SpsaSpec, VariantTotals, VariantsSpec, variants::MAX_VARIANTS,
+    EngineSel, KindSpec, Lineup, MAX_BATCH_PAIRS, MatchSettings, RunKind, RunSpec, RunState,
+    RunStatus, SpsaHistoryRow, VariantTotals,
 };
 use crate::scheduler::{Grant, SubmitStatus};
-use crate::spsa::SpsaParamSpec;
 use crate::stats::elo::logistic_elo;
-use crate::stats::sprt::{SprtParams, SprtState};
-use crate::stats::{EloModel, Pentanomial, Results};
+use crate::stats::sprt::SprtState;
+use crate::stats::{Pentanomial, Results};
 use crate::store::leases::LeaseState;
 use crate::store::workers::NewWorker;
 use xq_proto::variant_stats::VariantStats;
@@ -70,22 +70,16 @@ impl TryFrom<pb::RunSpec> for RunSpec {
             kind,
         } = s;
         name("spec.name", &run_name)?;
-        let kind = match required("spec.kind", kind)? {
-            pb::run_spec::Kind::Sprt(s) => KindSpec::Sprt(s.try_into()?),
-            pb::run_spec::Kind::Spsa(s) => KindSpec::Spsa(s.try_into()?),
-            pb::run_spec::Kind::Games(g) => KindSpec::Games(g.try_into()?),
-            pb::run_spec::Kind::Variants(v) => KindSpec::Variants(v.try_into()?),
-        };
-        let batch_pairs = match (batch_pairs, &kind) {
-            (0, KindSpec::Spsa(_)) => DEFAULT_SPSA_BATCH_PAIRS,
-            (0, _) => DEFAULT_BATCH_PAIRS,
-            (b, _) if b > MAX_BATCH_PAIRS => {
+        let kind = KindSpec::try_from(required("spec.kind", kind)?)?;
+        let batch_pairs = match batch_pairs {
+            0 => kind.ops().default_batch_pairs(),
+            b if b > MAX_BATCH_PAIRS => {
                 return Err(Invalid::new(
                     "spec.batch_pairs",
                     format!("{b} is above {MAX_BATCH_PAIRS}"),
                 ));
             }
-            (b, _) => b,
+            b => b,
         };
         Ok(RunSpec {
             name: run_name,
@@ -98,7 +92,7 @@ impl TryFrom<pb::RunSpec> for RunSpec {
 }
 
 /// Checks parameter overrides by name and range, as the engine will apply them.
-fn check_params(
+pub fn check_params(
     field: &str,
     params: &std::collections::HashMap<String, i64>,
 ) -> Result<(), Invalid> {
@@ -113,7 +107,7 @@ fn check_params(
 
 /// The lineup a request names; registry entries are resolved when the run is
 /// created.
-fn lineup(field: &str, engines: Option<pb::EngineChoice>) -> Result<Lineup, Invalid> {
+pub fn lineup(field: &str, engines: Option<pb::EngineChoice>) -> Result<Lineup, Invalid> {
     let Some(pb::EngineChoice {
         dev_engine,
         base_engine,
@@ -206,46 +200,6 @@ impl TryFrom<pb::MatchSettings> for MatchSettings {
     }
 }
 
-impl TryFrom<pb::VariantsSpec> for VariantsSpec {
-    type Error = Invalid;
-
-    fn try_from(v: pb::VariantsSpec) -> Result<Self, Invalid> {
-        let pb::VariantsSpec {
-            rules,
-            params,
-            pairs,
-        } = v;
-        if !(2..=MAX_VARIANTS).contains(&rules.len()) {
-            return Err(Invalid::new(
-                "variants.rules",
-                format!("{} rule sets, need 2 to {MAX_VARIANTS}", rules.len()),
-            ));
-        }
-        let mut seen: Vec<xq_engine::RuleSet> = Vec::with_capacity(rules.len());
-        for r in &rules {
-            let parsed: xq_engine::RuleSet = r
-                .parse()
-                .map_err(|e| Invalid::new("variants.rules", format!("'{r}': {e}")))?;
-            if seen.contains(&parsed) {
-                return Err(Invalid::new(
-                    "variants.rules",
-                    format!("'{r}' repeats an earlier rule set"),
-                ));
-            }
-            seen.push(parsed);
-        }
-        if pairs == 0 {
-            return Err(Invalid::new("variants.pairs", "must be at least 1"));
-        }
-        check_params("variants.params", &params)?;
-        Ok(VariantsSpec {
-            rules,
-            params: params.into_iter().collect(),
-            pairs,
-        })
-    }
-}
-
 impl From<VariantTotals> for pb::VariantTotals {
     fn from(v: VariantTotals) -> Self {
         let VariantTotals {
@@ -294,125 +248,6 @@ impl TryFrom<pb::VariantTotals> for VariantTotals {
     }
 }
 
-impl TryFrom<pb::SprtSpec> for SprtSpec {
-    type Error = Invalid;
-
-    fn try_from(s: pb::SprtSpec) -> Result<Self, Invalid> {
-        let pb::SprtSpec {
-            dev_params,
-            base_params,
-            elo0,
-            elo1,
-            alpha,
-            beta,
-            model,
-            max_games,
-            engines,
-        } = s;
-        let model = match pb::EloModel::try_from(model) {
-            Ok(pb::EloModel::Logistic) => EloModel::Logistic,
-            Ok(pb::EloModel::Normalized) => EloModel::Normalized,
-            _ => return Err(Invalid::new("sprt.model", format!("unknown value {model}"))),
-        };
-        let sprt =
-            SprtParams::new(elo0, elo1, alpha, beta, model).map_err(|e| Invalid::new("sprt", e))?;
-        check_params("sprt.dev_params", &dev_params)?;
-        check_params("sprt.base_params", &base_params)?;
-        let max_pairs = match max_games {
-            0 => None,
-            1 => return Err(Invalid::new("sprt.max_games", "1 is less than a game pair")),
-            g => Some(g / 2),
-        };
-        Ok(SprtSpec {
-            dev_params: dev_params.into_iter().collect(),
-            base_params: base_params.into_iter().collect(),
-            lineup: lineup("sprt.engines", engines)?,
-            sprt,
-            max_pairs,
-        })
-    }
-}
-
-impl TryFrom<pb::SpsaSpec> for SpsaSpec {
-    type Error = Invalid;
-
-    fn try_from(s: pb::SpsaSpec) -> Result<Self, Invalid> {
-        let pb::SpsaSpec { params, games } = s;
-        let params: Vec<SpsaParamSpec> = params
-            .into_iter()
-            .map(|p| {
-                let pb::SpsaParam {
-                    name,
-                    start,
-                    min,
-                    max,
-                    c_end,
-                    r_end,
-                } = p;
-                SpsaParamSpec {
-                    name,
-                    start,
-                    min,
-                    max,
-                    c_end,
-                    r_end,
-                    integer: true,
-                }
-            })
-            .collect();
-        for (i, p) in params.iter().enumerate() {
-            if p.name.is_empty() || params[..i].iter().any(|q| q.name == p.name) {
-                return Err(Invalid::new(
-                    "spsa.params",
-                    format!("name {:?} is empty or repeated", p.name),
-                ));
-            }
-            let Some(spec) = xq_engine::params::spec(&p.name) else {
-                return Err(Invalid::new(
-                    "spsa.params",
-                    format!("unknown parameter {:?}", p.name),
-                ));
-            };
-            if p.min < f64::from(spec.min) || p.max > f64::from(spec.max) {
-                return Err(Invalid::new(
-                    "spsa.params",
-                    format!(
-                        "{:?} range [{}, {}] leaves the engine's [{}, {}]",
-                        p.name, p.min, p.max, spec.min, spec.max
-                    ),
-                ));
-            }
-        }
-        let spec = SpsaSpec { params, games };
-        spec.initial_state().map_err(|e| Invalid::new("spsa", e))?;
-        Ok(spec)
-    }
-}
-
-impl TryFrom<pb::GamesSpec> for GamesSpec {
-    type Error = Invalid;
-
-    fn try_from(g: pb::GamesSpec) -> Result<Self, Invalid> {
-        let pb::GamesSpec {
-            dev_params,
-            base_params,
-            pairs,
-            engines,
-        } = g;
-        if pairs == 0 {
-            return Err(Invalid::new("games.pairs", "must be at least 1"));
-        }
-        check_params("games.dev_params", &dev_params)?;
-        check_params("games.base_params", &base_params)?;
-        Ok(GamesSpec {
-            dev_params: dev_params.into_iter().collect(),
-            base_params: base_params.into_iter().collect(),
-            lineup: lineup("games.engines", engines)?,
-            pairs,
-        })
-    }
-}
-
 impl From<RunSpec> for pb::RunSpec {
     fn from(s: RunSpec) -> Self {
         let RunSpec {
@@ -422,49 +257,6 @@ impl From<RunSpec> for pb::RunSpec {
             settings,
             kind,
         } = s;
-        let kind = match kind {
-            KindSpec::Sprt(s) => pb::run_spec::Kind::Sprt(pb::SprtSpec {
-                dev_params: s.dev_params.into_iter().collect(),
-                base_params: s.base_params.into_iter().collect(),
-                elo0: s.sprt.elo0(),
-                elo1: s.sprt.elo1(),
-                alpha: s.sprt.alpha(),
-                beta: s.sprt.beta(),
-                model: match s.sprt.model() {
-                    EloModel::Logistic => pb::EloModel::Logistic,
-                    EloModel::Normalized => pb::EloModel::Normalized,
-                }
-                .into(),
-                max_games: s.max_pairs.map_or(0, |p| 2 * p),
-                engines: Some(s.lineup.into()),
-            }),
-            KindSpec::Spsa(s) => pb::run_spec::Kind::Spsa(pb::SpsaSpec {
-                params: s
-                    .params
-                    .into_iter()
-                    .map(|p| pb::SpsaParam {
-                        name: p.name,
-                        start: p.start,
-                        min: p.min,
-                        max: p.max,
-                        c_end: p.c_end,
-                        r_end: p.r_end,
-                    })
-                    .collect(),
-                games: s.games,
-            }),
-            KindSpec::Games(g) => pb::run_spec::Kind::Games(pb::GamesSpec {
-                dev_params: g.dev_params.into_iter().collect(),
-                base_params: g.base_params.into_iter().collect(),
-                pairs: g.pairs,
-                engines: Some(g.lineup.into()),
-            }),
-            KindSpec::Variants(v) => pb::run_spec::Kind::Variants(pb::VariantsSpec {
-                rules: v.rules,
-                params: v.params.into_iter().collect(),
-                pairs: v.pairs,
-            }),
-        };
         let MatchSettings {
             limit,
             hash_mb,
@@ -487,7 +279,7 @@ impl From<RunSpec> for pb::RunSpec {
                 adjudication: Some(adjudication.into()),
                 draw_contempt,
             }),
-            kind: Some(kind),
+            kind: Some(kind.into()),
         }
     }
 }
@@ -565,9 +357,12 @@ impl From<Grant> for pb::Lease {
     }
 }
 
-/// Adds the Elo estimate computed from the pentanomial totals.
+/// Adds the Elo estimate computed from the pentanomial totals, and the
+/// kind's own status ([`crate::runs::Kind::status`]).
 impl From<RunStatus> for pb::RunStatus {
     fn from(s: RunStatus) -> Self {
+        let mut kind = pb::RunStatus::default();
+        s.spec.kind.ops().status(&s, &mut kind);
         let RunStatus {
             id,
             spec,
@@ -577,8 +372,8 @@ impl From<RunStatus> for pb::RunStatus {
             pairs_in_flight,
             created_ms,
             updated_ms,
-            sprt,
-            spsa,
+            sprt: _,
+            spsa: _,
             flag,
             variants,
         } = s;
@@ -590,33 +385,6 @@ impl From<RunStatus> for pb::RunStatus {
                 elo95: e.elo95,
                 los: e.los,
             });
-        let sprt = match (&spec.kind, sprt) {
-            (_, Some(o)) => Some(pb::SprtStatus {
-                llr: o.llr,
-                lower_bound: o.lower_bound,
-                upper_bound: o.upper_bound,
-                state: pb::SprtState::from(o.state).into(),
-            }),
-            (KindSpec::Sprt(s), None) => Some(pb::SprtStatus {
-                llr: 0.0,
-                lower_bound: s.sprt.lower_bound(),
-                upper_bound: s.sprt.upper_bound(),
-                state: pb::SprtState::Continue.into(),
-            }),
-            _ => None,
-        };
-        let spsa = spsa.map(|st| pb::SpsaStatus {
-            iter: st.iter,
-            iterations: st.iterations,
-            theta: st
-                .params
-                .iter()
-                .map(|p| pb::SpsaTheta {
-                    name: p.name.clone(),
-                    value: p.theta,
-                })
-                .collect(),
-        });
         pb::RunStatus {
             run_id: id,
             spec: Some(spec.into()),
@@ -627,8 +395,8 @@ impl From<RunStatus> for pb::RunStatus {
             created_unix_ms: created_ms,
             updated_unix_ms: updated_ms,
             elo,
-            sprt,
-            spsa,
+            sprt: kind.sprt,
+            spsa: kind.spsa,
             flag: flag.unwrap_or_default(),
             variants: variants.into_iter().map(Into::into).collect(),
         }

@@ -2,9 +2,10 @@
 
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
-use xq_proto::BatchOutcome;
+use xq_proto::{BatchOutcome, Invalid, pb};
 
 use super::{Kind, Lineup, Params, RunKind, RunStatus, Slice, SliceWork};
+use crate::convert;
 use crate::spsa::SpsaState;
 use crate::store::StoreError;
 use crate::store::leases::Lease;
@@ -56,5 +57,46 @@ impl Kind for GamesSpec {
         _: i64,
     ) -> Result<bool, StoreError> {
         Ok(run.totals.pairs >= self.pairs)
+    }
+}
+
+impl TryFrom<pb::GamesSpec> for GamesSpec {
+    type Error = Invalid;
+
+    fn try_from(g: pb::GamesSpec) -> Result<Self, Invalid> {
+        let pb::GamesSpec {
+            dev_params,
+            base_params,
+            pairs,
+            engines,
+        } = g;
+        if pairs == 0 {
+            return Err(Invalid::new("games.pairs", "must be at least 1"));
+        }
+        convert::check_params("games.dev_params", &dev_params)?;
+        convert::check_params("games.base_params", &base_params)?;
+        Ok(GamesSpec {
+            dev_params: dev_params.into_iter().collect(),
+            base_params: base_params.into_iter().collect(),
+            lineup: convert::lineup("games.engines", engines)?,
+            pairs,
+        })
+    }
+}
+
+impl From<GamesSpec> for pb::GamesSpec {
+    fn from(g: GamesSpec) -> Self {
+        let GamesSpec {
+            dev_params,
+            base_params,
+            lineup,
+            pairs,
+        } = g;
+        pb::GamesSpec {
+            dev_params: dev_params.into_iter().collect(),
+            base_params: base_params.into_iter().collect(),
+            pairs,
+            engines: Some(lineup.into()),
+        }
     }
 }

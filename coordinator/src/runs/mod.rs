@@ -15,7 +15,9 @@ use std::collections::BTreeMap;
 
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
-use xq_proto::{Adjudication, BatchOutcome, EngineRef, Limit, OpeningSource, PlayerSpec, Totals};
+use xq_proto::{
+    Adjudication, BatchOutcome, EngineRef, Invalid, Limit, OpeningSource, PlayerSpec, Totals, pb,
+};
 
 use crate::spsa::{SpsaRequest, SpsaState};
 use crate::stats::sprt::SprtOutcome;
@@ -193,6 +195,32 @@ impl KindSpec {
     }
 }
 
+impl TryFrom<pb::run_spec::Kind> for KindSpec {
+    type Error = Invalid;
+
+    fn try_from(k: pb::run_spec::Kind) -> Result<Self, Invalid> {
+        use pb::run_spec::Kind;
+        Ok(match k {
+            Kind::Sprt(s) => KindSpec::Sprt(s.try_into()?),
+            Kind::Spsa(s) => KindSpec::Spsa(s.try_into()?),
+            Kind::Games(g) => KindSpec::Games(g.try_into()?),
+            Kind::Variants(v) => KindSpec::Variants(v.try_into()?),
+        })
+    }
+}
+
+impl From<KindSpec> for pb::run_spec::Kind {
+    fn from(k: KindSpec) -> Self {
+        use pb::run_spec::Kind;
+        match k {
+            KindSpec::Sprt(s) => Kind::Sprt(s.into()),
+            KindSpec::Spsa(s) => Kind::Spsa(s.into()),
+            KindSpec::Games(g) => Kind::Games(g.into()),
+            KindSpec::Variants(v) => Kind::Variants(v.into()),
+        }
+    }
+}
+
 /// A slice of a run's openings handed to one lease.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slice {
@@ -223,6 +251,16 @@ pub trait Kind {
 
     /// Pairs the run needs in all; `None` = open-ended.
     fn target_pairs(&self) -> Option<u64>;
+
+    /// Pairs per lease when the spec says 0.
+    fn default_batch_pairs(&self) -> u32 {
+        DEFAULT_BATCH_PAIRS
+    }
+
+    /// Fills in the kind's own part of a run's status on the wire.
+    fn status(&self, run: &RunStatus, out: &mut pb::RunStatus) {
+        let _ = (run, out);
+    }
 
     /// Checks the spec and fills in what the store knows (registered
     /// engines) before the run is created; returns an SPSA run's initial

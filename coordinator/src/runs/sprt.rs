@@ -4,12 +4,13 @@
 
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
-use xq_proto::BatchOutcome;
+use xq_proto::{BatchOutcome, Invalid, pb};
 
 use super::{Kind, Lineup, Params, RunKind, RunStatus, Slice, SliceWork};
+use crate::convert;
 use crate::spsa::SpsaState;
 use crate::stats::sprt::{SprtParams, SprtState};
-use crate::stats::{Pentanomial, Results};
+use crate::stats::{EloModel, Pentanomial, Results};
 use crate::store::StoreError;
 use crate::store::leases::Lease;
 use crate::store::runs as run_rows;
@@ -53,6 +54,24 @@ impl Kind for SprtSpec {
         })
     }
 
+    /// The test's state: after the last counted result, or at its start.
+    fn status(&self, run: &RunStatus, out: &mut pb::RunStatus) {
+        out.sprt = Some(match &run.sprt {
+            Some(o) => pb::SprtStatus {
+                llr: o.llr,
+                lower_bound: o.lower_bound,
+                upper_bound: o.upper_bound,
+                state: pb::SprtState::from(o.state).into(),
+            },
+            None => pb::SprtStatus {
+                llr: 0.0,
+                lower_bound: self.sprt.lower_bound(),
+                upper_bound: self.sprt.upper_bound(),
+                state: pb::SprtState::Continue.into(),
+            },
+        });
+    }
+
     /// Stores the test on the run's totals; finished at a bound or at the
     /// pair cap.
     fn apply(
@@ -70,5 +89,71 @@ impl Kind for SprtSpec {
         run_rows::save_sprt(conn, run.id, lease.id, run.totals.pairs, &test, now)?;
         Ok(test.state != SprtState::Continue
             || self.max_pairs.is_some_and(|m| run.totals.pairs >= m))
+    }
+}
+
+impl TryFrom<pb::SprtSpec> for SprtSpec {
+    type Error = Invalid;
+
+    fn try_from(s: pb::SprtSpec) -> Result<Self, Invalid> {
+        let pb::SprtSpec {
+            dev_params,
+            base_params,
+            elo0,
+            elo1,
+            alpha,
+            beta,
+            model,
+            max_games,
+            engines,
+        } = s;
+        let model = match pb::EloModel::try_from(model) {
+            Ok(pb::EloModel::Logistic) => EloModel::Logistic,
+            Ok(pb::EloModel::Normalized) => EloModel::Normalized,
+            _ => return Err(Invalid::new("sprt.model", format!("unknown value {model}"))),
+        };
+        let sprt =
+            SprtParams::new(elo0, elo1, alpha, beta, model).map_err(|e| Invalid::new("sprt", e))?;
+        convert::check_params("sprt.dev_params", &dev_params)?;
+        convert::check_params("sprt.base_params", &base_params)?;
+        let max_pairs = match max_games {
+            0 => None,
+            1 => return Err(Invalid::new("sprt.max_games", "1 is less than a game pair")),
+            g => Some(g / 2),
+        };
+        Ok(SprtSpec {
+            dev_params: dev_params.into_iter().collect(),
+            base_params: base_params.into_iter().collect(),
+            lineup: convert::lineup("sprt.engines", engines)?,
+            sprt,
+            max_pairs,
+        })
+    }
+}
+
+impl From<SprtSpec> for pb::SprtSpec {
+    fn from(s: SprtSpec) -> Self {
+        let SprtSpec {
+            dev_params,
+            base_params,
+            lineup,
+            sprt,
+            max_pairs,
+        } = s;
+        pb::SprtSpec {
+            dev_params: dev_params.into_iter().collect(),
+            base_params: base_params.into_iter().collect(),
+            elo0: sprt.elo0(),
+            elo1: sprt.elo1(),
+            alpha: sprt.alpha(),
+            beta: sprt.beta(),
+            model: match sprt.model() {
+                EloModel::Logistic => pb::EloModel::Logistic,
+                EloModel::Normalized => pb::EloModel::Normalized,
+            }
+            .into(),
+            max_games: max_pairs.map_or(0, |p| 2 * p),
+            engines: Some(lineup.into()),
+        }
     }
 }

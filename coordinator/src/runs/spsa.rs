@@ -6,9 +6,9 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
-use xq_proto::BatchOutcome;
+use xq_proto::{BatchOutcome, Invalid, pb};
 
-use super::{Kind, Params, RunKind, RunStatus, Slice, SliceWork};
+use super::{DEFAULT_SPSA_BATCH_PAIRS, Kind, Params, RunKind, RunStatus, Slice, SliceWork};
 use crate::spsa::{self, SpsaConfig, SpsaError, SpsaParamSpec, SpsaResult, SpsaState};
 use crate::store::StoreError;
 use crate::store::leases::Lease;
@@ -40,6 +40,26 @@ impl Kind for SpsaSpec {
 
     fn target_pairs(&self) -> Option<u64> {
         Some(self.games / 2)
+    }
+
+    fn default_batch_pairs(&self) -> u32 {
+        DEFAULT_SPSA_BATCH_PAIRS
+    }
+
+    /// The current θ and the iterations done and planned.
+    fn status(&self, run: &RunStatus, out: &mut pb::RunStatus) {
+        out.spsa = run.spsa.as_ref().map(|st| pb::SpsaStatus {
+            iter: st.iter,
+            iterations: st.iterations,
+            theta: st
+                .params
+                .iter()
+                .map(|p| pb::SpsaTheta {
+                    name: p.name.clone(),
+                    value: p.theta,
+                })
+                .collect(),
+        });
     }
 
     fn prepare(&mut self, _: &Connection) -> Result<Option<SpsaState>, StoreError> {
@@ -105,5 +125,81 @@ impl Kind for SpsaSpec {
             .map_err(|e| StoreError::Invalid(format!("spsa: {e}")))?;
         run_rows::save_spsa(conn, run.id, lease.id, &state, t, now)?;
         Ok(state.finished())
+    }
+}
+
+impl TryFrom<pb::SpsaSpec> for SpsaSpec {
+    type Error = Invalid;
+
+    fn try_from(s: pb::SpsaSpec) -> Result<Self, Invalid> {
+        let pb::SpsaSpec { params, games } = s;
+        let params: Vec<SpsaParamSpec> = params
+            .into_iter()
+            .map(|p| {
+                let pb::SpsaParam {
+                    name,
+                    start,
+                    min,
+                    max,
+                    c_end,
+                    r_end,
+                } = p;
+                SpsaParamSpec {
+                    name,
+                    start,
+                    min,
+                    max,
+                    c_end,
+                    r_end,
+                    integer: true,
+                }
+            })
+            .collect();
+        for (i, p) in params.iter().enumerate() {
+            if p.name.is_empty() || params[..i].iter().any(|q| q.name == p.name) {
+                return Err(Invalid::new(
+                    "spsa.params",
+                    format!("name {:?} is empty or repeated", p.name),
+                ));
+            }
+            let Some(spec) = xq_engine::params::spec(&p.name) else {
+                return Err(Invalid::new(
+                    "spsa.params",
+                    format!("unknown parameter {:?}", p.name),
+                ));
+            };
+            if p.min < f64::from(spec.min) || p.max > f64::from(spec.max) {
+                return Err(Invalid::new(
+                    "spsa.params",
+                    format!(
+                        "{:?} range [{}, {}] leaves the engine's [{}, {}]",
+                        p.name, p.min, p.max, spec.min, spec.max
+                    ),
+                ));
+            }
+        }
+        let spec = SpsaSpec { params, games };
+        spec.initial_state().map_err(|e| Invalid::new("spsa", e))?;
+        Ok(spec)
+    }
+}
+
+impl From<SpsaSpec> for pb::SpsaSpec {
+    fn from(s: SpsaSpec) -> Self {
+        let SpsaSpec { params, games } = s;
+        pb::SpsaSpec {
+            params: params
+                .into_iter()
+                .map(|p| pb::SpsaParam {
+                    name: p.name,
+                    start: p.start,
+                    min: p.min,
+                    max: p.max,
+                    c_end: p.c_end,
+                    r_end: p.r_end,
+                })
+                .collect(),
+            games,
+        }
     }
 }

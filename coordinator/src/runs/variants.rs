@@ -18,10 +18,11 @@ use std::collections::BTreeMap;
 
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
-use xq_proto::BatchOutcome;
 use xq_proto::variant_stats::VariantStats;
+use xq_proto::{BatchOutcome, Invalid, pb};
 
 use super::{Kind, Params, RunKind, RunStatus, Slice, SliceWork};
+use crate::convert;
 use crate::store::StoreError;
 use crate::store::leases::Lease;
 use crate::store::variants as variant_rows;
@@ -158,6 +159,61 @@ impl VariantTotals {
         }
         self.total_plies = self.total_plies.saturating_add(outcome.totals.total_plies);
         self.stats.merge(stats);
+    }
+}
+
+impl TryFrom<pb::VariantsSpec> for VariantsSpec {
+    type Error = Invalid;
+
+    fn try_from(v: pb::VariantsSpec) -> Result<Self, Invalid> {
+        let pb::VariantsSpec {
+            rules,
+            params,
+            pairs,
+        } = v;
+        if !(2..=MAX_VARIANTS).contains(&rules.len()) {
+            return Err(Invalid::new(
+                "variants.rules",
+                format!("{} rule sets, need 2 to {MAX_VARIANTS}", rules.len()),
+            ));
+        }
+        let mut seen: Vec<xq_engine::RuleSet> = Vec::with_capacity(rules.len());
+        for r in &rules {
+            let parsed: xq_engine::RuleSet = r
+                .parse()
+                .map_err(|e| Invalid::new("variants.rules", format!("'{r}': {e}")))?;
+            if seen.contains(&parsed) {
+                return Err(Invalid::new(
+                    "variants.rules",
+                    format!("'{r}' repeats an earlier rule set"),
+                ));
+            }
+            seen.push(parsed);
+        }
+        if pairs == 0 {
+            return Err(Invalid::new("variants.pairs", "must be at least 1"));
+        }
+        convert::check_params("variants.params", &params)?;
+        Ok(VariantsSpec {
+            rules,
+            params: params.into_iter().collect(),
+            pairs,
+        })
+    }
+}
+
+impl From<VariantsSpec> for pb::VariantsSpec {
+    fn from(v: VariantsSpec) -> Self {
+        let VariantsSpec {
+            rules,
+            params,
+            pairs,
+        } = v;
+        pb::VariantsSpec {
+            rules,
+            params: params.into_iter().collect(),
+            pairs,
+        }
     }
 }
 
