@@ -17,9 +17,7 @@ use crate::runs::{
     RunStatus, SpsaHistoryRow, VariantTotals,
 };
 use crate::scheduler::{Grant, SubmitStatus};
-use crate::stats::elo::logistic_elo;
 use crate::stats::sprt::SprtState;
-use crate::stats::{Pentanomial, Results};
 use crate::store::leases::LeaseState;
 use crate::store::workers::NewWorker;
 use xq_proto::variant_stats::VariantStats;
@@ -357,12 +355,17 @@ impl From<Grant> for pb::Lease {
     }
 }
 
-/// Adds the Elo estimate computed from the pentanomial totals, and the
-/// kind's own status ([`crate::runs::Kind::status`]).
+/// With the Elo estimate ([`RunStatus::elo`]) and the kind's own status
+/// ([`crate::runs::Kind::status`]).
 impl From<RunStatus> for pb::RunStatus {
     fn from(s: RunStatus) -> Self {
         let mut kind = pb::RunStatus::default();
         s.spec.kind.ops().status(&s, &mut kind);
+        let elo = s.elo().map(|e| pb::EloEstimate {
+            elo: e.elo,
+            elo95: e.elo95,
+            los: e.los,
+        });
         let RunStatus {
             id,
             spec,
@@ -377,14 +380,6 @@ impl From<RunStatus> for pb::RunStatus {
             flag,
             variants,
         } = s;
-        let elo = (totals.pairs > 0)
-            .then(|| logistic_elo(&Results::Pentanomial(Pentanomial(totals.pentanomial))).ok())
-            .flatten()
-            .map(|e| pb::EloEstimate {
-                elo: e.elo,
-                elo95: e.elo95,
-                los: e.los,
-            });
         pb::RunStatus {
             run_id: id,
             spec: Some(spec.into()),

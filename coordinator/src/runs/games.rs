@@ -36,15 +36,9 @@ impl Kind for GamesSpec {
 
     /// Dev first, base second.
     fn slice_work(&self, run: &RunStatus, _: &Slice) -> Result<SliceWork, StoreError> {
-        let settings = &run.spec.settings;
-        Ok(SliceWork {
-            players: self
-                .lineup
-                .players(settings, &self.dev_params, &self.base_params),
-            rules: settings.rules.clone(),
-            per_game: false,
-            spsa_request: None,
-        })
+        Ok(self
+            .lineup
+            .slice_work(&run.spec.settings, &self.dev_params, &self.base_params))
     }
 
     /// Finished once every pair is counted.

@@ -1,6 +1,11 @@
 //! Runs as domain types: what a run is ([`RunSpec`]), where it stands
-//! ([`RunStatus`]), and per kind ([`sprt`], [`spsa`], [`games`], [`variants`])
-//! how a lease's players are chosen and how a counted result moves the run.
+//! ([`RunStatus`]), and the [`Kind`] trait each kind implements in its own
+//! file ([`sprt`], [`spsa`], [`games`], [`variants`]): its spec and wire
+//! form, how its slices are cut, who plays a slice, how a counted result
+//! moves the run, and its part of the status.
+//!
+//! Adding a kind: its file, a [`KindSpec`] variant with its arms here
+//! ([`KindSpec::ops`] and the wire mapping), the proto, and the CLI.
 //!
 //! Totals are always from the first player's view: the engine under test
 //! (SPRT, games), θ+ (SPSA) or the engine with Red in a pair's first game
@@ -20,7 +25,9 @@ use xq_proto::{
 };
 
 use crate::spsa::{SpsaRequest, SpsaState};
+use crate::stats::elo::{EloEstimate, logistic_elo};
 use crate::stats::sprt::SprtOutcome;
+use crate::stats::{Pentanomial, Results};
 use crate::store::StoreError;
 use crate::store::leases::Lease;
 pub use games::GamesSpec;
@@ -108,6 +115,16 @@ impl Lineup {
             seat(dev, &self.dev, self.dev_limit),
             seat(base, &self.base, self.base_limit),
         ]
+    }
+
+    /// A lease of dev against base under the run's rules.
+    pub fn slice_work(&self, settings: &MatchSettings, dev: &Params, base: &Params) -> SliceWork {
+        SliceWork {
+            players: self.players(settings, dev, base),
+            rules: settings.rules.clone(),
+            per_game: false,
+            spsa_request: None,
+        }
     }
 
     /// Fills in each selection's registry entry; an unknown name is `NotFound`.
@@ -347,6 +364,17 @@ pub struct RunStatus {
     pub flag: Option<String>,
     /// Variants runs: one entry per variant, in the spec's order.
     pub variants: Vec<VariantTotals>,
+}
+
+impl RunStatus {
+    /// The first player's logistic Elo from the pentanomial totals; `None`
+    /// before the first counted pair.
+    pub fn elo(&self) -> Option<EloEstimate> {
+        if self.totals.pairs == 0 {
+            return None;
+        }
+        logistic_elo(&Results::Pentanomial(Pentanomial(self.totals.pentanomial))).ok()
+    }
 }
 
 /// One applied SPSA result.
