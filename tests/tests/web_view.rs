@@ -14,8 +14,8 @@ use xq_proto::pb;
 use xq_tests::binary;
 use xq_tests::cluster::{
     ADMIN_TOKEN, SimulatedPlayer, TempDb, TestServer, WORKER_TOKEN, admin, create, fast_config,
-    games_spec, spawn_engine_worker, spawn_worker, sprt_spec, spsa_spec, status, wait_for_end,
-    wait_for_pairs,
+    games_spec, spawn_engine_worker, spawn_worker, sprt_spec, spsa_spec, status, variants_spec,
+    wait_for_end, wait_for_pairs,
 };
 use xq_tests::web::{self, chart_points, data_value, data_values};
 
@@ -216,7 +216,7 @@ async fn a_browser_renders_every_page_with_the_numbers_of_report_json() {
     let _ = stop.send(());
     worker.await.unwrap();
 
-    let variants = create(&mut grpc, variants_spec(&["standard", "conversion"], 3)).await;
+    let variants = create(&mut grpc, variants_spec(&["standard", "conversion"], 3, 1)).await;
     let (stop, worker) = spawn_engine_worker(&url, 2);
     wait_for_end(&mut grpc, variants, Duration::from_secs(300)).await;
     let _ = stop.send(());
@@ -375,37 +375,4 @@ async fn a_browser_renders_every_page_with_the_numbers_of_report_json() {
         }
     }
     server.stop().await;
-}
-
-fn variants_spec(rules: &[&str], pairs: u64) -> pb::RunSpec {
-    pb::RunSpec {
-        name: "variants".to_owned(),
-        priority: 0,
-        batch_pairs: 1,
-        settings: Some(pb::MatchSettings {
-            limit: Some(pb::Limit {
-                kind: Some(pb::limit::Kind::Nodes(150)),
-            }),
-            hash_mb: 1,
-            rules: "standard".to_owned(),
-            openings: Some(pb::match_settings::Openings::Builtin(pb::BuiltinOpenings {
-                random_plies: 4,
-            })),
-            seed: 5,
-            adjudication: Some(pb::Adjudication {
-                resign_cp: 1000,
-                resign_moves: 3,
-                draw_cp: 10,
-                draw_moves: 8,
-                draw_after_move: 40,
-                max_plies: 200,
-            }),
-            draw_contempt: None,
-        }),
-        kind: Some(pb::run_spec::Kind::Variants(pb::VariantsSpec {
-            rules: rules.iter().map(|r| (*r).to_owned()).collect(),
-            params: Default::default(),
-            pairs,
-        })),
-    }
 }

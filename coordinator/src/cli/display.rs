@@ -6,9 +6,9 @@ use tokio_stream::StreamExt;
 use tonic::transport::Channel;
 pub use xq_coordinator::report::summary::{json as summary_json, state};
 use xq_coordinator::report::summary::{kind, sprt_state};
+use xq_proto::connect::Auth;
 use xq_proto::pb;
 use xq_proto::pb::run_service_client::RunServiceClient;
-use xq_worker::client::Auth;
 
 /// The admin client type.
 pub type Admin = RunServiceClient<tonic::service::interceptor::InterceptedService<Channel, Auth>>;

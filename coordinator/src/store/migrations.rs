@@ -203,7 +203,12 @@ CREATE TABLE variant_totals (
     PRIMARY KEY (run_id, variant)
 );
 "#,
-    // 5: the run's totals after every counted result, for the web view's
+    // 5: a lease's work is its run's spec and its slice; the stored copy was
+    // decoded on every heartbeat, submission and release and never read.
+    r#"
+ALTER TABLE leases DROP COLUMN work;
+"#,
+    // 6: the run's totals after every counted result, for the web view's
     // Elo-against-games graph (sprt_history keeps only the LLR).
     r#"
 CREATE TABLE run_history (

@@ -77,7 +77,7 @@ pub fn thin<T: Copy>(points: &[T]) -> Vec<T> {
     }
     let step = points.len().div_ceil(MAX_POINTS - 1);
     let mut out: Vec<T> = points.iter().step_by(step).copied().collect();
-    if (points.len() - 1) % step != 0 {
+    if !(points.len() - 1).is_multiple_of(step) {
         out.extend(points.last().copied());
     }
     out
