@@ -41,27 +41,7 @@ fn field(summary: &Value, key: &str, decimals: usize) -> Option<Num> {
         .map(|v| num(v, decimals))
 }
 
-/// Unix ms as `YYYY-MM-DD HH:MM:SS` UTC.
-pub fn utc(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
-}
+pub use crate::store::utc;
 
 /// One line of the runs list (and the head of a run's page).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -567,13 +547,6 @@ impl LiveView {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn utc_formats_unix_ms() {
-        assert_eq!(utc(0), "1970-01-01 00:00:00");
-        assert_eq!(utc(1_796_083_200_000 + 3_723_000), "2026-12-01 01:02:03");
-        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00");
-    }
 
     #[test]
     fn flatten_names_every_leaf() {
