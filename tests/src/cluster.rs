@@ -307,7 +307,11 @@ pub fn spsa_spec(params: Vec<pb::SpsaParam>, games: u64, batch_pairs: u32) -> pb
         priority: 0,
         batch_pairs,
         settings: Some(settings()),
-        kind: Some(pb::run_spec::Kind::Spsa(pb::SpsaSpec { params, games })),
+        kind: Some(pb::run_spec::Kind::Spsa(pb::SpsaSpec {
+            params,
+            games,
+            ..Default::default()
+        })),
     }
 }
 

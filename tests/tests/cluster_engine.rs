@@ -96,8 +96,10 @@ async fn spsa_moves_a_bad_chariot_value_toward_its_default() {
                     max: 2000.0,
                     c_end: 60.0,
                     r_end: 0.02,
+                    is_float: false,
                 }],
                 games: 240,
+                ..Default::default()
             })),
         },
     )
@@ -143,7 +145,7 @@ mod registry {
         let store = Store::open(db).expect("store");
         let added = engine.clone();
         store
-            .call(move |c| engines::add(c, &added, &bytes, now_ms()))
+            .call(move |c| engines::add(c, &added, &[], &bytes, now_ms()))
             .await
             .expect("add engine");
         engine
