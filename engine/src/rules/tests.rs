@@ -501,31 +501,3 @@ fn perft_counts_conversions() {
     start.set_conversion(true);
     assert_eq!(perft(&mut start, 2), brute_perft(&start, 2));
 }
-
-/// Run with `cargo test --release -p xq-engine chase_cost -- --ignored --nocapture`
-/// to print the cost of classifying one move (check and chase set).
-#[test]
-#[ignore = "timing; prints ns per call"]
-fn chase_cost() {
-    let mut pos =
-        Position::from_fen("r1bakab1r/9/1cn4c1/p1p1p3p/6p2/2P6/P3P1P1P/1C2C1N2/9/RNBAKAB1R w")
-            .unwrap();
-    let moves = pos.legal_moves();
-    let rounds = 2000u32;
-    let start = std::time::Instant::now();
-    let mut chased = 0;
-    for _ in 0..rounds {
-        for &m in &moves {
-            let code = crate::rules::Code::Chinese;
-            chased += crate::rules::chase::chased_by(&mut pos, std::hint::black_box(m), code)
-                .major
-                .count();
-        }
-    }
-    let calls = rounds * moves.len() as u32;
-    let ns = start.elapsed().as_nanos() as f64 / f64::from(calls);
-    println!(
-        "chased_by: {ns:.0} ns/call over {} moves ({chased} chases)",
-        moves.len()
-    );
-}
