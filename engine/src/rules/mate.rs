@@ -2,7 +2,7 @@
 
 use arrayvec::ArrayVec;
 
-use crate::{MAX_MOVES, Move, Position};
+use crate::{Bitboard, MAX_MOVES, Move, Position, Square};
 
 /// How many checking moves a mate threat may take (art. 28.2: "在下一着照将或连续
 /// 照将，将死对方"). Longer series of checks are not looked for.
@@ -10,13 +10,35 @@ pub const MATE_THREAT_CHECKS: u32 = 2;
 
 /// The side to move's legal moves that give check.
 pub fn checking_moves(pos: &mut Position) -> ArrayVec<Move, MAX_MOVES> {
+    let zone = check_zone(pos);
     let mut out = ArrayVec::new();
     for m in pos.legal_moves() {
-        if pos.gives_check(m) {
+        if (zone.contains(m.from()) || zone.contains(m.to())) && pos.gives_check(m) {
             out.push(m);
         }
     }
     out
+}
+
+/// The points a move must leave or reach to give check: the enemy general's file
+/// and rank (chariots, cannons, their screens, the facing generals) and the
+/// points within two files and two ranks of it (horses and their legs,
+/// soldiers). Every point under the conversion variant, whose bishops check
+/// along diagonals.
+fn check_zone(pos: &Position) -> Bitboard {
+    if pos.conversion() {
+        return Bitboard::FULL;
+    }
+    let k = pos.general(!pos.side_to_move());
+    let mut zone = Bitboard::EMPTY;
+    for sq in Square::all() {
+        let df = (sq.file().index() as i32 - k.file().index() as i32).abs();
+        let dr = (sq.rank().index() as i32 - k.rank().index() as i32).abs();
+        if df == 0 || dr == 0 || (df <= 2 && dr <= 2) {
+            zone.insert(sq);
+        }
+    }
+    zone
 }
 
 /// Whether the side to move mates with one check.
