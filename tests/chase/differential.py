@@ -21,8 +21,9 @@ cycles can be told apart from the verdicts.
 
 Usage:
   python3 tests/chase/differential.py [--engine target/release/xq-engine]
-      [--games 60] [--seed 1] [--per-position 24] [--report FILE]
-      [--write-sample FILE --sample 300]
+      [--games 40] [--seed 1] [--per-position 16] [--report FILE]
+      [--write-sample FILE --sample 300] [--min-agreement 95]
+      [--from-report FILE]   (re-analyse an earlier report, no new games)
 
 `--write-sample` writes a fixed sample of the cycles with all three verdicts
 in the format of `engine/tests/data/chase_cycles.txt`, which the default test
@@ -502,6 +503,9 @@ def main():
     ap.add_argument("--write-sample", help="write a fixed sample for the Rust regression test")
     ap.add_argument("--sample", type=int, default=300)
     ap.add_argument("--from-report", help="analyse the cycles of an earlier --report instead")
+    ap.add_argument("--min-agreement", type=float, default=0.0,
+                    help="exit with status 1 when asian agrees with Fairy-Stockfish on fewer "
+                         "than this percentage of the cycles")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     if args.from_report:
@@ -579,6 +583,9 @@ def summarise(args, cases, positions):
             for c in pick:
                 f.write(f"{c['fen']} | {' '.join(c['moves'])} | {c['chinese'][0]}:{c['chinese'][1]} | "
                         f"{c['asian'][0]}:{c['asian'][1]} | {c['fsf']}\n")
+    if n == 0 or 100.0 * agree / n < args.min_agreement:
+        print(f"FAILED: agreement below {args.min_agreement} %")
+        return 1
     return 0
 
 
