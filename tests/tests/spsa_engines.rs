@@ -13,30 +13,9 @@ use tonic::Code;
 use xq_proto::pb;
 use xq_tests::binary;
 use xq_tests::cluster::{
-    TempDb, TestServer, admin, create, fast_config, spawn_worker, wait_for_end,
+    TempDb, TestServer, admin, create, engine_settings, fast_config, spawn_worker, wait_for_end,
 };
 use xq_worker::EnginePlayer;
-
-fn settings(nodes: u64) -> pb::MatchSettings {
-    pb::MatchSettings {
-        limit: Some(pb::Limit {
-            kind: Some(pb::limit::Kind::Nodes(nodes)),
-        }),
-        hash_mb: 1,
-        rules: "standard".to_owned(),
-        openings: Some(xq_proto::OpeningSource::Builtin { random_plies: 4 }.into()),
-        seed: 3,
-        adjudication: Some(pb::Adjudication {
-            resign_cp: 1000,
-            resign_moves: 3,
-            draw_cp: 10,
-            draw_moves: 8,
-            draw_after_move: 40,
-            max_plies: 300,
-        }),
-        draw_contempt: true,
-    }
-}
 
 /// `xq-coordinator engine add NAME xq-engine --db DB`; returns its output.
 fn engine_add(db: &Path, name: &str) -> String {
@@ -77,7 +56,7 @@ fn tune(engine: &str, params: Vec<pb::SpsaParam>, games: u64) -> pb::RunSpec {
         name: "external tune".to_owned(),
         priority: 0,
         batch_pairs: 0,
-        settings: Some(settings(300)),
+        settings: Some(engine_settings(300)),
         kind: Some(pb::run_spec::Kind::Spsa(pb::SpsaSpec {
             params,
             games,

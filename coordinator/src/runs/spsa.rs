@@ -398,3 +398,169 @@ impl From<SpsaSpec> for pb::SpsaSpec {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use xq_proto::{Adjudication, EngineRef, Limit, OpeningSource, Protocol, Totals};
+
+    use super::*;
+    use crate::runs::RunState;
+
+    fn spec(engine: Option<EngineSel>) -> SpsaSpec {
+        SpsaSpec {
+            params: vec![
+                SpsaParamSpec {
+                    name: "chariot_value".to_owned(),
+                    start: 400.0,
+                    min: 100.0,
+                    max: 2000.0,
+                    c_end: 60.0,
+                    r_end: 0.02,
+                    integer: true,
+                },
+                SpsaParamSpec {
+                    name: "Scale".to_owned(),
+                    start: 1.0,
+                    min: 0.5,
+                    max: 2.0,
+                    c_end: 0.1,
+                    r_end: 0.002,
+                    integer: false,
+                },
+            ],
+            games: 40,
+            engine,
+            pairs_per_iteration: 0,
+            verify: Some(SprtParams::new(0.0, 5.0, 0.05, 0.05, EloModel::Normalized).unwrap()),
+        }
+    }
+
+    fn sel() -> EngineSel {
+        EngineSel {
+            name: "ext".to_owned(),
+            options: BTreeMap::from([("Hash".to_owned(), "4".to_owned())]),
+            registered: Some(EngineRef {
+                name: "ext".to_owned(),
+                sha256: "a".repeat(64),
+                size: 1,
+                signature: 1,
+                protocol: Protocol::Uci,
+                options: BTreeMap::from([("Threads".to_owned(), "1".to_owned())]),
+            }),
+        }
+    }
+
+    fn run(spec: SpsaSpec) -> RunStatus {
+        let state = spec.initial_state().unwrap();
+        RunStatus {
+            id: 7,
+            spec: RunSpec {
+                name: "tune".to_owned(),
+                priority: 2,
+                batch_pairs: 4,
+                settings: MatchSettings {
+                    limit: Limit::Nodes(300),
+                    hash_mb: 1,
+                    rules: "standard".to_owned(),
+                    openings: OpeningSource::Builtin { random_plies: 2 },
+                    seed: 1,
+                    adjudication: Adjudication::default(),
+                    draw_contempt: true,
+                },
+                kind: KindSpec::Spsa(spec),
+            },
+            state: RunState::Active,
+            totals: Totals::default(),
+            target_pairs: Some(20),
+            pairs_in_flight: 0,
+            created_ms: 0,
+            updated_ms: 0,
+            sprt: None,
+            spsa: Some(state),
+            flag: None,
+            variants: Vec::new(),
+            linked: None,
+        }
+    }
+
+    #[test]
+    fn the_batch_is_the_pairs_per_iteration() {
+        let resolve = |ppi: u32, batch: u32| {
+            let mut s = spec(None);
+            s.pairs_per_iteration = ppi;
+            s.batch_pairs(batch).map(|b| (b, s.pairs_per_iteration))
+        };
+        assert_eq!(
+            resolve(0, 0).ok(),
+            Some((DEFAULT_SPSA_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS))
+        );
+        assert_eq!(resolve(8, 0).ok(), Some((8, 8)));
+        assert_eq!(resolve(0, 6).ok(), Some((6, 6)));
+        assert_eq!(resolve(5, 5).ok(), Some((5, 5)));
+        let err = resolve(5, 6).unwrap_err();
+        assert!(err.to_string().contains("pairs_per_iteration"), "{err}");
+    }
+
+    #[test]
+    fn an_external_tune_sends_theta_as_options_and_verifies_with_the_same_engine() {
+        let s = spec(Some(sel()));
+        let run = run(s.clone());
+        let work = s
+            .slice_work(
+                &run,
+                &Slice {
+                    offset: 0,
+                    pairs: 4,
+                    variant: None,
+                },
+            )
+            .unwrap();
+        for p in &work.players {
+            assert!(p.params.is_empty());
+            let e = p.engine.as_ref().unwrap();
+            assert_eq!(e.options["Threads"], "1");
+            assert_eq!(e.options["Hash"], "4");
+            let chariot: f64 = e.options["chariot_value"].parse().unwrap();
+            assert_eq!(chariot.fract(), 0.0);
+            let scale: f64 = e.options["Scale"].parse().unwrap();
+            assert!((0.5..=2.0).contains(&scale) && scale != 1.0, "{scale}");
+        }
+        let mut state = run.spsa.clone().unwrap();
+        state.params[0].theta = 612.4;
+        state.params[1].theta = 1.25;
+        let verify = s.verification(&run, &state, s.verify.unwrap());
+        assert_eq!(verify.name, "tune verify");
+        assert_eq!(
+            (verify.priority, verify.settings.clone()),
+            (2, run.spec.settings.clone())
+        );
+        let KindSpec::Sprt(sprt) = verify.kind else {
+            panic!("an sprt")
+        };
+        let dev = sprt.lineup.dev.unwrap();
+        let base = sprt.lineup.base.unwrap();
+        assert_eq!(dev.options["chariot_value"], "612");
+        assert_eq!(dev.options["Scale"], "1.25");
+        assert_eq!(base.options["chariot_value"], "400");
+        assert_eq!(dev.options["Hash"], "4");
+        assert_eq!(dev.registered, sel().registered);
+    }
+
+    #[test]
+    fn a_builtin_tune_verifies_with_parameter_maps() {
+        let mut s = spec(None);
+        s.params.truncate(1);
+        let run = run(s.clone());
+        let mut state = run.spsa.clone().unwrap();
+        state.params[0].theta = 899.6;
+        let KindSpec::Sprt(sprt) = s.verification(&run, &state, s.verify.unwrap()).kind else {
+            panic!("an sprt")
+        };
+        assert_eq!(sprt.dev_params["chariot_value"], 900);
+        assert_eq!(sprt.base_params["chariot_value"], 400);
+        assert_eq!(sprt.lineup, Lineup::default());
+        assert_eq!(sprt.max_pairs, None);
+    }
+}
