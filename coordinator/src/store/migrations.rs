@@ -208,6 +208,12 @@ CREATE TABLE variant_totals (
     r#"
 ALTER TABLE leases DROP COLUMN work;
 "#,
+    // 6: the spin options an engine advertised at `engine add` (JSON list of
+    // SpinOption; SPSA runs tune them), and the tune an SPRT run verifies.
+    r#"
+ALTER TABLE engines ADD COLUMN spin_options TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE runs ADD COLUMN verifies INTEGER REFERENCES runs (id);
+"#,
 ];
 
 /// Brings the schema up to date in one transaction per migration. Foreign
