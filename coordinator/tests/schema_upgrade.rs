@@ -70,13 +70,7 @@ fn made_by(version: usize) -> TempFile {
             .unwrap_or_else(|e| panic!("v{v}.sql at schema version {version}: {e}"));
         tx.commit().unwrap();
     }
-    assert!(
-        !conn
-            .prepare("PRAGMA foreign_key_check")
-            .unwrap()
-            .exists([])
-            .unwrap()
-    );
+    assert!(!dangling(&conn));
     file
 }
 
@@ -248,11 +242,16 @@ fn a_database_from_every_earlier_version_upgrades_and_reads_back_the_same_runs()
             "schema after upgrading from {version}"
         );
         assert!(
-            !conn
-                .prepare("PRAGMA foreign_key_check")
-                .unwrap()
-                .exists([])
-                .unwrap()
+            !dangling(&conn),
+            "foreign keys after upgrading from {version}"
         );
     }
+}
+
+/// Whether `foreign_key_check` finds a dangling reference.
+fn dangling(conn: &Connection) -> bool {
+    conn.prepare("PRAGMA foreign_key_check")
+        .unwrap()
+        .exists([])
+        .unwrap()
 }

@@ -42,6 +42,10 @@ pub struct Report {
     /// Counted games over all runs.
     pub games: u64,
     pub violations: Vec<String>,
+    /// Done leases whose openings another done lease of the run also counted.
+    pub doubled: usize,
+    /// Pairs a finished run of fixed size never counted.
+    pub lost_pairs: u64,
     /// What the archive check did (see [`check_archived_games`]).
     pub archive: String,
 }
@@ -158,7 +162,9 @@ fn check_conn(conn: &Connection, report: &mut Report) -> Res<()> {
                 "run {id}: end reasons count {reasons} games, not 2 × {pairs}"
             ));
         }
-        check_slices(id, &state, target.map(|t| t as u64), &spec, &done, v);
+        let (doubled, lost) = check_slices(id, &state, target.map(|t| t as u64), &spec, &done, v);
+        report.doubled += doubled;
+        report.lost_pairs += lost;
         match &spec.kind {
             KindSpec::Sprt(s) => {
                 let history: i64 = conn.query_row(
@@ -211,6 +217,7 @@ fn done_leases(conn: &Connection, run: u64) -> Res<Vec<DoneLease>> {
 }
 
 /// Done slices never overlap; a finished run of fixed size has them all.
+/// Returns the overlapping leases and the pairs never counted.
 fn check_slices(
     id: u64,
     state: &str,
@@ -218,7 +225,8 @@ fn check_slices(
     spec: &RunSpec,
     done: &[DoneLease],
     v: &mut Vec<String>,
-) {
+) -> (usize, u64) {
+    let (mut doubled, mut lost) = (0, 0);
     let mut by_variant: BTreeMap<Option<i64>, Vec<(u64, u64, u64)>> = BTreeMap::new();
     for l in done {
         by_variant
@@ -230,6 +238,7 @@ fn check_slices(
         slices.sort_unstable();
         for w in slices.windows(2) {
             if w[1].0 < w[0].1 {
+                doubled += 1;
                 v.push(format!(
                     "run {id}: done leases {} and {} overlap on openings {}..{} (variant {variant:?}): a result counted twice",
                     w[0].2, w[1].2, w[1].0, w[0].1
@@ -241,7 +250,7 @@ fn check_slices(
     // finishes only with all of its pairs.
     let fixed = !matches!(spec.kind, KindSpec::Sprt(_));
     if state != "finished" || !fixed {
-        return;
+        return (doubled, lost);
     }
     let expected: Vec<(Option<i64>, u64)> = match &spec.kind {
         KindSpec::Variants(vs) => (0..vs.rules.len() as i64)
@@ -252,7 +261,8 @@ fn check_slices(
     for (variant, size) in expected {
         let mut covered = 0;
         for &(start, end, lease) in by_variant.get(&variant).map_or(&[][..], Vec::as_slice) {
-            if start != covered {
+            if start > covered {
+                lost += start - covered;
                 v.push(format!(
                     "run {id}: finished with openings {covered}..{start} (variant {variant:?}) never counted (next: lease {lease})"
                 ));
@@ -260,11 +270,13 @@ fn check_slices(
             covered = covered.max(end);
         }
         if covered != size {
+            lost += size.saturating_sub(covered);
             v.push(format!(
                 "run {id}: finished with {covered} of {size} pairs counted (variant {variant:?})"
             ));
         }
     }
+    (doubled, lost)
 }
 
 fn check_spsa(
@@ -506,11 +518,47 @@ fn strip_ansi(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    const GAMES_SPEC: &str = r#"{"name":"g","priority":0,"batch_pairs":2,"settings":{"limit":{"nodes":200},"hash_mb":1,"rules":"standard","openings":{"builtin":{"random_plies":4}},"seed":1,"adjudication":{"resign_cp":1000,"resign_moves":4,"draw_cp":10,"draw_moves":8,"draw_after_move":40,"max_plies":80}},"kind":{"games":{"dev_params":{},"base_params":{},"pairs":10}}}"#;
+
+    #[test]
+    fn a_doubled_slice_lost_pairs_and_bad_totals_are_reported() {
+        let path = std::env::temp_dir().join(format!("xq-invariants-{}.db", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut conn = Connection::open(&path).unwrap();
+        xq_coordinator::store::migrations::migrate(&mut conn).unwrap();
+        conn.execute(
+            "INSERT INTO runs (id, spec, kind, priority, state, target_pairs, pairs, penta_dd,
+                               wins, draws, losses, created_ms, updated_ms)
+             VALUES (1, ?1, 'games', 0, 'finished', 10, 4, 4, 4, 0, 3, 1, 1)",
+            [GAMES_SPEC],
+        )
+        .unwrap();
+        conn.execute_batch(
+            "INSERT INTO run_reasons VALUES (1, 'checkmate', 8);
+             INSERT INTO workers (id, name, threads, version, signature, registered_ms, last_seen_ms)
+                 VALUES (1, 'w', 1, '0', 0, 1, 1);
+             INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs, work, created_ms, deadline_ms)
+                 VALUES (1, 1, 'done', 0, 2, '{}', 1, 1), (1, 1, 'done', 1, 2, '{}', 1, 1);",
+        )
+        .unwrap();
+        drop(conn);
+        let report = check(&path);
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(report.doubled, 1, "{:?}", report.violations);
+        assert_eq!(report.lost_pairs, 7, "{:?}", report.violations);
+        let text = report.violations.join("\n");
+        assert!(text.contains("overlap on openings 1..2"), "{text}");
+        assert!(text.contains("W+D+L [4, 0, 3] is not 2 × 4"), "{text}");
+        assert_eq!(report.games, 8);
+    }
+
     #[test]
     fn accepted_leases_are_read_from_log_lines() {
         let log = "2026-12-01T09:00:00Z  INFO xq_worker::client: result accepted lease_id=12 pairs=4\n\
                    2026-12-01T09:00:01Z  WARN xq_worker::client: heartbeat failed lease_id=13\n\
                    result accepted \u{1b}[3mlease_id\u{1b}[0m\u{1b}[2m=\u{1b}[0m140 pairs=2\n";
-        assert_eq!(super::accepted_in_log(log), [12, 140].into());
+        assert_eq!(accepted_in_log(log), [12, 140].into());
     }
 }

@@ -527,11 +527,15 @@ async fn chaos_soak_loses_and_doubles_nothing() {
     for slot in &soak.slots {
         acknowledged.extend(accepted(slot));
     }
+    let mut lost_results = 0;
     match invariants::lost_acknowledged(&soak.db(), &acknowledged) {
         Ok(lost) if lost.is_empty() => {}
-        Ok(lost) => violations.push(format!(
-            "results acknowledged as accepted but not counted: leases {lost:?}"
-        )),
+        Ok(lost) => {
+            lost_results = lost.len();
+            violations.push(format!(
+                "results acknowledged as accepted but not counted: leases {lost:?}"
+            ));
+        }
         Err(e) => violations.push(format!("cannot check acknowledged results: {e}")),
     }
     for (i, slot) in soak.slots.iter().enumerate() {
@@ -572,6 +576,10 @@ async fn chaos_soak_loses_and_doubles_nothing() {
         report.finished(),
         acknowledged.len(),
         soak.coordinator_starts
+    );
+    println!(
+        "soak: results lost: {lost_results} acknowledged results not counted, {} pairs of finished runs never counted; results doubled: {}",
+        report.lost_pairs, report.doubled
     );
     println!("soak: archive: {}", report.archive);
     println!("soak: {} invariant violations", violations.len());
