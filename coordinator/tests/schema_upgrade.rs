@@ -1,9 +1,10 @@
 //! Upgrades: a database made by every earlier schema version opens with the
 //! current coordinator, migrates, and reads back the same runs.
 //!
-//! A database "made by version K" is the first K migrations followed by the
-//! frozen data files `fixtures/schema/v1.sql` … `vK.sql` (what a coordinator
-//! at that version wrote, in its stored JSON format of the time).
+//! A database "made by version K" lived through versions 1 to K: migration
+//! 1, then the frozen data file `fixtures/schema/v1.sql` (what a coordinator
+//! at that version wrote, in its stored JSON format of the time), migration
+//! 2, `v2.sql`, and so on up to `vK.sql`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -47,8 +48,8 @@ impl Drop for TempFile {
     }
 }
 
-/// A database file made by schema version `version`, as such a coordinator
-/// left it (WAL mode, foreign keys on while it wrote).
+/// A database file that schema versions 1 to `version` wrote in turn, as
+/// such a coordinator left it (WAL mode, foreign keys on while it wrote).
 fn made_by(version: usize) -> TempFile {
     let path =
         std::env::temp_dir().join(format!("xq-upgrade-{}-v{version}.db", std::process::id()));
@@ -58,16 +59,18 @@ fn made_by(version: usize) -> TempFile {
     conn.pragma_update(None, "journal_mode", "WAL").unwrap();
     conn.pragma_update(None, "foreign_keys", true).unwrap();
     for (i, sql) in MIGRATIONS[..version].iter().enumerate() {
+        let v = i + 1;
+        // As `migrations::migrate` does: foreign keys off for the migration
+        // (a table rebuild needs that), on while the coordinator writes.
+        conn.pragma_update(None, "foreign_keys", false).unwrap();
         let tx = conn.transaction().unwrap();
         tx.execute_batch(sql).unwrap();
-        tx.pragma_update(None, "user_version", (i + 1) as i64)
-            .unwrap();
+        tx.pragma_update(None, "user_version", v as i64).unwrap();
         tx.commit().unwrap();
-    }
-    for v in 1..=version {
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
         let tx = conn.transaction().unwrap();
         tx.execute_batch(&fixture(v))
-            .unwrap_or_else(|e| panic!("v{v}.sql at schema version {version}: {e}"));
+            .unwrap_or_else(|e| panic!("v{v}.sql at schema version {v}: {e}"));
         tx.commit().unwrap();
     }
     assert!(!dangling(&conn));
@@ -162,7 +165,8 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         1 => &[3, 2, 1],
         2 => &[4, 3, 2, 1],
         3 => &[5, 4, 3, 2, 1],
-        _ => &[6, 5, 4, 3, 2, 1],
+        4 => &[6, 5, 4, 3, 2, 1],
+        _ => &[7, 6, 5, 4, 3, 2, 1],
     };
     assert_eq!(ids, expected, "runs of a version-{version} database");
     if version >= 2 {
@@ -185,6 +189,11 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         let dev = s.lineup.dev.as_ref().expect("dev engine");
         assert_eq!(dev.registered.as_ref().map(|e| e.signature), Some(555444));
         assert_eq!(external.target_pairs, None);
+    }
+    if version >= 5 {
+        let games = run(back, 7);
+        assert_eq!((games.spec.priority, games.pairs_in_flight), (2, 3));
+        assert_eq!(games.spec.settings.rules, "standard+conversion");
     }
     if version >= 4 {
         let variants = run(back, 6);

@@ -25,6 +25,7 @@ use std::path::Path;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use xq_coordinator::runs::{self, KindSpec, RunSpec};
 use xq_coordinator::spsa::{SpsaRequest, SpsaResult, apply_result};
+use xq_coordinator::stats::{Pentanomial, Results};
 
 /// One run as found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,7 +181,8 @@ fn check_conn(conn: &Connection, report: &mut Report) -> Res<()> {
                 }
                 if pairs > 0 {
                     let penta: [u64; 5] = penta.try_into()?;
-                    match (runs::sprt::evaluate(s, penta), llr) {
+                    let test = s.sprt.evaluate(&Results::Pentanomial(Pentanomial(penta)));
+                    match (test, llr) {
                         (Ok(test), Some(llr))
                             if (test.llr - llr).abs() <= 1e-9 * llr.abs().max(1.0) => {}
                         (test, llr) => v.push(format!(
@@ -323,7 +325,7 @@ fn check_spsa(
             "run {id}: SPSA history W/D/L {sum:?}, totals {wdl:?}"
         ));
     }
-    let mut state = runs::spsa::initial_state(spec)?;
+    let mut state = spec.initial_state()?;
     let requests: BTreeMap<u64, Option<&str>> = done
         .iter()
         .map(|l| (l.id, l.spsa_request.as_deref()))

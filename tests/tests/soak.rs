@@ -324,9 +324,7 @@ fn settings(seed: u64) -> pb::MatchSettings {
         }),
         hash_mb: 1,
         rules: "standard".to_owned(),
-        openings: Some(pb::match_settings::Openings::Builtin(pb::BuiltinOpenings {
-            random_plies: 4,
-        })),
+        openings: Some(xq_proto::OpeningSource::Builtin { random_plies: 4 }.into()),
         seed,
         adjudication: Some(pb::Adjudication {
             resign_cp: 600,
@@ -336,7 +334,7 @@ fn settings(seed: u64) -> pb::MatchSettings {
             draw_after_move: 20,
             max_plies: 120,
         }),
-        draw_contempt: None,
+        draw_contempt: true,
     }
 }
 

@@ -29,6 +29,7 @@ pub mod elo;
 pub mod llr;
 pub mod residuals;
 pub mod roots;
+pub mod sample;
 pub mod sprt;
 pub mod variants;
 
