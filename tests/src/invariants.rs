@@ -541,8 +541,8 @@ mod tests {
             "INSERT INTO run_reasons VALUES (1, 'checkmate', 8);
              INSERT INTO workers (id, name, threads, version, signature, registered_ms, last_seen_ms)
                  VALUES (1, 'w', 1, '0', 0, 1, 1);
-             INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs, work, created_ms, deadline_ms)
-                 VALUES (1, 1, 'done', 0, 2, '{}', 1, 1), (1, 1, 'done', 1, 2, '{}', 1, 1);",
+             INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs, created_ms, deadline_ms)
+                 VALUES (1, 1, 'done', 0, 2, 1, 1), (1, 1, 'done', 1, 2, 1, 1);",
         )
         .unwrap();
         drop(conn);

@@ -499,9 +499,9 @@ mod tests {
                         "BEGIN IMMEDIATE;
                          INSERT INTO runs (spec, kind, priority, state, created_ms, updated_ms)
                              VALUES ('{}', 'games', 0, 'active', 1, 1);
-                         INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs, work,
+                         INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs,
                                              created_ms, deadline_ms)
-                             VALUES (last_insert_rowid(), 1, 'done', 0, 1, '{}', 1, 1);
+                             VALUES (last_insert_rowid(), 1, 'done', 0, 1, 1, 1);
                          COMMIT;",
                     )
                     .unwrap();
