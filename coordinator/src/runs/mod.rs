@@ -67,8 +67,14 @@ pub struct MatchSettings {
     pub openings: OpeningSource,
     pub seed: u64,
     pub adjudication: Adjudication,
-    /// Whether engines value a draw by the rule set's scoring.
+    /// Whether engines value a draw by the rule set's scoring. Absent from
+    /// specs stored before schema version 4, which mean on.
+    #[serde(default = "on")]
     pub draw_contempt: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 /// An external engine chosen for a player: a registry name and extra options;

@@ -27,9 +27,11 @@
 //! # Layout
 //!
 //! * [`migrations`]: the append-only schema list (`PRAGMA user_version`).
+//! * [`backup`]: online backups, their checks and restore.
 //! * [`runs`], [`leases`], [`workers`], [`tokens`], [`variants`], row-level reads and writes on a
 //!   transaction; the rules that combine them live in [`crate::scheduler`].
 
+pub mod backup;
 pub mod engines;
 pub mod leases;
 pub mod migrations;
