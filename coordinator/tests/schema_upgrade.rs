@@ -166,7 +166,8 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         2 => &[4, 3, 2, 1],
         3 => &[5, 4, 3, 2, 1],
         4 => &[6, 5, 4, 3, 2, 1],
-        _ => &[7, 6, 5, 4, 3, 2, 1],
+        5 => &[7, 6, 5, 4, 3, 2, 1],
+        _ => &[9, 8, 7, 6, 5, 4, 3, 2, 1],
     };
     assert_eq!(ids, expected, "runs of a version-{version} database");
     if version >= 2 {
@@ -194,6 +195,10 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         let games = run(back, 7);
         assert_eq!((games.spec.priority, games.pairs_in_flight), (2, 3));
         assert_eq!(games.spec.settings.rules, "standard+conversion");
+    }
+    if version >= 6 {
+        assert_eq!(run(back, 8).linked, Some(9), "the SPRT names the tune it verifies");
+        assert_eq!(run(back, 9).linked, Some(8), "the tune names its verification");
     }
     if version >= 4 {
         let variants = run(back, 6);
