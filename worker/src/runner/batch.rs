@@ -90,6 +90,7 @@ fn player(
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             timeouts: Timeouts::default(),
+            coords: None,
         }),
         draw_contempt,
     })

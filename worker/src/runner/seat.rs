@@ -1,20 +1,23 @@
 //! A seat at the board: what one player needs on one game thread, the built-in
 //! searcher or an external engine process, reused from game to game.
 //!
-//! An external engine that fails (crash, hang, protocol breach) loses the game it
-//! failed in, with the reason recorded and its stderr logged; the process is
-//! dropped (killed) and a fresh one is started for the next game.
+//! An external engine that fails (crash, hang, protocol breach, a move that is
+//! illegal) loses the game it failed in, with the fault recorded and its stderr
+//! logged; the process is dropped (killed) and a fresh one is started for the
+//! next game. A failure that is a setting (a wrong coordinate dialect, a rule set
+//! the engine cannot play) would lose every game alike, so it ends the match.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use xq_engine::rules::{Game, Reason};
+use xq_engine::rules::{Game, RuleSet};
 use xq_engine::search::{HistoryEntry, Limits, SearchRules, Searcher};
 use xq_engine::{ByColor, Color, Move};
 
 use super::player::{Limit, PlayerConfig};
-use crate::external::{EngineFailure, ExternalEngine, Go};
+use super::player_stats::Fault;
+use crate::external::{EngineFailure, ExternalEngine, Go, dialect};
 use crate::timecontrol::Clock;
 
 /// One player's reusable state on one game thread.
@@ -38,51 +41,81 @@ impl Default for Seat {
 /// A player's answer for one move.
 #[derive(Debug)]
 pub struct Choice {
-    /// The move, or why the player forfeits the game.
-    pub mv: Result<Move, Reason>,
+    /// The move, or the fault the player loses by.
+    pub mv: Result<Move, Fault>,
     /// The reported score, centipawns from the mover's view.
     pub score_cp: Option<i32>,
     pub nodes: u64,
+    /// The time the player is charged: an external engine's from the write of
+    /// `go` to the read of `bestmove`, the built-in engine's search time.
+    pub elapsed: Duration,
 }
 
-/// The reason a failed engine loses its game.
-pub fn forfeit(failure: &EngineFailure) -> Reason {
+/// Why a seat cannot play on.
+#[derive(Debug, thiserror::Error)]
+pub enum SeatError {
+    /// The player loses the game.
+    #[error("{0:?}")]
+    Forfeit(Fault),
+    /// A setting that fails every game: the match stops.
+    #[error("player '{player}': {failure}")]
+    Setting {
+        player: String,
+        failure: EngineFailure,
+    },
+}
+
+/// The fault a failed engine loses its game by.
+pub fn forfeit(failure: &EngineFailure) -> Fault {
     match failure {
-        EngineFailure::Timeout { .. } => Reason::TimeForfeit,
-        EngineFailure::Protocol { .. } => Reason::IllegalMove,
+        EngineFailure::Timeout { .. } => Fault::TimeLoss {
+            overrun_ms: 0,
+            killed: true,
+        },
+        EngineFailure::Protocol { .. }
+        | EngineFailure::Probe { .. }
+        | EngineFailure::Dialect { .. }
+        | EngineFailure::Unsupported { .. } => Fault::IllegalMove,
         EngineFailure::Spawn { .. } | EngineFailure::Exited { .. } | EngineFailure::Write(_) => {
-            Reason::Resignation
+            Fault::Crash
         }
     }
 }
 
 impl Seat {
-    /// Gets ready for a new game of `player`: a cleared searcher, or an engine
-    /// process that is started if needed and told a new game begins.
-    pub fn new_game(&mut self, player: &PlayerConfig) -> Result<(), Reason> {
-        if self.hash_mb != player.hash_mb {
-            self.searcher.set_hash_mb(player.hash_mb);
-            self.hash_mb = player.hash_mb;
-        }
-        self.searcher.clear();
+    /// Gets ready for a new game of `player` under `rules`: a cleared searcher,
+    /// or an engine process that is started if needed and told a new game begins.
+    pub fn new_game(&mut self, player: &PlayerConfig, rules: &RuleSet) -> Result<(), SeatError> {
         let Some(config) = &player.engine else {
             self.engine = None;
+            if self.hash_mb != player.hash_mb {
+                self.searcher.set_hash_mb(player.hash_mb);
+                self.hash_mb = player.hash_mb;
+            }
+            self.searcher.clear();
             return Ok(());
         };
         let ready = match self.engine.take() {
             Some(mut engine) => engine.new_game().map(|()| engine),
-            None => ExternalEngine::start(config).and_then(|mut e| e.new_game().map(|()| e)),
+            None => ExternalEngine::start(config, rules).and_then(|mut e| {
+                tracing::info!(player = %player.name, session = ?e.session(), "engine started");
+                e.new_game().map(|()| e)
+            }),
         };
         match ready {
             Ok(engine) => {
                 self.engine = Some(engine);
                 Ok(())
             }
-            Err(failure) => Err(self.fail(player, &failure)),
+            Err(failure) if failure.is_setting() => Err(SeatError::Setting {
+                player: player.name.clone(),
+                failure,
+            }),
+            Err(failure) => Err(SeatError::Forfeit(self.fail(player, &failure))),
         }
     }
 
-    fn fail(&mut self, player: &PlayerConfig, failure: &EngineFailure) -> Reason {
+    fn fail(&mut self, player: &PlayerConfig, failure: &EngineFailure) -> Fault {
         let stderr = self
             .engine
             .take()
@@ -101,10 +134,11 @@ impl Seat {
         clocks: &ByColor<Option<Clock>>,
         rules: &SearchRules,
         stop: &Arc<AtomicBool>,
-    ) -> Choice {
+    ) -> Result<Choice, SeatError> {
         if player.engine.is_some() {
             return self.external(player, game, limit, clocks);
         }
+        let started = Instant::now();
         let moves = std::iter::once(None).chain(game.records().iter().map(|r| Some(r.mv)));
         let history: Vec<HistoryEntry> = game
             .stack()
@@ -121,11 +155,12 @@ impl Seat {
         let r = self
             .searcher
             .search(&mut pos, &history, &limits, &player.params, rules, |_| {});
-        Choice {
-            mv: r.best_move.ok_or(Reason::IllegalMove),
+        Ok(Choice {
+            mv: r.best_move.ok_or(Fault::IllegalMove),
             score_cp: Some(r.score),
             nodes: r.nodes,
-        }
+            elapsed: started.elapsed(),
+        })
     }
 
     fn external(
@@ -134,7 +169,7 @@ impl Seat {
         game: &Game,
         limit: Limit,
         clocks: &ByColor<Option<Clock>>,
-    ) -> Choice {
+    ) -> Result<Choice, SeatError> {
         let mover = game.position().side_to_move();
         let ms = |c: &Option<Clock>| {
             c.as_ref()
@@ -160,32 +195,75 @@ impl Seat {
                 (go, Some(ms(&clocks[mover])))
             }
         };
+        let lost = |fault| Choice {
+            mv: Err(fault),
+            score_cp: None,
+            nodes: 0,
+            elapsed: Duration::ZERO,
+        };
         let Some(engine) = self.engine.as_mut() else {
-            return Choice {
-                mv: Err(Reason::Resignation),
-                score_cp: None,
-                nodes: 0,
-            };
+            return Ok(lost(Fault::Crash));
         };
         let moves: Vec<Move> = game.moves().collect();
-        match engine.go(&game.start().to_fen(), &moves, go, allotted) {
-            Ok(reply) => {
-                let mv = reply.bestmove.as_deref().and_then(Move::parse_coords);
-                if mv.is_none() {
-                    tracing::warn!(player = %player.name, reply = ?reply.bestmove, "engine sent no usable move");
+        let reply = match engine.go(&game.start().to_fen(), &moves, go, allotted) {
+            Ok(reply) => reply,
+            Err(failure) => {
+                let mut fault = self.fail(player, &failure);
+                if let (
+                    Fault::TimeLoss { overrun_ms, .. },
+                    EngineFailure::Timeout { after_ms, .. },
+                    Some(a),
+                ) = (&mut fault, &failure, allotted)
+                {
+                    *overrun_ms = after_ms.saturating_sub(a);
                 }
-                Choice {
-                    mv: mv.ok_or(Reason::IllegalMove),
-                    score_cp: reply.info.score_cp,
-                    nodes: reply.info.nodes.unwrap_or(0),
-                }
+                return Ok(lost(fault));
             }
-            Err(failure) => Choice {
-                mv: Err(self.fail(player, &failure)),
-                score_cp: None,
-                nodes: 0,
+        };
+        let coords = engine.session().coords;
+        let mv = match reply.bestmove.as_deref() {
+            None => None,
+            Some(text) => match dialect::judge(coords, game.position(), text) {
+                Ok(mv) => mv,
+                Err(mismatch) => {
+                    let failure = EngineFailure::Dialect {
+                        engine: engine.label(),
+                        mismatch,
+                    };
+                    self.engine = None;
+                    return Err(SeatError::Setting {
+                        player: player.name.clone(),
+                        failure,
+                    });
+                }
             },
+        };
+        if mv.is_none() {
+            tracing::warn!(
+                player = %player.name,
+                reply = ?reply.bestmove,
+                engine_said = ?reply.info.string,
+                "engine sent no legal move"
+            );
         }
+        let mut fault_or_move = mv.ok_or(Fault::IllegalMove);
+        if let (Limit::MoveTime(t), Some(margin)) =
+            (limit, player.engine.as_ref().map(|e| e.timeouts.margin_ms))
+        {
+            let over = reply.elapsed.saturating_sub(t);
+            if over > Duration::from_millis(margin) {
+                fault_or_move = Err(Fault::TimeLoss {
+                    overrun_ms: u64::try_from(over.as_millis()).unwrap_or(u64::MAX),
+                    killed: false,
+                });
+            }
+        }
+        Ok(Choice {
+            mv: fault_or_move,
+            score_cp: reply.info.score_cp,
+            nodes: reply.info.nodes.unwrap_or(0),
+            elapsed: reply.elapsed,
+        })
     }
 }
 
