@@ -18,18 +18,22 @@
 //! `nobestmove` when there is no legal move. Not supported: `ponderhit`,
 //! `banmoves`, `probe`, opening books.
 //!
-//! The search runs on its own thread; `stop`, `isready` and `quit` are answered
-//! while it runs. Any other command first waits for a timed or bounded search to
+//! The search runs on one long-lived search thread; `stop`, `isready` and `quit`
+//! are answered while it runs. The `info` lines of a search's first
+//! 20 ms go out in one write with the next line (so a short search is one
+//! write, `bestmove` included). Any other command first waits for a timed or bounded search to
 //! finish, and stops an infinite one. `go` without limits searches until `stop`.
 //! Not supported in UCI: `searchmoves`, pondering (`go ponder` searches normally). Bad input is
 //! answered with `info string error: …` naming the bad part.
 
 use std::io::{BufRead, Write};
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::{self, ScopedJoinHandle};
-use std::time::Duration;
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
 
 use crate::params::{ParamError, Params};
 use crate::rules::{PRESETS, RuleSet};
@@ -73,6 +77,11 @@ pub struct Uci {
     pos: Position,
     /// Game positions before `pos`, oldest first (for repetition judgement).
     history: Vec<HistoryEntry>,
+    /// The start (the `position` words before `moves`, and whether capture
+    /// conversion was on) and the moves that made `pos`: a `position` command
+    /// that extends them only plays the new moves.
+    line: Option<(String, bool)>,
+    moves: Vec<Move>,
     params: Params,
     /// The rule set chosen with `UCI_Variant`.
     rule_set: RuleSet,
@@ -97,11 +106,83 @@ pub enum Flow {
     Quit,
 }
 
-/// A search running on its own thread.
-struct Job<'scope> {
-    handle: ScopedJoinHandle<'scope, Searcher>,
+/// The search running on the search thread.
+struct Job {
     stop: Arc<AtomicBool>,
     infinite: bool,
+}
+
+/// A search handed to the search thread, with everything it needs.
+struct Task {
+    searcher: Searcher,
+    pos: Position,
+    history: Vec<HistoryEntry>,
+    params: Params,
+    rules: SearchRules,
+    limits: Limits,
+    protocol: Protocol,
+    infinite: bool,
+}
+
+/// The search thread's channels: tasks in, searchers back (`None` when a
+/// search panicked).
+struct SearchThread {
+    tasks: mpsc::Sender<Task>,
+    done: mpsc::Receiver<Option<Searcher>>,
+}
+
+/// How long into a search `info` lines are held back, to go out in one write
+/// with the next line after this time or with the `bestmove`: a short search
+/// then costs its reader one wake-up instead of one per iteration.
+const INFO_BATCH: Duration = Duration::from_millis(20);
+
+/// Runs one search, writing its `info` lines and `bestmove` to `out`.
+fn run_task<W: Write>(task: Task, out: &Mutex<W>) -> Searcher {
+    let Task {
+        mut searcher,
+        mut pos,
+        history,
+        params,
+        rules,
+        limits,
+        protocol,
+        infinite,
+    } = task;
+    let started = Instant::now();
+    let mut pending = String::new();
+    let result = searcher.search(&mut pos, &history, &limits, &params, &rules, |info| {
+        pending.push_str(&format_info(info, protocol));
+        pending.push('\n');
+        if started.elapsed() >= INFO_BATCH {
+            write_text(out, &pending);
+            pending.clear();
+        }
+    });
+    if infinite && !limits.stopped() {
+        write_text(out, &pending);
+        pending.clear();
+        while !limits.stopped() {
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+    pending.push_str(&match (result.best_move, protocol) {
+        (Some(m), _) => format!("bestmove {m}"),
+        (None, Protocol::Uci) => "bestmove (none)".to_string(),
+        (None, Protocol::Ucci) => "nobestmove".to_string(),
+    });
+    pending.push('\n');
+    write_text(out, &pending);
+    searcher
+}
+
+/// Writes `text` (whole lines) in one write and flushes.
+fn write_text<W: Write>(out: &Mutex<W>, text: &str) {
+    if !text.is_empty()
+        && let Ok(mut w) = out.lock()
+    {
+        let _ = w.write_all(text.as_bytes());
+        let _ = w.flush();
+    }
 }
 
 /// Default transposition table size (MB).
@@ -121,6 +202,8 @@ impl Uci {
         Uci {
             pos: Position::startpos(),
             history: Vec::new(),
+            line: None,
+            moves: Vec::new(),
             params,
             rule_set: RuleSet::default(),
             draw_contempt: true,
@@ -136,7 +219,18 @@ impl Uci {
         let out = Mutex::new(out);
         let out = &out;
         thread::scope(|scope| {
-            let mut job: Option<Job<'_>> = None;
+            let (tasks, task_rx) = mpsc::channel::<Task>();
+            let (done_tx, done) = mpsc::channel();
+            scope.spawn(move || {
+                for task in task_rx {
+                    let searcher = panic::catch_unwind(AssertUnwindSafe(|| run_task(task, out)));
+                    if done_tx.send(searcher.ok()).is_err() {
+                        break;
+                    }
+                }
+            });
+            let thread = SearchThread { tasks, done };
+            let mut job: Option<Job> = None;
             for line in input.lines() {
                 let line = line?;
                 let cmd = line.split_whitespace().next().unwrap_or("");
@@ -145,14 +239,14 @@ impl Uci {
                         if let Some(j) = &job {
                             j.stop.store(true, Ordering::Relaxed);
                         }
-                        self.finish(&mut job);
+                        self.finish(&mut job, &thread);
                     }
                     "isready" => say(out, "readyok"),
                     "quit" => {
                         if let Some(j) = &job {
                             j.stop.store(true, Ordering::Relaxed);
                         }
-                        self.finish(&mut job);
+                        self.finish(&mut job, &thread);
                         if self.protocol == Protocol::Ucci {
                             say(out, "bye");
                         }
@@ -160,11 +254,11 @@ impl Uci {
                     }
                     "go" => {
                         Self::stop_if_infinite(&job);
-                        self.finish(&mut job);
+                        self.finish(&mut job, &thread);
                         let mut text = Vec::new();
                         match self.go(&line, &mut text) {
                             Ok(Some((limits, infinite))) => {
-                                job = Some(self.spawn(scope, out, limits, infinite));
+                                job = self.spawn(&thread, limits, infinite);
                             }
                             Ok(None) => {}
                             Err(e) => {
@@ -180,7 +274,7 @@ impl Uci {
                     }
                     _ => {
                         Self::stop_if_infinite(&job);
-                        self.finish(&mut job);
+                        self.finish(&mut job, &thread);
                         let mut text = Vec::new();
                         self.handle(&line, &mut text)?;
                         if let Ok(mut w) = out.lock() {
@@ -191,13 +285,13 @@ impl Uci {
                 }
             }
             Self::stop_if_infinite(&job);
-            self.finish(&mut job);
+            self.finish(&mut job, &thread);
             Ok(())
         })
     }
 
     /// Stops a running infinite search (it would otherwise never end).
-    fn stop_if_infinite(job: &Option<Job<'_>>) {
+    fn stop_if_infinite(job: &Option<Job>) {
         if let Some(j) = job
             && j.infinite
         {
@@ -206,52 +300,31 @@ impl Uci {
     }
 
     /// Waits for the running search, if any, and takes its searcher back.
-    fn finish(&mut self, job: &mut Option<Job<'_>>) {
-        if let Some(j) = job.take() {
-            match j.handle.join() {
-                Ok(s) => self.searcher = Some(s),
-                Err(_) => self.searcher = None,
-            }
+    fn finish(&mut self, job: &mut Option<Job>, thread: &SearchThread) {
+        if job.take().is_some() {
+            self.searcher = thread.done.recv().ok().flatten();
         }
     }
 
-    fn spawn<'scope, 'env, W: Write + Send>(
-        &mut self,
-        scope: &'scope thread::Scope<'scope, 'env>,
-        out: &'env Mutex<W>,
-        limits: Limits,
-        infinite: bool,
-    ) -> Job<'scope> {
-        let mut searcher = self
+    /// Hands a search to the search thread.
+    fn spawn(&mut self, thread: &SearchThread, limits: Limits, infinite: bool) -> Option<Job> {
+        let searcher = self
             .searcher
             .take()
             .unwrap_or_else(|| Searcher::new(self.hash_mb));
-        let mut pos = self.pos.clone();
-        let history = self.history.clone();
-        let params = self.params.clone();
-        let rules = SearchRules::scoring_aware(&self.rule_set, self.draw_contempt);
-        let protocol = self.protocol;
         let stop = Arc::clone(&limits.stop);
-        let handle = scope.spawn(move || {
-            let result = searcher.search(&mut pos, &history, &limits, &params, &rules, |info| {
-                say(out, &format_info(info, protocol));
-            });
-            while infinite && !limits.stopped() {
-                thread::sleep(Duration::from_millis(1));
-            }
-            let line = match (result.best_move, protocol) {
-                (Some(m), _) => format!("bestmove {m}"),
-                (None, Protocol::Uci) => "bestmove (none)".to_string(),
-                (None, Protocol::Ucci) => "nobestmove".to_string(),
-            };
-            say(out, &line);
-            searcher
-        });
-        Job {
-            handle,
-            stop,
+        let task = Task {
+            searcher,
+            pos: self.pos.clone(),
+            history: self.history.clone(),
+            params: self.params.clone(),
+            rules: SearchRules::scoring_aware(&self.rule_set, self.draw_contempt),
+            limits,
+            protocol: self.protocol,
             infinite,
-        }
+        };
+        thread.tasks.send(task).ok()?;
+        Some(Job { stop, infinite })
     }
 
     /// Carries out one command line other than `go`, `stop` and `quit`, which
@@ -407,22 +480,35 @@ impl Uci {
             .iter()
             .position(|&w| w == "moves")
             .unwrap_or(args.len());
-        let mut pos = match args.first() {
-            Some(&"startpos") if moves_at == 1 => Position::startpos(),
-            Some(&"fen") if moves_at > 1 => Position::from_fen(&args[1..moves_at].join(" "))?,
-            _ => return Err(UciError::BadPosition(args.join(" "))),
-        };
-        pos.set_conversion(self.rule_set.conversion);
-        let mut history = vec![HistoryEntry::of(&pos, None)];
+        let start = (args[..moves_at].join(" "), self.rule_set.conversion);
+        let mut moves = Vec::with_capacity(args.len().saturating_sub(moves_at + 1));
         for &m in args.iter().skip(moves_at + 1) {
-            let mv = Move::parse_coords(m)
-                .filter(|&mv| pos.is_legal(mv))
-                .ok_or_else(|| UciError::BadMove(m.to_string()))?;
+            moves.push(Move::parse_coords(m).ok_or_else(|| UciError::BadMove(m.to_string()))?);
+        }
+        let extends = self.line.as_ref() == Some(&start) && moves.starts_with(&self.moves);
+        let (mut pos, mut history, played) = if extends {
+            (self.pos.clone(), self.history.clone(), self.moves.len())
+        } else {
+            let mut pos = match args.first() {
+                Some(&"startpos") if moves_at == 1 => Position::startpos(),
+                Some(&"fen") if moves_at > 1 => Position::from_fen(&args[1..moves_at].join(" "))?,
+                _ => return Err(UciError::BadPosition(args.join(" "))),
+            };
+            pos.set_conversion(self.rule_set.conversion);
+            let history = vec![HistoryEntry::of(&pos, None)];
+            (pos, history, 0)
+        };
+        for &mv in &moves[played..] {
+            if !pos.is_legal(mv) {
+                return Err(UciError::BadMove(mv.to_string()));
+            }
             pos.make(mv);
             history.push(HistoryEntry::of(&pos, Some(mv)));
         }
         self.pos = pos;
         self.history = history;
+        self.line = Some(start);
+        self.moves = moves;
         Ok(())
     }
 
@@ -642,6 +728,23 @@ mod tests {
         assert!(out.contains("score mate 1"), "{out}");
         let out = session("position fen 3k5/3R5/3R5/9/9/9/9/9/9/4K4 b\ngo depth 2\n");
         assert!(out.contains("bestmove (none)"), "{out}");
+    }
+
+    #[test]
+    fn a_position_that_extends_the_last_plays_only_the_new_moves_and_ends_alike() {
+        let stepwise = session(
+            "position startpos moves h2e2\nposition startpos moves h2e2 h9g7\n\
+             position startpos moves h2e2 h9g7 h0g2 i9h9\nd\ngo perft 2\n",
+        );
+        let direct = session("position startpos moves h2e2 h9g7 h0g2 i9h9\nd\ngo perft 2\n");
+        assert_eq!(stepwise, direct);
+        let out = session(
+            "position startpos moves h2e2\nposition startpos moves h2e2 h2h8\nd\n\
+             position startpos moves b0c2\nd\n",
+        );
+        assert!(out.contains("illegal or malformed move 'h2h8'"), "{out}");
+        let fresh = session("position startpos moves h2e2\nd\nposition startpos moves b0c2\nd\n");
+        assert_eq!(out.split_once('\n').map(|x| x.1), Some(fresh.as_str()));
     }
 
     #[test]
