@@ -103,40 +103,28 @@ fn play(engine: &Path, extra: &[&str], tc: &str, pairs: u32) -> serde_json::Valu
     v
 }
 
-#[test]
-fn fairy_stockfish_is_detected_as_one_based_and_plays_without_faults() {
-    let path = fairy_stockfish();
-    let engine = handshake(&path, Protocol::Uci);
+/// Checks that the engine at `path` is detected as 1–10 and set to `xiangqi`,
+/// then plays it without faults.
+fn one_based_engine_plays(path: &Path, name: &str) {
+    let engine = handshake(path, Protocol::Uci);
     let s = engine.session();
-    assert!(
-        engine
-            .name()
-            .is_some_and(|n| n.starts_with("Fairy-Stockfish")),
-        "{s:?}"
-    );
+    assert!(engine.name().is_some_and(|n| n.starts_with(name)), "{s:?}");
     assert_eq!(
         (s.coords, s.variant.as_deref()),
         (Coords::FromOne, Some("xiangqi"))
     );
     drop(engine);
-    play(&path, &["--dev-option", "Hash=16"], "3+0.05", 2);
+    play(path, &["--dev-option", "Hash=16"], "3+0.05", 2);
+}
+
+#[test]
+fn fairy_stockfish_is_detected_as_one_based_and_plays_without_faults() {
+    one_based_engine_plays(&fairy_stockfish(), "Fairy-Stockfish");
 }
 
 #[test]
 fn sjaak_ii_is_detected_as_one_based_and_plays_without_faults() {
-    let path = sjaak();
-    let engine = handshake(&path, Protocol::Uci);
-    let s = engine.session();
-    assert!(
-        engine.name().is_some_and(|n| n.starts_with("Sjaak II")),
-        "{s:?}"
-    );
-    assert_eq!(
-        (s.coords, s.variant.as_deref()),
-        (Coords::FromOne, Some("xiangqi"))
-    );
-    drop(engine);
-    play(&path, &["--dev-option", "Hash=16"], "3+0.05", 2);
+    one_based_engine_plays(&sjaak(), "Sjaak II");
 }
 
 #[test]
