@@ -3,13 +3,16 @@
 //! UCI: `uci`, `isready`, `ucinewgame`, `setoption name <N> [value <V>]`,
 //! `position startpos|fen <FEN> [moves <m>…]`, `go` with `depth`, `nodes`,
 //! `movetime`, `wtime`, `btime`, `winc`, `binc`, `movestogo`, `infinite` or
-//! `perft <depth>`, `stop`, `quit`; plus `d` (print the board). Options: `Hash`
-//! (MB), `Clear Hash`, `UCI_Variant` and every tunable parameter of
-//! [`crate::params`] as a spin option.
+//! `perft <depth>`, `stop`, `quit`; plus `d` (print the board) and `bench
+//! [depth]` (the bench with the current parameters, ending `Nodes searched: N`).
+//! Options: `Hash` (MB), `Clear Hash`, `UCI_Variant`, `ParamFile` (a file of
+//! `name = value` lines that replaces every parameter, as `--params` does: the
+//! stand-in for a network file such as Pikafish's `EvalFile`) and every tunable
+//! parameter of [`crate::params`] as a spin option.
 //!
 //! UCCI (after `ucci`, answered by `ucciok`): the same `position` and
 //! `isready`; `setoption <name> <value>` without keywords (`hashsize` for the
-//! hash in MB, `clearhash`, parameter names; other standard UCCI options such as
+//! hash in MB, `clearhash`, `paramfile`, parameter names; other standard UCCI options such as
 //! `usemillisec`, `batch`, `debug`, `ponder`, `newgame` are accepted and ignored);
 //! `go [ponder|draw] [time <ms> [increment <ms>|movestogo <n>] [opptime <ms>]
 //! [oppincrement <ms>|oppmovestogo <n>]] [depth <n>] [nodes <n>] [infinite]`,
@@ -63,6 +66,8 @@ pub enum UciError {
     BadBool(String),
     #[error(transparent)]
     Param(#[from] ParamError),
+    #[error("bad ParamFile '{path}': {reason}")]
+    ParamFile { path: String, reason: String },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -363,6 +368,7 @@ impl Uci {
                 writeln!(out, "{}", self.pos)?;
                 Ok(())
             }
+            "bench" => self.bench(&rest, out),
             _ => {
                 writeln!(out, "info string unknown command '{cmd}'")?;
                 Ok(())
@@ -383,7 +389,8 @@ impl Uci {
                 out,
                 "option usemillisec type check default true\n\
                  option hashsize type spin min 1 max {MAX_HASH_MB} default {}\n\
-                 option clearhash type button",
+                 option clearhash type button\n\
+                 option paramfile type string default <empty>",
                 self.hash_mb
             )?;
         } else {
@@ -392,7 +399,8 @@ impl Uci {
                 "option name Hash type spin default {} min 1 max {MAX_HASH_MB}\n\
                  option name Clear Hash type button\n\
                  option name UCI_Variant type combo default {} var {}\n\
-                 option name DrawContempt type check default {}",
+                 option name DrawContempt type check default {}\n\
+                 option name ParamFile type string default <empty>",
                 self.hash_mb,
                 self.rule_set.name().unwrap_or_else(|| "custom".to_string()),
                 PRESETS.join(" var "),
@@ -456,6 +464,14 @@ impl Uci {
                 self.rule_set = value.parse()?;
                 self.pos.set_conversion(self.rule_set.conversion);
             }
+            "paramfile" => {
+                let bad = |reason: String| UciError::ParamFile {
+                    path: value.clone(),
+                    reason,
+                };
+                let text = std::fs::read_to_string(&value).map_err(|e| bad(e.to_string()))?;
+                self.params = Params::from_toml(&text).map_err(|e| bad(e.to_string()))?;
+            }
             "drawcontempt" => {
                 self.draw_contempt = match value.as_str() {
                     "true" => true,
@@ -472,6 +488,35 @@ impl Uci {
                 self.params.set_str(&key, &value)?;
             }
         }
+        Ok(())
+    }
+
+    /// `bench [depth]`: the bench of [`crate::bench`] with the current
+    /// parameters (a `ParamFile` included), ending `Nodes searched: N`.
+    fn bench(&mut self, args: &[&str], out: &mut impl Write) -> Result<(), UciError> {
+        let depth = match args {
+            [] => crate::bench::DEFAULT_DEPTH,
+            [d] => d
+                .parse::<u32>()
+                .ok()
+                .filter(|d| (1..=64).contains(d))
+                .ok_or_else(|| UciError::BadNumber {
+                    what: "bench depth (1..=64)".to_string(),
+                    value: d.to_string(),
+                })?,
+            _ => {
+                return Err(UciError::BadNumber {
+                    what: "bench depth".to_string(),
+                    value: args.join(" "),
+                });
+            }
+        };
+        let io = |e: std::io::Error| UciError::BadNumber {
+            what: "bench output".to_string(),
+            value: e.to_string(),
+        };
+        let r = crate::bench::run(depth, &self.params, out).map_err(io)?;
+        writeln!(out, "Nodes searched: {}", r.nodes).map_err(io)?;
         Ok(())
     }
 
@@ -745,6 +790,37 @@ mod tests {
         assert!(out.contains("illegal or malformed move 'h2h8'"), "{out}");
         let fresh = session("position startpos moves h2e2\nd\nposition startpos moves b0c2\nd\n");
         assert_eq!(out.split_once('\n').map(|x| x.1), Some(fresh.as_str()));
+    }
+
+    #[test]
+    fn a_param_file_sets_the_parameters_and_the_bench_shows_it() {
+        let dir = std::env::temp_dir().join(format!("xq-uci-paramfile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.toml");
+        std::fs::write(&good, "chariot_value = 700\n").unwrap();
+        let bad = dir.join("bad.toml");
+        std::fs::write(&bad, "chariot_value = 99999\n").unwrap();
+        let default = session("bench 3\n");
+        let tuned = session(&format!(
+            "setoption name ParamFile value {}\nbench 3\n",
+            good.display()
+        ));
+        let nodes = |out: &str| {
+            out.lines()
+                .find_map(|l| l.strip_prefix("Nodes searched: "))
+                .map(str::to_owned)
+        };
+        assert!(nodes(&default).is_some(), "{default}");
+        assert_ne!(nodes(&default), nodes(&tuned), "{tuned}");
+        let out = session(&format!(
+            "setoption name ParamFile value {}\nsetoption name ParamFile value /no/such/file\n",
+            bad.display()
+        ));
+        assert!(out.contains("bad ParamFile"), "{out}");
+        assert!(out.contains("out of range"), "{out}");
+        assert!(out.contains("bad ParamFile '/no/such/file'"), "{out}");
+        assert!(session("bench x\n").contains("bad value 'x' for 'bench depth"));
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
