@@ -22,6 +22,7 @@ fn config(path: PathBuf, protocol: Protocol) -> EngineConfig {
             ready_ms: 2_000,
             search_ms: 2_000,
             margin_ms: 500,
+            overrun_wait_ms: 300,
         },
         coords: None,
     }
@@ -133,7 +134,7 @@ fn a_hang_mid_game_times_out_and_stderr_is_kept() {
             r,
             Err(EngineFailure::Timeout {
                 what: "a search",
-                after_ms: 600
+                after_ms: 900
             })
         ),
         "{r:?}"
@@ -143,6 +144,44 @@ fn a_hang_mid_game_times_out_and_stderr_is_kept() {
         engine.stderr_tail().iter().any(|l| l == "thinking hard"),
         "{:?}",
         engine.stderr_tail()
+    );
+}
+
+#[test]
+fn a_timed_move_within_the_margin_counts_and_one_beyond_it_loses_by_its_overrun() {
+    let mut cfg = config(
+        fake_uci("slowpoke", "sleep 0.4; echo 'bestmove h2e2'"),
+        Protocol::Uci,
+    );
+    cfg.timeouts.margin_ms = 100;
+    cfg.timeouts.overrun_wait_ms = 2_000;
+    let mut engine = start(&cfg).expect("handshake");
+    match engine.go(START_FEN, &[], Go::MoveTimeMs(100), Some(100)) {
+        Err(EngineFailure::Overran {
+            elapsed_ms,
+            allotted_ms: 100,
+            margin_ms: 100,
+        }) => assert!((400..2_000).contains(&elapsed_ms), "{elapsed_ms}"),
+        other => panic!("expected an overrun, got {other:?}"),
+    }
+    let overrun = xq_worker::runner::forfeit(&EngineFailure::Overran {
+        elapsed_ms: 437,
+        allotted_ms: 100,
+        margin_ms: 100,
+    });
+    assert_eq!(
+        overrun,
+        xq_worker::runner::Fault::TimeLoss {
+            overrun_ms: 337,
+            killed: false
+        }
+    );
+    let reply = engine
+        .go(START_FEN, &[], Go::MoveTimeMs(1_000), Some(1_000))
+        .expect("within the allotment: the engine was kept and answers");
+    assert!(
+        reply.elapsed >= std::time::Duration::from_millis(400),
+        "{reply:?}"
     );
 }
 

@@ -62,20 +62,23 @@ pub struct Timeouts {
     /// For `bestmove` after `go` with a node or depth limit.
     pub search_ms: u64,
     /// The forfeit margin (fastchess's `timemargin`): how far a timed move may
-    /// overrun the engine's clock or movetime before it loses on time. The
-    /// runner stops waiting, and kills the engine, at the allotment plus this.
+    /// overrun the engine's clock or movetime before it loses on time.
     pub margin_ms: u64,
+    /// After a timed move overran the margin, how much longer the runner waits
+    /// for the move to learn the overrun, before it kills the engine as hung.
+    pub overrun_wait_ms: u64,
 }
 
 impl Default for Timeouts {
     /// 10 s to start, 5 s to be ready, 60 s per node- or depth-limited move, a
-    /// 1 s forfeit margin on timed moves.
+    /// 1 s forfeit margin on timed moves and 1 s more to measure an overrun.
     fn default() -> Self {
         Timeouts {
             startup_ms: 10_000,
             ready_ms: 5_000,
             search_ms: 60_000,
             margin_ms: 1_000,
+            overrun_wait_ms: 1_000,
         }
     }
 }
@@ -90,6 +93,16 @@ pub enum EngineFailure {
     },
     #[error("engine did not answer {what} within {after_ms} ms")]
     Timeout { what: &'static str, after_ms: u64 },
+    /// A timed move came, but later than the allotment plus the margin; the
+    /// engine is still usable.
+    #[error(
+        "engine took {elapsed_ms} ms for a move allotted {allotted_ms} ms (margin {margin_ms} ms)"
+    )]
+    Overran {
+        elapsed_ms: u64,
+        allotted_ms: u64,
+        margin_ms: u64,
+    },
     #[error("engine exited during {what}")]
     Exited { what: &'static str },
     #[error("engine broke the protocol during {what}: '{line}'")]
@@ -513,8 +526,8 @@ impl ExternalEngine {
         protocol::write_go(&mut out, self.config.protocol, limit, self.session.unit);
         out.push('\n');
         self.out = out;
-        let t = &self.config.timeouts;
-        let budget = allotted_ms.map_or(t.search_ms, |ms| ms + t.margin_ms);
+        let t = self.config.timeouts;
+        let budget = allotted_ms.map_or(t.search_ms, |ms| ms + t.margin_ms + t.overrun_wait_ms);
         let sent = Instant::now();
         self.flush_out(what)?;
         let deadline = sent + Duration::from_millis(budget);
@@ -523,6 +536,17 @@ impl ExternalEngine {
             let line = self.next_line(what, deadline, budget)?;
             info.merge(line.info);
             if let Some(bestmove) = protocol::parse_bestmove(&line.text) {
+                let elapsed = line.at.saturating_duration_since(sent);
+                let elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+                if let Some(allotted_ms) = allotted_ms
+                    && elapsed_ms > allotted_ms + t.margin_ms
+                {
+                    return Err(EngineFailure::Overran {
+                        elapsed_ms,
+                        allotted_ms,
+                        margin_ms: t.margin_ms,
+                    });
+                }
                 let pv = info
                     .pv
                     .as_deref()
@@ -534,7 +558,7 @@ impl ExternalEngine {
                     bestmove,
                     info,
                     pv,
-                    elapsed: line.at.saturating_duration_since(sent),
+                    elapsed,
                 });
             }
             let trimmed = line.text.trim();

@@ -72,6 +72,14 @@ pub fn forfeit(failure: &EngineFailure) -> Fault {
             overrun_ms: 0,
             killed: true,
         },
+        &EngineFailure::Overran {
+            elapsed_ms,
+            allotted_ms,
+            ..
+        } => Fault::TimeLoss {
+            overrun_ms: elapsed_ms.saturating_sub(allotted_ms),
+            killed: false,
+        },
         EngineFailure::Protocol { .. }
         | EngineFailure::Probe { .. }
         | EngineFailure::Dialect { .. }
@@ -207,6 +215,10 @@ impl Seat {
         let moves: Vec<Move> = game.moves().collect();
         let reply = match engine.go(&game.start().to_fen(), &moves, go, allotted) {
             Ok(reply) => reply,
+            Err(failure @ EngineFailure::Overran { .. }) => {
+                tracing::warn!(player = %player.name, %failure, "engine lost on time");
+                return Ok(lost(forfeit(&failure)));
+            }
             Err(failure) => {
                 let mut fault = self.fail(player, &failure);
                 if let (
@@ -246,18 +258,7 @@ impl Seat {
                 "engine sent no legal move"
             );
         }
-        let mut fault_or_move = mv.ok_or(Fault::IllegalMove);
-        if let (Limit::MoveTime(t), Some(margin)) =
-            (limit, player.engine.as_ref().map(|e| e.timeouts.margin_ms))
-        {
-            let over = reply.elapsed.saturating_sub(t);
-            if over > Duration::from_millis(margin) {
-                fault_or_move = Err(Fault::TimeLoss {
-                    overrun_ms: u64::try_from(over.as_millis()).unwrap_or(u64::MAX),
-                    killed: false,
-                });
-            }
-        }
+        let fault_or_move = mv.ok_or(Fault::IllegalMove);
         Ok(Choice {
             mv: fault_or_move,
             score_cp: reply.info.score_cp,
