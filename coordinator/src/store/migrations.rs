@@ -203,6 +203,11 @@ CREATE TABLE variant_totals (
     PRIMARY KEY (run_id, variant)
 );
 "#,
+    // 5: a lease's work is its run's spec and its slice; the stored copy was
+    // decoded on every heartbeat, submission and release and never read.
+    r#"
+ALTER TABLE leases DROP COLUMN work;
+"#,
 ];
 
 /// Brings the schema up to date in one transaction per migration. Foreign

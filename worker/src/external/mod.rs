@@ -10,4 +10,4 @@ pub mod protocol;
 
 pub use dialect::{Coords, DialectMismatch};
 pub use process::{EngineConfig, EngineFailure, ExternalEngine, Reply, Session, Timeouts};
-pub use protocol::{Go, Info, Protocol, TimeUnit};
+pub use protocol::{Go, Info, Protocol, ProtocolText, TimeUnit};

@@ -28,7 +28,7 @@ use xq_engine::rules::RuleSet;
 use xq_engine::{Move, Position, START_FEN};
 
 use super::dialect::{self, Coords, DialectMismatch};
-use super::protocol::{self, Go, Info, OptionDecl, Protocol, TimeUnit};
+use super::protocol::{self, Go, Info, OptionDecl, Protocol, ProtocolText, TimeUnit};
 
 /// How to start an engine and set it up.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

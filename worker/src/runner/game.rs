@@ -8,14 +8,14 @@ use xq_engine::rules::{Game, GameError, GameResult, Outcome, Reason, RuleSet};
 use xq_engine::search::SearchRules;
 use xq_engine::{ByColor, Color, Move, Position};
 
-use super::player::{Limit, PlayerConfig};
+use xq_proto::variant_stats::{GameSummary, KindCaptures, game_captures};
+use xq_proto::{Adjudication, Limit, Opening, Score};
+
+use super::player::PlayerConfig;
 use super::player_stats::{Fault, GameStats};
 use super::seat::{Seat, SeatError};
-use crate::adjudication::{AdjudicationConfig, Adjudicator, Verdict};
-use crate::openings::Opening;
-use crate::tally::Score;
+use crate::adjudication::{Adjudicator, Verdict};
 use crate::timecontrol::Clock;
-use crate::variant_stats::{GameSummary, KindCaptures, game_captures};
 
 /// Everything one game needs besides the searchers.
 #[derive(Debug)]
@@ -24,7 +24,7 @@ pub struct GameSetup<'a> {
     /// Index into `players` of the player with Red.
     pub red: usize,
     pub rules: &'a RuleSet,
-    pub adjudication: AdjudicationConfig,
+    pub adjudication: Adjudication,
     pub opening: &'a Opening,
     /// Abandons the game when set.
     pub stop: &'a Arc<AtomicBool>,
@@ -96,11 +96,7 @@ impl GameRecord {
         } else {
             Color::Black
         };
-        match self.result.winner() {
-            None => Score::Draw,
-            Some(c) if c == color => Score::Win,
-            Some(_) => Score::Loss,
-        }
+        Score::of(self.result, color)
     }
 
     /// Plies played, opening included.
@@ -316,7 +312,7 @@ mod tests {
                 players: &players,
                 red,
                 rules: &reform,
-                adjudication: AdjudicationConfig::default(),
+                adjudication: Adjudication::default(),
                 opening: &opening,
                 stop: &stop,
             };
