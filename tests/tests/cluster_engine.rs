@@ -119,8 +119,7 @@ mod registry {
 
     use xq_coordinator::store::engines;
     use xq_coordinator::store::{Store, now_ms};
-    use xq_proto::EngineRef;
-    use xq_proto::Protocol;
+    use xq_proto::{Coords, EngineRef, Protocol};
     use xq_worker::engine_cache;
 
     use super::*;
@@ -129,16 +128,29 @@ mod registry {
     /// stored signature.
     async fn register(db: &std::path::Path, name: &str, signature_offset: u64) -> EngineRef {
         let path = xq_tests::binary("xq-engine");
-        let bytes = std::fs::read(&path).expect("read xq-engine");
-        let signature = engine_cache::bench_signature(&path, Duration::from_secs(300))
-            .expect("bench signature");
+        register_path(db, name, &path, signature_offset, None, "2").await
+    }
+
+    /// Registers the executable at `path` as `name`, with `Hash` set to `hash`.
+    async fn register_path(
+        db: &std::path::Path,
+        name: &str,
+        path: &std::path::Path,
+        signature_offset: u64,
+        coords: Option<Coords>,
+        hash: &str,
+    ) -> EngineRef {
+        let bytes = std::fs::read(path).expect("read the engine");
+        let signature =
+            engine_cache::bench_signature(path, Duration::from_secs(300)).expect("bench signature");
         let engine = EngineRef {
             name: name.to_owned(),
             sha256: engine_cache::sha256_hex(&bytes),
             size: bytes.len() as u64,
             signature: signature + signature_offset,
             protocol: Protocol::Uci,
-            options: [("Hash".to_owned(), "2".to_owned())].into(),
+            options: [("Hash".to_owned(), hash.to_owned())].into(),
+            coords,
         };
         let store = Store::open(db).expect("store");
         let added = engine.clone();
@@ -202,6 +214,38 @@ mod registry {
             engine_cache::has(&cache, &engine.sha256),
             "the worker caches the verified engine"
         );
+        let _ = stop.send(());
+        handle.await.expect("worker task");
+        server.stop().await;
+        let _ = std::fs::remove_dir_all(cache);
+    }
+
+    /// Fairy-Stockfish (Debian's `fairy-stockfish`, which `.ci/run` installs),
+    /// registered with its 1-10 dialect stated, against the built-in engine.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn fairy_stockfish_from_the_registry_plays_through_a_served_coordinator() {
+        let path = std::path::Path::new("/usr/games/fairy-stockfish");
+        assert!(
+            path.is_file(),
+            "fairy-stockfish is not installed: install it with \
+             `apt-get update && apt-get install -y fairy-stockfish` (.ci/run does)"
+        );
+        let db = TempDb::new("fairy");
+        let engine = register_path(&db.0, "fairy", path, 0, Some(Coords::FromOne), "16").await;
+        let server =
+            TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(60))).await;
+        let mut admin = admin(&server.url()).await;
+        let run = create(&mut admin, games(2, "fairy", "")).await;
+        let cache = cache("fairy");
+        let (stop, handle) = worker_with_cache(&server.url(), cache.clone());
+        let end = wait_for_end(&mut admin, run, Duration::from_secs(240)).await;
+        assert_eq!(end.state(), pb::RunState::Finished, "{end:?}");
+        let t = end.totals.clone().expect("totals");
+        assert_eq!((t.pairs, t.wins + t.draws + t.losses), (2, 4), "{t:?}");
+        for fault in ["illegal-move", "time-forfeit", "resignation"] {
+            assert!(!t.reasons.contains_key(fault), "{fault}: {t:?}");
+        }
+        assert!(engine_cache::has(&cache, &engine.sha256));
         let _ = stop.send(());
         handle.await.expect("worker task");
         server.stop().await;

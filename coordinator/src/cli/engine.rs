@@ -11,8 +11,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use xq_coordinator::store::engines::{self, MAX_ENGINE_BYTES};
 use xq_coordinator::store::{Store, now_ms};
-use xq_proto::EngineRef;
-use xq_proto::Protocol;
+use xq_proto::{Coords, EngineRef, Protocol};
 use xq_worker::engine_cache;
 
 /// `engine …`.
@@ -40,6 +39,10 @@ enum EngineCommand {
         /// An option set after the handshake, `NAME=VALUE` (repeatable).
         #[arg(long = "option")]
         options: Vec<String>,
+        /// How the engine numbers ranks: 0-9 (UCCI, ElephantEye, Pikafish) or
+        /// 1-10 (Fairy-Stockfish, Sjaak II); detected at each handshake when absent.
+        #[arg(long)]
+        coords: Option<Coords>,
         /// Seconds `PATH bench` may take.
         #[arg(long, default_value_t = 300)]
         bench_timeout: u64,
@@ -60,6 +63,7 @@ impl EngineArgs {
                 db,
                 protocol,
                 options,
+                coords,
                 bench_timeout,
             } => {
                 if name.is_empty() || name.chars().count() > 64 {
@@ -93,6 +97,7 @@ impl EngineArgs {
                     signature,
                     protocol,
                     options,
+                    coords,
                 };
                 let store =
                     Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
@@ -112,8 +117,13 @@ impl EngineArgs {
                 let runtime = tokio::runtime::Runtime::new()?;
                 for (e, _) in runtime.block_on(store.call(|conn| engines::list(conn)))? {
                     println!(
-                        "{}\t{}\t{} bytes\tsignature {}\t{:?}",
-                        e.name, e.sha256, e.size, e.signature, e.protocol
+                        "{}\t{}\t{} bytes\tsignature {}\t{:?}\tcoords {}",
+                        e.name,
+                        e.sha256,
+                        e.size,
+                        e.signature,
+                        e.protocol,
+                        e.coords.map_or("detected", Coords::name)
                     );
                 }
             }

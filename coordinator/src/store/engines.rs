@@ -3,8 +3,7 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use xq_proto::EngineRef;
-use xq_proto::Protocol;
+use xq_proto::{Coords, EngineRef, Protocol};
 
 use super::StoreError;
 
@@ -52,8 +51,8 @@ pub fn add(
         params![engine.sha256, bytes],
     )?;
     tx.execute(
-        "INSERT INTO engines (name, sha256, size, signature, protocol, options, created_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO engines (name, sha256, size, signature, protocol, options, created_ms, coords)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
             engine.name,
             engine.sha256,
@@ -61,7 +60,8 @@ pub fn add(
             engine.signature as i64,
             protocol_name(engine.protocol),
             serde_json::to_string(&engine.options)?,
-            now
+            now,
+            engine.coords.map(|c| c.name()),
         ],
     )?;
     tx.commit()?;
@@ -81,13 +81,16 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(EngineRef, String, i64)> {
                 Protocol::Uci
             },
             options: BTreeMap::new(),
+            coords: r
+                .get::<_, Option<String>>(7)?
+                .and_then(|c| c.parse::<Coords>().ok()),
         },
         r.get(5)?,
         r.get(6)?,
     ))
 }
 
-const COLUMNS: &str = "name, sha256, size, signature, protocol, options, created_ms";
+const COLUMNS: &str = "name, sha256, size, signature, protocol, options, created_ms, coords";
 
 /// The engine registered as `name`.
 pub fn get(conn: &Connection, name: &str) -> Result<Option<EngineRef>, StoreError> {
@@ -141,6 +144,7 @@ mod tests {
             signature: 42,
             protocol: Protocol::Ucci,
             options: [("Hash".to_owned(), "8".to_owned())].into(),
+            coords: (name == "old").then_some(Coords::FromOne),
         }
     }
 

@@ -208,6 +208,10 @@ CREATE TABLE variant_totals (
     r#"
 ALTER TABLE leases DROP COLUMN work;
 "#,
+    // 6: an engine's coordinate dialect; NULL: detected at the handshake.
+    r#"
+ALTER TABLE engines ADD COLUMN coords TEXT CHECK (coords IN ('0-9', '1-10'));
+"#,
 ];
 
 /// Brings the schema up to date in one transaction per migration. Foreign

@@ -9,73 +9,36 @@
 //! engine is translated: `position … moves`, `bestmove`/`ponder` and the PV of
 //! `info` lines.
 
-use std::fmt;
-use std::str::FromStr;
-
 use xq_engine::{Move, Position, Square};
+pub use xq_proto::{Coords, CoordsError};
 
-/// How an engine writes coordinates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-pub enum Coords {
-    /// Ranks 0–9 and FEN letters N/B (UCCI, ElephantEye, Pikafish, `xq-engine`).
-    #[default]
-    #[serde(rename = "0-9")]
-    FromZero,
-    /// Ranks 1–10 and FEN letters H/E (Fairy-Stockfish, Sjaak II).
-    #[serde(rename = "1-10")]
-    FromOne,
-}
-
-/// Why a dialect name was rejected.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown coordinate dialect '{0}': expected 0-9 (UCCI, ElephantEye, Pikafish) or 1-10 (Fairy-Stockfish, Sjaak II)"
-)]
-pub struct CoordsError(String);
-
-impl FromStr for Coords {
-    type Err = CoordsError;
-
-    fn from_str(s: &str) -> Result<Coords, CoordsError> {
-        match s {
-            "0-9" => Ok(Coords::FromZero),
-            "1-10" => Ok(Coords::FromOne),
-            _ => Err(CoordsError(s.to_string())),
-        }
-    }
-}
-
-impl fmt::Display for Coords {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Coords::FromZero => "0-9",
-            Coords::FromOne => "1-10",
-        })
-    }
-}
-
-impl Coords {
-    /// The other dialect.
-    pub fn other(self) -> Coords {
-        match self {
-            Coords::FromZero => Coords::FromOne,
-            Coords::FromOne => Coords::FromZero,
-        }
-    }
-
-    /// The number written for rank index `rank` (0 = Red's back rank).
-    fn rank_number(self, rank: usize) -> usize {
-        match self {
-            Coords::FromZero => rank,
-            Coords::FromOne => rank + 1,
-        }
-    }
-
+/// The text of a [`Coords`] dialect (the enum itself is part of the cluster's
+/// contract, in `xq_proto`).
+pub trait Dialect: Copy {
+    /// Appends `m` as the engine writes it to `out`.
+    fn write_move(self, m: Move, out: &mut String);
     /// `m` as the engine writes it.
-    pub fn write_move(self, m: Move, out: &mut String) {
+    fn move_text(self, m: Move) -> String;
+    /// Reads a move the engine wrote, or `None` when it is not a coordinate
+    /// move on the board in this dialect. Legality is not checked.
+    fn read_move(self, text: &str) -> Option<Move>;
+    /// `fen` with the piece letters the engine reads.
+    fn fen(self, fen: &str) -> String;
+}
+
+/// The number written for rank index `rank` (0 = Red's back rank).
+fn rank_number(coords: Coords, rank: usize) -> usize {
+    match coords {
+        Coords::FromZero => rank,
+        Coords::FromOne => rank + 1,
+    }
+}
+
+impl Dialect for Coords {
+    fn write_move(self, m: Move, out: &mut String) {
         for sq in [m.from(), m.to()] {
             out.push(sq.file().char());
-            let n = self.rank_number(sq.rank().index());
+            let n = rank_number(self, sq.rank().index());
             if n >= 10 {
                 out.push('1');
                 out.push(char::from(b'0' + (n - 10) as u8));
@@ -85,24 +48,20 @@ impl Coords {
         }
     }
 
-    /// `m` as the engine writes it.
-    pub fn move_text(self, m: Move) -> String {
+    fn move_text(self, m: Move) -> String {
         let mut s = String::with_capacity(6);
         self.write_move(m, &mut s);
         s
     }
 
-    /// Reads a move the engine wrote, or `None` when it is not a coordinate
-    /// move on the board in this dialect. Legality is not checked.
-    pub fn read_move(self, text: &str) -> Option<Move> {
+    fn read_move(self, text: &str) -> Option<Move> {
         let bytes = text.as_bytes();
         let (from, rest) = read_square(self, bytes)?;
         let (to, rest) = read_square(self, rest)?;
         rest.is_empty().then(|| Move::new(from, to))
     }
 
-    /// `fen` with the piece letters the engine reads.
-    pub fn fen(self, fen: &str) -> String {
+    fn fen(self, fen: &str) -> String {
         match self {
             Coords::FromZero => fen.to_string(),
             Coords::FromOne => {

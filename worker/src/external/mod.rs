@@ -8,6 +8,6 @@ pub mod dialect;
 pub mod process;
 pub mod protocol;
 
-pub use dialect::{Coords, DialectMismatch};
+pub use dialect::{Coords, Dialect, DialectMismatch};
 pub use process::{EngineConfig, EngineFailure, ExternalEngine, Reply, Session, Timeouts};
 pub use protocol::{Go, Info, Protocol, ProtocolText, TimeUnit};

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use xq_engine::rules::RuleSet;
 use xq_engine::{Move, Position, START_FEN};
 
-use super::dialect::{self, Coords, DialectMismatch};
+use super::dialect::{self, Coords, Dialect, DialectMismatch};
 use super::protocol::{self, Go, Info, OptionDecl, Protocol, ProtocolText, TimeUnit};
 
 /// How to start an engine and set it up.
