@@ -152,10 +152,28 @@ mod registry {
             options: [("Hash".to_owned(), hash.to_owned())].into(),
             coords,
         };
+        let config = xq_worker::external::EngineConfig {
+            path: path.to_owned(),
+            args: Vec::new(),
+            protocol: Protocol::Uci,
+            options: Vec::new(),
+            timeouts: xq_worker::external::Timeouts::default(),
+            coords,
+        };
+        let session = xq_worker::external::ExternalEngine::start(
+            &config,
+            &xq_engine::rules::RuleSet::STANDARD,
+        )
+        .expect("handshake")
+        .session()
+        .clone();
         let store = Store::open(db).expect("store");
         let added = engine.clone();
         store
-            .call(move |c| engines::add(c, &added, &bytes, now_ms()))
+            .call(move |c| {
+                engines::add(c, &added, &bytes, now_ms())?;
+                engines::set_variants(c, &added.name, session.offered_variants.as_deref())
+            })
             .await
             .expect("add engine");
         engine
@@ -274,6 +292,44 @@ mod registry {
         handle.await.expect("worker task");
         server.stop().await;
         let _ = std::fs::remove_dir_all(cache);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_rule_set_a_registered_engine_cannot_play_is_refused_at_creation() {
+        let path = std::path::Path::new("/usr/games/fairy-stockfish");
+        assert!(
+            path.is_file(),
+            "fairy-stockfish is not installed: install it with \
+             `apt-get update && apt-get install -y fairy-stockfish` (.ci/run does)"
+        );
+        let db = TempDb::new("fairy-conversion");
+        register_path(&db.0, "fairy", path, 0, None, "16").await;
+        register(&db.0, "ours", 0).await;
+        let server =
+            TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(30))).await;
+        let mut admin = admin(&server.url()).await;
+        let conversion = |dev: &str| {
+            let mut spec = games(1, dev, "");
+            if let Some(s) = spec.settings.as_mut() {
+                s.rules = "standard+conversion".to_owned();
+            }
+            spec
+        };
+        let err = admin
+            .create_run(pb::CreateRunRequest {
+                spec: Some(conversion("fairy")),
+                reuse_identical: false,
+            })
+            .await
+            .expect_err("Fairy-Stockfish offers no conversion variant");
+        assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err:?}");
+        assert!(
+            err.message()
+                .contains("engine 'fairy' cannot play rule set 'standard+conversion'"),
+            "{err:?}"
+        );
+        create(&mut admin, conversion("ours")).await;
+        server.stop().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,8 +11,10 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use xq_coordinator::store::engines::{self, MAX_ENGINE_BYTES};
 use xq_coordinator::store::{Store, now_ms};
+use xq_engine::rules::RuleSet;
 use xq_proto::{Coords, EngineRef, Protocol};
 use xq_worker::engine_cache;
+use xq_worker::external::{EngineConfig, ExternalEngine, Timeouts};
 
 /// `engine …`.
 #[derive(Debug, Args)]
@@ -99,13 +101,29 @@ impl EngineArgs {
                     options,
                     coords,
                 };
+                let config = EngineConfig {
+                    path: path.clone(),
+                    args: Vec::new(),
+                    protocol,
+                    options: engine
+                        .options
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                    timeouts: Timeouts::default(),
+                    coords,
+                };
+                let session = ExternalEngine::start(&config, &RuleSet::STANDARD)
+                    .map(|e| e.session().clone())
+                    .with_context(|| format!("engine {} fails its handshake", path.display()))?;
                 let store =
                     Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
                 let runtime = tokio::runtime::Runtime::new()?;
                 let added = engine.clone();
-                runtime.block_on(
-                    store.call(move |conn| engines::add(conn, &added, &bytes, now_ms())),
-                )?;
+                runtime.block_on(store.call(move |conn| {
+                    engines::add(conn, &added, &bytes, now_ms())?;
+                    engines::set_variants(conn, &added.name, session.offered_variants.as_deref())
+                }))?;
                 println!(
                     "{} sha256 {} size {} signature {}",
                     engine.name, engine.sha256, engine.size, engine.signature

@@ -8,7 +8,9 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use xq_proto::{BatchOutcome, Invalid, pb};
 
-use super::{DEFAULT_SPSA_BATCH_PAIRS, Kind, Params, RunKind, RunStatus, Slice, SliceWork};
+use super::{
+    DEFAULT_SPSA_BATCH_PAIRS, Kind, MatchSettings, Params, RunKind, RunStatus, Slice, SliceWork,
+};
 use crate::spsa::{self, SpsaConfig, SpsaError, SpsaParamSpec, SpsaResult, SpsaState};
 use crate::store::StoreError;
 use crate::store::leases::Lease;
@@ -62,7 +64,11 @@ impl Kind for SpsaSpec {
         });
     }
 
-    fn prepare(&mut self, _: &Connection) -> Result<Option<SpsaState>, StoreError> {
+    fn prepare(
+        &mut self,
+        _: &Connection,
+        _: &MatchSettings,
+    ) -> Result<Option<SpsaState>, StoreError> {
         self.initial_state()
             .map(Some)
             .map_err(|e| StoreError::Invalid(e.to_string()))

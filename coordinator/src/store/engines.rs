@@ -121,6 +121,41 @@ pub fn list(conn: &Connection) -> Result<Vec<(EngineRef, i64)>, StoreError> {
         .collect()
 }
 
+/// Records the `UCI_Variant` values the engine `name` offered at its
+/// handshake (`None`: it has no such option).
+pub fn set_variants(
+    conn: &Connection,
+    name: &str,
+    offered: Option<&[String]>,
+) -> Result<(), StoreError> {
+    let n = conn.execute(
+        "UPDATE engines SET variants = ?2 WHERE name = ?1",
+        params![name, serde_json::to_string(&offered)?],
+    )?;
+    if n == 0 {
+        return Err(StoreError::NotFound(format!(
+            "no engine named '{name}' is registered"
+        )));
+    }
+    Ok(())
+}
+
+/// The `UCI_Variant` values the engine `name` offered when registered:
+/// `None` when it was never probed, `Some(None)` when it has no such option.
+pub fn variants(conn: &Connection, name: &str) -> Result<Option<Option<Vec<String>>>, StoreError> {
+    let text: Option<Option<String>> = conn
+        .query_row(
+            "SELECT variants FROM engines WHERE name = ?1",
+            [name],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(match text.flatten() {
+        Some(t) => Some(serde_json::from_str(&t)?),
+        None => None,
+    })
+}
+
 /// The executable with this SHA-256.
 pub fn bytes(conn: &Connection, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
     Ok(conn
@@ -160,6 +195,15 @@ mod tests {
         assert_eq!(get(&conn, "old").unwrap(), Some(engine("old", &sha)));
         assert_eq!(get(&conn, "nope").unwrap(), None);
         assert_eq!(list(&conn).unwrap().len(), 2);
+        assert_eq!(variants(&conn, "old").unwrap(), None, "not probed");
+        set_variants(&conn, "old", Some(&["standard".to_owned()])).unwrap();
+        set_variants(&conn, "same-bytes", None).unwrap();
+        assert_eq!(
+            variants(&conn, "old").unwrap(),
+            Some(Some(vec!["standard".to_owned()]))
+        );
+        assert_eq!(variants(&conn, "same-bytes").unwrap(), Some(None));
+        assert!(set_variants(&conn, "nope", None).is_err());
         assert_eq!(bytes(&conn, &sha).unwrap().as_deref(), Some(&b"abc"[..]));
         let huge = vec![0u8; MAX_ENGINE_BYTES + 1];
         assert!(matches!(

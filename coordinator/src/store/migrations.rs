@@ -208,9 +208,12 @@ CREATE TABLE variant_totals (
     r#"
 ALTER TABLE leases DROP COLUMN work;
 "#,
-    // 6: an engine's coordinate dialect; NULL: detected at the handshake.
+    // 6: an engine's coordinate dialect (NULL: detected at the handshake) and
+    // the UCI_Variant values it offered when registered, as JSON (`null`: no
+    // UCI_Variant option; NULL: not probed, as for engines added before).
     r#"
 ALTER TABLE engines ADD COLUMN coords TEXT CHECK (coords IN ('0-9', '1-10'));
+ALTER TABLE engines ADD COLUMN variants TEXT;
 "#,
 ];
 

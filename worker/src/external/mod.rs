@@ -9,5 +9,7 @@ pub mod process;
 pub mod protocol;
 
 pub use dialect::{Coords, Dialect, DialectMismatch};
-pub use process::{EngineConfig, EngineFailure, ExternalEngine, Reply, Session, Timeouts};
+pub use process::{
+    EngineConfig, EngineFailure, ExternalEngine, Reply, Session, Timeouts, choose_variant,
+};
 pub use protocol::{Go, Info, Protocol, ProtocolText, TimeUnit};

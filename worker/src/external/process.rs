@@ -28,7 +28,7 @@ use xq_engine::rules::RuleSet;
 use xq_engine::{Move, Position, START_FEN};
 
 use super::dialect::{self, Coords, Dialect, DialectMismatch};
-use super::protocol::{self, Go, Info, OptionDecl, Protocol, ProtocolText, TimeUnit};
+use super::protocol::{self, Go, Info, Protocol, ProtocolText, TimeUnit};
 
 /// How to start an engine and set it up.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -180,6 +180,8 @@ pub struct Session {
     pub coords_detected: bool,
     /// The `UCI_Variant` value set, if the engine offers the option.
     pub variant: Option<String>,
+    /// The `UCI_Variant` values the engine offers; `None` without the option.
+    pub offered_variants: Option<Vec<String>>,
     /// The unit of UCCI clock fields.
     pub unit: TimeUnit,
 }
@@ -197,35 +199,39 @@ pub struct ExternalEngine {
     out: String,
 }
 
-/// The `UCI_Variant` value for `rules`, or why an engine with `variant` (its
-/// declaration, if it has one) cannot play them. An engine that offers the rule
-/// set's own name (as `xq-engine` does) is told it; one that offers `xiangqi`, or
-/// offers no variants, plays standard Xiangqi, which serves every rule set with
-/// the standard moves: all but capture conversion, which changes what pieces are.
-fn choose_variant(variant: Option<&OptionDecl>, rules: &RuleSet) -> Result<Option<String>, String> {
+/// The `UCI_Variant` value for `rules`, or why an engine offering `offered`
+/// (`None`: no `UCI_Variant` option) cannot play them. An engine that offers the
+/// rule set's own name (as `xq-engine` does) is told it; one that offers
+/// `xiangqi`, or offers no variants, plays standard Xiangqi, which serves every
+/// rule set with the standard moves: all but capture conversion, which changes
+/// what pieces are.
+pub fn choose_variant(
+    offered: Option<&[String]>,
+    rules: &RuleSet,
+) -> Result<Option<String>, String> {
     let name = rules.name();
-    if let (Some(v), Some(name)) = (variant, &name)
-        && name.split('+').all(|part| v.vars.iter().any(|x| x == part))
+    if let (Some(vars), Some(name)) = (offered, &name)
+        && name.split('+').all(|part| vars.iter().any(|x| x == part))
     {
         return Ok(Some(name.clone()));
     }
     if rules.conversion {
-        return Err(match variant {
-            Some(v) => format!(
+        return Err(match offered {
+            Some(vars) => format!(
                 "capture conversion changes the pieces, and its UCI_Variant offers no such \
                  variant (it offers {})",
-                v.vars.join(", ")
+                vars.join(", ")
             ),
             None => "capture conversion changes the pieces, and the engine offers no \
                      UCI_Variant to ask for it"
                 .to_string(),
         });
     }
-    match variant {
-        Some(v) if v.vars.iter().any(|x| x == "xiangqi") => Ok(Some("xiangqi".to_string())),
-        Some(v) => Err(format!(
+    match offered {
+        Some(vars) if vars.iter().any(|x| x == "xiangqi") => Ok(Some("xiangqi".to_string())),
+        Some(vars) => Err(format!(
             "its UCI_Variant offers no xiangqi (it offers {})",
-            v.vars.join(", ")
+            vars.join(", ")
         )),
         None => Ok(None),
     }
@@ -304,6 +310,7 @@ impl ExternalEngine {
                 coords: Coords::default(),
                 coords_detected: false,
                 variant: None,
+                offered_variants: None,
                 unit: TimeUnit::Millis,
             },
             out: String::new(),
@@ -326,12 +333,14 @@ impl ExternalEngine {
         }
         let offered = |name: &str| options.iter().find(|o| o.name.eq_ignore_ascii_case(name));
         let variant_decl = offered("UCI_Variant");
-        let variant =
-            choose_variant(variant_decl, rules).map_err(|why| EngineFailure::Unsupported {
+        let offered_variants = variant_decl.map(|v| v.vars.clone());
+        let variant = choose_variant(offered_variants.as_deref(), rules).map_err(|why| {
+            EngineFailure::Unsupported {
                 engine: engine.label(),
                 rules: rules.name().unwrap_or_else(|| "custom".to_string()),
                 why,
-            })?;
+            }
+        })?;
         let (coords, detected) = match config.coords {
             Some(c) => (c, false),
             None => {
@@ -367,6 +376,7 @@ impl ExternalEngine {
         engine.session.coords = coords;
         engine.session.coords_detected = detected;
         engine.session.variant = variant;
+        engine.session.offered_variants = offered_variants;
         engine.session.unit = unit;
         engine.ready()?;
         engine.probe()?;
