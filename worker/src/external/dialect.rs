@@ -113,8 +113,8 @@ fn read_square(coords: Coords, bytes: &[u8]) -> Option<(Square, &[u8])> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "the engine answered '{text}', illegal with ranks numbered {stated} but legal with ranks \
-     numbered {other}: it numbers ranks {other}, not {stated} (state it with --dev-coords / \
-     --base-coords {other}, or leave it to be detected)"
+     numbered {other}: it numbers ranks {other}, not {stated} (state {other} with \
+     --dev-coords / --base-coords, or engine add --coords, or leave it to be detected)"
 )]
 pub struct DialectMismatch {
     pub text: String,
