@@ -197,8 +197,16 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         assert_eq!(games.spec.settings.rules, "standard+conversion");
     }
     if version >= 6 {
-        assert_eq!(run(back, 8).linked, Some(9), "the SPRT names the tune it verifies");
-        assert_eq!(run(back, 9).linked, Some(8), "the tune names its verification");
+        assert_eq!(
+            run(back, 8).linked,
+            Some(9),
+            "the SPRT names the tune it verifies"
+        );
+        assert_eq!(
+            run(back, 9).linked,
+            Some(8),
+            "the tune names its verification"
+        );
     }
     if version >= 4 {
         let variants = run(back, 6);

@@ -362,6 +362,7 @@ fn spec(kind: &str, n: u64) -> pb::RunSpec {
                     max: 1000.0,
                     c_end: 20.0,
                     r_end: 0.002,
+                    is_float: false,
                 },
                 pb::SpsaParam {
                     name: "horse_value".to_owned(),
@@ -370,9 +371,11 @@ fn spec(kind: &str, n: u64) -> pb::RunSpec {
                     max: 500.0,
                     c_end: 15.0,
                     r_end: 0.002,
+                    is_float: false,
                 },
             ],
             games: 240,
+            ..Default::default()
         }),
         _ => pb::run_spec::Kind::Variants(pb::VariantsSpec {
             rules: vec!["standard".to_owned(), "standard+conversion".to_owned()],

@@ -214,6 +214,13 @@ ALTER TABLE leases DROP COLUMN work;
 ALTER TABLE engines ADD COLUMN spin_options TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE runs ADD COLUMN verifies INTEGER REFERENCES runs (id);
 "#,
+    // 7: an engine's coordinate dialect (NULL: detected at the handshake) and
+    // the UCI_Variant values it offered when registered, as JSON (`null`: no
+    // UCI_Variant option; NULL: not probed, as for engines added before).
+    r#"
+ALTER TABLE engines ADD COLUMN coords TEXT CHECK (coords IN ('0-9', '1-10'));
+ALTER TABLE engines ADD COLUMN variants TEXT;
+"#,
 ];
 
 /// Brings the schema up to date in one transaction per migration. Foreign
