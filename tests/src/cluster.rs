@@ -279,6 +279,29 @@ fn settings() -> pb::MatchSettings {
     }
 }
 
+/// Settings for games with the real engine: `nodes` per move, tiny hash,
+/// quick resign and draw adjudication, 300-ply cap.
+pub fn engine_settings(nodes: u64) -> pb::MatchSettings {
+    pb::MatchSettings {
+        limit: Some(pb::Limit {
+            kind: Some(pb::limit::Kind::Nodes(nodes)),
+        }),
+        hash_mb: 1,
+        rules: "standard".to_owned(),
+        openings: Some(xq_proto::OpeningSource::Builtin { random_plies: 4 }.into()),
+        seed: 3,
+        adjudication: Some(pb::Adjudication {
+            resign_cp: 1000,
+            resign_moves: 3,
+            draw_cp: 10,
+            draw_moves: 8,
+            draw_after_move: 40,
+            max_plies: 300,
+        }),
+        draw_contempt: true,
+    }
+}
+
 /// The engine parameter whose presence marks the dev player for [`SimulatedPlayer`].
 pub const DEV_MARK: &str = "tempo";
 
@@ -330,7 +353,11 @@ pub fn spsa_spec(params: Vec<pb::SpsaParam>, games: u64, batch_pairs: u32) -> pb
         priority: 0,
         batch_pairs,
         settings: Some(settings()),
-        kind: Some(pb::run_spec::Kind::Spsa(pb::SpsaSpec { params, games })),
+        kind: Some(pb::run_spec::Kind::Spsa(pb::SpsaSpec {
+            params,
+            games,
+            ..Default::default()
+        })),
     }
 }
 

@@ -8,7 +8,9 @@
 //! second.
 
 pub mod cluster;
+pub mod invariants;
 pub mod procs;
+pub mod proxy;
 pub mod web;
 
 use std::path::PathBuf;

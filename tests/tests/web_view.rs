@@ -197,6 +197,7 @@ async fn a_browser_renders_every_page_with_the_numbers_of_report_json() {
         max: start + 100.0,
         c_end: 10.0,
         r_end: 0.005,
+        is_float: false,
     };
     let spsa = create(
         &mut grpc,

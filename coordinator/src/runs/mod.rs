@@ -67,8 +67,14 @@ pub struct MatchSettings {
     pub openings: OpeningSource,
     pub seed: u64,
     pub adjudication: Adjudication,
-    /// Whether engines value a draw by the rule set's scoring.
+    /// Whether engines value a draw by the rule set's scoring. Absent from
+    /// specs stored before schema version 4, which mean on.
+    #[serde(default = "on")]
     pub draw_contempt: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 /// An external engine chosen for a player: a registry name and extra options;
@@ -127,13 +133,33 @@ impl Lineup {
         }
     }
 
-    /// Fills in each selection's registry entry; an unknown name is `NotFound`.
-    pub fn resolve(&mut self, conn: &Connection) -> Result<(), StoreError> {
+    /// Fills in each selection's registry entry (see [`EngineSel::resolve`]).
+    pub fn resolve(&mut self, conn: &Connection, rules: &str) -> Result<(), StoreError> {
         for sel in self.dev.iter_mut().chain(self.base.iter_mut()) {
-            let found = crate::store::engines::get(conn, &sel.name)?;
-            sel.registered = Some(found.ok_or_else(|| {
-                StoreError::NotFound(format!("no engine named '{}' is registered", sel.name))
-            })?);
+            sel.resolve(conn, rules)?;
+        }
+        Ok(())
+    }
+}
+
+impl EngineSel {
+    /// Fills in the registry entry; an unknown name is `NotFound`, an engine
+    /// whose registered `UCI_Variant`s cannot play `rules` `Invalid`.
+    pub fn resolve(&mut self, conn: &Connection, rules: &str) -> Result<(), StoreError> {
+        let found = crate::store::engines::get(conn, &self.name)?;
+        self.registered = Some(found.ok_or_else(|| {
+            StoreError::NotFound(format!("no engine named '{}' is registered", self.name))
+        })?);
+        if let Some(offered) = crate::store::engines::variants(conn, &self.name)? {
+            let parsed: xq_engine::rules::RuleSet = rules
+                .parse()
+                .map_err(|e| StoreError::Invalid(format!("rules: {e}")))?;
+            xq_worker::external::choose_variant(offered.as_deref(), &parsed).map_err(|why| {
+                StoreError::Invalid(format!(
+                    "engine '{}' cannot play rule set '{rules}': {why}",
+                    self.name
+                ))
+            })?;
         }
         Ok(())
     }
@@ -269,9 +295,13 @@ pub trait Kind {
     /// Pairs the run needs in all; `None` = open-ended.
     fn target_pairs(&self) -> Option<u64>;
 
-    /// Pairs per lease when the spec says 0.
-    fn default_batch_pairs(&self) -> u32 {
-        DEFAULT_BATCH_PAIRS
+    /// Pairs per lease given the spec's `batch_pairs` (0: the kind's
+    /// default); a kind that fixes the batch itself may refuse a different one.
+    fn batch_pairs(&mut self, requested: u32) -> Result<u32, Invalid> {
+        Ok(match requested {
+            0 => DEFAULT_BATCH_PAIRS,
+            b => b,
+        })
     }
 
     /// Fills in the kind's own part of a run's status on the wire.
@@ -282,8 +312,12 @@ pub trait Kind {
     /// Checks the spec and fills in what the store knows (registered
     /// engines) before the run is created; returns an SPSA run's initial
     /// state.
-    fn prepare(&mut self, conn: &Connection) -> Result<Option<SpsaState>, StoreError> {
-        let _ = conn;
+    fn prepare(
+        &mut self,
+        conn: &Connection,
+        settings: &MatchSettings,
+    ) -> Result<Option<SpsaState>, StoreError> {
+        let _ = (conn, settings);
         Ok(None)
     }
 
@@ -364,6 +398,8 @@ pub struct RunStatus {
     pub flag: Option<String>,
     /// Variants runs: one entry per variant, in the spec's order.
     pub variants: Vec<VariantTotals>,
+    /// An SPSA run's verification SPRT, or the tune an SPRT run verifies.
+    pub linked: Option<u64>,
 }
 
 impl RunStatus {

@@ -3,10 +3,10 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use xq_proto::EngineRef;
-use xq_proto::Protocol;
+use xq_proto::{Coords, EngineRef, Protocol};
 
 use super::StoreError;
+use crate::spin_options::SpinOption;
 
 /// The largest executable the registry accepts, in bytes.
 pub const MAX_ENGINE_BYTES: usize = 64 << 20;
@@ -19,10 +19,12 @@ fn protocol_name(p: Protocol) -> &'static str {
 }
 
 /// Registers `bytes` (whose SHA-256, size, signature, protocol and options
-/// `engine` gives) under `engine.name`. A name is registered once.
+/// `engine` gives, and which advertised the spin options `spins`) under
+/// `engine.name`. A name is registered once.
 pub fn add(
     conn: &mut Connection,
     engine: &EngineRef,
+    spins: &[SpinOption],
     bytes: &[u8],
     now: i64,
 ) -> Result<(), StoreError> {
@@ -52,8 +54,9 @@ pub fn add(
         params![engine.sha256, bytes],
     )?;
     tx.execute(
-        "INSERT INTO engines (name, sha256, size, signature, protocol, options, created_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO engines (name, sha256, size, signature, protocol, options, created_ms,
+                              spin_options, coords)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         params![
             engine.name,
             engine.sha256,
@@ -61,7 +64,9 @@ pub fn add(
             engine.signature as i64,
             protocol_name(engine.protocol),
             serde_json::to_string(&engine.options)?,
-            now
+            now,
+            serde_json::to_string(spins)?,
+            engine.coords.map(|c| c.name()),
         ],
     )?;
     tx.commit()?;
@@ -81,13 +86,16 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(EngineRef, String, i64)> {
                 Protocol::Uci
             },
             options: BTreeMap::new(),
+            coords: r
+                .get::<_, Option<String>>(7)?
+                .and_then(|c| c.parse::<Coords>().ok()),
         },
         r.get(5)?,
         r.get(6)?,
     ))
 }
 
-const COLUMNS: &str = "name, sha256, size, signature, protocol, options, created_ms";
+const COLUMNS: &str = "name, sha256, size, signature, protocol, options, created_ms, coords";
 
 /// The engine registered as `name`.
 pub fn get(conn: &Connection, name: &str) -> Result<Option<EngineRef>, StoreError> {
@@ -106,6 +114,19 @@ pub fn get(conn: &Connection, name: &str) -> Result<Option<EngineRef>, StoreErro
         .transpose()
 }
 
+/// The spin options the engine registered as `name` advertised; `None`
+/// when no such engine is registered.
+pub fn spin_options(conn: &Connection, name: &str) -> Result<Option<Vec<SpinOption>>, StoreError> {
+    let text: Option<String> = conn
+        .query_row(
+            "SELECT spin_options FROM engines WHERE name = ?1",
+            [name],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(text.map(|t| serde_json::from_str(&t)).transpose()?)
+}
+
 /// Every registered engine with its registration time (unix ms), by name.
 pub fn list(conn: &Connection) -> Result<Vec<(EngineRef, i64)>, StoreError> {
     let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM engines ORDER BY name"))?;
@@ -116,6 +137,41 @@ pub fn list(conn: &Connection) -> Result<Vec<(EngineRef, i64)>, StoreError> {
             Ok((e, created))
         })
         .collect()
+}
+
+/// Records the `UCI_Variant` values the engine `name` offered at its
+/// handshake (`None`: it has no such option).
+pub fn set_variants(
+    conn: &Connection,
+    name: &str,
+    offered: Option<&[String]>,
+) -> Result<(), StoreError> {
+    let n = conn.execute(
+        "UPDATE engines SET variants = ?2 WHERE name = ?1",
+        params![name, serde_json::to_string(&offered)?],
+    )?;
+    if n == 0 {
+        return Err(StoreError::NotFound(format!(
+            "no engine named '{name}' is registered"
+        )));
+    }
+    Ok(())
+}
+
+/// The `UCI_Variant` values the engine `name` offered when registered:
+/// `None` when it was never probed, `Some(None)` when it has no such option.
+pub fn variants(conn: &Connection, name: &str) -> Result<Option<Option<Vec<String>>>, StoreError> {
+    let text: Option<Option<String>> = conn
+        .query_row(
+            "SELECT variants FROM engines WHERE name = ?1",
+            [name],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(match text.flatten() {
+        Some(t) => Some(serde_json::from_str(&t)?),
+        None => None,
+    })
 }
 
 /// The executable with this SHA-256.
@@ -141,6 +197,7 @@ mod tests {
             signature: 42,
             protocol: Protocol::Ucci,
             options: [("Hash".to_owned(), "8".to_owned())].into(),
+            coords: (name == "old").then_some(Coords::FromOne),
         }
     }
 
@@ -149,17 +206,30 @@ mod tests {
         let mut conn = Connection::open_in_memory().unwrap();
         super::super::migrations::migrate(&mut conn).unwrap();
         let sha = "a".repeat(64);
-        add(&mut conn, &engine("old", &sha), b"abc", 1).unwrap();
-        add(&mut conn, &engine("same-bytes", &sha), b"abc", 2).unwrap();
-        let again = add(&mut conn, &engine("old", &"b".repeat(64)), b"xyz", 3);
+        let spins = crate::spin_options::parse("option name Hash type spin default 8 min 1 max 64");
+        add(&mut conn, &engine("old", &sha), &spins, b"abc", 1).unwrap();
+        add(&mut conn, &engine("same-bytes", &sha), &[], b"abc", 2).unwrap();
+        let again = add(&mut conn, &engine("old", &"b".repeat(64)), &[], b"xyz", 3);
         assert!(matches!(again, Err(StoreError::Invalid(m)) if m.contains("'old' exists")));
         assert_eq!(get(&conn, "old").unwrap(), Some(engine("old", &sha)));
         assert_eq!(get(&conn, "nope").unwrap(), None);
+        assert_eq!(spin_options(&conn, "old").unwrap(), Some(spins));
+        assert_eq!(spin_options(&conn, "same-bytes").unwrap(), Some(vec![]));
+        assert_eq!(spin_options(&conn, "nope").unwrap(), None);
         assert_eq!(list(&conn).unwrap().len(), 2);
+        assert_eq!(variants(&conn, "old").unwrap(), None, "not probed");
+        set_variants(&conn, "old", Some(&["standard".to_owned()])).unwrap();
+        set_variants(&conn, "same-bytes", None).unwrap();
+        assert_eq!(
+            variants(&conn, "old").unwrap(),
+            Some(Some(vec!["standard".to_owned()]))
+        );
+        assert_eq!(variants(&conn, "same-bytes").unwrap(), Some(None));
+        assert!(set_variants(&conn, "nope", None).is_err());
         assert_eq!(bytes(&conn, &sha).unwrap().as_deref(), Some(&b"abc"[..]));
         let huge = vec![0u8; MAX_ENGINE_BYTES + 1];
         assert!(matches!(
-            add(&mut conn, &engine("huge", &"c".repeat(64)), &huge, 4),
+            add(&mut conn, &engine("huge", &"c".repeat(64)), &[], &huge, 4),
             Err(StoreError::Invalid(_))
         ));
     }

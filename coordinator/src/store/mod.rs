@@ -27,11 +27,13 @@
 //! # Layout
 //!
 //! * [`migrations`]: the append-only schema list (`PRAGMA user_version`).
+//! * [`backup`]: online backups, their checks and restore.
 //! * [`runs`], [`leases`], [`workers`], [`tokens`], [`variants`], [`history`]: row-level reads
 //!   and writes on a transaction; the rules that combine them live in [`crate::scheduler`].
 //! * [`activity`]: read-only aggregates (workers with their leases, counts).
 
 pub mod activity;
+pub mod backup;
 pub mod engines;
 pub mod history;
 pub mod leases;
