@@ -244,6 +244,14 @@ class Board:
         red = self.sq[t].isupper()
         return any(t in self.attacks(a) for a, p in self.sq.items() if p.isupper() == red and a != t)
 
+    def recaptured(self, a, t):
+        """Whether the side of the piece on `t` could take back on `t` after the piece on
+        `a` captures it (a defender may stand behind the attacker, on its line)."""
+        red = self.sq[t].isupper()
+        b = self.copy()
+        b.sq[t] = b.sq.pop(a)
+        return any(t in b.attacks(d) for d, p in b.sq.items() if p.isupper() == red and d != t)
+
     def pinned(self):
         """Whether some piece may not leave its point without exposing its general."""
         for at, p in list(self.sq.items()):
@@ -412,6 +420,42 @@ def side_forbidden(verdict, reason):
     return None
 
 
+def own_discovery(before, after, mv):
+    """Whether a chariot or cannon moving along a line attacks, after `mv`, a piece
+    behind its old point on that line (the old point between the new one and the
+    target): Fairy-Stockfish takes the moved piece for a discovering piece of its own
+    from-point (`Position::chased`, discovered attacks), so it counts that attack as
+    new although the piece held it from the old point too (29.2)."""
+    frm, to = point(mv[:2]), point(mv[2:])
+    if after.sq[to].lower() not in "rc":
+        return False
+    red = after.sq[to].isupper()
+    for t in after.attacks(to):
+        if t not in after.sq or after.sq[t].isupper() == red or after.sq[t].lower() == "k":
+            continue
+        if after.sq[t].lower() == "p" and (t[1] <= 4) == after.sq[t].islower():
+            continue
+        collinear = (frm[0] == to[0] == t[0] and min(to[1], t[1]) < frm[1] < max(to[1], t[1])) or \
+                    (frm[1] == to[1] == t[1] and min(to[0], t[0]) < frm[0] < max(to[0], t[0]))
+        if not collinear:
+            continue
+        kind = after.sq[t].lower()
+        if kind == after.sq[to].lower():
+            continue  # attacks between pieces of one kind are exchange offers there
+        if after.sq[to].lower() == "c" and kind == "r":
+            return True  # a cannon on a chariot is a chase there whatever protects it
+        # Fairy-Stockfish's protection test: a defender with the attacker lifted off.
+        lifted = after.copy()
+        del lifted.sq[to]
+        if not any(t in lifted.attacks(d) for d, p in lifted.sq.items() if p.isupper() != red and d != t):
+            return True
+    return False
+
+
+OWN_DISCOVERY = ("Fairy-Stockfish counts a slider's standing attack behind its old point, along its "
+                 "line of motion, as new (29.2)")
+
+
 def kind_asian_vs_fsf(case):
     """Why `asian` and Fairy-Stockfish differ on a cycle (engine/RULES.md §5.9)."""
     ours = side_forbidden(case["asian"][0], case["asian"][1])
@@ -442,8 +486,15 @@ def kind_asian_vs_fsf(case):
                     if not direct and not any(tp in after.attacks(a) and tp not in before.attacks(a)
                                               for a in after.sq if after.sq[a].isupper() == after.sq[moved].isupper()):
                         return "Fairy-Stockfish misses a threat made by cutting a protection (block, screen)"
-                    if after.defended(tp):
+                    attackers = [a for a in after.sq if after.sq[a].isupper() == after.sq[moved].isupper()
+                                 and tp in after.attacks(a)]
+                    if after.defended(tp) or any(after.recaptured(a, tp) for a in attackers):
                         return "Fairy-Stockfish counts any defender as protection (28.16, 29.1 exchange)"
+            # Fairy-Stockfish's draw may instead come from a chase it finds for the other side.
+            if case["fsf"] == "draw" and any(
+                    not natures[i].startswith("chase:") and own_discovery(boards[i], boards[i + 1], moves[i])
+                    for i in range(n - 2 - (1 - side), -1, -2)):
+                return OWN_DISCOVERY
             return "Fairy-Stockfish misses a threat (other)"
         if t and o is False or (t and ours == (False, False)):
             for i in plies:
@@ -466,6 +517,9 @@ def kind_asian_vs_fsf(case):
                 for a, tp in new:
                     if a == to and tp in before.attacks(frm) and tp in before.sq:
                         return "Fairy-Stockfish counts a re-attack by the moved piece as new (29.2)"
+            # Also where the arbiter finds a chase of another piece (AXF 32 wants one piece).
+            if any(natures[i] != "check" and own_discovery(boards[i], boards[i + 1], moves[i]) for i in plies):
+                return OWN_DISCOVERY
             for i in plies:
                 before, after = boards[i], boards[i + 1]
                 red = before.red_to_move
