@@ -6,7 +6,8 @@
 //! - [`repetition`]: judging a repeated position from a stack of [`PlyEntry`]s,
 //!   the API the search calls ([`judge_cycle`]);
 //! - [`chase`]: which pieces a move chases (捉);
-//! - [`see`]: static exchange evaluation, for chase judgement.
+//! - [`see`]: static exchange evaluation, for chase judgement;
+//! - [`replay`]: checking a game record against the rules ([`replay()`]).
 //!
 //! Interpretations (RULES.md says which are this project's choices):
 //! - perpetual check is judged exactly; chase with a static exchange evaluation;
@@ -19,6 +20,7 @@
 pub mod arbiter;
 pub mod chase;
 pub mod repetition;
+pub mod replay;
 pub mod ruleset;
 pub mod see;
 
@@ -27,4 +29,5 @@ mod tests;
 
 pub use arbiter::{Game, GameError, GameResult, Outcome, PlyRecord, Reason};
 pub use repetition::{PlyEntry, Verdict, judge_cycle};
+pub use replay::{Claim, ReplayError, replay};
 pub use ruleset::{Odds, PRESETS, RuleSet, RuleSetError, Scoring, Stalemate};
