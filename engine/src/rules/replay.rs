@@ -17,7 +17,7 @@
 
 use thiserror::Error;
 
-use crate::rules::{Game, GameError, GameResult, Outcome, Reason, RuleSet};
+use crate::rules::{Game, GameError, Outcome, Reason, RuleSet};
 use crate::{Color, Move, Position};
 
 /// A game as its record states it.
@@ -166,6 +166,7 @@ pub fn replay(start: Position, rules: RuleSet, claim: &Claim<'_>) -> Result<Game
 mod tests {
     use super::*;
     use crate::START_FEN;
+    use crate::rules::GameResult;
 
     fn moves(text: &str) -> Vec<Move> {
         text.split_whitespace()
