@@ -12,6 +12,7 @@ use super::player::{Limit, PlayerConfig};
 use super::seat::Seat;
 use crate::adjudication::{AdjudicationConfig, Adjudicator, Verdict};
 use crate::openings::Opening;
+use crate::pgn::MoveStats;
 use crate::tally::Score;
 use crate::timecontrol::Clock;
 use crate::variant_stats::{GameSummary, KindCaptures, game_captures};
@@ -72,6 +73,25 @@ pub struct GameRecord {
     pub total_time: Duration,
     /// Captures per convertible kind, every ply included.
     pub captures: [KindCaptures; 4],
+    /// What the mover reported with each move after the opening.
+    pub per_move: Vec<MoveStats>,
+    /// The last stderr lines of an external engine that failed in this game
+    /// (at most [`STDERR_TAIL_BYTES`]); empty otherwise.
+    pub stderr_tail: String,
+}
+
+/// Longest stderr tail kept with a game, in bytes.
+pub const STDERR_TAIL_BYTES: usize = 4096;
+
+/// The last `max` bytes of `lines` joined by newlines, cut at a character
+/// boundary.
+fn tail(lines: &[String], max: usize) -> String {
+    let text = lines.join("\n");
+    let mut cut = text.len().saturating_sub(max);
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    text[cut..].to_owned()
 }
 
 impl GameRecord {
@@ -92,6 +112,15 @@ impl GameRecord {
     /// Plies played, opening included.
     pub fn plies(&self) -> usize {
         self.moves.len()
+    }
+
+    /// How the game ended: every ending comes after the last move.
+    pub fn outcome(&self) -> Outcome {
+        Outcome {
+            result: self.result,
+            reason: self.reason,
+            ply: self.moves.len(),
+        }
     }
 
     /// What the variant statistics need of the game.
@@ -146,6 +175,7 @@ pub fn play_game(
     });
     let mut adjudicator = Adjudicator::new(setup.adjudication);
     let (mut nodes, mut search_time) = (0, Duration::ZERO);
+    let mut per_move = Vec::new();
     let mut outcome = game.outcome();
     for (i, seat) in seats.iter_mut().enumerate() {
         if let Err(reason) = seat.new_game(&setup.players[i]) {
@@ -200,6 +230,14 @@ pub fn play_game(
             Ok(o) => o,
             Err(_) => lose(Reason::IllegalMove),
         };
+        if game.records().len() > ply {
+            per_move.push(MoveStats {
+                score_cp: choice.score_cp.unwrap_or(0),
+                depth: choice.depth,
+                nodes: choice.nodes,
+                time_ms: u32::try_from(elapsed.as_millis()).unwrap_or(u32::MAX),
+            });
+        }
         if outcome.is_none() {
             let red_cp = choice
                 .score_cp
@@ -233,6 +271,11 @@ pub fn play_game(
         search_time,
         total_time: started.elapsed(),
         captures: game_captures(game.records()),
+        per_move,
+        stderr_tail: seats
+            .iter()
+            .find(|s| !s.failure_stderr().is_empty())
+            .map_or_else(String::new, |s| tail(s.failure_stderr(), STDERR_TAIL_BYTES)),
     }))
 }
 
@@ -250,6 +293,14 @@ mod tests {
             engine: None,
             draw_contempt,
         })
+    }
+
+    #[test]
+    fn a_stderr_tail_keeps_the_last_bytes_at_a_character_boundary() {
+        let lines = vec!["first".to_owned(), "炮二平五".to_owned()];
+        assert_eq!(tail(&lines, 100), "first\n炮二平五");
+        assert_eq!(tail(&lines, 7), "平五");
+        assert_eq!(tail(&[], 10), "");
     }
 
     #[test]

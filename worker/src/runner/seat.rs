@@ -10,10 +10,11 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use xq_engine::rules::{Game, Reason};
-use xq_engine::search::{HistoryEntry, Limits, SearchRules, Searcher};
+use xq_engine::search::{HistoryEntry, Limits, MATE, MAX_PLY, SearchRules, Searcher};
 use xq_engine::{ByColor, Color, Move};
 
 use super::player::{Limit, PlayerConfig};
+use crate::external::protocol::MATE_CP;
 use crate::external::{EngineFailure, ExternalEngine, Go};
 use crate::timecontrol::Clock;
 
@@ -23,6 +24,8 @@ pub struct Seat {
     searcher: Searcher,
     hash_mb: usize,
     engine: Option<ExternalEngine>,
+    /// The last stderr lines of the engine that failed in this game.
+    failure_stderr: Vec<String>,
 }
 
 impl Default for Seat {
@@ -31,6 +34,7 @@ impl Default for Seat {
             searcher: Searcher::new(1),
             hash_mb: 1,
             engine: None,
+            failure_stderr: Vec::new(),
         }
     }
 }
@@ -42,6 +46,8 @@ pub struct Choice {
     pub mv: Result<Move, Reason>,
     /// The reported score, centipawns from the mover's view.
     pub score_cp: Option<i32>,
+    /// The reported depth, plies (0 when none was reported).
+    pub depth: u32,
     pub nodes: u64,
 }
 
@@ -60,6 +66,7 @@ impl Seat {
     /// Gets ready for a new game of `player`: a cleared searcher, or an engine
     /// process that is started if needed and told a new game begins.
     pub fn new_game(&mut self, player: &PlayerConfig) -> Result<(), Reason> {
+        self.failure_stderr.clear();
         if self.hash_mb != player.hash_mb {
             self.searcher.set_hash_mb(player.hash_mb);
             self.hash_mb = player.hash_mb;
@@ -89,7 +96,14 @@ impl Seat {
             .map(|e| e.stderr_tail())
             .unwrap_or_default();
         tracing::warn!(player = %player.name, %failure, ?stderr, "engine failed; it loses the game");
+        self.failure_stderr = stderr;
         forfeit(failure)
+    }
+
+    /// The last stderr lines of an engine that failed in this game (empty
+    /// when none did), one line each.
+    pub fn failure_stderr(&self) -> &[String] {
+        &self.failure_stderr
     }
 
     /// The move of `player` in `game`, within `limit`.
@@ -124,6 +138,7 @@ impl Seat {
         Choice {
             mv: r.best_move.ok_or(Reason::IllegalMove),
             score_cp: Some(r.score),
+            depth: r.depth,
             nodes: r.nodes,
         }
     }
@@ -164,6 +179,7 @@ impl Seat {
             return Choice {
                 mv: Err(Reason::Resignation),
                 score_cp: None,
+                depth: 0,
                 nodes: 0,
             };
         };
@@ -176,16 +192,30 @@ impl Seat {
                 }
                 Choice {
                     mv: mv.ok_or(Reason::IllegalMove),
-                    score_cp: reply.info.score_cp,
+                    score_cp: reply.info.score_cp.map(engine_mate_convention),
+                    depth: reply.info.depth.unwrap_or(0),
                     nodes: reply.info.nodes.unwrap_or(0),
                 }
             }
             Err(failure) => Choice {
                 mv: Err(self.fail(player, &failure)),
                 score_cp: None,
+                depth: 0,
                 nodes: 0,
             },
         }
+    }
+}
+
+/// An external engine's score ([`MATE_CP`] − plies for a mate) in the
+/// built-in engine's convention ([`MATE`] − plies), so one reader of scores
+/// (the PGN comments) serves both.
+fn engine_mate_convention(score_cp: i32) -> i32 {
+    let plies = MATE_CP - score_cp.abs();
+    if (0..=MAX_PLY as i32).contains(&plies) {
+        score_cp.signum() * (MATE - plies)
+    } else {
+        score_cp
     }
 }
 
