@@ -27,10 +27,12 @@
 //! # Layout
 //!
 //! * [`migrations`]: the append-only schema list (`PRAGMA user_version`).
+//! * [`game_codec`]: the compressed form of a result's games.
 //! * [`runs`], [`leases`], [`workers`], [`tokens`], [`variants`], row-level reads and writes on a
 //!   transaction; the rules that combine them live in [`crate::scheduler`].
 
 pub mod engines;
+pub mod game_codec;
 pub mod leases;
 pub mod migrations;
 pub mod runs;
