@@ -1,89 +1,41 @@
-//! Wire ↔ domain conversion for the coordinator: the one place where
-//! `xq_proto::pb` meets [`crate::runs`] and [`crate::scheduler`].
+//! Wire ↔ domain conversion for the coordinator's own messages: run specs
+//! and settings, statuses, lease states. Each run kind's spec converts in its
+//! own file under [`crate::runs`] (with the helpers [`check_params`] and
+//! [`lineup`] from here); the types shared with workers convert in
+//! `xq_proto::convert`.
 //!
-//! Requests become domain types with `TryFrom<pb::X>` (`Error = Status`),
-//! destructuring every field so that a new proto field cannot be forgotten;
-//! a garbled request is `INVALID_ARGUMENT` naming the field, and an
-//! `*_UNSPECIFIED` enum value is rejected. The work types shared with
-//! workers convert in `xq_worker::work`.
+//! Requests become domain types with `TryFrom<pb::X>` (`Error =
+//! xq_proto::Invalid`), destructuring every field so that a new proto field
+//! cannot be forgotten; a garbled request names the field, and an
+//! `*_UNSPECIFIED` enum value is rejected.
 
-use tonic::Status;
 use xq_proto::pb;
-use xq_worker::work::{OpeningSource, invalid, required};
+use xq_proto::{Invalid, OpeningSource, required};
 
 use crate::runs::{
-    self, DEFAULT_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS, EngineSel, GamesSpec, KindSpec, Lineup,
-    MAX_BATCH_PAIRS, MatchSettings, RunKind, RunSpec, RunState, RunStatus, SprtSpec,
-    SpsaHistoryRow, SpsaSpec, VariantTotals, VariantsSpec, variants::MAX_VARIANTS,
+    EngineSel, KindSpec, Lineup, MAX_BATCH_PAIRS, MatchSettings, RunKind, RunSpec, RunState,
+    RunStatus, SpsaHistoryRow, VariantTotals,
 };
 use crate::scheduler::{Grant, SubmitStatus};
-use crate::spsa::SpsaParamSpec;
-use crate::stats::elo::logistic_elo;
-use crate::stats::sprt::{SprtParams, SprtState};
-use crate::stats::{EloModel, Pentanomial, Results};
-use crate::store::StoreError;
+use crate::stats::sprt::SprtState;
 use crate::store::leases::LeaseState;
 use crate::store::workers::NewWorker;
-use xq_worker::variant_stats::VariantStats;
+use xq_proto::variant_stats::VariantStats;
 
-/// Store errors as gRPC statuses: unknown ids are `NOT_FOUND`, refused
-/// content `INVALID_ARGUMENT`, another worker's lease `PERMISSION_DENIED`;
-/// a full disk is `RESOURCE_EXHAUSTED` and a database that cannot be written
-/// now (read-only, locked, I/O error) `UNAVAILABLE`, both of which workers
-/// retry; the rest `INTERNAL`. Storage failures are logged.
-impl From<StoreError> for Status {
-    fn from(e: StoreError) -> Self {
-        use rusqlite::ErrorCode;
-        if let StoreError::Sqlite(rusqlite::Error::SqliteFailure(f, _)) = &e {
-            match f.code {
-                ErrorCode::DiskFull => {
-                    tracing::error!(error = %e, "database full");
-                    return Status::resource_exhausted(format!(
-                        "the coordinator's database is full; nothing was stored: {e}"
-                    ));
-                }
-                ErrorCode::ReadOnly
-                | ErrorCode::DatabaseBusy
-                | ErrorCode::DatabaseLocked
-                | ErrorCode::SystemIoFailure
-                | ErrorCode::CannotOpen => {
-                    tracing::error!(error = %e, "database unavailable");
-                    return Status::unavailable(format!(
-                        "the coordinator cannot write its database now; nothing was stored: {e}"
-                    ));
-                }
-                _ => {}
-            }
-        }
-        match e {
-            StoreError::Unsynced(_) => {
-                tracing::error!(error = %e, "database sync failed");
-                Status::unavailable(format!(
-                    "{e}; retry (a repeated result is not counted twice)"
-                ))
-            }
-            StoreError::NotFound(m) => Status::not_found(m),
-            StoreError::Invalid(m) => Status::invalid_argument(m),
-            StoreError::Forbidden(m) => Status::permission_denied(m),
-            other => {
-                tracing::error!(error = %other, "store failure");
-                Status::internal(other.to_string())
-            }
-        }
-    }
-}
-
-fn name(field: &str, value: &str) -> Result<(), Status> {
+fn name(field: &str, value: &str) -> Result<(), Invalid> {
     if value.is_empty() || value.len() > 128 {
-        return Err(invalid(field, format!("{value:?} must be 1 to 128 bytes")));
+        return Err(Invalid::new(
+            field,
+            format!("{value:?} must be 1 to 128 bytes"),
+        ));
     }
     Ok(())
 }
 
 impl TryFrom<pb::RegisterRequest> for NewWorker {
-    type Error = Status;
+    type Error = Invalid;
 
-    fn try_from(r: pb::RegisterRequest) -> Result<Self, Status> {
+    fn try_from(r: pb::RegisterRequest) -> Result<Self, Invalid> {
         let pb::RegisterRequest {
             name: worker_name,
             threads,
@@ -92,7 +44,7 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
         } = r;
         name("name", &worker_name)?;
         if threads == 0 {
-            return Err(invalid("threads", "must be at least 1"));
+            return Err(Invalid::new("threads", "must be at least 1"));
         }
         Ok(NewWorker {
             name: worker_name,
@@ -105,9 +57,9 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
 }
 
 impl TryFrom<pb::RunSpec> for RunSpec {
-    type Error = Status;
+    type Error = Invalid;
 
-    fn try_from(s: pb::RunSpec) -> Result<Self, Status> {
+    fn try_from(s: pb::RunSpec) -> Result<Self, Invalid> {
         let pb::RunSpec {
             name: run_name,
             priority,
@@ -116,22 +68,16 @@ impl TryFrom<pb::RunSpec> for RunSpec {
             kind,
         } = s;
         name("spec.name", &run_name)?;
-        let kind = match required("spec.kind", kind)? {
-            pb::run_spec::Kind::Sprt(s) => KindSpec::Sprt(s.try_into()?),
-            pb::run_spec::Kind::Spsa(s) => KindSpec::Spsa(s.try_into()?),
-            pb::run_spec::Kind::Games(g) => KindSpec::Games(g.try_into()?),
-            pb::run_spec::Kind::Variants(v) => KindSpec::Variants(v.try_into()?),
-        };
-        let batch_pairs = match (batch_pairs, &kind) {
-            (0, KindSpec::Spsa(_)) => DEFAULT_SPSA_BATCH_PAIRS,
-            (0, _) => DEFAULT_BATCH_PAIRS,
-            (b, _) if b > MAX_BATCH_PAIRS => {
-                return Err(invalid(
+        let kind = KindSpec::try_from(required("spec.kind", kind)?)?;
+        let batch_pairs = match batch_pairs {
+            0 => kind.ops().default_batch_pairs(),
+            b if b > MAX_BATCH_PAIRS => {
+                return Err(Invalid::new(
                     "spec.batch_pairs",
                     format!("{b} is above {MAX_BATCH_PAIRS}"),
                 ));
             }
-            (b, _) => b,
+            b => b,
         };
         Ok(RunSpec {
             name: run_name,
@@ -144,20 +90,22 @@ impl TryFrom<pb::RunSpec> for RunSpec {
 }
 
 /// Checks parameter overrides by name and range, as the engine will apply them.
-fn check_params(
+pub fn check_params(
     field: &str,
     params: &std::collections::HashMap<String, i64>,
-) -> Result<(), Status> {
+) -> Result<(), Invalid> {
     let mut engine = xq_engine::Params::default();
     for (name, &value) in params {
-        engine.set(name, value).map_err(|e| invalid(field, e))?;
+        engine
+            .set(name, value)
+            .map_err(|e| Invalid::new(field, e))?;
     }
     Ok(())
 }
 
 /// The lineup a request names; registry entries are resolved when the run is
 /// created.
-fn lineup(field: &str, engines: Option<pb::EngineChoice>) -> Result<Lineup, Status> {
+pub fn lineup(field: &str, engines: Option<pb::EngineChoice>) -> Result<Lineup, Invalid> {
     let Some(pb::EngineChoice {
         dev_engine,
         base_engine,
@@ -176,10 +124,10 @@ fn lineup(field: &str, engines: Option<pb::EngineChoice>) -> Result<Lineup, Stat
             registered: None,
         })
     };
-    let limit = |l: Option<pb::Limit>| -> Result<_, Status> {
-        l.map(xq_worker::work::Limit::try_from)
+    let limit = |l: Option<pb::Limit>| -> Result<_, Invalid> {
+        l.map(xq_proto::Limit::try_from)
             .transpose()
-            .map_err(|e| invalid(field, e.message()))
+            .map_err(|e| e.within(field))
     };
     Ok(Lineup {
         dev: sel(dev_engine, dev_options),
@@ -215,10 +163,9 @@ impl From<Lineup> for pb::EngineChoice {
 }
 
 impl TryFrom<pb::MatchSettings> for MatchSettings {
-    type Error = Status;
+    type Error = Invalid;
 
-    fn try_from(m: pb::MatchSettings) -> Result<Self, Status> {
-        use pb::match_settings::Openings;
+    fn try_from(m: pb::MatchSettings) -> Result<Self, Invalid> {
         let pb::MatchSettings {
             limit,
             hash_mb,
@@ -229,68 +176,24 @@ impl TryFrom<pb::MatchSettings> for MatchSettings {
             draw_contempt,
         } = m;
         if hash_mb == 0 {
-            return Err(invalid("settings.hash_mb", "must be at least 1"));
+            return Err(Invalid::new("settings.hash_mb", "must be at least 1"));
         }
         rules
             .parse::<xq_engine::RuleSet>()
-            .map_err(|e| invalid("settings.rules", e))?;
-        let openings = match openings {
-            Some(Openings::Builtin(b)) => {
-                OpeningSource::from_wire(Some(b), None, "settings.openings")
-            }
-            Some(Openings::Lines(l)) => {
-                OpeningSource::from_wire(None, Some(l), "settings.openings")
-            }
-            None => Err(invalid("settings.openings", "missing")),
-        }?;
+            .map_err(|e| Invalid::new("settings.rules", e))?;
+        let openings = OpeningSource::from_wire(openings, "settings.openings")?;
+        if let OpeningSource::Lines(lines) = &openings {
+            xq_proto::openings::parse_lines(&lines.join("\n"))
+                .map_err(|e| Invalid::new("settings.openings.lines", e))?;
+        }
         Ok(MatchSettings {
             limit: required("settings.limit", limit)?.try_into()?,
             hash_mb,
             rules,
             openings,
             seed,
-            adjudication: adjudication.map(Into::into).unwrap_or_default(),
-            draw_contempt: draw_contempt.unwrap_or(true),
-        })
-    }
-}
-
-impl TryFrom<pb::VariantsSpec> for VariantsSpec {
-    type Error = Status;
-
-    fn try_from(v: pb::VariantsSpec) -> Result<Self, Status> {
-        let pb::VariantsSpec {
-            rules,
-            params,
-            pairs,
-        } = v;
-        if !(2..=MAX_VARIANTS).contains(&rules.len()) {
-            return Err(invalid(
-                "variants.rules",
-                format!("{} rule sets, need 2 to {MAX_VARIANTS}", rules.len()),
-            ));
-        }
-        let mut seen: Vec<xq_engine::RuleSet> = Vec::with_capacity(rules.len());
-        for r in &rules {
-            let parsed: xq_engine::RuleSet = r
-                .parse()
-                .map_err(|e| invalid("variants.rules", format!("'{r}': {e}")))?;
-            if seen.contains(&parsed) {
-                return Err(invalid(
-                    "variants.rules",
-                    format!("'{r}' repeats an earlier rule set"),
-                ));
-            }
-            seen.push(parsed);
-        }
-        if pairs == 0 {
-            return Err(invalid("variants.pairs", "must be at least 1"));
-        }
-        check_params("variants.params", &params)?;
-        Ok(VariantsSpec {
-            rules,
-            params: params.into_iter().collect(),
-            pairs,
+            adjudication: required("settings.adjudication", adjudication)?.into(),
+            draw_contempt,
         })
     }
 }
@@ -317,9 +220,9 @@ impl From<VariantTotals> for pb::VariantTotals {
 /// Checks the shape and that the counts fit the pairs (for reports of a
 /// status read back from the wire).
 impl TryFrom<pb::VariantTotals> for VariantTotals {
-    type Error = Status;
+    type Error = Invalid;
 
-    fn try_from(v: pb::VariantTotals) -> Result<Self, Status> {
+    fn try_from(v: pb::VariantTotals) -> Result<Self, Invalid> {
         let pb::VariantTotals {
             rules,
             pairs,
@@ -328,135 +231,17 @@ impl TryFrom<pb::VariantTotals> for VariantTotals {
             stats,
         } = v;
         let stats = VariantStats::try_from(stats.unwrap_or_default())?;
-        let pairs32 = u32::try_from(pairs).map_err(|_| invalid("variant.pairs", "too large"))?;
+        let pairs32 =
+            u32::try_from(pairs).map_err(|_| Invalid::new("variant.pairs", "too large"))?;
         stats
             .check(pairs32)
-            .map_err(|e| invalid("variant.stats", e))?;
+            .map_err(|e| Invalid::new("variant.stats", e))?;
         Ok(VariantTotals {
             rules,
             pairs,
             reasons: reasons.into_iter().collect(),
             total_plies,
             stats,
-        })
-    }
-}
-
-impl TryFrom<pb::SprtSpec> for SprtSpec {
-    type Error = Status;
-
-    fn try_from(s: pb::SprtSpec) -> Result<Self, Status> {
-        let pb::SprtSpec {
-            dev_params,
-            base_params,
-            elo0,
-            elo1,
-            alpha,
-            beta,
-            model,
-            max_games,
-            engines,
-        } = s;
-        let model = match pb::EloModel::try_from(model) {
-            Ok(pb::EloModel::Logistic) => EloModel::Logistic,
-            Ok(pb::EloModel::Normalized) => EloModel::Normalized,
-            _ => return Err(invalid("sprt.model", format!("unknown value {model}"))),
-        };
-        let sprt =
-            SprtParams::new(elo0, elo1, alpha, beta, model).map_err(|e| invalid("sprt", e))?;
-        check_params("sprt.dev_params", &dev_params)?;
-        check_params("sprt.base_params", &base_params)?;
-        let max_pairs = match max_games {
-            0 => None,
-            1 => return Err(invalid("sprt.max_games", "1 is less than a game pair")),
-            g => Some(g / 2),
-        };
-        Ok(SprtSpec {
-            dev_params: dev_params.into_iter().collect(),
-            base_params: base_params.into_iter().collect(),
-            lineup: lineup("sprt.engines", engines)?,
-            sprt,
-            max_pairs,
-        })
-    }
-}
-
-impl TryFrom<pb::SpsaSpec> for SpsaSpec {
-    type Error = Status;
-
-    fn try_from(s: pb::SpsaSpec) -> Result<Self, Status> {
-        let pb::SpsaSpec { params, games } = s;
-        let params: Vec<SpsaParamSpec> = params
-            .into_iter()
-            .map(|p| {
-                let pb::SpsaParam {
-                    name,
-                    start,
-                    min,
-                    max,
-                    c_end,
-                    r_end,
-                } = p;
-                SpsaParamSpec {
-                    name,
-                    start,
-                    min,
-                    max,
-                    c_end,
-                    r_end,
-                    integer: true,
-                }
-            })
-            .collect();
-        for (i, p) in params.iter().enumerate() {
-            if p.name.is_empty() || params[..i].iter().any(|q| q.name == p.name) {
-                return Err(invalid(
-                    "spsa.params",
-                    format!("name {:?} is empty or repeated", p.name),
-                ));
-            }
-            let Some(spec) = xq_engine::params::spec(&p.name) else {
-                return Err(invalid(
-                    "spsa.params",
-                    format!("unknown parameter {:?}", p.name),
-                ));
-            };
-            if p.min < f64::from(spec.min) || p.max > f64::from(spec.max) {
-                return Err(invalid(
-                    "spsa.params",
-                    format!(
-                        "{:?} range [{}, {}] leaves the engine's [{}, {}]",
-                        p.name, p.min, p.max, spec.min, spec.max
-                    ),
-                ));
-            }
-        }
-        let spec = SpsaSpec { params, games };
-        runs::spsa::initial_state(&spec).map_err(|e| invalid("spsa", e))?;
-        Ok(spec)
-    }
-}
-
-impl TryFrom<pb::GamesSpec> for GamesSpec {
-    type Error = Status;
-
-    fn try_from(g: pb::GamesSpec) -> Result<Self, Status> {
-        let pb::GamesSpec {
-            dev_params,
-            base_params,
-            pairs,
-            engines,
-        } = g;
-        if pairs == 0 {
-            return Err(invalid("games.pairs", "must be at least 1"));
-        }
-        check_params("games.dev_params", &dev_params)?;
-        check_params("games.base_params", &base_params)?;
-        Ok(GamesSpec {
-            dev_params: dev_params.into_iter().collect(),
-            base_params: base_params.into_iter().collect(),
-            lineup: lineup("games.engines", engines)?,
-            pairs,
         })
     }
 }
@@ -470,49 +255,6 @@ impl From<RunSpec> for pb::RunSpec {
             settings,
             kind,
         } = s;
-        let kind = match kind {
-            KindSpec::Sprt(s) => pb::run_spec::Kind::Sprt(pb::SprtSpec {
-                dev_params: s.dev_params.into_iter().collect(),
-                base_params: s.base_params.into_iter().collect(),
-                elo0: s.sprt.elo0(),
-                elo1: s.sprt.elo1(),
-                alpha: s.sprt.alpha(),
-                beta: s.sprt.beta(),
-                model: match s.sprt.model() {
-                    EloModel::Logistic => pb::EloModel::Logistic,
-                    EloModel::Normalized => pb::EloModel::Normalized,
-                }
-                .into(),
-                max_games: s.max_pairs.map_or(0, |p| 2 * p),
-                engines: Some(s.lineup.into()),
-            }),
-            KindSpec::Spsa(s) => pb::run_spec::Kind::Spsa(pb::SpsaSpec {
-                params: s
-                    .params
-                    .into_iter()
-                    .map(|p| pb::SpsaParam {
-                        name: p.name,
-                        start: p.start,
-                        min: p.min,
-                        max: p.max,
-                        c_end: p.c_end,
-                        r_end: p.r_end,
-                    })
-                    .collect(),
-                games: s.games,
-            }),
-            KindSpec::Games(g) => pb::run_spec::Kind::Games(pb::GamesSpec {
-                dev_params: g.dev_params.into_iter().collect(),
-                base_params: g.base_params.into_iter().collect(),
-                pairs: g.pairs,
-                engines: Some(g.lineup.into()),
-            }),
-            KindSpec::Variants(v) => pb::run_spec::Kind::Variants(pb::VariantsSpec {
-                rules: v.rules,
-                params: v.params.into_iter().collect(),
-                pairs: v.pairs,
-            }),
-        };
         let MatchSettings {
             limit,
             hash_mb,
@@ -522,14 +264,6 @@ impl From<RunSpec> for pb::RunSpec {
             adjudication,
             draw_contempt,
         } = settings;
-        let openings = match openings {
-            OpeningSource::Builtin { random_plies } => {
-                pb::match_settings::Openings::Builtin(pb::BuiltinOpenings { random_plies })
-            }
-            OpeningSource::Lines(lines) => {
-                pb::match_settings::Openings::Lines(pb::OpeningLines { lines })
-            }
-        };
         pb::RunSpec {
             name,
             priority,
@@ -538,12 +272,12 @@ impl From<RunSpec> for pb::RunSpec {
                 limit: Some(limit.into()),
                 hash_mb,
                 rules,
-                openings: Some(openings),
+                openings: Some(openings.into()),
                 seed,
                 adjudication: Some(adjudication.into()),
-                draw_contempt: Some(draw_contempt),
+                draw_contempt,
             }),
-            kind: Some(kind),
+            kind: Some(kind.into()),
         }
     }
 }
@@ -621,9 +355,17 @@ impl From<Grant> for pb::Lease {
     }
 }
 
-/// Adds the Elo estimate computed from the pentanomial totals.
+/// With the Elo estimate ([`RunStatus::elo`]) and the kind's own status
+/// ([`crate::runs::Kind::status`]).
 impl From<RunStatus> for pb::RunStatus {
     fn from(s: RunStatus) -> Self {
+        let mut kind = pb::RunStatus::default();
+        s.spec.kind.ops().status(&s, &mut kind);
+        let elo = s.elo().map(|e| pb::EloEstimate {
+            elo: e.elo,
+            elo95: e.elo95,
+            los: e.los,
+        });
         let RunStatus {
             id,
             spec,
@@ -633,66 +375,23 @@ impl From<RunStatus> for pb::RunStatus {
             pairs_in_flight,
             created_ms,
             updated_ms,
-            sprt,
-            spsa,
+            sprt: _,
+            spsa: _,
             flag,
             variants,
         } = s;
-        let elo = (totals.pairs > 0)
-            .then(|| logistic_elo(&Results::Pentanomial(Pentanomial(totals.pentanomial))).ok())
-            .flatten()
-            .map(|e| pb::EloEstimate {
-                elo: e.elo,
-                elo95: e.elo95,
-                los: e.los,
-            });
-        let sprt = match (&spec.kind, sprt) {
-            (_, Some(o)) => Some(pb::SprtStatus {
-                llr: o.llr,
-                lower_bound: o.lower_bound,
-                upper_bound: o.upper_bound,
-                state: pb::SprtState::from(o.state).into(),
-            }),
-            (KindSpec::Sprt(s), None) => Some(pb::SprtStatus {
-                llr: 0.0,
-                lower_bound: s.sprt.lower_bound(),
-                upper_bound: s.sprt.upper_bound(),
-                state: pb::SprtState::Continue.into(),
-            }),
-            _ => None,
-        };
-        let spsa = spsa.map(|st| pb::SpsaStatus {
-            iter: st.iter,
-            iterations: st.iterations,
-            theta: st
-                .params
-                .iter()
-                .map(|p| pb::SpsaTheta {
-                    name: p.name.clone(),
-                    value: p.theta,
-                })
-                .collect(),
-        });
         pb::RunStatus {
             run_id: id,
             spec: Some(spec.into()),
             state: pb::RunState::from(state).into(),
-            totals: Some(pb::Totals {
-                pairs: totals.pairs,
-                pentanomial: totals.pentanomial.to_vec(),
-                wins: totals.wins,
-                draws: totals.draws,
-                losses: totals.losses,
-                reasons: totals.reasons.into_iter().collect(),
-                total_plies: totals.total_plies,
-            }),
+            totals: Some(totals.into()),
             target_pairs: target_pairs.unwrap_or(0),
             pairs_in_flight,
             created_unix_ms: created_ms,
             updated_unix_ms: updated_ms,
             elo,
-            sprt,
-            spsa,
+            sprt: kind.sprt,
+            spsa: kind.spsa,
             flag: flag.unwrap_or_default(),
             variants: variants.into_iter().map(Into::into).collect(),
         }

@@ -1,4 +1,6 @@
 //! The coordinator: statistics, scheduling, storage and the gRPC server.
+//! Its wire types and their conversion are `xq_proto`'s; it uses `xq_worker`
+//! only for local mode's embedded workers.
 //!
 //! # Layout
 //!
@@ -6,13 +8,19 @@
 //! * [`stats`]: pure match statistics (Elo, SPRT, variant comparison).
 //! * [`spsa`]: the pure SPSA tuner state and its step functions.
 //! * [`report`]: reports computed from run totals (variants runs).
-//! * [`runs`]: runs as domain types and, per kind, how leases are formed and
-//!   results applied.
-//! * [`store`]: the SQLite store (the only state; blocking, on tokio's
-//!   blocking pool).
-//! * [`scheduler`]: leases, fair share, exactly-once result counting.
-//! * [`convert`]: the one place where wire and domain types meet.
-//! * [`server`]: the thin tonic services and `run(listener, db, shutdown)`.
+//! * [`runs`]: runs as domain types; the [`runs::Kind`] trait (next slice,
+//!   the players of a slice, apply a result, finished, status), implemented
+//!   once per kind in `runs/{sprt,spsa,games,variants}.rs` with the kind's
+//!   spec and its wire form.
+//! * [`store`]: the SQLite store (the only state; one connection on its own
+//!   thread).
+//! * [`scheduler`]: leases, fair share, exactly-once result counting; each
+//!   method one transaction, blind to the run kinds.
+//! * [`convert`]: wire ↔ domain for the coordinator's own messages (run
+//!   specs and settings, statuses, lease states); the contract shared with
+//!   workers converts in `xq_proto`.
+//! * [`server`]: the thin tonic services, `run(listener, db, shutdown)`, and
+//!   the one place store errors become statuses.
 //! * [`local`]: embedded local mode (server and workers in one process).
 
 pub mod auth;

@@ -32,17 +32,14 @@
 //! (`Invalid`), both checked before the lease's state. Heartbeats extend an active lease's
 //! deadline by the lease time-to-live.
 
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
 
 use tokio::sync::broadcast;
-use xq_worker::work::{BatchOutcome, OpeningSlice, WorkSpec};
+use xq_proto::{BatchOutcome, OpeningSlice, WorkSpec};
 
-use crate::runs::{self, KindSpec, RunKind, RunSpec, RunState, RunStatus, SpsaHistoryRow};
+use crate::runs::{RunKind, RunSpec, RunState, RunStatus, Slice, SliceWork, SpsaHistoryRow};
 use crate::store::leases::{self, LeaseState, NewLease};
 use crate::store::runs::{self as run_rows, Candidate};
-use crate::store::variants as variant_rows;
 use crate::store::workers::{self, NewWorker};
 use crate::store::{Store, StoreError, now_ms};
 
@@ -151,30 +148,11 @@ impl Scheduler {
     /// Creates a run, or with `reuse` returns an active run with an identical
     /// spec: `(id, reused)`.
     pub async fn create_run(&self, spec: RunSpec, reuse: bool) -> Result<(u64, bool), StoreError> {
-        let spsa = match &spec.kind {
-            KindSpec::Spsa(s) => {
-                Some(runs::spsa::initial_state(s).map_err(|e| StoreError::Invalid(e.to_string()))?)
-            }
-            _ => None,
-        };
         let mut spec = spec;
         self.store
             .call(move |conn| {
                 let tx = conn.transaction()?;
-                let lineup = match &mut spec.kind {
-                    KindSpec::Sprt(s) => Some(&mut s.lineup),
-                    KindSpec::Games(g) => Some(&mut g.lineup),
-                    KindSpec::Spsa(_) | KindSpec::Variants(_) => None,
-                };
-                for sel in lineup.into_iter().flat_map(|l| l.selections_mut()) {
-                    let found = crate::store::engines::get(&tx, &sel.name)?;
-                    sel.registered = Some(found.ok_or_else(|| {
-                        StoreError::NotFound(format!(
-                            "no engine named '{}' is registered",
-                            sel.name
-                        ))
-                    })?);
-                }
+                let spsa = spec.kind.ops_mut().prepare(&tx)?;
                 if reuse && let Some(id) = run_rows::find_active_identical(&tx, &spec)? {
                     return Ok((id, true));
                 }
@@ -209,7 +187,7 @@ impl Scheduler {
                             "worker {worker_id} holds no lease {lease_id}"
                         ))
                     })?;
-                crate::store::engines::flag_run(conn, lease.run_id, &message, now_ms())?;
+                run_rows::flag_run(conn, lease.run_id, &message, now_ms())?;
                 Ok(lease.run_id)
             })
             .await
@@ -268,98 +246,22 @@ impl Scheduler {
                     return Ok(None);
                 };
                 let run = run_rows::load(&tx, pick.id, now)?;
-                let (offset, pairs, variant) = match leases::take_requeued(&tx, run.id)? {
+                let slice = match leases::take_requeued(&tx, run.id)? {
                     Some(slice) => slice,
-                    None => match &run.spec.kind {
-                        KindSpec::Variants(v) => {
-                            let slice = runs::variants::fresh_slice(
-                                v,
-                                run.spec.batch_pairs,
-                                pick.pairs_issued,
-                            )
+                    None => {
+                        let ops = run.spec.kind.ops();
+                        let slice = ops
+                            .next_slice(run.spec.batch_pairs, pick.pairs_issued)
                             .ok_or_else(|| {
-                                StoreError::Schema(format!("variants run {} has no slice", run.id))
+                                StoreError::Schema(format!("run {} has no slice", run.id))
                             })?;
-                            run_rows::advance_issued(&tx, run.id, slice.pairs)?;
-                            (slice.offset, slice.pairs, Some(slice.variant))
-                        }
-                        _ => {
-                            let left = pick
-                                .target_pairs
-                                .map_or(u64::MAX, |t| t - pick.pairs_issued);
-                            let pairs = u64::from(run.spec.batch_pairs).min(left) as u32;
-                            run_rows::advance_issued(&tx, run.id, pairs)?;
-                            (pick.pairs_issued, pairs, None)
-                        }
-                    },
-                };
-                let settings = &run.spec.settings;
-                let mut rules = settings.rules.clone();
-                let (players, request) = match &run.spec.kind {
-                    KindSpec::Sprt(s) => (runs::sprt::players(s, settings), None),
-                    KindSpec::Games(g) => (runs::games::players(g, settings), None),
-                    KindSpec::Variants(v) => {
-                        rules = variant
-                            .and_then(|i| v.rules.get(i))
-                            .ok_or_else(|| {
-                                StoreError::Schema(format!(
-                                    "variants run {} has no variant {variant:?}",
-                                    run.id
-                                ))
-                            })?
-                            .clone();
-                        (runs::variants::players(v, settings), None)
-                    }
-                    KindSpec::Spsa(_) => {
-                        let state = run.spsa.as_ref().ok_or_else(|| {
-                            StoreError::Schema(format!("spsa run {} has no state", run.id))
-                        })?;
-                        // Flips are drawn from the run's seed and the slice, so a
-                        // run replays the same perturbations given the same results.
-                        let mut rng = ChaCha8Rng::seed_from_u64(
-                            settings.seed
-                                ^ run.id.rotate_left(32)
-                                ^ offset.wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                        );
-                        let (request, players) = runs::spsa::request(state, settings, &mut rng);
-                        (players, Some(request))
+                        run_rows::advance_issued(&tx, run.id, slice.pairs)?;
+                        slice
                     }
                 };
-                let work = WorkSpec {
-                    players,
-                    rules,
-                    openings: OpeningSlice {
-                        source: settings.openings.clone(),
-                        seed: settings.seed,
-                        offset,
-                        count: pairs.into(),
-                        per_game: matches!(run.spec.kind, KindSpec::Variants(_)),
-                    },
-                    pairs,
-                    adjudication: settings.adjudication,
-                    draw_contempt: settings.draw_contempt,
-                };
-                let deadline_ms = now + ttl;
-                let lease_id = leases::insert(
-                    &tx,
-                    &NewLease {
-                        run_id: run.id,
-                        worker_id,
-                        work: &work,
-                        spsa_request: request.as_ref(),
-                        deadline_ms,
-                        variant,
-                    },
-                    now,
-                )?;
+                let grant = grant(&tx, &run, worker_id, &slice, now, now + ttl)?;
                 tx.commit()?;
-                Ok(Some(Grant {
-                    lease_id,
-                    run_id: run.id,
-                    kind: run.spec.kind.kind(),
-                    work,
-                    deadline_ms,
-                }))
+                Ok(Some(grant))
             })
             .await
     }
@@ -445,7 +347,7 @@ impl Scheduler {
                 // became of the lease.
                 outcome
                     .check(lease.pairs)
-                    .map_err(|e| StoreError::Invalid(format!("invalid {}: {e}", e.field())))?;
+                    .map_err(|e| StoreError::Invalid(e.to_string()))?;
                 let status = match lease.state {
                     LeaseState::Done => SubmitStatus::Duplicate,
                     LeaseState::Expired | LeaseState::Released => SubmitStatus::ExpiredIgnored,
@@ -471,7 +373,57 @@ impl Scheduler {
     }
 }
 
-/// Adds a lease's counts to its run, moves the run's SPRT or SPSA state and
+/// Stores a lease of `slice` of `run` for the worker and returns it.
+fn grant(
+    conn: &rusqlite::Connection,
+    run: &RunStatus,
+    worker_id: u64,
+    slice: &Slice,
+    now: i64,
+    deadline_ms: i64,
+) -> Result<Grant, StoreError> {
+    let SliceWork {
+        players,
+        rules,
+        per_game,
+        spsa_request,
+    } = run.spec.kind.ops().slice_work(run, slice)?;
+    let settings = &run.spec.settings;
+    let work = WorkSpec {
+        players,
+        rules,
+        openings: OpeningSlice {
+            source: settings.openings.clone(),
+            seed: settings.seed,
+            offset: slice.offset,
+            count: slice.pairs.into(),
+            per_game,
+        },
+        pairs: slice.pairs,
+        adjudication: settings.adjudication,
+        draw_contempt: settings.draw_contempt,
+    };
+    let lease_id = leases::insert(
+        conn,
+        &NewLease {
+            run_id: run.id,
+            worker_id,
+            slice: *slice,
+            spsa_request: spsa_request.as_ref(),
+            deadline_ms,
+        },
+        now,
+    )?;
+    Ok(Grant {
+        lease_id,
+        run_id: run.id,
+        kind: run.spec.kind.kind(),
+        work,
+        deadline_ms,
+    })
+}
+
+/// Adds a lease's counts to its run, lets the run's kind count them too and
 /// finishes the run at its end. Runs inside the submission's transaction.
 fn count_result(
     conn: &rusqlite::Connection,
@@ -480,63 +432,13 @@ fn count_result(
     now: i64,
 ) -> Result<(), StoreError> {
     let run_id = lease.run_id;
-    run_rows::add_totals(conn, run_id, outcome, now)?;
+    run_rows::add_totals(conn, run_id, &outcome.totals, now)?;
     let run = run_rows::load(conn, run_id, now)?;
-    let finished = match &run.spec.kind {
-        KindSpec::Games(g) => runs::games::finished(g, run.totals.pairs),
-        KindSpec::Variants(v) => {
-            count_variant(conn, lease, outcome, v)?;
-            runs::variants::finished(v, run.totals.pairs)
-        }
-        KindSpec::Sprt(s) => {
-            let test = runs::sprt::evaluate(s, run.totals.pentanomial)
-                .map_err(|e| StoreError::Invalid(format!("sprt: {e}")))?;
-            run_rows::save_sprt(conn, run_id, lease.id, run.totals.pairs, &test, now)?;
-            runs::sprt::finished(s, &test, run.totals.pairs)
-        }
-        KindSpec::Spsa(_) => {
-            let mut state = run
-                .spsa
-                .ok_or_else(|| StoreError::Schema(format!("spsa run {run_id} has no state")))?;
-            let request = lease.spsa_request.as_ref().ok_or_else(|| {
-                StoreError::Schema(format!("spsa lease {} has no request", lease.id))
-            })?;
-            runs::spsa::apply(&mut state, request, outcome)
-                .map_err(|e| StoreError::Invalid(format!("spsa: {e}")))?;
-            run_rows::save_spsa(conn, run_id, lease.id, &state, outcome, now)?;
-            state.finished()
-        }
-    };
-    if finished {
+    if run.spec.kind.ops().apply(conn, &run, lease, outcome, now)? {
         run_rows::set_state(conn, run_id, RunState::Finished, now)?;
         tracing::info!(run_id, pairs = run.totals.pairs, "run finished");
     }
     Ok(())
-}
-
-/// Adds a variants lease's games to its variant's totals.
-fn count_variant(
-    conn: &rusqlite::Connection,
-    lease: &leases::Lease,
-    outcome: &BatchOutcome,
-    spec: &runs::VariantsSpec,
-) -> Result<(), StoreError> {
-    let index = lease
-        .variant
-        .filter(|&i| i < spec.rules.len())
-        .ok_or_else(|| StoreError::Schema(format!("variants lease {} has no variant", lease.id)))?;
-    let stats = outcome.variant.as_ref().ok_or_else(|| {
-        StoreError::Invalid(
-            "invalid results: results.variant: missing (a variants run needs it)".to_owned(),
-        )
-    })?;
-    let mut totals =
-        variant_rows::load_one(conn, lease.run_id, index)?.unwrap_or_else(|| runs::VariantTotals {
-            rules: spec.rules[index].clone(),
-            ..Default::default()
-        });
-    totals.add(outcome, stats);
-    variant_rows::save(conn, lease.run_id, index, &totals)
 }
 
 #[cfg(test)]
@@ -544,9 +446,9 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::runs::{GamesSpec, MatchSettings};
-    use xq_worker::variant_stats::VariantStats;
-    use xq_worker::work::{Adjudication, Limit, OpeningSource};
+    use crate::runs::{self, GamesSpec, KindSpec, MatchSettings};
+    use xq_proto::variant_stats::VariantStats;
+    use xq_proto::{Adjudication, Limit, OpeningSource};
 
     fn games_spec(pairs: u64, batch_pairs: u32) -> RunSpec {
         RunSpec {
@@ -573,9 +475,12 @@ mod tests {
 
     fn draws(pairs: u32) -> BatchOutcome {
         BatchOutcome {
-            pairs,
-            pentanomial: [0, 0, pairs.into(), 0, 0],
-            draws: 2 * u64::from(pairs),
+            totals: xq_proto::Totals {
+                pairs: pairs.into(),
+                pentanomial: [0, 0, pairs.into(), 0, 0],
+                draws: 2 * u64::from(pairs),
+                ..Default::default()
+            },
             ..BatchOutcome::default()
         }
     }

@@ -19,7 +19,7 @@ use tonic::{Request, Response, Status};
 use xq_proto::pb;
 use xq_proto::pb::run_service_server::{RunService, RunServiceServer};
 use xq_proto::pb::worker_service_server::{WorkerService, WorkerServiceServer};
-use xq_worker::work::{BatchOutcome, invalid, required};
+use xq_proto::{BatchOutcome, Invalid, required};
 
 use crate::auth::owners::Owners;
 use crate::auth::{AuthLayer, Authenticator, EphemeralToken, Principal, RateLimits};
@@ -29,6 +29,58 @@ use crate::scheduler::{Scheduler, SchedulerConfig};
 use crate::shutdown::Shutdown;
 use crate::store::workers::NewWorker;
 use crate::store::{Store, StoreError};
+
+/// A refused request field as a status.
+fn bad(field: &str, reason: impl std::fmt::Display) -> Status {
+    Invalid::new(field, reason).into()
+}
+
+/// Store errors as gRPC statuses: unknown ids are `NOT_FOUND`, refused
+/// content `INVALID_ARGUMENT`, another worker's lease `PERMISSION_DENIED`;
+/// a full disk is `RESOURCE_EXHAUSTED` and a database that cannot be written
+/// now (read-only, locked, I/O error) `UNAVAILABLE`, both of which workers
+/// retry; the rest `INTERNAL`. Storage failures are logged.
+impl From<StoreError> for Status {
+    fn from(e: StoreError) -> Self {
+        use rusqlite::ErrorCode;
+        if let StoreError::Sqlite(rusqlite::Error::SqliteFailure(f, _)) = &e {
+            match f.code {
+                ErrorCode::DiskFull => {
+                    tracing::error!(error = %e, "database full");
+                    return Status::resource_exhausted(format!(
+                        "the coordinator's database is full; nothing was stored: {e}"
+                    ));
+                }
+                ErrorCode::ReadOnly
+                | ErrorCode::DatabaseBusy
+                | ErrorCode::DatabaseLocked
+                | ErrorCode::SystemIoFailure
+                | ErrorCode::CannotOpen => {
+                    tracing::error!(error = %e, "database unavailable");
+                    return Status::unavailable(format!(
+                        "the coordinator cannot write its database now; nothing was stored: {e}"
+                    ));
+                }
+                _ => {}
+            }
+        }
+        match e {
+            StoreError::Unsynced(_) => {
+                tracing::error!(error = %e, "database sync failed");
+                Status::unavailable(format!(
+                    "{e}; retry (a repeated result is not counted twice)"
+                ))
+            }
+            StoreError::NotFound(m) => Status::not_found(m),
+            StoreError::Invalid(m) => Status::invalid_argument(m),
+            StoreError::Forbidden(m) => Status::permission_denied(m),
+            other => {
+                tracing::error!(error = %other, "store failure");
+                Status::internal(other.to_string())
+            }
+        }
+    }
+}
 
 /// Largest request message the server decodes by default: 4 MiB.
 pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
@@ -158,7 +210,7 @@ impl Workers {
     /// The caller, once it is known to own `worker_id`.
     async fn owner<T>(&self, request: &Request<T>, worker_id: u64) -> Result<Principal, Status> {
         if worker_id == 0 {
-            return Err(invalid("worker_id", "must be at least 1"));
+            return Err(bad("worker_id", "must be at least 1"));
         }
         let principal = caller(request)?;
         self.owners.check(&principal, worker_id).await?;
@@ -210,7 +262,7 @@ impl WorkerService for Workers {
         self.owner(&request, request.get_ref().worker_id).await?;
         let pb::HeartbeatRequest { worker_id, leases } = request.into_inner();
         if leases.len() > MAX_HEARTBEAT_LEASES {
-            return Err(invalid(
+            return Err(bad(
                 "leases",
                 format!("{} entries, at most {MAX_HEARTBEAT_LEASES}", leases.len()),
             ));
@@ -277,7 +329,7 @@ impl WorkerService for Workers {
         request: Request<pb::DownloadEngineRequest>,
     ) -> Result<Response<EngineStream>, Status> {
         let pb::DownloadEngineRequest { sha256 } = request.into_inner();
-        if !xq_worker::work::is_sha256_hex(&sha256) {
+        if !xq_proto::is_sha256_hex(&sha256) {
             return Err(Status::invalid_argument(format!(
                 "invalid sha256: {sha256:?} is not 64 lowercase hex digits"
             )));
@@ -402,7 +454,7 @@ impl RunService for Runs {
     ) -> Result<Response<Self::WatchRunStream>, Status> {
         let pb::WatchRunRequest { run_id } = request.into_inner();
         if run_id == 0 {
-            return Err(invalid("run_id", "must be at least 1"));
+            return Err(bad("run_id", "must be at least 1"));
         }
         // Fail with NOT_FOUND before the stream starts.
         self.scheduler.get_run(run_id).await?;

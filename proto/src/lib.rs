@@ -1,11 +1,45 @@
-//! The wire protocol between coordinator, workers and the operator CLI.
+//! The cluster's contract: the wire protocol between coordinator, workers and
+//! the operator CLI, the domain types it carries, and their conversions.
 //!
-//! The `.proto` files under `proto/` are the single source of truth (units,
-//! ranges and the first-player result convention are documented there); this
-//! crate compiles them (with `protox` and `tonic-prost-build`, so no system
-//! `protoc` is needed) and re-exports the generated module. Conversions to
-//! domain types live with the domain types (`xq_worker::work`,
-//! `xq_coordinator::convert`), not here.
+//! The `.proto` file under `proto/xq/cluster/v1/` is the source of truth for
+//! the wire (units, ranges and the first-player result convention are
+//! documented there); this crate compiles it (with `protox` and
+//! `tonic-prost-build`, so no system `protoc` is needed) into [`pb`], and
+//! holds the domain types both sides exchange, the way qdrant's `api` crate
+//! does.
+//!
+//! # Layout
+//!
+//! - [`pb`]: the generated messages and services;
+//! - [`limit`]: [`Limit`] and [`TimeControl`], with their text forms
+//!   (`nodes=N`, `depth=D`, `movetime=MS`, `tc=40/60+0.5`);
+//! - [`adjudication`]: [`Adjudication`], with its one default;
+//! - [`openings`]: [`OpeningSource`] and the opening-line format;
+//! - [`work`]: what a lease asks for ([`WorkSpec`], [`PlayerSpec`],
+//!   [`EngineRef`], [`OpeningSlice`]);
+//! - [`results`]: [`Score`], [`Totals`] (the one totals record) and a lease's
+//!   [`BatchOutcome`];
+//! - [`variant_stats`]: Red's view of a batch and capture conversion per kind,
+//!   for rule-variant studies;
+//! - [`game_record`]: one game as the game archive will keep it;
+//! - [`convert`]: shape conversion to and from [`pb`] (`From`/`TryFrom`);
+//! - [`validate`]: the domain rules a value read from the wire has passed;
+//! - [`error`]: [`Invalid`], the one error of both, and its gRPC status;
+//! - [`cli`]: the command-line flags of these settings, shared by both binaries;
+//! - [`connect`]: a client's channel and bearer-token interceptor.
+
+pub mod adjudication;
+pub mod cli;
+pub mod connect;
+pub mod convert;
+pub mod error;
+pub mod game_record;
+pub mod limit;
+pub mod openings;
+pub mod results;
+pub mod validate;
+pub mod variant_stats;
+pub mod work;
 
 /// Package `xq.cluster.v1`.
 pub mod cluster {
@@ -17,3 +51,12 @@ pub mod cluster {
 }
 
 pub use cluster::v1 as pb;
+
+pub use adjudication::Adjudication;
+pub use error::{Invalid, invalid, required};
+pub use game_record::{GameRecord, MoveStats};
+pub use limit::{Limit, LimitError, TimeControl, TimeControlError};
+pub use openings::{MAX_RANDOM_PLIES, Opening, OpeningError, OpeningSource};
+pub use results::{BatchOutcome, Score, Totals};
+pub use variant_stats::VariantStats;
+pub use work::{EngineRef, OpeningSlice, PlayerSpec, Protocol, WorkSpec, is_sha256_hex};

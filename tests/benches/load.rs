@@ -88,12 +88,14 @@ fn micros(since: Instant) -> u32 {
 
 fn draws(pairs: u32) -> pb::GameResults {
     pb::GameResults {
-        pairs,
-        pentanomial: vec![0, 0, pairs.into(), 0, 0],
-        draws: 2 * u64::from(pairs),
-        reasons: [("move_limit".to_owned(), 2 * u64::from(pairs))].into(),
-        total_plies: 100 * u64::from(pairs),
-        games: Vec::new(),
+        totals: Some(pb::Totals {
+            pairs: pairs.into(),
+            pentanomial: vec![0, 0, pairs.into(), 0, 0],
+            draws: 2 * u64::from(pairs),
+            reasons: [("move_limit".to_owned(), 2 * u64::from(pairs))].into(),
+            total_plies: 100 * u64::from(pairs),
+            ..Default::default()
+        }),
         ..Default::default()
     }
 }

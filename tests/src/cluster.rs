@@ -21,11 +21,12 @@ use xq_coordinator::auth::{EphemeralToken, RateLimits, Role};
 use xq_coordinator::scheduler::SchedulerConfig;
 use xq_coordinator::server::{self, ServerConfig, ServerError};
 use xq_coordinator::store::Store;
+use xq_proto::connect::{Auth, channel};
 use xq_proto::pb;
 use xq_proto::pb::run_service_client::RunServiceClient;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
-use xq_worker::client::{Auth, channel};
-use xq_worker::work::{BatchOutcome, BatchPlayer, WorkSpec};
+use xq_proto::{BatchOutcome, WorkSpec};
+use xq_worker::BatchPlayer;
 
 type EloFn = dyn Fn(&BTreeMap<String, i64>) -> f64 + Send + Sync;
 
@@ -104,18 +105,19 @@ impl BatchPlayer for SimulatedPlayer {
             );
             let games = [Self::game(elo, &mut rng), Self::game(elo, &mut rng)];
             for g in games {
+                let t = &mut out.totals;
                 match g {
-                    2 => out.wins += 1,
-                    1 => out.draws += 1,
-                    _ => out.losses += 1,
+                    2 => t.wins += 1,
+                    1 => t.draws += 1,
+                    _ => t.losses += 1,
                 }
                 let reason = if g == 1 { "move_limit" } else { "checkmate" };
-                *out.reasons.entry(reason.to_owned()).or_default() += 1;
-                out.total_plies += 100;
+                *t.reasons.entry(reason.to_owned()).or_default() += 1;
+                t.total_plies += 100;
             }
-            out.pentanomial[games[0] + games[1]] += 1;
-            out.pairs += 1;
-            progress(out.pairs);
+            out.totals.pentanomial[games[0] + games[1]] += 1;
+            out.totals.pairs += 1;
+            progress(u32::try_from(out.totals.pairs).unwrap_or(u32::MAX));
         }
         Ok(out)
     }
@@ -247,12 +249,10 @@ fn settings() -> pb::MatchSettings {
         }),
         hash_mb: 1,
         rules: "standard".to_owned(),
-        openings: Some(pb::match_settings::Openings::Builtin(pb::BuiltinOpenings {
-            random_plies: 4,
-        })),
+        openings: Some(xq_proto::OpeningSource::Builtin { random_plies: 4 }.into()),
         seed: 7,
-        adjudication: None,
-        draw_contempt: None,
+        adjudication: Some(xq_proto::Adjudication::OFF.into()),
+        draw_contempt: true,
     }
 }
 

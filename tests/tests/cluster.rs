@@ -7,10 +7,11 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tonic::Code;
 use xq_coordinator::local::LocalCluster;
+use xq_proto::BatchOutcome;
 use xq_proto::pb;
 use xq_tests::cluster::*;
+use xq_worker::BatchPlayer;
 use xq_worker::client::ClientSummary;
-use xq_worker::{BatchOutcome, BatchPlayer};
 
 /// Starts a worker client; stop it with the returned sender.
 fn worker(
@@ -51,11 +52,14 @@ async fn raw_worker(url: &str) -> (WorkerClient, u64) {
 
 fn draws(pairs: u32) -> pb::GameResults {
     BatchOutcome {
-        pairs,
-        pentanomial: [0, 0, pairs.into(), 0, 0],
-        draws: 2 * u64::from(pairs),
-        reasons: [("move_limit".to_owned(), 2 * u64::from(pairs))].into(),
-        total_plies: 200 * u64::from(pairs),
+        totals: xq_proto::Totals {
+            pairs: pairs.into(),
+            pentanomial: [0, 0, pairs.into(), 0, 0],
+            draws: 2 * u64::from(pairs),
+            reasons: [("move_limit".to_owned(), 2 * u64::from(pairs))].into(),
+            total_plies: 200 * u64::from(pairs),
+            ..Default::default()
+        },
         ..BatchOutcome::default()
     }
     .into()

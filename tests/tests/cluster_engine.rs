@@ -20,9 +20,7 @@ fn settings(nodes: u64) -> pb::MatchSettings {
         }),
         hash_mb: 1,
         rules: "standard".to_owned(),
-        openings: Some(pb::match_settings::Openings::Builtin(pb::BuiltinOpenings {
-            random_plies: 4,
-        })),
+        openings: Some(xq_proto::OpeningSource::Builtin { random_plies: 4 }.into()),
         seed: 3,
         adjudication: Some(pb::Adjudication {
             resign_cp: 1000,
@@ -32,7 +30,7 @@ fn settings(nodes: u64) -> pb::MatchSettings {
             draw_after_move: 40,
             max_plies: 300,
         }),
-        draw_contempt: None,
+        draw_contempt: true,
     }
 }
 
@@ -121,9 +119,9 @@ mod registry {
 
     use xq_coordinator::store::engines;
     use xq_coordinator::store::{Store, now_ms};
+    use xq_proto::EngineRef;
+    use xq_proto::Protocol;
     use xq_worker::engine_cache;
-    use xq_worker::external::Protocol;
-    use xq_worker::work::EngineRef;
 
     use super::*;
 

@@ -20,9 +20,7 @@ fn variants_spec(rules: &[&str], pairs: u64) -> pb::RunSpec {
             }),
             hash_mb: 1,
             rules: "standard".to_owned(),
-            openings: Some(pb::match_settings::Openings::Builtin(pb::BuiltinOpenings {
-                random_plies: 4,
-            })),
+            openings: Some(xq_proto::OpeningSource::Builtin { random_plies: 4 }.into()),
             seed: 5,
             adjudication: Some(pb::Adjudication {
                 resign_cp: 1000,
@@ -32,7 +30,7 @@ fn variants_spec(rules: &[&str], pairs: u64) -> pb::RunSpec {
                 draw_after_move: 40,
                 max_plies: 200,
             }),
-            draw_contempt: None,
+            draw_contempt: true,
         }),
         kind: Some(pb::run_spec::Kind::Variants(pb::VariantsSpec {
             rules: rules.iter().map(|r| (*r).to_owned()).collect(),

@@ -166,10 +166,10 @@ mod matches {
 
     use xq_engine::Params;
     use xq_engine::rules::RuleSet;
-    use xq_worker::adjudication::AdjudicationConfig;
+    use xq_proto::{Adjudication, Limit};
     use xq_worker::external::EngineConfig;
-    use xq_worker::openings::{OpeningSource, Order};
-    use xq_worker::runner::{Limit, MatchOutcome, MatchSpec, PlayerConfig, Runner};
+    use xq_worker::openings::{OpeningBook, Order};
+    use xq_worker::runner::{MatchOutcome, MatchSpec, PlayerConfig, Runner};
 
     use super::*;
 
@@ -189,11 +189,11 @@ mod matches {
             players: [player("dev", dev), player("base", None)],
             rules: RuleSet::default(),
             pairs,
-            openings: OpeningSource::Builtin { random_plies: 2 },
+            openings: OpeningBook::Builtin { random_plies: 2 },
             order: Order::Sequential,
             seed: 9,
             offset: 0,
-            adjudication: AdjudicationConfig::default(),
+            adjudication: Adjudication::default(),
             keep_games: true,
             opening_per_game: false,
         };
@@ -204,11 +204,10 @@ mod matches {
     }
 
     fn exact(o: &MatchOutcome, pairs: u64) {
-        let t = &o.tally;
-        assert_eq!((t.pairs, t.games), (pairs, 2 * pairs), "{t:?}");
-        assert_eq!(t.wins + t.draws + t.losses, t.games);
+        let t = &o.totals;
+        assert_eq!((t.pairs, t.games()), (pairs, 2 * pairs), "{t:?}");
         assert_eq!(t.pentanomial.iter().sum::<u64>(), t.pairs);
-        assert_eq!(t.reasons.values().sum::<u64>(), t.games);
+        assert_eq!(t.reasons.values().sum::<u64>(), t.games());
     }
 
     #[test]
@@ -216,7 +215,7 @@ mod matches {
         let o = play(Some(config(binary("xq-engine"), Protocol::Uci)), 3);
         exact(&o, 3);
         // Same engine, same node limit, colours swapped: every pair scores 1.
-        assert_eq!(o.tally.pentanomial, [0, 0, 3, 0, 0], "{:?}", o.tally);
+        assert_eq!(o.totals.pentanomial, [0, 0, 3, 0, 0], "{:?}", o.totals);
     }
 
     #[test]
@@ -241,10 +240,10 @@ mod matches {
             let o = play(Some(cfg), 2);
             exact(&o, 2);
             assert_eq!(
-                (o.tally.losses, o.tally.reasons.get(reason)),
+                (o.totals.losses, o.totals.reasons.get(reason)),
                 (4, Some(&4)),
                 "{what}: {:?}",
-                o.tally
+                o.totals
             );
         }
     }

@@ -206,7 +206,7 @@ async fn tls_with_a_self_signed_certificate() {
     let channel = xq_worker::client::channel(&url, Some(cert_pem.as_bytes())).unwrap();
     let mut client = xq_proto::pb::run_service_client::RunServiceClient::with_interceptor(
         channel,
-        xq_worker::client::Auth::new(Some(ADMIN_TOKEN)).unwrap(),
+        xq_proto::connect::Auth::new(Some(ADMIN_TOKEN)).unwrap(),
     );
     client.list_runs(pb::ListRunsRequest {}).await.unwrap();
     // Plain HTTP/2 to a TLS server fails.
@@ -228,9 +228,12 @@ async fn tls_with_a_self_signed_certificate() {
 
 fn draws(pairs: u32) -> pb::GameResults {
     pb::GameResults {
-        pairs,
-        pentanomial: vec![0, 0, pairs.into(), 0, 0],
-        draws: 2 * u64::from(pairs),
+        totals: Some(pb::Totals {
+            pairs: pairs.into(),
+            pentanomial: vec![0, 0, pairs.into(), 0, 0],
+            draws: 2 * u64::from(pairs),
+            ..Default::default()
+        }),
         ..Default::default()
     }
 }

@@ -1,4 +1,5 @@
-//! Adjudication: ending hopeless or dead-drawn games early, as game runners do.
+//! Adjudication: ending hopeless or dead-drawn games early, as game runners do,
+//! by the rules of an [`Adjudication`] (whose default is stated there).
 //!
 //! Scores are what the engines report, converted to Red's view in centipawns.
 //! Resignation: both engines (one score per move, from consecutive moves by each
@@ -7,82 +8,8 @@
 //! |score| ≤ `draw_cp` for `draw_moves` consecutive moves each. Mate scores count as
 //! decisive. The rules arbiter decides everything else.
 
-use serde::{Deserialize, Serialize};
 use xq_engine::Color;
-
-/// Adjudication settings; a rule is off when its move count is 0.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct AdjudicationConfig {
-    /// Score (cp) against one side at which both engines agree it is lost.
-    pub resign_cp: i32,
-    /// Consecutive moves per side the resignation score must hold (0 = off).
-    pub resign_moves: u32,
-    /// Largest |score| (cp) counted as dead drawn.
-    pub draw_cp: i32,
-    /// Consecutive moves per side the draw score must hold (0 = off).
-    pub draw_moves: u32,
-    /// Full moves that must have been played before a draw adjudication.
-    pub draw_after_move: u32,
-    /// Game length cap in plies, after which the game is a draw (0 = off).
-    pub max_plies: u32,
-}
-
-impl Default for AdjudicationConfig {
-    /// Resign at 1000 cp for 4 moves; draw at ±10 cp for 8 moves after move 40;
-    /// at most 400 plies.
-    fn default() -> Self {
-        AdjudicationConfig {
-            resign_cp: 1000,
-            resign_moves: 4,
-            draw_cp: 10,
-            draw_moves: 8,
-            draw_after_move: 40,
-            max_plies: 400,
-        }
-    }
-}
-
-impl AdjudicationConfig {
-    /// Every rule off.
-    pub const OFF: AdjudicationConfig = AdjudicationConfig {
-        resign_cp: 0,
-        resign_moves: 0,
-        draw_cp: 0,
-        draw_moves: 0,
-        draw_after_move: 0,
-        max_plies: 0,
-    };
-}
-
-impl From<AdjudicationConfig> for crate::work::Adjudication {
-    /// The wire form: negative scores (meaningless) become 0.
-    fn from(c: AdjudicationConfig) -> Self {
-        let cp = |v: i32| u32::try_from(v).unwrap_or(0);
-        crate::work::Adjudication {
-            resign_cp: cp(c.resign_cp),
-            resign_moves: c.resign_moves,
-            draw_cp: cp(c.draw_cp),
-            draw_moves: c.draw_moves,
-            draw_after_move: c.draw_after_move,
-            max_plies: c.max_plies,
-        }
-    }
-}
-
-impl From<crate::work::Adjudication> for AdjudicationConfig {
-    fn from(a: crate::work::Adjudication) -> Self {
-        let cp = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
-        AdjudicationConfig {
-            resign_cp: cp(a.resign_cp),
-            resign_moves: a.resign_moves,
-            draw_cp: cp(a.draw_cp),
-            draw_moves: a.draw_moves,
-            draw_after_move: a.draw_after_move,
-            max_plies: a.max_plies,
-        }
-    }
-}
+use xq_proto::Adjudication;
 
 /// An adjudicated end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,7 +25,7 @@ pub enum Verdict {
 /// Running adjudication state for one game.
 #[derive(Clone, Debug)]
 pub struct Adjudicator {
-    config: AdjudicationConfig,
+    config: Adjudication,
     /// Consecutive plies (both sides' moves) with a decisive score against Red (<0)
     /// or Black (>0), signed by the losing side: negative counts Red losing.
     resign_run: i32,
@@ -107,7 +34,7 @@ pub struct Adjudicator {
 
 impl Adjudicator {
     /// A fresh state for one game.
-    pub fn new(config: AdjudicationConfig) -> Adjudicator {
+    pub fn new(config: Adjudication) -> Adjudicator {
         Adjudicator {
             config,
             resign_run: 0,
@@ -119,6 +46,8 @@ impl Adjudicator {
     /// (`ply` ≥ 1), in centipawns from Red's view, and says whether to stop.
     pub fn record(&mut self, ply: u32, red_cp: Option<i32>) -> Option<Verdict> {
         let c = self.config;
+        let cp = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
+        let (resign_cp, draw_cp) = (cp(c.resign_cp), cp(c.draw_cp));
         if c.max_plies > 0 && ply >= c.max_plies {
             return Some(Verdict::MaxPlies);
         }
@@ -128,9 +57,9 @@ impl Adjudicator {
             return None;
         };
         if c.resign_moves > 0 {
-            let losing = if score <= -c.resign_cp {
+            let losing = if score <= -resign_cp {
                 -1
-            } else if score >= c.resign_cp {
+            } else if score >= resign_cp {
                 1
             } else {
                 0
@@ -151,7 +80,7 @@ impl Adjudicator {
         }
         if c.draw_moves > 0 {
             let full_moves = ply.div_ceil(2);
-            if full_moves > c.draw_after_move && score.abs() <= c.draw_cp {
+            if full_moves > c.draw_after_move && score.abs() <= draw_cp {
                 self.draw_run += 1;
             } else {
                 self.draw_run = 0;
@@ -170,9 +99,9 @@ mod tests {
 
     #[test]
     fn resigns_after_both_sides_agree_long_enough() {
-        let mut a = Adjudicator::new(AdjudicationConfig {
+        let mut a = Adjudicator::new(Adjudication {
             resign_moves: 2,
-            ..AdjudicationConfig::OFF.with_resign(500)
+            ..Adjudication::OFF.with_resign(500)
         });
         assert_eq!(a.record(1, Some(600)), None);
         assert_eq!(a.record(2, Some(700)), None);
@@ -185,9 +114,9 @@ mod tests {
 
     #[test]
     fn a_dissenting_score_resets_the_run() {
-        let mut a = Adjudicator::new(AdjudicationConfig {
+        let mut a = Adjudicator::new(Adjudication {
             resign_moves: 1,
-            ..AdjudicationConfig::OFF.with_resign(500)
+            ..Adjudication::OFF.with_resign(500)
         });
         assert_eq!(a.record(1, Some(-600)), None);
         assert_eq!(a.record(2, Some(100)), None);
@@ -202,11 +131,11 @@ mod tests {
 
     #[test]
     fn draw_only_after_the_given_move() {
-        let config = AdjudicationConfig {
+        let config = Adjudication {
             draw_cp: 10,
             draw_moves: 1,
             draw_after_move: 2,
-            ..AdjudicationConfig::OFF
+            ..Adjudication::OFF
         };
         let mut a = Adjudicator::new(config);
         for ply in 1..=4 {
@@ -218,21 +147,25 @@ mod tests {
 
     #[test]
     fn ply_cap_and_off() {
-        let mut a = Adjudicator::new(AdjudicationConfig {
+        let mut a = Adjudicator::new(Adjudication {
             max_plies: 3,
-            ..AdjudicationConfig::OFF
+            ..Adjudication::OFF
         });
         assert_eq!(a.record(2, None), None);
         assert_eq!(a.record(3, None), Some(Verdict::MaxPlies));
-        let mut off = Adjudicator::new(AdjudicationConfig::OFF);
+        let mut off = Adjudicator::new(Adjudication::OFF);
         for ply in 1..1000 {
             assert_eq!(off.record(ply, Some(30_000)), None);
         }
     }
 
-    impl AdjudicationConfig {
-        fn with_resign(self, cp: i32) -> Self {
-            AdjudicationConfig {
+    trait WithResign {
+        fn with_resign(self, cp: u32) -> Self;
+    }
+
+    impl WithResign for Adjudication {
+        fn with_resign(self, cp: u32) -> Self {
+            Adjudication {
                 resign_cp: cp,
                 ..self
             }

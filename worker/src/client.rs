@@ -23,18 +23,17 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tonic::metadata::{Ascii, MetadataValue};
-use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
-use tonic::{Code, Request, Status};
+use tonic::transport::Channel;
+use tonic::{Code, Status};
 use xq_proto::pb;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
 
 use crate::engine_cache;
-use crate::work::EngineRef;
 
-use crate::work::{BatchOutcome, BatchPlayer, WorkSpec};
+use crate::BatchPlayer;
+pub use xq_proto::connect::{Auth, channel};
+use xq_proto::{BatchOutcome, EngineRef, Invalid, WorkSpec};
 
 /// How the client reaches the coordinator and describes itself. Its
 /// `Debug` output leaves the token out.
@@ -87,14 +86,12 @@ impl ClientConfig {
 /// Why the client stopped other than by shutdown.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    #[error("invalid coordinator address {0:?}: {1}")]
-    Address(String, String),
-    #[error("invalid token: {0}")]
-    Token(String),
+    #[error(transparent)]
+    Connect(#[from] xq_proto::connect::ConnectError),
     #[error("the coordinator refused {call}: {status}")]
     Refused { call: &'static str, status: Status },
     #[error("the coordinator sent a lease the worker cannot read: {0}")]
-    BadLease(Status),
+    BadLease(Invalid),
     #[error("the player failed: {0:#}")]
     Player(anyhow::Error),
 }
@@ -108,55 +105,6 @@ pub struct ClientSummary {
     pub pairs_accepted: u64,
     /// Leases handed back or dropped (expired, cancelled, shut down).
     pub leases_dropped: u64,
-}
-
-/// Adds `authorization: Bearer <token>` to every call. The header is
-/// marked sensitive, so `Debug` and HTTP/2 header compression skip it.
-#[derive(Debug, Clone, Default)]
-pub struct Auth {
-    header: Option<MetadataValue<Ascii>>,
-}
-
-impl Auth {
-    /// `None`: send no header.
-    pub fn new(token: Option<&str>) -> Result<Self, ClientError> {
-        let header = token
-            .map(|t| {
-                let mut value: MetadataValue<Ascii> = format!("Bearer {t}")
-                    .parse()
-                    .map_err(|_| ClientError::Token("not printable ASCII".to_owned()))?;
-                value.set_sensitive(true);
-                Ok::<_, ClientError>(value)
-            })
-            .transpose()?;
-        Ok(Auth { header })
-    }
-}
-
-impl Interceptor for Auth {
-    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
-        if let Some(h) = &self.header {
-            request.metadata_mut().insert("authorization", h.clone());
-        }
-        Ok(request)
-    }
-}
-
-/// A lazily connecting channel to `url` (it reconnects by itself after a
-/// coordinator restart). With `ca_pem`, the connection uses TLS and the
-/// server's certificate must chain to it and name the URL's host.
-pub fn channel(url: &str, ca_pem: Option<&[u8]>) -> Result<Channel, ClientError> {
-    let mut endpoint = Endpoint::from_shared(url.to_owned())
-        .map_err(|e| ClientError::Address(url.to_owned(), e.to_string()))?;
-    if let Some(pem) = ca_pem {
-        let tls = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem));
-        endpoint = endpoint
-            .tls_config(tls)
-            .map_err(|e| ClientError::Address(url.to_owned(), e.to_string()))?;
-    }
-    Ok(endpoint
-        .connect_timeout(Duration::from_secs(5))
-        .connect_lazy())
 }
 
 type Rpc = WorkerServiceClient<InterceptedService<Channel, Auth>>;
@@ -352,9 +300,7 @@ impl Client {
             }
             None => {
                 self.release(lease_id).await;
-                return Err(ClientError::BadLease(Status::invalid_argument(
-                    "invalid lease.work: missing",
-                )));
+                return Err(ClientError::BadLease(Invalid::new("lease.work", "missing")));
             }
         };
         tracing::info!(
@@ -373,7 +319,7 @@ impl Client {
         let pairs = work.pairs;
         match self.play(lease_id, work).await? {
             Played::Finished(outcome) => self.submit(lease_id, outcome, true).await,
-            Played::Stopped(outcome) if outcome.pairs == pairs => {
+            Played::Stopped(outcome) if outcome.totals.pairs == u64::from(pairs) => {
                 self.submit(lease_id, outcome, false).await
             }
             Played::Stopped(_) => {
@@ -477,7 +423,7 @@ impl Client {
     /// Submits until the coordinator answers; `retry = false` tries once
     /// (used during shutdown).
     async fn submit(&mut self, lease_id: u64, outcome: BatchOutcome, retry: bool) {
-        let pairs = outcome.pairs;
+        let pairs = outcome.totals.pairs;
         let request = pb::SubmitResultRequest {
             worker_id: self.worker_id,
             lease_id,
@@ -507,7 +453,7 @@ impl Client {
         match answer.map(|a| a.status()) {
             Ok(pb::SubmitStatus::Accepted) => {
                 self.summary.leases_accepted += 1;
-                self.summary.pairs_accepted += u64::from(pairs);
+                self.summary.pairs_accepted += pairs;
                 tracing::info!(lease_id, pairs, "result accepted");
             }
             Ok(status) => {

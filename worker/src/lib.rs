@@ -2,17 +2,19 @@
 //!
 //! # Layout
 //!
-//! - [`timecontrol`]: `moves/seconds+increment` time controls and the clock;
-//! - [`adjudication`]: resign, draw and length adjudication;
-//! - [`openings`]: the sixteen first moves with random plies, or opening files;
+//! The contract it plays by (what a lease asks for, what playing it gives,
+//! limits, adjudication, openings, and their wire forms) is `xq_proto`.
+//!
+//! - [`timecontrol`]: the game clock that runs an `xq_proto::TimeControl`,
+//!   and the per-search budget a move gets from a limit and the clocks;
+//! - [`adjudication`]: the adjudicator that applies `xq_proto::Adjudication`;
+//! - [`openings`]: the sixteen first moves with random plies, or opening
+//!   lines, as a playable [`openings::OpeningBook`];
 //! - [`pgn`]: PGN output in coordinates, WXF or Chinese notation;
-//! - [`tally`]: W/D/L, pentanomial, plies and end reasons;
-//! - [`variant_stats`]: Red's view of a batch and capture conversion per kind,
-//!   for rule-variant studies;
 //! - [`runner`]: games on a rayon pool, one search state per thread, and
 //!   [`EnginePlayer`], the [`BatchPlayer`] that plays the coordinator's leases;
-//! - [`work`]: what a lease asks for ([`WorkSpec`]) and what playing it gives
-//!   ([`BatchOutcome`]), the [`BatchPlayer`] contract, and their wire conversion;
+//! - [`batch_player`]: the [`BatchPlayer`] contract between the client loop
+//!   and the runner;
 //! - [`client`]: the coordinator client loop (register, lease, play, heartbeat,
 //!   submit), with back-off and graceful shutdown;
 //! - [`external`]: UCI and UCCI engine processes as players;
@@ -20,6 +22,7 @@
 //! - [`cli`]: the `xq-worker` command line.
 
 pub mod adjudication;
+pub mod batch_player;
 pub mod cli;
 pub mod client;
 pub mod engine_cache;
@@ -27,10 +30,7 @@ pub mod external;
 pub mod openings;
 pub mod pgn;
 pub mod runner;
-pub mod tally;
 pub mod timecontrol;
-pub mod variant_stats;
-pub mod work;
 
+pub use batch_player::BatchPlayer;
 pub use runner::EnginePlayer;
-pub use work::{BatchOutcome, BatchPlayer, WorkSpec};

@@ -1,19 +1,16 @@
-//! Opening sources: the sixteen traditional first moves extended by random plies,
-//! or a file of FEN lines with optional moves.
-//!
-//! Openings are addressed by index: opening `i` of a source with a given seed is
-//! the same on every machine, so a coordinator can hand out slices (seed, offset,
-//! count) and any worker reproduces them.
-//!
-//! File format: one opening per line, `<FEN> [moves <m1> <m2> …]`, moves in
-//! coordinates; text after `;` is ignored (EPD operations), as are blank lines and
-//! lines starting with `#`.
+//! Openings as the runner plays them: the sixteen traditional first moves
+//! extended by random plies, or parsed opening lines (an [`OpeningBook`]
+//! loaded from an [`xq_proto::OpeningSource`], whose module documents the
+//! line format and the indexing).
+
+use std::sync::Arc;
 
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use thiserror::Error;
 use xq_engine::{Move, Position};
+use xq_proto::openings::parse_lines;
+use xq_proto::{Opening, OpeningError, OpeningSource};
 
 /// The sixteen first moves of RULES.md §11: (name, Chinese notation, coordinates).
 pub const FIRST_MOVES: [(&str, &str, &str); 16] = [
@@ -35,44 +32,6 @@ pub const FIRST_MOVES: [(&str, &str, &str); 16] = [
     ("铁滑车", "车一进一", "i0i1"),
 ];
 
-/// Why an opening source could not be read.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum OpeningError {
-    #[error("opening line {line}: {source}")]
-    Fen {
-        line: usize,
-        source: xq_engine::FenError,
-    },
-    #[error("opening line {line}: illegal or malformed move '{mv}'")]
-    Move { line: usize, mv: String },
-    #[error("opening line {line}: unexpected '{word}' after the fen (expected 'moves')")]
-    Junk { line: usize, word: String },
-    #[error("the opening file has no openings")]
-    Empty,
-}
-
-/// One opening: a start position and the moves played from it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Opening {
-    /// The start position's FEN.
-    pub fen: String,
-    /// Moves played from `fen`, all legal.
-    pub moves: Vec<Move>,
-    /// A name for reports and PGN (`当头炮`, or `line 12`).
-    pub name: String,
-}
-
-impl Opening {
-    /// The start position with the opening's moves played.
-    pub fn position(&self) -> Position {
-        let mut pos = Position::from_fen(&self.fen).unwrap_or_else(|_| Position::startpos());
-        for &mv in &self.moves {
-            pos.make(mv);
-        }
-        pos
-    }
-}
-
 /// The order in which openings are taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Order {
@@ -83,60 +42,27 @@ pub enum Order {
     Random,
 }
 
-/// Where openings come from.
+/// A playable opening source: the built-in generator, or parsed lines.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum OpeningSource {
+pub enum OpeningBook {
     /// The sixteen first moves, each followed by `random_plies` random legal plies.
     Builtin { random_plies: u32 },
-    /// Lines read from a file.
-    Lines(Vec<Opening>),
+    /// Parsed opening lines.
+    Lines(Arc<[Opening]>),
 }
 
-impl OpeningSource {
-    /// Parses the file format described in the module documentation.
-    pub fn parse_lines(text: &str) -> Result<OpeningSource, OpeningError> {
-        let mut openings = Vec::new();
-        for (i, raw) in text.lines().enumerate() {
-            let line = i + 1;
-            let content = raw.split(';').next().unwrap_or_default().trim();
-            if content.is_empty() || content.starts_with('#') {
-                continue;
+impl OpeningBook {
+    /// The book of `source`; lines are parsed here (once per source: callers
+    /// keep the book for as long as the source does not change).
+    pub fn load(source: &OpeningSource) -> Result<OpeningBook, OpeningError> {
+        Ok(match source {
+            OpeningSource::Builtin { random_plies } => OpeningBook::Builtin {
+                random_plies: *random_plies,
+            },
+            OpeningSource::Lines(lines) => {
+                OpeningBook::Lines(parse_lines(&lines.join("\n"))?.into())
             }
-            let (fen_part, moves_part) = match content.split_once(" moves") {
-                Some((f, m)) => (f.trim(), Some(m)),
-                None => (content, None),
-            };
-            let words: Vec<&str> = fen_part.split_whitespace().collect();
-            if words.len() > 6 {
-                return Err(OpeningError::Junk {
-                    line,
-                    word: words[6].to_string(),
-                });
-            }
-            let fen = words.join(" ");
-            let mut pos =
-                Position::from_fen(&fen).map_err(|source| OpeningError::Fen { line, source })?;
-            let mut moves = Vec::new();
-            for m in moves_part.unwrap_or_default().split_whitespace() {
-                let mv = Move::parse_coords(m)
-                    .filter(|&mv| pos.is_legal(mv))
-                    .ok_or_else(|| OpeningError::Move {
-                        line,
-                        mv: m.to_string(),
-                    })?;
-                pos.make(mv);
-                moves.push(mv);
-            }
-            openings.push(Opening {
-                fen: pos_fen(&fen),
-                moves,
-                name: format!("line {line}"),
-            });
-        }
-        if openings.is_empty() {
-            return Err(OpeningError::Empty);
-        }
-        Ok(OpeningSource::Lines(openings))
+        })
     }
 
     /// Opening number `index` for `seed` and `order`. `balanced` judges a candidate
@@ -151,19 +77,13 @@ impl OpeningSource {
         balanced: &mut dyn FnMut(&Position) -> bool,
     ) -> Opening {
         match self {
-            OpeningSource::Builtin { random_plies } => {
+            OpeningBook::Builtin { random_plies } => {
                 let first = pick(FIRST_MOVES.len(), seed, order, index);
                 builtin(first, *random_plies, stream_seed(seed, index), balanced)
             }
-            OpeningSource::Lines(lines) => lines[pick(lines.len(), seed, order, index)].clone(),
+            OpeningBook::Lines(lines) => lines[pick(lines.len(), seed, order, index)].clone(),
         }
     }
-}
-
-fn pos_fen(fen: &str) -> String {
-    Position::from_fen(fen)
-        .map(|p| p.to_fen())
-        .unwrap_or_else(|_| fen.to_string())
 }
 
 /// A per-opening random stream, independent of every other index.
@@ -238,7 +158,7 @@ mod tests {
 
     #[test]
     fn builtin_openings_are_reproducible_and_legal() {
-        let src = OpeningSource::Builtin { random_plies: 6 };
+        let src = OpeningBook::Builtin { random_plies: 6 };
         for i in 0..40 {
             let a = src.opening(7, Order::Sequential, i, &mut any);
             assert_eq!(a, src.opening(7, Order::Sequential, i, &mut any));
@@ -260,7 +180,7 @@ mod tests {
 
     #[test]
     fn random_order_visits_every_first_move_once_per_round() {
-        let src = OpeningSource::Builtin { random_plies: 0 };
+        let src = OpeningBook::Builtin { random_plies: 0 };
         let mut firsts: Vec<String> = (16..32)
             .map(|i| src.opening(3, Order::Random, i, &mut any).name)
             .collect();
@@ -271,43 +191,9 @@ mod tests {
 
     #[test]
     fn the_balance_check_redraws_lines() {
-        let src = OpeningSource::Builtin { random_plies: 4 };
+        let src = OpeningBook::Builtin { random_plies: 4 };
         let mut no_capture = |p: &Position| p.fullmove_number() == 3 && p.halfmove_clock() == 5;
         let o = src.opening(1, Order::Sequential, 0, &mut no_capture);
         assert!(no_capture(&o.position()));
-    }
-
-    #[test]
-    fn parses_files_and_reports_the_bad_line() {
-        let text = "# comment\n\n\
-            rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1 moves h2e2 h9g7 ; id \"x\"\n\
-            4k4/9/9/9/9/9/9/9/9/3K5 w\n";
-        let OpeningSource::Lines(lines) = OpeningSource::parse_lines(text).unwrap() else {
-            panic!("lines expected")
-        };
-        assert_eq!(lines.len(), 2);
-        assert_eq!(lines[0].moves.len(), 2);
-        assert_eq!(lines[0].name, "line 3");
-        assert_eq!(lines[1].fen, "4k4/9/9/9/9/9/9/9/9/3K5 w - - 0 1");
-        let bad = OpeningSource::parse_lines("4k4/9/9/9/9/9/9/9/9/3K5 w - - 0 1 moves d0d2\n");
-        assert_eq!(
-            bad,
-            Err(OpeningError::Move {
-                line: 1,
-                mv: "d0d2".into()
-            })
-        );
-        assert!(matches!(
-            OpeningSource::parse_lines("x/9\n"),
-            Err(OpeningError::Fen { line: 1, .. })
-        ));
-        assert_eq!(
-            OpeningSource::parse_lines("# nothing\n"),
-            Err(OpeningError::Empty)
-        );
-        assert!(matches!(
-            OpeningSource::parse_lines("4k4/9/9/9/9/9/9/9/9/3K5 w - - 0 1 junk\n"),
-            Err(OpeningError::Junk { .. })
-        ));
     }
 }

@@ -47,18 +47,7 @@ use xq_engine::notation::{self, Notation, NotationError};
 use xq_engine::rules::{GameResult, Outcome, Reason, RuleSet};
 use xq_engine::search::{MATE, MATE_BOUND};
 use xq_engine::{Color, Move, Position};
-
-/// What a player reported with one move.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct MoveStats {
-    /// Centipawns from the mover's view (0 when none was reported).
-    pub score_cp: i32,
-    /// Plies.
-    pub depth: u32,
-    pub nodes: u64,
-    /// Time used, milliseconds.
-    pub time_ms: u32,
-}
+use xq_proto::MoveStats;
 
 /// The tags that describe where a game was played.
 #[derive(Clone, Copy, Debug)]

@@ -1,100 +1,17 @@
-//! Time controls `moves/seconds+increment` and the chess clock that runs them.
-//!
-//! Forms accepted: `40/60+0.5` (40 moves in 60 s, 0.5 s added per move, the
-//! allotment repeating every 40 moves), `10+0.1` (10 s for the game plus 0.1 s per
-//! move), `300` (sudden death), `40/5400` (art. 6.1-style repeating periods without
-//! increment). Seconds may be fractional; the clock counts milliseconds.
+//! The game clock that runs an [`xq_proto::TimeControl`], and what one move
+//! may spend: the per-search budget derived from a player's [`Limit`] and the
+//! clocks as they stand ([`search_limits`] for the built-in engine,
+//! [`go_limit`] for an external one).
 
-use std::fmt;
-use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
-use thiserror::Error;
+use xq_engine::search::Limits;
+use xq_engine::{ByColor, Color};
+use xq_proto::{Limit, TimeControl};
 
-/// Why a time control was rejected.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("bad time control '{text}': {reason} (expected e.g. '40/60+0.5', '10+0.1' or '300')")]
-pub struct TimeControlError {
-    text: String,
-    reason: &'static str,
-}
-
-/// A time control. Invariant: `base_ms > 0`; `moves`, when set, is positive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TimeControl {
-    /// Moves per period; `None` for one period covering the whole game.
-    pub moves: Option<u32>,
-    /// Time per period, in milliseconds.
-    pub base_ms: u64,
-    /// Time added after each move, in milliseconds.
-    pub increment_ms: u64,
-}
-
-fn seconds_to_ms(text: &str, s: &str) -> Result<u64, TimeControlError> {
-    let bad = |reason| TimeControlError {
-        text: text.to_string(),
-        reason,
-    };
-    let v: f64 = s
-        .parse()
-        .map_err(|_| bad("a time is not a number of seconds"))?;
-    if !v.is_finite() || !(0.0..=1e7).contains(&v) {
-        return Err(bad("a time is negative or absurdly large"));
-    }
-    Ok((v * 1000.0).round() as u64)
-}
-
-impl FromStr for TimeControl {
-    type Err = TimeControlError;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let bad = |reason| TimeControlError {
-            text: text.to_string(),
-            reason,
-        };
-        let (moves, rest) = match text.split_once('/') {
-            Some((m, rest)) => {
-                let m: u32 = m
-                    .parse()
-                    .map_err(|_| bad("the move count is not a whole number"))?;
-                if m == 0 {
-                    return Err(bad("the move count must be positive"));
-                }
-                (Some(m), rest)
-            }
-            None => (None, text),
-        };
-        let (base, inc) = match rest.split_once('+') {
-            Some((b, i)) => (b, Some(i)),
-            None => (rest, None),
-        };
-        let base_ms = seconds_to_ms(text, base)?;
-        if base_ms == 0 {
-            return Err(bad("the base time must be positive"));
-        }
-        let increment_ms = inc
-            .map(|i| seconds_to_ms(text, i))
-            .transpose()?
-            .unwrap_or(0);
-        Ok(TimeControl {
-            moves,
-            base_ms,
-            increment_ms,
-        })
-    }
-}
-
-impl fmt::Display for TimeControl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(m) = self.moves {
-            write!(f, "{m}/")?;
-        }
-        write!(f, "{}", self.base_ms as f64 / 1000.0)?;
-        if self.increment_ms > 0 {
-            write!(f, "+{}", self.increment_ms as f64 / 1000.0)?;
-        }
-        Ok(())
-    }
-}
+use crate::external::Go;
 
 /// One side's clock under a [`TimeControl`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,7 +30,7 @@ impl Clock {
         let odds = u64::from(odds.max(1));
         let tc = TimeControl {
             base_ms: tc.base_ms * odds,
-            increment_ms: tc.increment_ms * odds,
+            inc_ms: tc.inc_ms * odds,
             ..tc
         };
         Clock {
@@ -130,12 +47,12 @@ impl Clock {
 
     /// Increment per move, in milliseconds.
     pub fn increment_ms(&self) -> u64 {
-        self.tc.increment_ms
+        self.tc.inc_ms
     }
 
     /// Moves left in the current period, if the control has periods.
     pub fn moves_to_go(&self) -> Option<u32> {
-        self.tc.moves.map(|m| m - self.moves_made % m)
+        self.tc.moves_to_go.map(|m| m - self.moves_made % m)
     }
 
     /// Charges a move that took `elapsed_ms`; returns `false` when the flag fell.
@@ -145,8 +62,8 @@ impl Clock {
             return false;
         }
         self.moves_made += 1;
-        self.remaining_ms += self.tc.increment_ms as i64;
-        if let Some(m) = self.tc.moves
+        self.remaining_ms += self.tc.inc_ms as i64;
+        if let Some(m) = self.tc.moves_to_go
             && self.moves_made.is_multiple_of(m)
         {
             self.remaining_ms += self.tc.base_ms as i64;
@@ -155,37 +72,63 @@ impl Clock {
     }
 }
 
+/// The built-in engine's budget for one move of a player with `limit`.
+pub fn search_limits(
+    limit: Limit,
+    clocks: &ByColor<Option<Clock>>,
+    stop: &Arc<AtomicBool>,
+) -> Limits {
+    let mut limits = Limits {
+        stop: Arc::clone(stop),
+        ..Limits::default()
+    };
+    match limit {
+        Limit::Nodes(n) => limits.nodes = Some(n),
+        Limit::Depth(d) => limits.depth = Some(d),
+        Limit::MoveTimeMs(ms) => limits.movetime = Some(Duration::from_millis(ms)),
+        Limit::Clock(_) => {
+            for color in Color::ALL {
+                if let Some(c) = &clocks[color] {
+                    let ms = u64::try_from(c.remaining_ms().max(0)).unwrap_or(0);
+                    limits.time[color.index()] = Some(Duration::from_millis(ms));
+                    limits.inc[color.index()] = Duration::from_millis(c.increment_ms());
+                    limits.movestogo = c.moves_to_go();
+                }
+            }
+        }
+    }
+    limits
+}
+
+/// An external engine's `go` for one move of `mover` with `limit`, and the
+/// time (ms) it may take when the move is timed.
+pub fn go_limit(limit: Limit, clocks: &ByColor<Option<Clock>>, mover: Color) -> (Go, Option<u64>) {
+    let ms = |c: &Option<Clock>| {
+        c.as_ref()
+            .map_or(0, |c| u64::try_from(c.remaining_ms()).unwrap_or(0))
+    };
+    match limit {
+        Limit::Nodes(n) => (Go::Nodes(n), None),
+        Limit::Depth(d) => (Go::Depth(d), None),
+        Limit::MoveTimeMs(t) => (Go::MoveTimeMs(t), Some(t)),
+        Limit::Clock(_) => {
+            let go = Go::Clock {
+                time_ms: [ms(&clocks.red), ms(&clocks.black)],
+                inc_ms: [
+                    clocks.red.as_ref().map_or(0, Clock::increment_ms),
+                    clocks.black.as_ref().map_or(0, Clock::increment_ms),
+                ],
+                mover,
+                moves_to_go: clocks[mover].as_ref().and_then(Clock::moves_to_go),
+            };
+            (go, Some(ms(&clocks[mover])))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_the_forms() {
-        let tc: TimeControl = "40/60+0.5".parse().unwrap();
-        assert_eq!(
-            tc,
-            TimeControl {
-                moves: Some(40),
-                base_ms: 60_000,
-                increment_ms: 500
-            }
-        );
-        assert_eq!(tc.to_string(), "40/60+0.5");
-        let tc: TimeControl = "10+0.1".parse().unwrap();
-        assert_eq!(
-            tc,
-            TimeControl {
-                moves: None,
-                base_ms: 10_000,
-                increment_ms: 100
-            }
-        );
-        let tc: TimeControl = "300".parse().unwrap();
-        assert_eq!(tc.to_string(), "300");
-        for bad in ["", "0", "x+1", "40/", "0/60", "40/60+", "-5", "1e99", "NaN"] {
-            assert!(bad.parse::<TimeControl>().is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn clock_periods_and_increment() {
@@ -200,5 +143,22 @@ mod tests {
         let odds = Clock::new("10+1".parse().unwrap(), 2);
         assert_eq!(odds.remaining_ms(), 20000);
         assert_eq!(odds.increment_ms(), 2000);
+    }
+
+    #[test]
+    fn a_clock_limit_budgets_from_the_clocks_as_they_stand() {
+        let tc: TimeControl = "40/60+0.5".parse().unwrap();
+        let clocks = ByColor::new_with(|_| Some(Clock::new(tc, 1)));
+        let stop = Arc::new(AtomicBool::new(false));
+        let l = search_limits(Limit::Clock(tc), &clocks, &stop);
+        assert_eq!(l.time[0], Some(Duration::from_secs(60)));
+        assert_eq!(l.inc[1], Duration::from_millis(500));
+        assert_eq!(l.movestogo, Some(40));
+        let (go, allotted) = go_limit(Limit::MoveTimeMs(150), &clocks, Color::Red);
+        assert_eq!((go, allotted), (Go::MoveTimeMs(150), Some(150)));
+        assert_eq!(
+            search_limits(Limit::Nodes(7), &clocks, &stop).nodes,
+            Some(7)
+        );
     }
 }

@@ -5,8 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use prost::Message;
-use xq_proto::pb;
-use xq_worker::BatchOutcome;
+use xq_proto::{BatchOutcome, pb};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(request) = pb::SubmitResultRequest::decode(data) else {
@@ -15,14 +14,15 @@ fuzz_target!(|data: &[u8]| {
     let Some(results) = request.results else {
         return;
     };
-    let lease_pairs = results.pairs;
+    let lease_pairs = results.totals.as_ref().map_or(0, |t| t.pairs as u32);
     let Ok(outcome) = BatchOutcome::try_from(results) else {
         return;
     };
     if outcome.check(lease_pairs).is_ok() {
+        let t = &outcome.totals;
         let games = 2 * u64::from(lease_pairs);
-        assert_eq!(outcome.pentanomial.iter().sum::<u64>(), u64::from(lease_pairs));
-        assert_eq!(outcome.wins + outcome.draws + outcome.losses, games);
-        assert!(outcome.total_plies <= games * 10_000);
+        assert_eq!(t.pentanomial.iter().sum::<u64>(), u64::from(lease_pairs));
+        assert_eq!(t.wins + t.draws + t.losses, games);
+        assert!(t.total_plies <= games * 10_000);
     }
 });

@@ -13,9 +13,9 @@ use xq_coordinator::local::{LocalCluster, PlayerFactory};
 use xq_coordinator::scheduler::SchedulerConfig;
 use xq_coordinator::server::{self, ServerConfig};
 use xq_coordinator::store::{Durability, Store, StoreOptions};
+use xq_proto::connect::{Auth, channel};
 use xq_proto::pb;
 use xq_proto::pb::run_service_client::RunServiceClient;
-use xq_worker::client::{Auth, channel};
 
 use super::display::{self, Admin};
 use super::match_args::{GamesRunArgs, RunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};

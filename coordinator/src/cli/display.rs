@@ -5,9 +5,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 use tokio_stream::StreamExt;
 use tonic::transport::Channel;
+use xq_proto::connect::Auth;
 use xq_proto::pb;
 use xq_proto::pb::run_service_client::RunServiceClient;
-use xq_worker::client::Auth;
 
 /// The admin client type.
 pub type Admin = RunServiceClient<tonic::service::interceptor::InterceptedService<Channel, Auth>>;

@@ -11,9 +11,9 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use xq_coordinator::store::engines::{self, MAX_ENGINE_BYTES};
 use xq_coordinator::store::{Store, now_ms};
+use xq_proto::EngineRef;
+use xq_proto::Protocol;
 use xq_worker::engine_cache;
-use xq_worker::external::Protocol;
-use xq_worker::work::EngineRef;
 
 /// `engine …`.
 #[derive(Debug, Args)]
@@ -65,10 +65,8 @@ impl EngineArgs {
                 if name.is_empty() || name.chars().count() > 64 {
                     bail!("bad engine name {name:?}: it must be 1 to 64 characters");
                 }
-                let protocol = match protocol.as_str() {
-                    "uci" => Protocol::Uci,
-                    "ucci" => Protocol::Ucci,
-                    other => bail!("unknown protocol {other:?}; expected uci or ucci"),
+                let Some(protocol) = Protocol::parse(&protocol) else {
+                    bail!("unknown protocol {protocol:?}; expected uci or ucci")
                 };
                 let options = options
                     .iter()

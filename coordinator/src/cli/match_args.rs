@@ -2,13 +2,10 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::{Args, ValueEnum};
-use xq_proto::pb;
-use xq_worker::cli::{AdjudicationArgs, LimitArgs};
-use xq_worker::openings::OpeningSource;
-use xq_worker::runner::Limit;
-use xq_worker::work::Adjudication;
+use xq_proto::cli::{AdjudicationArgs, LimitArgs, OpeningArgs};
+use xq_proto::{Limit, pb};
 
 use super::params;
 
@@ -28,12 +25,8 @@ pub struct MatchArgs {
     /// reform-2007: −120 cp for Red); off: draws are worth 0 to both.
     #[arg(long, value_enum, default_value = "on")]
     draw_contempt: OnOff,
-    /// `builtin`, or a file of FEN/EPD lines.
-    #[arg(long, default_value = "builtin")]
-    openings: String,
-    /// Random plies after the book move (builtin openings).
-    #[arg(long, default_value_t = 4)]
-    random_plies: u32,
+    #[command(flatten)]
+    openings: OpeningArgs,
     /// Opening seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -50,26 +43,10 @@ pub struct MatchArgs {
     adjudication: AdjudicationArgs,
 }
 
-/// The wire form of a limit.
-fn limit_kind(limit: Limit) -> pb::limit::Kind {
-    match limit {
-        Limit::Nodes(n) => pb::limit::Kind::Nodes(n),
-        Limit::Depth(d) => pb::limit::Kind::Depth(d),
-        Limit::MoveTime(t) => {
-            pb::limit::Kind::MovetimeMs(u64::try_from(t.as_millis()).unwrap_or(u64::MAX))
-        }
-        Limit::Clock(tc) => pb::limit::Kind::Clock(pb::Clock {
-            base_ms: tc.base_ms,
-            inc_ms: tc.increment_ms,
-            moves_to_go: tc.moves.unwrap_or(0),
-        }),
-    }
-}
-
 impl MatchArgs {
-    fn limit(&self) -> anyhow::Result<pb::limit::Kind> {
+    fn limit(&self) -> anyhow::Result<Limit> {
         match self.limit.limit()? {
-            Some(l) => Ok(limit_kind(l)),
+            Some(l) => Ok(l),
             None => bail!("give a search limit: --nodes, --depth, --movetime or --tc"),
         }
     }
@@ -80,37 +57,18 @@ impl MatchArgs {
         kind: pb::run_spec::Kind,
         default_name: &str,
     ) -> anyhow::Result<pb::RunSpec> {
-        let openings = if self.openings == "builtin" {
-            pb::match_settings::Openings::Builtin(pb::BuiltinOpenings {
-                random_plies: self.random_plies,
-            })
-        } else {
-            let text = std::fs::read_to_string(&self.openings)
-                .with_context(|| format!("cannot read opening file {:?}", self.openings))?;
-            OpeningSource::parse_lines(&text)
-                .with_context(|| format!("bad opening file {:?}", self.openings))?;
-            let lines: Vec<String> = text
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(str::to_owned)
-                .collect();
-            pb::match_settings::Openings::Lines(pb::OpeningLines { lines })
-        };
         Ok(pb::RunSpec {
             name: self.name.clone().unwrap_or_else(|| default_name.to_owned()),
             priority: self.priority,
             batch_pairs: self.batch_pairs,
             settings: Some(pb::MatchSettings {
-                limit: Some(pb::Limit {
-                    kind: Some(self.limit()?),
-                }),
+                limit: Some(self.limit()?.into()),
                 hash_mb: self.hash,
                 rules: self.rules.clone(),
-                openings: Some(openings),
+                openings: Some(self.openings.source()?.into()),
                 seed: self.seed,
-                adjudication: Some(Adjudication::from(self.adjudication.config()).into()),
-                draw_contempt: Some(self.draw_contempt == OnOff::On),
+                adjudication: Some(self.adjudication.adjudication().into()),
+                draw_contempt: self.draw_contempt == OnOff::On,
             }),
             kind: Some(kind),
         })
@@ -194,8 +152,7 @@ impl EngineArgs {
             };
         let limit = |l: &Option<String>| -> anyhow::Result<Option<pb::Limit>> {
             let Some(text) = l else { return Ok(None) };
-            let kind = limit_kind(text.parse()?);
-            Ok(Some(pb::Limit { kind: Some(kind) }))
+            Ok(Some(text.parse::<Limit>()?.into()))
         };
         let choice = pb::EngineChoice {
             dev_engine: self.dev_engine.clone().unwrap_or_default(),
@@ -330,17 +287,12 @@ mod tests {
 
     #[test]
     fn time_controls_reach_the_wire() {
-        let Ok(tc) = "40/60+0.5".parse() else {
-            panic!("valid time control")
-        };
-        let pb::limit::Kind::Clock(c) = limit_kind(Limit::Clock(tc)) else {
+        let wire = |text: &str| pb::Limit::from(text.parse::<Limit>().unwrap()).kind;
+        let Some(pb::limit::Kind::Clock(c)) = wire("tc=40/60+0.5") else {
             panic!("a clock")
         };
         assert_eq!((c.moves_to_go, c.base_ms, c.inc_ms), (40, 60_000, 500));
-        let Ok(tc) = "10+0.1".parse() else {
-            panic!("valid time control")
-        };
-        let pb::limit::Kind::Clock(c) = limit_kind(Limit::Clock(tc)) else {
+        let Some(pb::limit::Kind::Clock(c)) = wire("tc=10+0.1") else {
             panic!("a clock")
         };
         assert_eq!((c.moves_to_go, c.base_ms, c.inc_ms), (0, 10_000, 100));

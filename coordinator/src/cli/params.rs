@@ -3,10 +3,12 @@
 //! * Overrides (`--dev`, `--base`): TOML `name = value` lines with integer
 //!   values in engine units; an empty file means the engine's defaults.
 //! * SPSA (`--params`): one TOML table per tuned parameter with the keys
-//!   `start`, `min`, `max`, `c_end`, `r_end` (numbers; all required):
+//!   `start`, `min`, `max` (numbers, required) and `c_end`, `r_end`
+//!   (numbers; when left out, the engine's parameter table gives them, as
+//!   `xq-engine params` prints them):
 //!
 //!   ```toml
-//!   [piece_chariot]
+//!   [chariot_value]
 //!   start = 900
 //!   min = 300
 //!   max = 1500
@@ -59,23 +61,27 @@ pub fn spsa(path: &Path) -> anyhow::Result<Vec<pb::SpsaParam>> {
                     path.display()
                 );
             };
-            let get = |key: &str| -> anyhow::Result<f64> {
-                match fields.get(key) {
-                    Some(toml::Value::Integer(v)) => Ok(*v as f64),
-                    Some(toml::Value::Float(v)) => Ok(*v),
-                    Some(other) => bail!(
+            let table = xq_engine::params::spec(&name);
+            let get = |key: &str, default: Option<f64>| -> anyhow::Result<f64> {
+                match (fields.get(key), default) {
+                    (Some(toml::Value::Integer(v)), _) => Ok(*v as f64),
+                    (Some(toml::Value::Float(v)), _) => Ok(*v),
+                    (Some(other), _) => bail!(
                         "invalid spsa file {}: [{name}] {key} = {other} is not a number",
                         path.display()
                     ),
-                    None => bail!("invalid spsa file {}: [{name}] has no {key}", path.display()),
+                    (None, Some(d)) => Ok(d),
+                    (None, None) => {
+                        bail!("invalid spsa file {}: [{name}] has no {key}", path.display())
+                    }
                 }
             };
             let param = pb::SpsaParam {
-                start: get("start")?,
-                min: get("min")?,
-                max: get("max")?,
-                c_end: get("c_end")?,
-                r_end: get("r_end")?,
+                start: get("start", None)?,
+                min: get("min", None)?,
+                max: get("max", None)?,
+                c_end: get("c_end", table.map(|t| t.c_end))?,
+                r_end: get("r_end", table.map(|t| t.r_end))?,
                 name: name.clone(),
             };
             if let Some(key) = fields
@@ -102,14 +108,14 @@ mod tests {
 
     #[test]
     fn overrides_need_integers() {
-        let ok = file("ok", "piece_chariot = 900\n");
-        assert_eq!(overrides(Some(&ok)).unwrap()["piece_chariot"], 900);
+        let ok = file("ok", "chariot_value = 900\n");
+        assert_eq!(overrides(Some(&ok)).unwrap()["chariot_value"], 900);
         let empty = file("empty", "");
         assert!(overrides(Some(&empty)).unwrap().is_empty());
-        let bad = file("bad", "piece_chariot = \"nine\"\n");
+        let bad = file("bad", "chariot_value = \"nine\"\n");
         let err = format!("{:#}", overrides(Some(&bad)).unwrap_err());
         assert!(
-            err.contains("piece_chariot") && err.contains("not an integer"),
+            err.contains("chariot_value") && err.contains("not an integer"),
             "{err}"
         );
     }
@@ -118,14 +124,24 @@ mod tests {
     fn spsa_tables_are_read_and_checked() {
         let ok = file(
             "spsa",
-            "[piece_chariot]\nstart = 900\nmin = 300\nmax = 1500\nc_end = 50\nr_end = 0.002\n",
+            "[chariot_value]\nstart = 900\nmin = 300\nmax = 1500\nc_end = 50\nr_end = 0.002\n",
         );
         let params = spsa(&ok).unwrap();
-        assert_eq!(params[0].name, "piece_chariot");
+        assert_eq!(params[0].name, "chariot_value");
         assert_eq!(params[0].r_end, 0.002);
         let missing = file("missing", "[x]\nstart = 1\n");
         let err = format!("{:#}", spsa(&missing).unwrap_err());
         assert!(err.contains("[x] has no min"), "{err}");
+        let defaults = file(
+            "defaults",
+            "[chariot_value]\nstart = 900\nmin = 300\nmax = 1500\n",
+        );
+        let spec = xq_engine::params::spec("chariot_value").unwrap();
+        let params = spsa(&defaults).unwrap();
+        assert_eq!((params[0].c_end, params[0].r_end), (spec.c_end, spec.r_end));
+        let unknown = file("unknown", "[nope]\nstart = 1\nmin = 0\nmax = 2\n");
+        let err = format!("{:#}", spsa(&unknown).unwrap_err());
+        assert!(err.contains("[nope] has no c_end"), "{err}");
         let flat = file("flat", "x = 1\n");
         assert!(format!("{:#}", spsa(&flat).unwrap_err()).contains("must be a table"));
     }

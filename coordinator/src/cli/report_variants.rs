@@ -41,8 +41,7 @@ fn draw_contempt(run: &pb::RunStatus) -> bool {
     run.spec
         .as_ref()
         .and_then(|s| s.settings.as_ref())
-        .and_then(|s| s.draw_contempt)
-        .unwrap_or(true)
+        .is_some_and(|s| s.draw_contempt)
 }
 
 /// The report as one JSON object: `run_id`, `kind` ("variants"), `run_state`,

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use xq_engine::RuleSet;
-use xq_worker::variant_stats::{CONVERTIBLE, PLIES_BUCKET, PLIES_BUCKETS};
+use xq_proto::variant_stats::{CONVERTIBLE, PLIES_BUCKET, PLIES_BUCKETS};
 
 use crate::runs::VariantTotals;
 use crate::stats::StatsError;
@@ -402,7 +402,7 @@ pub fn csv(r: &VariantsReport, totals: &[VariantTotals]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xq_worker::variant_stats::VariantStats;
+    use xq_proto::variant_stats::VariantStats;
 
     fn totals(rules: &str, pair_outcomes: [u64; 9], converted: [u64; 4]) -> VariantTotals {
         let pairs: u64 = pair_outcomes.iter().sum();

@@ -1,6 +1,11 @@
 //! Runs as domain types: what a run is ([`RunSpec`]), where it stands
-//! ([`RunStatus`]), and per kind ([`sprt`], [`spsa`], [`games`], [`variants`])
-//! how a lease's players are chosen and how a counted result moves the run.
+//! ([`RunStatus`]), and the [`Kind`] trait each kind implements in its own
+//! file ([`sprt`], [`spsa`], [`games`], [`variants`]): its spec and wire
+//! form, how its slices are cut, who plays a slice, how a counted result
+//! moves the run, and its part of the status.
+//!
+//! Adding a kind: its file, a [`KindSpec`] variant with its arms here
+//! ([`KindSpec::ops`] and the wire mapping), the proto, and the CLI.
 //!
 //! Totals are always from the first player's view: the engine under test
 //! (SPRT, games), θ+ (SPSA) or the engine with Red in a pair's first game
@@ -13,11 +18,21 @@ pub mod variants;
 
 use std::collections::BTreeMap;
 
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
-use xq_worker::work::{Adjudication, EngineRef, Limit, OpeningSource, PlayerSpec};
+use xq_proto::{
+    Adjudication, BatchOutcome, EngineRef, Invalid, Limit, OpeningSource, PlayerSpec, Totals, pb,
+};
 
-use crate::spsa::{SpsaParamSpec, SpsaState};
-use crate::stats::sprt::{SprtOutcome, SprtParams};
+use crate::spsa::{SpsaRequest, SpsaState};
+use crate::stats::elo::{EloEstimate, logistic_elo};
+use crate::stats::sprt::SprtOutcome;
+use crate::stats::{Pentanomial, Results};
+use crate::store::StoreError;
+use crate::store::leases::Lease;
+pub use games::GamesSpec;
+pub use sprt::SprtSpec;
+pub use spsa::SpsaSpec;
 pub use variants::{VariantTotals, VariantsSpec};
 
 /// Default game pairs per lease for SPRT and fixed-games runs.
@@ -53,12 +68,7 @@ pub struct MatchSettings {
     pub seed: u64,
     pub adjudication: Adjudication,
     /// Whether engines value a draw by the rule set's scoring.
-    #[serde(default = "on")]
     pub draw_contempt: bool,
-}
-
-fn on() -> bool {
-    true
 }
 
 /// An external engine chosen for a player: a registry name and extra options;
@@ -107,9 +117,25 @@ impl Lineup {
         ]
     }
 
-    /// The selections whose registry entries are still to be filled in.
-    pub fn selections_mut(&mut self) -> impl Iterator<Item = &mut EngineSel> {
-        self.dev.iter_mut().chain(self.base.iter_mut())
+    /// A lease of dev against base under the run's rules.
+    pub fn slice_work(&self, settings: &MatchSettings, dev: &Params, base: &Params) -> SliceWork {
+        SliceWork {
+            players: self.players(settings, dev, base),
+            rules: settings.rules.clone(),
+            per_game: false,
+            spsa_request: None,
+        }
+    }
+
+    /// Fills in each selection's registry entry; an unknown name is `NotFound`.
+    pub fn resolve(&mut self, conn: &Connection) -> Result<(), StoreError> {
+        for sel in self.dev.iter_mut().chain(self.base.iter_mut()) {
+            let found = crate::store::engines::get(conn, &sel.name)?;
+            sel.registered = Some(found.ok_or_else(|| {
+                StoreError::NotFound(format!("no engine named '{}' is registered", sel.name))
+            })?);
+        }
+        Ok(())
     }
 }
 
@@ -135,36 +161,6 @@ pub enum KindSpec {
     Variants(VariantsSpec),
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SprtSpec {
-    pub dev_params: Params,
-    pub base_params: Params,
-    /// External engines and per-player limits.
-    #[serde(default)]
-    pub lineup: Lineup,
-    pub sprt: SprtParams,
-    /// Stop after this many pairs if no bound is reached.
-    pub max_pairs: Option<u64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SpsaSpec {
-    /// Integer parameters (the wire carries whole numbers).
-    pub params: Vec<SpsaParamSpec>,
-    /// Games in the whole run (2 per iteration).
-    pub games: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GamesSpec {
-    pub dev_params: Params,
-    pub base_params: Params,
-    /// External engines and per-player limits.
-    #[serde(default)]
-    pub lineup: Lineup,
-    pub pairs: u64,
-}
-
 /// The kinds, as stored in `runs.kind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunKind {
@@ -186,24 +182,139 @@ impl RunKind {
 }
 
 impl KindSpec {
-    pub fn kind(&self) -> RunKind {
+    /// The kind's operations: the one place that dispatches on the kind.
+    pub fn ops(&self) -> &dyn Kind {
         match self {
-            KindSpec::Sprt(_) => RunKind::Sprt,
-            KindSpec::Spsa(_) => RunKind::Spsa,
-            KindSpec::Games(_) => RunKind::Games,
-            KindSpec::Variants(_) => RunKind::Variants,
+            KindSpec::Sprt(s) => s,
+            KindSpec::Spsa(s) => s,
+            KindSpec::Games(g) => g,
+            KindSpec::Variants(v) => v,
         }
+    }
+
+    /// [`KindSpec::ops`], mutably.
+    pub fn ops_mut(&mut self) -> &mut dyn Kind {
+        match self {
+            KindSpec::Sprt(s) => s,
+            KindSpec::Spsa(s) => s,
+            KindSpec::Games(g) => g,
+            KindSpec::Variants(v) => v,
+        }
+    }
+
+    pub fn kind(&self) -> RunKind {
+        self.ops().kind()
     }
 
     /// Pairs the run needs in all; `None` = open-ended.
     pub fn target_pairs(&self) -> Option<u64> {
-        match self {
-            KindSpec::Sprt(s) => s.max_pairs,
-            KindSpec::Spsa(s) => Some(s.games / 2),
-            KindSpec::Games(g) => Some(g.pairs),
-            KindSpec::Variants(v) => Some(v.target_pairs()),
+        self.ops().target_pairs()
+    }
+}
+
+impl TryFrom<pb::run_spec::Kind> for KindSpec {
+    type Error = Invalid;
+
+    fn try_from(k: pb::run_spec::Kind) -> Result<Self, Invalid> {
+        use pb::run_spec::Kind;
+        Ok(match k {
+            Kind::Sprt(s) => KindSpec::Sprt(s.try_into()?),
+            Kind::Spsa(s) => KindSpec::Spsa(s.try_into()?),
+            Kind::Games(g) => KindSpec::Games(g.try_into()?),
+            Kind::Variants(v) => KindSpec::Variants(v.try_into()?),
+        })
+    }
+}
+
+impl From<KindSpec> for pb::run_spec::Kind {
+    fn from(k: KindSpec) -> Self {
+        use pb::run_spec::Kind;
+        match k {
+            KindSpec::Sprt(s) => Kind::Sprt(s.into()),
+            KindSpec::Spsa(s) => Kind::Spsa(s.into()),
+            KindSpec::Games(g) => Kind::Games(g.into()),
+            KindSpec::Variants(v) => Kind::Variants(v.into()),
         }
     }
+}
+
+/// A slice of a run's openings handed to one lease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slice {
+    /// Index of the first opening.
+    pub offset: u64,
+    pub pairs: u32,
+    /// Variants runs: the index of the slice's rule set in the spec.
+    pub variant: Option<usize>,
+}
+
+/// What a lease of one slice plays, besides the run's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SliceWork {
+    pub players: [PlayerSpec; 2],
+    /// Rule set preset.
+    pub rules: String,
+    /// Each game takes its own opening (see `xq_proto::OpeningSlice`).
+    pub per_game: bool,
+    /// SPSA runs: the request (flip vector) the lease's result answers.
+    pub spsa_request: Option<SpsaRequest>,
+}
+
+/// The operations every run kind implements, each in its own file. The
+/// scheduler calls these inside its transactions and knows nothing of the
+/// kinds.
+pub trait Kind {
+    fn kind(&self) -> RunKind;
+
+    /// Pairs the run needs in all; `None` = open-ended.
+    fn target_pairs(&self) -> Option<u64>;
+
+    /// Pairs per lease when the spec says 0.
+    fn default_batch_pairs(&self) -> u32 {
+        DEFAULT_BATCH_PAIRS
+    }
+
+    /// Fills in the kind's own part of a run's status on the wire.
+    fn status(&self, run: &RunStatus, out: &mut pb::RunStatus) {
+        let _ = (run, out);
+    }
+
+    /// Checks the spec and fills in what the store knows (registered
+    /// engines) before the run is created; returns an SPSA run's initial
+    /// state.
+    fn prepare(&mut self, conn: &Connection) -> Result<Option<SpsaState>, StoreError> {
+        let _ = conn;
+        Ok(None)
+    }
+
+    /// The fresh slice after `issued` pairs were handed out, at most `batch`
+    /// pairs, or `None` when every pair was: by default consecutive openings.
+    fn next_slice(&self, batch: u32, issued: u64) -> Option<Slice> {
+        let left = self
+            .target_pairs()
+            .map_or(u64::MAX, |t| t.saturating_sub(issued));
+        let pairs = u64::from(batch).min(left) as u32;
+        (pairs > 0).then_some(Slice {
+            offset: issued,
+            pairs,
+            variant: None,
+        })
+    }
+
+    /// The players and rules of a lease of `slice` in `run` as it stands.
+    fn slice_work(&self, run: &RunStatus, slice: &Slice) -> Result<SliceWork, StoreError>;
+
+    /// Counts a lease's result (already added to the run's totals, which
+    /// `run` shows) in the kind's own state; returns whether the run is now
+    /// finished. Runs inside the submission's transaction.
+    fn apply(
+        &self,
+        conn: &Connection,
+        run: &RunStatus,
+        lease: &Lease,
+        outcome: &BatchOutcome,
+        now: i64,
+    ) -> Result<bool, StoreError>;
 }
 
 /// Where a run is in its life.
@@ -233,19 +344,6 @@ impl RunState {
     }
 }
 
-/// Counted games, first player's view.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-pub struct Totals {
-    pub pairs: u64,
-    /// `[LL, LD+DL, LW+DD+WL, DW+WD, WW]`.
-    pub pentanomial: [u64; 5],
-    pub wins: u64,
-    pub draws: u64,
-    pub losses: u64,
-    pub reasons: BTreeMap<String, u64>,
-    pub total_plies: u64,
-}
-
 /// A run as stored, with the live count of pairs in flight.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunStatus {
@@ -266,6 +364,17 @@ pub struct RunStatus {
     pub flag: Option<String>,
     /// Variants runs: one entry per variant, in the spec's order.
     pub variants: Vec<VariantTotals>,
+}
+
+impl RunStatus {
+    /// The first player's logistic Elo from the pentanomial totals; `None`
+    /// before the first counted pair.
+    pub fn elo(&self) -> Option<EloEstimate> {
+        if self.totals.pairs == 0 {
+            return None;
+        }
+        logistic_elo(&Results::Pentanomial(Pentanomial(self.totals.pentanomial))).ok()
+    }
 }
 
 /// One applied SPSA result.

@@ -2,25 +2,152 @@
 //! cap is reached). The LLR is evaluated on the run's pentanomial totals
 //! after every counted result.
 
-use xq_worker::work::PlayerSpec;
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+use xq_proto::{BatchOutcome, Invalid, pb};
 
-use super::{MatchSettings, SprtSpec};
-use crate::stats::sprt::{SprtOutcome, SprtState};
-use crate::stats::{Pentanomial, Results, StatsError};
+use super::{Kind, Lineup, Params, RunKind, RunStatus, Slice, SliceWork};
+use crate::convert;
+use crate::spsa::SpsaState;
+use crate::stats::sprt::{SprtParams, SprtState};
+use crate::stats::{EloModel, Pentanomial, Results};
+use crate::store::StoreError;
+use crate::store::leases::Lease;
+use crate::store::runs as run_rows;
 
-/// Players of every lease: dev first, base second.
-pub fn players(spec: &SprtSpec, settings: &MatchSettings) -> [PlayerSpec; 2] {
-    spec.lineup
-        .players(settings, &spec.dev_params, &spec.base_params)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SprtSpec {
+    pub dev_params: Params,
+    pub base_params: Params,
+    /// External engines and per-player limits.
+    #[serde(default)]
+    pub lineup: Lineup,
+    pub sprt: SprtParams,
+    /// Stop after this many pairs if no bound is reached.
+    pub max_pairs: Option<u64>,
 }
 
-/// The test on the run's totals.
-pub fn evaluate(spec: &SprtSpec, pentanomial: [u64; 5]) -> Result<SprtOutcome, StatsError> {
-    spec.sprt
-        .evaluate(&Results::Pentanomial(Pentanomial(pentanomial)))
+impl Kind for SprtSpec {
+    fn kind(&self) -> RunKind {
+        RunKind::Sprt
+    }
+
+    fn target_pairs(&self) -> Option<u64> {
+        self.max_pairs
+    }
+
+    fn prepare(&mut self, conn: &Connection) -> Result<Option<SpsaState>, StoreError> {
+        self.lineup.resolve(conn)?;
+        Ok(None)
+    }
+
+    /// Dev first, base second.
+    fn slice_work(&self, run: &RunStatus, _: &Slice) -> Result<SliceWork, StoreError> {
+        Ok(self
+            .lineup
+            .slice_work(&run.spec.settings, &self.dev_params, &self.base_params))
+    }
+
+    /// The test's state: after the last counted result, or at its start.
+    fn status(&self, run: &RunStatus, out: &mut pb::RunStatus) {
+        out.sprt = Some(match &run.sprt {
+            Some(o) => pb::SprtStatus {
+                llr: o.llr,
+                lower_bound: o.lower_bound,
+                upper_bound: o.upper_bound,
+                state: pb::SprtState::from(o.state).into(),
+            },
+            None => pb::SprtStatus {
+                llr: 0.0,
+                lower_bound: self.sprt.lower_bound(),
+                upper_bound: self.sprt.upper_bound(),
+                state: pb::SprtState::Continue.into(),
+            },
+        });
+    }
+
+    /// Stores the test on the run's totals; finished at a bound or at the
+    /// pair cap.
+    fn apply(
+        &self,
+        conn: &Connection,
+        run: &RunStatus,
+        lease: &Lease,
+        _: &BatchOutcome,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let test = self
+            .sprt
+            .evaluate(&Results::Pentanomial(Pentanomial(run.totals.pentanomial)))
+            .map_err(|e| StoreError::Invalid(format!("sprt: {e}")))?;
+        run_rows::save_sprt(conn, run.id, lease.id, run.totals.pairs, &test, now)?;
+        Ok(test.state != SprtState::Continue
+            || self.max_pairs.is_some_and(|m| run.totals.pairs >= m))
+    }
 }
 
-/// Finished at a bound or at the pair cap.
-pub fn finished(spec: &SprtSpec, outcome: &SprtOutcome, pairs_counted: u64) -> bool {
-    outcome.state != SprtState::Continue || spec.max_pairs.is_some_and(|m| pairs_counted >= m)
+impl TryFrom<pb::SprtSpec> for SprtSpec {
+    type Error = Invalid;
+
+    fn try_from(s: pb::SprtSpec) -> Result<Self, Invalid> {
+        let pb::SprtSpec {
+            dev_params,
+            base_params,
+            elo0,
+            elo1,
+            alpha,
+            beta,
+            model,
+            max_games,
+            engines,
+        } = s;
+        let model = match pb::EloModel::try_from(model) {
+            Ok(pb::EloModel::Logistic) => EloModel::Logistic,
+            Ok(pb::EloModel::Normalized) => EloModel::Normalized,
+            _ => return Err(Invalid::new("sprt.model", format!("unknown value {model}"))),
+        };
+        let sprt =
+            SprtParams::new(elo0, elo1, alpha, beta, model).map_err(|e| Invalid::new("sprt", e))?;
+        convert::check_params("sprt.dev_params", &dev_params)?;
+        convert::check_params("sprt.base_params", &base_params)?;
+        let max_pairs = match max_games {
+            0 => None,
+            1 => return Err(Invalid::new("sprt.max_games", "1 is less than a game pair")),
+            g => Some(g / 2),
+        };
+        Ok(SprtSpec {
+            dev_params: dev_params.into_iter().collect(),
+            base_params: base_params.into_iter().collect(),
+            lineup: convert::lineup("sprt.engines", engines)?,
+            sprt,
+            max_pairs,
+        })
+    }
+}
+
+impl From<SprtSpec> for pb::SprtSpec {
+    fn from(s: SprtSpec) -> Self {
+        let SprtSpec {
+            dev_params,
+            base_params,
+            lineup,
+            sprt,
+            max_pairs,
+        } = s;
+        pb::SprtSpec {
+            dev_params: dev_params.into_iter().collect(),
+            base_params: base_params.into_iter().collect(),
+            elo0: sprt.elo0(),
+            elo1: sprt.elo1(),
+            alpha: sprt.alpha(),
+            beta: sprt.beta(),
+            model: match sprt.model() {
+                EloModel::Logistic => pb::EloModel::Logistic,
+                EloModel::Normalized => pb::EloModel::Normalized,
+            }
+            .into(),
+            max_games: max_pairs.map_or(0, |p| 2 * p),
+            engines: Some(lineup.into()),
+        }
+    }
 }

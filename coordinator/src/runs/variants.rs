@@ -16,11 +16,16 @@
 
 use std::collections::BTreeMap;
 
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
-use xq_worker::variant_stats::VariantStats;
-use xq_worker::work::{BatchOutcome, PlayerSpec};
+use xq_proto::variant_stats::VariantStats;
+use xq_proto::{BatchOutcome, Invalid, pb};
 
-use super::{MatchSettings, Params};
+use super::{Kind, Params, RunKind, RunStatus, Slice, SliceWork};
+use crate::convert;
+use crate::store::StoreError;
+use crate::store::leases::Lease;
+use crate::store::variants as variant_rows;
 
 /// Most variants in one run.
 pub const MAX_VARIANTS: usize = 16;
@@ -42,13 +47,74 @@ impl VariantsSpec {
     }
 }
 
-/// A fresh slice: which variant, from which opening, how many pairs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Slice {
-    /// Index into [`VariantsSpec::rules`].
-    pub variant: usize,
-    pub offset: u64,
-    pub pairs: u32,
+impl Kind for VariantsSpec {
+    fn kind(&self) -> RunKind {
+        RunKind::Variants
+    }
+
+    fn target_pairs(&self) -> Option<u64> {
+        Some(self.target_pairs())
+    }
+
+    /// Round by round, one variant per slice (see the module docs).
+    fn next_slice(&self, batch: u32, issued: u64) -> Option<Slice> {
+        fresh_slice(self, batch, issued)
+    }
+
+    /// Both players: the same engine with the same parameters, under the
+    /// slice's rule set; each game takes its own opening.
+    fn slice_work(&self, run: &RunStatus, slice: &Slice) -> Result<SliceWork, StoreError> {
+        let rules = slice
+            .variant
+            .and_then(|i| self.rules.get(i))
+            .ok_or_else(|| {
+                StoreError::Schema(format!(
+                    "variants run {} has no variant {:?}",
+                    run.id, slice.variant
+                ))
+            })?;
+        let settings = &run.spec.settings;
+        Ok(SliceWork {
+            players: [
+                settings.player(self.params.clone()),
+                settings.player(self.params.clone()),
+            ],
+            rules: rules.clone(),
+            per_game: true,
+            spsa_request: None,
+        })
+    }
+
+    /// Adds the lease's games to its variant's totals (the lease row records
+    /// the variant); finished once every pair of every variant is counted.
+    fn apply(
+        &self,
+        conn: &Connection,
+        run: &RunStatus,
+        lease: &Lease,
+        outcome: &BatchOutcome,
+        _: i64,
+    ) -> Result<bool, StoreError> {
+        let index = lease
+            .variant
+            .filter(|&i| i < self.rules.len())
+            .ok_or_else(|| {
+                StoreError::Schema(format!("variants lease {} has no variant", lease.id))
+            })?;
+        let stats = outcome.variant.as_ref().ok_or_else(|| {
+            StoreError::Invalid(
+                "invalid results.variant: missing (a variants run needs it)".to_owned(),
+            )
+        })?;
+        let mut totals =
+            variant_rows::load_one(conn, run.id, index)?.unwrap_or_else(|| VariantTotals {
+                rules: self.rules[index].clone(),
+                ..Default::default()
+            });
+        totals.add(outcome, stats);
+        variant_rows::save(conn, run.id, index, &totals)?;
+        Ok(run.totals.pairs >= self.target_pairs())
+    }
 }
 
 /// The fresh slice after `issued` pairs were handed out (see the module
@@ -64,23 +130,10 @@ pub fn fresh_slice(spec: &VariantsSpec, batch: u32, issued: u64) -> Option<Slice
     let size = batch.min(spec.pairs - start);
     let within = issued - round * variants * batch;
     Some(Slice {
-        variant: (within / size) as usize,
+        variant: Some((within / size) as usize),
         offset: start,
         pairs: size as u32,
     })
-}
-
-/// Both players: the same engine with the same parameters.
-pub fn players(spec: &VariantsSpec, settings: &MatchSettings) -> [PlayerSpec; 2] {
-    [
-        settings.player(spec.params.clone()),
-        settings.player(spec.params.clone()),
-    ]
-}
-
-/// Finished once every pair of every variant is counted.
-pub fn finished(spec: &VariantsSpec, pairs_counted: u64) -> bool {
-    pairs_counted >= spec.target_pairs()
 }
 
 /// One variant's counted games.
@@ -99,13 +152,68 @@ pub struct VariantTotals {
 impl VariantTotals {
     /// Adds a lease's games; `stats` is the outcome's checked variant statistics.
     pub fn add(&mut self, outcome: &BatchOutcome, stats: &VariantStats) {
-        self.pairs = self.pairs.saturating_add(u64::from(outcome.pairs));
-        for (reason, games) in &outcome.reasons {
+        self.pairs = self.pairs.saturating_add(outcome.totals.pairs);
+        for (reason, games) in &outcome.totals.reasons {
             let n = self.reasons.entry(reason.clone()).or_default();
             *n = n.saturating_add(*games);
         }
-        self.total_plies = self.total_plies.saturating_add(outcome.total_plies);
+        self.total_plies = self.total_plies.saturating_add(outcome.totals.total_plies);
         self.stats.merge(stats);
+    }
+}
+
+impl TryFrom<pb::VariantsSpec> for VariantsSpec {
+    type Error = Invalid;
+
+    fn try_from(v: pb::VariantsSpec) -> Result<Self, Invalid> {
+        let pb::VariantsSpec {
+            rules,
+            params,
+            pairs,
+        } = v;
+        if !(2..=MAX_VARIANTS).contains(&rules.len()) {
+            return Err(Invalid::new(
+                "variants.rules",
+                format!("{} rule sets, need 2 to {MAX_VARIANTS}", rules.len()),
+            ));
+        }
+        let mut seen: Vec<xq_engine::RuleSet> = Vec::with_capacity(rules.len());
+        for r in &rules {
+            let parsed: xq_engine::RuleSet = r
+                .parse()
+                .map_err(|e| Invalid::new("variants.rules", format!("'{r}': {e}")))?;
+            if seen.contains(&parsed) {
+                return Err(Invalid::new(
+                    "variants.rules",
+                    format!("'{r}' repeats an earlier rule set"),
+                ));
+            }
+            seen.push(parsed);
+        }
+        if pairs == 0 {
+            return Err(Invalid::new("variants.pairs", "must be at least 1"));
+        }
+        convert::check_params("variants.params", &params)?;
+        Ok(VariantsSpec {
+            rules,
+            params: params.into_iter().collect(),
+            pairs,
+        })
+    }
+}
+
+impl From<VariantsSpec> for pb::VariantsSpec {
+    fn from(v: VariantsSpec) -> Self {
+        let VariantsSpec {
+            rules,
+            params,
+            pairs,
+        } = v;
+        pb::VariantsSpec {
+            rules,
+            params: params.into_iter().collect(),
+            pairs,
+        }
     }
 }
 
@@ -139,7 +247,7 @@ mod tests {
             for v in 0..variants {
                 let mut openings: Vec<u64> = slices
                     .iter()
-                    .filter(|sl| sl.variant == v)
+                    .filter(|sl| sl.variant == Some(v))
                     .flat_map(|sl| sl.offset..sl.offset + u64::from(sl.pairs))
                     .collect();
                 openings.sort_unstable();
@@ -153,7 +261,7 @@ mod tests {
         let s = all(&spec(2, 10), 4);
         let order: Vec<_> = s
             .iter()
-            .map(|sl| (sl.variant, sl.offset, sl.pairs))
+            .map(|sl| (sl.variant.unwrap_or(99), sl.offset, sl.pairs))
             .collect();
         assert_eq!(
             order,

@@ -11,7 +11,7 @@ use std::f64::consts::{LN_10, SQRT_2};
 use serde::Serialize;
 
 use super::distributions::{normal_cdf, normal_quantile};
-use super::llr::{moments, results_to_pdf};
+use super::sample::{moments, results_to_pdf};
 use super::{Results, StatsError};
 
 /// Normalized Elo per unit of normalized t-value: `800 / ln 10`.

@@ -25,38 +25,14 @@ use std::f64::consts::SQRT_2;
 
 use super::elo::{NELO_PER_NT, elo_to_score};
 use super::roots::brent;
+use super::sample::{Pdf, moments, results_to_pdf};
 use super::{EloModel, Results, StatsError};
-
-/// A discrete distribution: `(value, probability)` pairs, values ascending,
-/// probabilities summing to one.
-pub type Pdf = Vec<(f64, f64)>;
 
 /// Distance kept from the poles of the secular equation.
 const POLE_MARGIN: f64 = 1e-9;
 /// Fixed-point iterations for the t-value MLE (as fishtest).
 const T_VALUE_ITERATIONS: usize = 10;
 const T_VALUE_TOLERANCE: f64 = 1e-9;
-
-/// The number of sampling units and the empirical distribution of a sample,
-/// on values `i/(k − 1)`, after regularization.
-pub fn results_to_pdf(results: &Results) -> Result<(f64, Pdf), StatsError> {
-    let counts = results.regularized()?;
-    let n: f64 = counts.iter().sum();
-    let last = (counts.len() - 1) as f64;
-    let pdf = counts
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| (i as f64 / last, c / n))
-        .collect();
-    Ok((n, pdf))
-}
-
-/// Mean and variance of a distribution.
-pub fn moments(pdf: &[(f64, f64)]) -> (f64, f64) {
-    let mean: f64 = pdf.iter().map(|&(a, p)| p * a).sum();
-    let var = pdf.iter().map(|&(a, p)| p * (a - mean).powi(2)).sum();
-    (mean, var)
-}
 
 /// Solves `Σ p_i a_i / (1 + x a_i) = 0` for `x` with every `1 + x a_i > 0`.
 /// Requires values of both signs among the `a_i`.

@@ -27,6 +27,7 @@ pub mod distributions;
 pub mod elo;
 pub mod llr;
 pub mod roots;
+pub mod sample;
 pub mod sprt;
 pub mod variants;
 

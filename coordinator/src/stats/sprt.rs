@@ -15,7 +15,8 @@ use std::fmt;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::llr::{self, Pdf, mle_expected, mle_t_value, nelo_to_t};
+use super::llr::{self, mle_expected, mle_t_value, nelo_to_t};
+use super::sample::Pdf;
 use super::{EloModel, Pentanomial, Results, StatsError};
 
 /// Where a test stands.
@@ -159,7 +160,7 @@ pub fn pentanomial_at(
     elo: f64,
 ) -> Result<[f64; 5], StatsError> {
     let results = Results::from(shape);
-    let (_, pdf) = llr::results_to_pdf(&results)?;
+    let (_, pdf) = super::sample::results_to_pdf(&results)?;
     let mle: Pdf = match model {
         EloModel::Logistic => mle_expected(&pdf, super::elo::elo_to_score(elo))?,
         EloModel::Normalized => mle_t_value(&pdf, 0.5, nelo_to_t(elo, &results))?,

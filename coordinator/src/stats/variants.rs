@@ -23,6 +23,8 @@
 use std::str::FromStr;
 
 use serde::Serialize;
+use xq_engine::Color;
+pub use xq_engine::rules::{GameResult, Scoring};
 
 use super::distributions::{chi_square_sf, erfc, normal_quantile};
 use super::{StatsError, parse_counts};
@@ -32,39 +34,13 @@ fn z95() -> f64 {
     normal_quantile(0.975)
 }
 
-/// A game result from Red's side.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Outcome {
-    RedWin,
-    Draw,
-    BlackWin,
-}
+/// Game results in table order: Red win, draw, Black win.
+pub const OUTCOMES: [GameResult; 3] = [GameResult::Red, GameResult::Draw, GameResult::Black];
 
-impl Outcome {
-    /// All outcomes in table order.
-    pub const ALL: [Outcome; 3] = [Outcome::RedWin, Outcome::Draw, Outcome::BlackWin];
-}
-
-/// How games are scored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Scoring {
-    /// Win 1, draw ½, loss 0.
-    Standard,
-    /// Win 3, loss 0, draw: Red 1, Black 2. Red's score is points / 3.
-    Reform2007,
-}
-
-impl Scoring {
-    /// Red's normalized score in `[0, 1]` for one game.
-    pub fn red_score(self, outcome: Outcome) -> f64 {
-        match (self, outcome) {
-            (_, Outcome::RedWin) => 1.0,
-            (_, Outcome::BlackWin) => 0.0,
-            (Scoring::Standard, Outcome::Draw) => 0.5,
-            (Scoring::Reform2007, Outcome::Draw) => 1.0 / 3.0,
-        }
-    }
+/// Red's normalized score in `[0, 1]` for one game: its points under
+/// `scoring` over a win's.
+pub fn red_score(scoring: Scoring, result: GameResult) -> f64 {
+    scoring.points(result.winner(), Color::Red) / scoring.points(Some(Color::Red), Color::Red)
 }
 
 /// Per-game counts from Red's side.
@@ -82,11 +58,11 @@ impl ColorCounts {
             .saturating_add(self.black_wins)
     }
 
-    pub fn get(&self, outcome: Outcome) -> u64 {
+    pub fn get(&self, outcome: GameResult) -> u64 {
         match outcome {
-            Outcome::RedWin => self.red_wins,
-            Outcome::Draw => self.draws,
-            Outcome::BlackWin => self.black_wins,
+            GameResult::Red => self.red_wins,
+            GameResult::Draw => self.draws,
+            GameResult::Black => self.black_wins,
         }
     }
 }
@@ -105,8 +81,8 @@ impl FromStr for ColorCounts {
     }
 }
 
-/// Pair counts: `0[i][j]` pairs whose first game ended `Outcome::ALL[i]` and
-/// second game `Outcome::ALL[j]`, both from Red's side.
+/// Pair counts: `0[i][j]` pairs whose first game ended `OUTCOMES[i]` and
+/// second game `OUTCOMES[j]`, both from Red's side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct PairCounts(pub [[u64; 3]; 3]);
 
@@ -136,13 +112,13 @@ impl PairCounts {
 
     /// Per-game mean of `f` and its pair-based variance (variance of the
     /// per-game mean, the pair as the unit).
-    fn pair_mean_variance(&self, f: impl Fn(Outcome) -> f64) -> (f64, f64) {
+    fn pair_mean_variance(&self, f: impl Fn(GameResult) -> f64) -> (f64, f64) {
         let m = self.pairs() as f64;
         let cells = || {
             self.0.iter().enumerate().flat_map(move |(i, row)| {
                 row.iter()
                     .enumerate()
-                    .map(move |(j, &n)| (Outcome::ALL[i], Outcome::ALL[j], n as f64))
+                    .map(move |(j, &n)| (OUTCOMES[i], OUTCOMES[j], n as f64))
             })
         };
         let mean_pair: f64 = cells().map(|(a, b, n)| n * (f(a) + f(b))).sum::<f64>() / m;
@@ -306,19 +282,19 @@ pub struct VariantSummary {
     pub lengths: Option<LengthSummary>,
 }
 
-fn indicator(target: Outcome) -> impl Fn(Outcome) -> f64 {
+fn indicator(target: GameResult) -> impl Fn(GameResult) -> f64 {
     move |o| if o == target { 1.0 } else { 0.0 }
 }
 
 /// I.i.d. mean and variance of the per-game mean of `f`.
-fn iid_mean_variance(counts: &ColorCounts, f: impl Fn(Outcome) -> f64) -> (f64, f64) {
+fn iid_mean_variance(counts: &ColorCounts, f: impl Fn(GameResult) -> f64) -> (f64, f64) {
     let n = counts.games() as f64;
-    let mean = Outcome::ALL
+    let mean = OUTCOMES
         .iter()
         .map(|&o| counts.get(o) as f64 * f(o))
         .sum::<f64>()
         / n;
-    let var = Outcome::ALL
+    let var = OUTCOMES
         .iter()
         .map(|&o| counts.get(o) as f64 * (f(o) - mean).powi(2))
         .sum::<f64>()
@@ -336,12 +312,12 @@ fn summary(
     if n == 0 {
         return Err(StatsError::Empty);
     }
-    let estimate = |f: &dyn Fn(Outcome) -> f64| {
+    let estimate = |f: &dyn Fn(GameResult) -> f64| {
         let (mean, iid_var) = iid_mean_variance(&counts, f);
         let var = pairs.map_or(iid_var, |p| p.pair_mean_variance(f).1);
         MeanEstimate::new(mean, var, iid_var)
     };
-    let design_effects = Outcome::ALL.map(|o| estimate(&indicator(o)).design_effect);
+    let design_effects = OUTCOMES.map(|o| estimate(&indicator(o)).design_effect);
     Ok(VariantSummary {
         scoring,
         counts,
@@ -350,8 +326,8 @@ fn summary(
         draw: Proportion::wilson(counts.draws, n),
         black_win: Proportion::wilson(counts.black_wins, n),
         decisive: Proportion::wilson(counts.red_wins.saturating_add(counts.black_wins), n),
-        draw_rate: estimate(&indicator(Outcome::Draw)),
-        red_score: estimate(&|o| scoring.red_score(o)),
+        draw_rate: estimate(&indicator(GameResult::Draw)),
+        red_score: estimate(&|o| red_score(scoring, o)),
         design_effects,
         lengths: lengths.and_then(|l| length_summary(l, 10)),
     })
@@ -565,6 +541,13 @@ pub fn games_to_detect_draw_difference(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn red_scores_follow_the_rule_sets_scoring() {
+        let scores = |s| OUTCOMES.map(|o| red_score(s, o));
+        assert_eq!(scores(Scoring::Standard), [1.0, 0.5, 0.0]);
+        assert_eq!(scores(Scoring::Reform2007), [1.0, 1.0 / 3.0, 0.0]);
+    }
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol

@@ -1,15 +1,12 @@
-//! The engine registry: executables stored by SHA-256, registered under names,
-//! and the flags of runs stopped because an engine did not match its signature.
+//! The engine registry: executables stored by SHA-256, registered under names.
 
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use xq_worker::external::Protocol;
-use xq_worker::work::EngineRef;
+use xq_proto::EngineRef;
+use xq_proto::Protocol;
 
 use super::StoreError;
-use super::runs as run_rows;
-use crate::runs::RunState;
 
 /// The largest executable the registry accepts, in bytes.
 pub const MAX_ENGINE_BYTES: usize = 64 << 20;
@@ -127,35 +124,6 @@ pub fn bytes(conn: &Connection, sha256: &str) -> Result<Option<Vec<u8>>, StoreEr
         .query_row(
             "SELECT bytes FROM engine_binaries WHERE sha256 = ?1",
             [sha256],
-            |r| r.get(0),
-        )
-        .optional()?)
-}
-
-/// Stops `run_id` because of `message`, keeping the first message if it was
-/// flagged before. Returns the leases cancelled.
-pub fn flag_run(
-    conn: &mut Connection,
-    run_id: u64,
-    message: &str,
-    now: i64,
-) -> Result<usize, StoreError> {
-    let tx = conn.transaction()?;
-    tx.execute(
-        "INSERT OR IGNORE INTO run_flags (run_id, message, unix_ms) VALUES (?1, ?2, ?3)",
-        params![run_id as i64, message, now],
-    )?;
-    let cancelled = run_rows::set_state(&tx, run_id, RunState::Stopped, now)?;
-    tx.commit()?;
-    Ok(cancelled)
-}
-
-/// Why the system stopped `run_id`, if it did.
-pub fn flag(conn: &Connection, run_id: u64) -> Result<Option<String>, StoreError> {
-    Ok(conn
-        .query_row(
-            "SELECT message FROM run_flags WHERE run_id = ?1",
-            [run_id as i64],
             |r| r.get(0),
         )
         .optional()?)

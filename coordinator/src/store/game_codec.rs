@@ -93,16 +93,33 @@ pub fn decode<M: Message + Default>(blob: &[u8]) -> Result<Vec<M>, CodecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xq_proto::pb;
+    use xq_engine::rules::GameResult;
+    use xq_proto::{GameRecord, MoveStats, pb};
 
     fn record(i: u32) -> pb::GameRecord {
-        pb::GameRecord {
-            moves: vec!["h2e2".to_owned(), "h9g7".to_owned()],
-            result: pb::GameResult::Draw as i32,
+        let moves = ["h2e2", "h9g7", "h0g2", "i9h9"]
+            .map(|m| xq_engine::Move::parse_coords(m).unwrap())
+            .to_vec();
+        GameRecord {
+            opening_index: u64::from(i / 2),
+            start_fen: xq_engine::START_FEN.to_owned(),
+            moves,
+            opening_plies: 2,
+            result: GameResult::Draw,
             reason: "adjudication".to_owned(),
-            opening: xq_engine::START_FEN.to_owned(),
-            red_player: i % 2,
+            red_player: (i % 2) as u8,
+            per_move: vec![
+                MoveStats {
+                    score_cp: 12,
+                    depth: 7,
+                    nodes: 1500,
+                    time_ms: 3,
+                };
+                2
+            ],
+            stderr_tail: String::new(),
         }
+        .into()
     }
 
     #[test]

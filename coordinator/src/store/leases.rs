@@ -9,8 +9,8 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{StoreError, count};
+use crate::runs::Slice;
 use crate::spsa::SpsaRequest;
-use xq_worker::work::WorkSpec;
 
 /// Where a lease is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +54,6 @@ pub struct Lease {
     pub state: LeaseState,
     pub opening_offset: u64,
     pub pairs: u32,
-    pub work: WorkSpec,
     pub spsa_request: Option<SpsaRequest>,
     /// Unix ms.
     pub deadline_ms: i64,
@@ -62,36 +61,31 @@ pub struct Lease {
     pub variant: Option<usize>,
 }
 
-/// A slice to hand out again: opening offset, pairs and variant.
-pub type Requeued = (u64, u32, Option<usize>);
-
 /// A lease to insert.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewLease<'a> {
     pub run_id: u64,
     pub worker_id: u64,
-    pub work: &'a WorkSpec,
+    pub slice: Slice,
     pub spsa_request: Option<&'a SpsaRequest>,
     pub deadline_ms: i64,
-    pub variant: Option<usize>,
 }
 
-/// Inserts an active lease; its slice is the work's opening slice.
+/// Inserts an active lease.
 pub fn insert(conn: &Connection, lease: &NewLease<'_>, now: i64) -> Result<u64, StoreError> {
     conn.execute(
-        "INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs, work, spsa_request,
+        "INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs, spsa_request,
                              created_ms, deadline_ms, variant)
-         VALUES (?1, ?2, 'active', ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+         VALUES (?1, ?2, 'active', ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
             lease.run_id as i64,
             lease.worker_id as i64,
-            lease.work.openings.offset as i64,
-            lease.work.pairs,
-            serde_json::to_string(lease.work)?,
+            lease.slice.offset as i64,
+            lease.slice.pairs,
             lease.spsa_request.map(serde_json::to_string).transpose()?,
             now,
             lease.deadline_ms,
-            lease.variant.map(|v| v as i64),
+            lease.slice.variant.map(|v| v as i64),
         ],
     )?;
     Ok(conn.last_insert_rowid() as u64)
@@ -101,7 +95,7 @@ pub fn insert(conn: &Connection, lease: &NewLease<'_>, now: i64) -> Result<u64, 
 pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
     let row = conn
         .query_row(
-            "SELECT id, run_id, worker_id, state, opening_offset, pairs, work, spsa_request, deadline_ms,
+            "SELECT id, run_id, worker_id, state, opening_offset, pairs, spsa_request, deadline_ms,
                     variant
              FROM leases WHERE id = ?1",
             [id as i64],
@@ -111,16 +105,14 @@ pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
                     r.get::<_, String>(3)?,
                     r.get::<_, i64>(4)?,
                     r.get::<_, u32>(5)?,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, Option<String>>(7)?,
-                    r.get::<_, i64>(8)?,
-                    r.get::<_, Option<i64>>(9)?,
+                    r.get::<_, Option<String>>(6)?,
+                    r.get::<_, i64>(7)?,
+                    r.get::<_, Option<i64>>(8)?,
                 ))
             },
         )
         .optional()?;
-    let Some(([id, run_id, worker_id], state, offset, pairs, work, request, deadline_ms, variant)) =
-        row
+    let Some(([id, run_id, worker_id], state, offset, pairs, request, deadline_ms, variant)) = row
     else {
         return Ok(None);
     };
@@ -131,7 +123,6 @@ pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
         state: LeaseState::parse(&state)?,
         opening_offset: count(offset),
         pairs,
-        work: serde_json::from_str(&work)?,
         spsa_request: request.as_deref().map(serde_json::from_str).transpose()?,
         deadline_ms,
         variant: variant.map(|v| count(v) as usize),
@@ -146,9 +137,8 @@ pub fn expire_overdue(conn: &Connection, now: i64) -> Result<usize, StoreError> 
     )?)
 }
 
-/// Claims the lowest expired or released, not yet reissued slice of a run:
-/// `(opening_offset, pairs, variant)`.
-pub fn take_requeued(conn: &Connection, run_id: u64) -> Result<Option<Requeued>, StoreError> {
+/// Claims the lowest expired or released, not yet reissued slice of a run.
+pub fn take_requeued(conn: &Connection, run_id: u64) -> Result<Option<Slice>, StoreError> {
     let row = conn
         .query_row(
             "UPDATE leases SET reissued = 1
@@ -157,11 +147,11 @@ pub fn take_requeued(conn: &Connection, run_id: u64) -> Result<Option<Requeued>,
              RETURNING opening_offset, pairs, variant",
             [run_id as i64],
             |r| {
-                Ok((
-                    count(r.get(0)?),
-                    r.get::<_, u32>(1)?,
-                    r.get::<_, Option<i64>>(2)?.map(|v| count(v) as usize),
-                ))
+                Ok(Slice {
+                    offset: count(r.get(0)?),
+                    pairs: r.get(1)?,
+                    variant: r.get::<_, Option<i64>>(2)?.map(|v| count(v) as usize),
+                })
             },
         )
         .optional()?;

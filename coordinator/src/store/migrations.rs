@@ -203,7 +203,12 @@ CREATE TABLE variant_totals (
     PRIMARY KEY (run_id, variant)
 );
 "#,
-    // 5: the game archive. The games of one counted result are stored with
+    // 5: a lease's work is its run's spec and its slice; the stored copy was
+    // decoded on every heartbeat, submission and release and never read.
+    r#"
+ALTER TABLE leases DROP COLUMN work;
+"#,
+    // 6: the game archive. The games of one counted result are stored with
     // it, in the same transaction: one compressed blob per result
     // (store::game_codec) and one row per game with what filters and
     // failure counts need.
@@ -351,9 +356,9 @@ mod tests {
                  VALUES ('{}', 'sprt', 0, 'active', 1, 1);
              INSERT INTO workers (name, threads, version, signature, registered_ms, last_seen_ms)
                  VALUES ('w', 1, '0', 0, 1, 1);
-             INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs, work,
+             INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs,
                                  created_ms, deadline_ms)
-                 VALUES (1, 1, 'done', 0, 1, '{}', 1, 2);
+                 VALUES (1, 1, 'done', 0, 1, 1, 2);
              INSERT INTO game_batches (lease_id, run_id, data) VALUES (1, 1, x'01');",
         )
         .unwrap();

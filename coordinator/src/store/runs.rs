@@ -1,12 +1,14 @@
-//! Rows of `runs`, `run_reasons` and the per-result histories.
+//! Rows of `runs`, `run_reasons`, `run_flags` (why the system stopped a
+//! run, e.g. an engine that did not match its signature) and the per-result
+//! histories.
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{StoreError, count};
-use crate::runs::{RunSpec, RunState, RunStatus, SpsaHistoryRow, Totals};
+use crate::runs::{RunSpec, RunState, RunStatus, SpsaHistoryRow};
 use crate::spsa::SpsaState;
 use crate::stats::sprt::{SprtOutcome, SprtState};
-use xq_worker::work::BatchOutcome;
+use xq_proto::Totals;
 
 /// Inserts an active run; `spsa` is the initial state of an SPSA run.
 pub fn insert(
@@ -60,7 +62,7 @@ pub fn load(conn: &Connection, id: u64, now: i64) -> Result<RunStatus, StoreErro
         .ok_or_else(|| StoreError::NotFound(format!("no run {id}")))?;
     let mut status = row.into_status()?;
     status.totals.reasons = reasons(conn, id)?;
-    status.flag = super::engines::flag(conn, id)?;
+    status.flag = flag(conn, id)?;
     status.variants = variant_totals(conn, &status)?;
     Ok(status)
 }
@@ -74,7 +76,7 @@ pub fn list(conn: &Connection, now: i64) -> Result<Vec<RunStatus>, StoreError> {
         .map(|r| {
             let mut status = r.into_status()?;
             status.totals.reasons = reasons(conn, status.id)?;
-            status.flag = super::engines::flag(conn, status.id)?;
+            status.flag = flag(conn, status.id)?;
             status.variants = variant_totals(conn, &status)?;
             Ok(status)
         })
@@ -228,12 +230,7 @@ pub fn set_state(
 }
 
 /// Adds a lease's counts to the run's totals.
-pub fn add_totals(
-    conn: &Connection,
-    id: u64,
-    o: &BatchOutcome,
-    now: i64,
-) -> Result<(), StoreError> {
+pub fn add_totals(conn: &Connection, id: u64, o: &Totals, now: i64) -> Result<(), StoreError> {
     let [ll, ld, dd, dw, ww] = o.pentanomial.map(|c| c as i64);
     conn.execute(
         "UPDATE runs SET pairs = pairs + ?2, penta_ll = penta_ll + ?3, penta_ld = penta_ld + ?4,
@@ -243,7 +240,7 @@ pub fn add_totals(
          WHERE id = ?1",
         params![
             id as i64,
-            o.pairs,
+            o.pairs as i64,
             ll,
             ld,
             dd,
@@ -292,7 +289,7 @@ pub fn save_spsa(
     id: u64,
     lease_id: u64,
     state: &SpsaState,
-    outcome: &BatchOutcome,
+    outcome: &Totals,
     now: i64,
 ) -> Result<(), StoreError> {
     conn.execute(
@@ -346,6 +343,35 @@ pub fn spsa_history(conn: &Connection, id: u64) -> Result<Vec<SpsaHistoryRow>, S
             })
         })
         .collect()
+}
+
+/// Stops `run_id` because of `message`, keeping the first message if it was
+/// flagged before. Returns the leases cancelled.
+pub fn flag_run(
+    conn: &mut Connection,
+    run_id: u64,
+    message: &str,
+    now: i64,
+) -> Result<usize, StoreError> {
+    let tx = conn.transaction()?;
+    tx.execute(
+        "INSERT OR IGNORE INTO run_flags (run_id, message, unix_ms) VALUES (?1, ?2, ?3)",
+        params![run_id as i64, message, now],
+    )?;
+    let cancelled = set_state(&tx, run_id, RunState::Stopped, now)?;
+    tx.commit()?;
+    Ok(cancelled)
+}
+
+/// Why the system stopped `run_id`, if it did.
+pub fn flag(conn: &Connection, run_id: u64) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT message FROM run_flags WHERE run_id = ?1",
+            [run_id as i64],
+            |r| r.get(0),
+        )
+        .optional()?)
 }
 
 /// An active run as the scheduler sees it.

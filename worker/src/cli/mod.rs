@@ -2,11 +2,6 @@
 
 use clap::{Parser, Subcommand};
 
-pub use adjudication_args::AdjudicationArgs;
-pub use limit_args::LimitArgs;
-
-mod adjudication_args;
-mod limit_args;
 mod play;
 mod work;
 

@@ -13,12 +13,13 @@ use xq_engine::notation::Notation;
 use xq_engine::params::Params;
 use xq_engine::rules::RuleSet;
 
-use super::{AdjudicationArgs, LimitArgs};
+use xq_proto::cli::{AdjudicationArgs, LimitArgs, OpeningArgs};
+use xq_proto::{Limit, Score};
+
 use crate::external::{EngineConfig, Protocol, Timeouts};
-use crate::openings::{OpeningSource, Order};
+use crate::openings::{OpeningBook, Order};
 use crate::pgn::{self, PgnGame, PgnHeader};
-use crate::runner::{GameRecord, Limit, MatchOutcome, MatchSpec, PlayerConfig, Runner};
-use crate::tally::Score;
+use crate::runner::{GameRecord, MatchOutcome, MatchSpec, PlayerConfig, Runner};
 
 /// Arguments of `xq-worker play`.
 #[derive(Debug, Args)]
@@ -66,12 +67,8 @@ pub struct PlayArgs {
     /// no-chase-rule, conversion, reform-2007).
     #[arg(long, default_value = "standard")]
     rules: String,
-    /// `builtin` (the sixteen first moves plus random plies) or a file of FEN lines.
-    #[arg(long, default_value = "builtin")]
-    openings: String,
-    /// Random plies after each built-in first move.
-    #[arg(long, default_value_t = 6)]
-    random_plies: u32,
+    #[command(flatten)]
+    openings: OpeningArgs,
     /// Opening order: sequential or random.
     #[arg(long, default_value = "sequential")]
     order: String,
@@ -122,10 +119,8 @@ impl PlayArgs {
                 None => Ok(limit),
             }
         };
-        let protocol = match self.protocol.as_str() {
-            "uci" => Protocol::Uci,
-            "ucci" => Protocol::Ucci,
-            other => bail!("unknown protocol '{other}'; expected uci or ucci"),
+        let Some(protocol) = Protocol::parse(&self.protocol) else {
+            bail!("unknown protocol '{}'; expected uci or ucci", self.protocol)
         };
         let engine = |path: &Option<PathBuf>, options: &[String]| -> anyhow::Result<_> {
             let Some(path) = path else { return Ok(None) };
@@ -176,16 +171,7 @@ impl PlayArgs {
             engine(&self.base_engine, &self.base_options)?,
         )?;
         let rules: RuleSet = self.rules.parse()?;
-        let openings = if self.openings == "builtin" {
-            OpeningSource::Builtin {
-                random_plies: self.random_plies,
-            }
-        } else {
-            let text = std::fs::read_to_string(&self.openings)
-                .with_context(|| format!("cannot read opening file '{}'", self.openings))?;
-            OpeningSource::parse_lines(&text)
-                .with_context(|| format!("bad opening file '{}'", self.openings))?
-        };
+        let openings = OpeningBook::load(&self.openings.source()?)?;
         let order = match self.order.as_str() {
             "sequential" => Order::Sequential,
             "random" => Order::Random,
@@ -204,7 +190,7 @@ impl PlayArgs {
             seed: self.seed,
             offset: self.offset,
             opening_per_game: false,
-            adjudication: self.adjudication.config(),
+            adjudication: self.adjudication.adjudication(),
             keep_games: self.pgn.is_some(),
         };
         Ok((spec, notation))
@@ -259,9 +245,9 @@ impl PlayArgs {
 }
 
 fn summary_json(o: &MatchOutcome) -> serde_json::Value {
-    let t = &o.tally;
+    let t = &o.totals;
     json!({
-        "games": t.games,
+        "games": t.games(),
         "wins": t.wins,
         "draws": t.draws,
         "losses": t.losses,
@@ -276,12 +262,12 @@ fn summary_json(o: &MatchOutcome) -> serde_json::Value {
 }
 
 fn print_summary(spec: &MatchSpec, o: &MatchOutcome, threads: usize) {
-    let t = &o.tally;
+    let t = &o.totals;
     println!(
         "{} vs {}: {} games ({} pairs), rules {}",
         spec.players[0].name,
         spec.players[1].name,
-        t.games,
+        t.games(),
         t.pairs,
         spec.rules.name().unwrap_or_else(|| "custom".to_string())
     );

@@ -7,4 +7,4 @@ pub mod process;
 pub mod protocol;
 
 pub use process::{EngineConfig, EngineFailure, ExternalEngine, Reply, Timeouts};
-pub use protocol::{Go, Info, Protocol};
+pub use protocol::{Go, Info, Protocol, ProtocolText};

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use xq_engine::Move;
 
-use super::protocol::{self, Go, Info, Protocol};
+use super::protocol::{self, Go, Info, Protocol, ProtocolText};
 
 /// How to start an engine and set it up.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,26 +12,26 @@ use std::fmt::Write as _;
 
 use xq_engine::Color;
 
-/// Which protocol an engine speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Protocol {
-    #[default]
-    Uci,
-    Ucci,
+pub use xq_proto::Protocol;
+
+/// The text of a [`Protocol`] (the enum itself is part of the cluster's
+/// contract, in `xq_proto`).
+pub trait ProtocolText {
+    /// The handshake command and the reply that ends it.
+    fn handshake(self) -> (&'static str, &'static str);
+    /// The command setting option `name` to `value`.
+    fn setoption(self, name: &str, value: &str) -> String;
 }
 
-impl Protocol {
-    /// The handshake command and the reply that ends it.
-    pub fn handshake(self) -> (&'static str, &'static str) {
+impl ProtocolText for Protocol {
+    fn handshake(self) -> (&'static str, &'static str) {
         match self {
             Protocol::Uci => ("uci", "uciok"),
             Protocol::Ucci => ("ucci", "ucciok"),
         }
     }
 
-    /// The command setting option `name` to `value`.
-    pub fn setoption(self, name: &str, value: &str) -> String {
+    fn setoption(self, name: &str, value: &str) -> String {
         match self {
             Protocol::Uci => format!("setoption name {name} value {value}"),
             Protocol::Ucci => format!("setoption {name} {value}"),

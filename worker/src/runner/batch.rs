@@ -1,20 +1,18 @@
 //! [`EnginePlayer`]: the coordinator's leases played by the game runner.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::Duration;
 
 use anyhow::Context;
 use xq_engine::params::Params;
 use xq_engine::rules::RuleSet;
+use xq_proto::{BatchOutcome, OpeningSource, PlayerSpec, WorkSpec};
 
-use super::{Limit, MatchSpec, PlayerConfig, Runner};
+use super::{MatchSpec, PlayerConfig, Runner};
+use crate::BatchPlayer;
 use crate::external::{EngineConfig, Timeouts};
-use crate::openings::{OpeningSource, Order};
-use crate::timecontrol::TimeControl;
-use crate::work::{self, BatchOutcome, BatchPlayer, WorkSpec};
+use crate::openings::{OpeningBook, Order};
 
 /// Plays leases on a [`Runner`]: with the built-in engine, or with registered
 /// external engines found in the engine cache (see [`crate::engine_cache`]).
@@ -23,6 +21,9 @@ pub struct EnginePlayer {
     runner: Runner,
     signature: OnceLock<u64>,
     cache: PathBuf,
+    /// The book of the last lease's opening source: a run's leases all carry
+    /// the same source, so its lines are parsed once, not once per lease.
+    book: Mutex<Option<(OpeningSource, OpeningBook)>>,
 }
 
 impl EnginePlayer {
@@ -37,6 +38,7 @@ impl EnginePlayer {
             runner: Runner::new(threads)?,
             signature: OnceLock::new(),
             cache,
+            book: Mutex::new(None),
         })
     }
 
@@ -44,28 +46,24 @@ impl EnginePlayer {
     pub fn cache(&self) -> &Path {
         &self.cache
     }
-}
 
-fn limit(l: work::Limit) -> Limit {
-    match l {
-        work::Limit::Nodes(n) => Limit::Nodes(n),
-        work::Limit::Depth(d) => Limit::Depth(d),
-        work::Limit::MoveTimeMs(ms) => Limit::MoveTime(Duration::from_millis(ms)),
-        work::Limit::Clock {
-            base_ms,
-            inc_ms,
-            moves_to_go,
-        } => Limit::Clock(TimeControl {
-            moves: moves_to_go,
-            base_ms,
-            increment_ms: inc_ms,
-        }),
+    /// The book of `source`, parsed only when it differs from the last one.
+    fn book(&self, source: &OpeningSource) -> anyhow::Result<OpeningBook> {
+        let mut last = self.book.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((s, book)) = last.as_ref()
+            && s == source
+        {
+            return Ok(book.clone());
+        }
+        let book = OpeningBook::load(source).context("the lease's openings")?;
+        *last = Some((source.clone(), book.clone()));
+        Ok(book)
     }
 }
 
 fn player(
     name: &str,
-    spec: &work::PlayerSpec,
+    spec: &PlayerSpec,
     cache: &Path,
     draw_contempt: bool,
 ) -> anyhow::Result<PlayerConfig> {
@@ -78,7 +76,7 @@ fn player(
     Ok(PlayerConfig {
         name: name.to_string(),
         params,
-        limit: limit(spec.limit),
+        limit: spec.limit,
         hash_mb: spec.hash_mb.max(1) as usize,
         engine: spec.engine.as_ref().map(|e| EngineConfig {
             path: crate::engine_cache::path(cache, &e.sha256),
@@ -95,15 +93,14 @@ fn player(
     })
 }
 
-/// The match a lease describes; external engines are looked up in `cache`.
-pub fn match_spec(work: &WorkSpec, cache: &Path) -> anyhow::Result<MatchSpec> {
+/// The match a lease describes, with its openings from `openings`; external
+/// engines are looked up in `cache`.
+pub fn match_spec(
+    work: &WorkSpec,
+    openings: OpeningBook,
+    cache: &Path,
+) -> anyhow::Result<MatchSpec> {
     let rules: RuleSet = work.rules.parse()?;
-    let openings = match &work.openings.source {
-        work::OpeningSource::Builtin { random_plies } => OpeningSource::Builtin {
-            random_plies: *random_plies,
-        },
-        work::OpeningSource::Lines(lines) => OpeningSource::parse_lines(&lines.join("\n"))?,
-    };
     Ok(MatchSpec {
         players: [
             player(
@@ -126,12 +123,12 @@ pub fn match_spec(work: &WorkSpec, cache: &Path) -> anyhow::Result<MatchSpec> {
         seed: work.openings.seed,
         offset: work.openings.offset,
         opening_per_game: work.openings.per_game,
-        adjudication: work.adjudication.into(),
+        adjudication: work.adjudication,
         keep_games: false,
     })
 }
 
-fn name(spec: &work::PlayerSpec, builtin: &str) -> String {
+fn name(spec: &PlayerSpec, builtin: &str) -> String {
     spec.engine
         .as_ref()
         .map_or_else(|| builtin.to_string(), |e| e.name.clone())
@@ -144,7 +141,7 @@ impl BatchPlayer for EnginePlayer {
         cancel: &Arc<AtomicBool>,
         progress: &(dyn Fn(u32) + Sync),
     ) -> anyhow::Result<BatchOutcome> {
-        let spec = match_spec(work, &self.cache)?;
+        let spec = match_spec(work, self.book(&work.openings.source)?, &self.cache)?;
         let pairs = usize::try_from(spec.pairs).unwrap_or(usize::MAX);
         let finished = Mutex::new((vec![0u8; pairs], 0u32));
         let on_game = |g: u64, _: &super::GameRecord| {
@@ -159,15 +156,8 @@ impl BatchPlayer for EnginePlayer {
             }
         };
         let outcome = self.runner.play(&spec, cancel, &on_game)?;
-        let t = outcome.tally;
         Ok(BatchOutcome {
-            pairs: u32::try_from(t.pairs).unwrap_or(u32::MAX),
-            pentanomial: t.pentanomial,
-            wins: t.wins,
-            draws: t.draws,
-            losses: t.losses,
-            reasons: t.reasons.into_iter().collect::<BTreeMap<_, _>>(),
-            total_plies: t.plies,
+            totals: outcome.totals,
             games: Vec::new(),
             variant: Some(outcome.variant),
         })
@@ -198,14 +188,15 @@ mod tests {
 
     #[test]
     fn draw_contempt_flows_from_the_lease_to_both_players() {
-        let mut work = crate::work::tests::sample();
+        let mut work = WorkSpec::example();
         work.rules = "reform-2007".to_owned();
         for p in &mut work.players {
             p.params.clear();
         }
         for on in [true, false] {
             work.draw_contempt = on;
-            let spec = match_spec(&work, std::path::Path::new("/nonexistent")).unwrap();
+            let book = OpeningBook::load(&work.openings.source).unwrap();
+            let spec = match_spec(&work, book, std::path::Path::new("/nonexistent")).unwrap();
             for p in &spec.players {
                 assert_eq!(p.draw_contempt, on);
                 let rules = super::super::search_rules(&spec.rules, p.draw_contempt);

@@ -8,14 +8,14 @@ use xq_engine::rules::{Game, GameError, GameResult, Outcome, Reason, RuleSet};
 use xq_engine::search::SearchRules;
 use xq_engine::{ByColor, Color, Move, Position};
 
-use super::player::{Limit, PlayerConfig};
+use xq_proto::game_record::MAX_STDERR_TAIL_BYTES;
+use xq_proto::variant_stats::{GameSummary, KindCaptures, game_captures};
+use xq_proto::{Adjudication, Limit, MoveStats, Opening, Score};
+
+use super::player::PlayerConfig;
 use super::seat::Seat;
-use crate::adjudication::{AdjudicationConfig, Adjudicator, Verdict};
-use crate::openings::Opening;
-use crate::pgn::MoveStats;
-use crate::tally::Score;
+use crate::adjudication::{Adjudicator, Verdict};
 use crate::timecontrol::Clock;
-use crate::variant_stats::{GameSummary, KindCaptures, game_captures};
 
 /// Everything one game needs besides the searchers.
 #[derive(Debug)]
@@ -24,7 +24,7 @@ pub struct GameSetup<'a> {
     /// Index into `players` of the player with Red.
     pub red: usize,
     pub rules: &'a RuleSet,
-    pub adjudication: AdjudicationConfig,
+    pub adjudication: Adjudication,
     pub opening: &'a Opening,
     /// Abandons the game when set.
     pub stop: &'a Arc<AtomicBool>,
@@ -76,12 +76,9 @@ pub struct GameRecord {
     /// What the mover reported with each move after the opening.
     pub per_move: Vec<MoveStats>,
     /// The last stderr lines of an external engine that failed in this game
-    /// (at most [`STDERR_TAIL_BYTES`]); empty otherwise.
+    /// (at most [`MAX_STDERR_TAIL_BYTES`]); empty otherwise.
     pub stderr_tail: String,
 }
-
-/// Longest stderr tail kept with a game, in bytes.
-pub const STDERR_TAIL_BYTES: usize = 4096;
 
 /// The last `max` bytes of `lines` joined by newlines, cut at a character
 /// boundary.
@@ -102,11 +99,7 @@ impl GameRecord {
         } else {
             Color::Black
         };
-        match self.result.winner() {
-            None => Score::Draw,
-            Some(c) if c == color => Score::Win,
-            Some(_) => Score::Loss,
-        }
+        Score::of(self.result, color)
     }
 
     /// Plies played, opening included.
@@ -275,7 +268,9 @@ pub fn play_game(
         stderr_tail: seats
             .iter()
             .find(|s| !s.failure_stderr().is_empty())
-            .map_or_else(String::new, |s| tail(s.failure_stderr(), STDERR_TAIL_BYTES)),
+            .map_or_else(String::new, |s| {
+                tail(s.failure_stderr(), MAX_STDERR_TAIL_BYTES)
+            }),
     }))
 }
 
@@ -326,7 +321,7 @@ mod tests {
                 players: &players,
                 red,
                 rules: &reform,
-                adjudication: AdjudicationConfig::default(),
+                adjudication: Adjudication::default(),
                 opening: &opening,
                 stop: &stop,
             };

@@ -34,13 +34,12 @@ use xq_engine::search::{Limits, SearchRules, Searcher};
 
 pub use batch::{EnginePlayer, match_spec};
 pub use game::{GameRecord, GameSetup, play_game, search_rules};
-pub use player::{Limit, LimitError, PlayerConfig};
+pub use player::PlayerConfig;
 pub use seat::{Choice, Seat, forfeit};
 
-use crate::adjudication::AdjudicationConfig;
-use crate::openings::{OpeningSource, Order};
-use crate::tally::Tally;
-use crate::variant_stats::VariantStats;
+use xq_proto::{Adjudication, Totals, VariantStats};
+
+use crate::openings::{OpeningBook, Order};
 
 /// A match between two players.
 #[derive(Clone, Debug)]
@@ -50,7 +49,7 @@ pub struct MatchSpec {
     pub rules: RuleSet,
     /// Game pairs to play.
     pub pairs: u64,
-    pub openings: OpeningSource,
+    pub openings: OpeningBook,
     pub order: Order,
     /// Seed of the opening source.
     pub seed: u64,
@@ -60,7 +59,7 @@ pub struct MatchSpec {
     /// sharing one: for identical players, whose colour-swapped replay of an
     /// opening would repeat the game.
     pub opening_per_game: bool,
-    pub adjudication: AdjudicationConfig,
+    pub adjudication: Adjudication,
     /// Whether to keep every game's record in the outcome.
     pub keep_games: bool,
 }
@@ -69,7 +68,7 @@ pub struct MatchSpec {
 #[derive(Clone, Debug, Default)]
 pub struct MatchOutcome {
     /// Totals over the complete pairs, from player 0's view.
-    pub tally: Tally,
+    pub totals: Totals,
     /// The games of the complete pairs in game order, when asked for.
     pub games: Vec<GameRecord>,
     /// Nodes searched.
@@ -87,7 +86,7 @@ pub struct MatchOutcome {
 impl MatchOutcome {
     /// Games per second of wall time.
     pub fn games_per_second(&self) -> f64 {
-        self.tally.games as f64 / self.wall_time.as_secs_f64().max(1e-9)
+        self.totals.games() as f64 / self.wall_time.as_secs_f64().max(1e-9)
     }
 
     /// Nodes per second of search time, per thread.
@@ -190,16 +189,13 @@ impl Runner {
                 continue;
             };
             for g in [&first, &second] {
-                outcome
-                    .tally
-                    .add_game(g.score_for(0), g.plies() as u64, g.reason.token());
                 outcome.nodes += g.nodes;
                 outcome.search_time += g.search_time;
                 outcome.game_time += g.total_time;
             }
-            outcome
-                .tally
-                .add_pair(first.score_for(0), second.score_for(0));
+            outcome.totals.add_pair(
+                [&first, &second].map(|g| (g.score_for(0), g.plies() as u64, g.reason.token())),
+            );
             outcome
                 .variant
                 .add_pair(&first.summary(), &second.summary());
@@ -261,6 +257,7 @@ impl Runner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use xq_proto::Limit;
 
     fn spec(pairs: u64, dev: Limit, base: Limit) -> MatchSpec {
         let player = |name: &str, limit| PlayerConfig {
@@ -275,12 +272,12 @@ mod tests {
             players: [player("dev", dev), player("base", base)],
             rules: RuleSet::default(),
             pairs,
-            openings: OpeningSource::Builtin { random_plies: 4 },
+            openings: OpeningBook::Builtin { random_plies: 4 },
             order: Order::Sequential,
             seed: 11,
             offset: 0,
             opening_per_game: false,
-            adjudication: AdjudicationConfig::default(),
+            adjudication: Adjudication::default(),
             keep_games: true,
         }
     }
@@ -295,14 +292,13 @@ mod tests {
     fn totals_add_up() {
         let runner = Runner::new(2).unwrap();
         let o = play(&runner, &spec(3, Limit::Nodes(300), Limit::Nodes(200)));
-        let t = &o.tally;
-        assert_eq!((t.games, t.pairs), (6, 3));
-        assert_eq!(t.wins + t.draws + t.losses, t.games);
+        let t = &o.totals;
+        assert_eq!((t.games(), t.pairs), (6, 3));
         assert_eq!(t.pentanomial.iter().sum::<u64>(), t.pairs);
-        assert_eq!(t.reasons.values().sum::<u64>(), t.games);
+        assert_eq!(t.reasons.values().sum::<u64>(), t.games());
         assert_eq!(o.games.len(), 6);
         assert_eq!(
-            t.plies,
+            t.total_plies,
             o.games.iter().map(|g| g.plies() as u64).sum::<u64>()
         );
         for (i, g) in o.games.iter().enumerate() {
@@ -319,7 +315,7 @@ mod tests {
         let s = spec(2, Limit::Nodes(250), Limit::Depth(2));
         let one = play(&Runner::new(1).unwrap(), &s);
         let two = play(&Runner::new(2).unwrap(), &s);
-        assert_eq!(one.tally, two.tally);
+        assert_eq!(one.totals, two.totals);
         let moves = |o: &MatchOutcome| o.games.iter().map(|g| g.moves.clone()).collect::<Vec<_>>();
         assert_eq!(moves(&one), moves(&two));
     }
@@ -350,6 +346,6 @@ mod tests {
                 &|_, _| {},
             )
             .unwrap();
-        assert_eq!(o.tally, Tally::default());
+        assert_eq!(o.totals, Totals::default());
     }
 }

@@ -7,16 +7,16 @@
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 use xq_engine::rules::{Game, Reason};
-use xq_engine::search::{HistoryEntry, Limits, MATE, MAX_PLY, SearchRules, Searcher};
-use xq_engine::{ByColor, Color, Move};
+use xq_engine::search::{HistoryEntry, MATE, MAX_PLY, SearchRules, Searcher};
+use xq_engine::{ByColor, Move};
+use xq_proto::Limit;
 
-use super::player::{Limit, PlayerConfig};
+use super::player::PlayerConfig;
 use crate::external::protocol::MATE_CP;
-use crate::external::{EngineFailure, ExternalEngine, Go};
-use crate::timecontrol::Clock;
+use crate::external::{EngineFailure, ExternalEngine};
+use crate::timecontrol::{Clock, go_limit, search_limits};
 
 /// One player's reusable state on one game thread.
 #[derive(Debug)]
@@ -150,31 +150,7 @@ impl Seat {
         limit: Limit,
         clocks: &ByColor<Option<Clock>>,
     ) -> Choice {
-        let mover = game.position().side_to_move();
-        let ms = |c: &Option<Clock>| {
-            c.as_ref()
-                .map_or(0, |c| u64::try_from(c.remaining_ms()).unwrap_or(0))
-        };
-        let (go, allotted) = match limit {
-            Limit::Nodes(n) => (Go::Nodes(n), None),
-            Limit::Depth(d) => (Go::Depth(d), None),
-            Limit::MoveTime(t) => {
-                let t = u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
-                (Go::MoveTimeMs(t), Some(t))
-            }
-            Limit::Clock(_) => {
-                let go = Go::Clock {
-                    time_ms: [ms(&clocks.red), ms(&clocks.black)],
-                    inc_ms: [
-                        clocks.red.as_ref().map_or(0, Clock::increment_ms),
-                        clocks.black.as_ref().map_or(0, Clock::increment_ms),
-                    ],
-                    mover,
-                    moves_to_go: clocks[mover].as_ref().and_then(Clock::moves_to_go),
-                };
-                (go, Some(ms(&clocks[mover])))
-            }
-        };
+        let (go, allotted) = go_limit(limit, clocks, game.position().side_to_move());
         let Some(engine) = self.engine.as_mut() else {
             return Choice {
                 mv: Err(Reason::Resignation),
@@ -217,28 +193,4 @@ fn engine_mate_convention(score_cp: i32) -> i32 {
     } else {
         score_cp
     }
-}
-
-/// The search limits of the built-in engine for one move.
-fn search_limits(limit: Limit, clocks: &ByColor<Option<Clock>>, stop: &Arc<AtomicBool>) -> Limits {
-    let mut limits = Limits {
-        stop: Arc::clone(stop),
-        ..Limits::default()
-    };
-    match limit {
-        Limit::Nodes(n) => limits.nodes = Some(n),
-        Limit::Depth(d) => limits.depth = Some(d),
-        Limit::MoveTime(t) => limits.movetime = Some(t),
-        Limit::Clock(_) => {
-            for color in Color::ALL {
-                if let Some(c) = &clocks[color] {
-                    let ms = u64::try_from(c.remaining_ms().max(0)).unwrap_or(0);
-                    limits.time[color.index()] = Some(Duration::from_millis(ms));
-                    limits.inc[color.index()] = Duration::from_millis(c.increment_ms());
-                    limits.movestogo = c.moves_to_go();
-                }
-            }
-        }
-    }
-    limits
 }

@@ -14,12 +14,8 @@
 //!   [`PLIES_BUCKET`] plies; the last bucket holds every longer game.
 
 use serde::{Deserialize, Serialize};
-use tonic::Status;
 use xq_engine::Kind;
 use xq_engine::rules::{GameResult, PlyRecord};
-use xq_proto::pb;
-
-use crate::work::invalid;
 
 /// The kinds that may convert when captured, in table order.
 pub const CONVERTIBLE: [Kind; 4] = [Kind::Chariot, Kind::Horse, Kind::Cannon, Kind::Elephant];
@@ -52,7 +48,7 @@ pub fn game_captures(records: &[PlyRecord]) -> [KindCaptures; 4] {
 
 /// The statistics of a batch of game pairs (see the module docs).
 ///
-/// Invariants checked by [`VariantStats::check`]: the results and the length
+/// Invariants checked on the wire by [`VariantStats::check`]: the results and the length
 /// histogram each sum to 2 × pairs, the pair outcomes to pairs and agree with
 /// the results; per kind, converted ≤ captured, and games with a conversion ≤
 /// converted and ≤ games.
@@ -82,24 +78,12 @@ pub struct GameSummary {
     pub captures: [KindCaptures; 4],
 }
 
-/// A field whose counts do not add up.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("results.variant.{field}: {reason}")]
-pub struct VariantStatsError {
-    pub field: &'static str,
-    pub reason: String,
-}
-
 fn outcome_index(r: GameResult) -> usize {
     match r {
         GameResult::Red => 0,
         GameResult::Draw => 1,
         GameResult::Black => 2,
     }
-}
-
-fn sum(values: &[u64]) -> Option<u64> {
-    values.iter().try_fold(0u64, |a, &c| a.checked_add(c))
 }
 
 impl VariantStats {
@@ -151,135 +135,12 @@ impl VariantStats {
         add(&mut self.converted, &o.converted);
         add(&mut self.games_with_conversion, &o.games_with_conversion);
     }
-
-    /// Checks the invariants for a batch of `pairs` pairs, naming the first
-    /// field that does not add up.
-    pub fn check(&self, pairs: u32) -> Result<(), VariantStatsError> {
-        let bad = |field, reason: String| Err(VariantStatsError { field, reason });
-        let games = 2 * u64::from(pairs);
-        if sum(&self.results()) != Some(games) {
-            return bad(
-                "red_wins",
-                format!(
-                    "red wins {} + draws {} + black wins {} is not {games} games",
-                    self.red_wins, self.draws, self.black_wins
-                ),
-            );
-        }
-        if sum(&self.pair_outcomes) != Some(u64::from(pairs)) {
-            return bad(
-                "pair_outcomes",
-                format!("{:?} does not sum to {pairs} pairs", self.pair_outcomes),
-            );
-        }
-        let mut by_game = [0u64; 3];
-        for (i, &n) in self.pair_outcomes.iter().enumerate() {
-            by_game[i / 3] += n;
-            by_game[i % 3] += n;
-        }
-        if by_game != self.results() {
-            return bad(
-                "pair_outcomes",
-                format!(
-                    "{:?} gives results {by_game:?}, not {:?}",
-                    self.pair_outcomes,
-                    self.results()
-                ),
-            );
-        }
-        if sum(&self.plies_histogram) != Some(games) {
-            return bad("plies_histogram", format!("does not sum to {games} games"));
-        }
-        for (i, kind) in CONVERTIBLE.iter().enumerate() {
-            if self.converted[i] > self.captured[i] {
-                return bad(
-                    "converted",
-                    format!(
-                        "{kind:?}: {} converted of {} captured",
-                        self.converted[i], self.captured[i]
-                    ),
-                );
-            }
-            let g = self.games_with_conversion[i];
-            if g > self.converted[i] || g > games {
-                return bad(
-                    "games_with_conversion",
-                    format!(
-                        "{kind:?}: {g} games with {} conversions in {games} games",
-                        self.converted[i]
-                    ),
-                );
-            }
-        }
-        Ok(())
-    }
-}
-
-impl From<VariantStats> for pb::VariantStats {
-    fn from(s: VariantStats) -> Self {
-        let VariantStats {
-            red_wins,
-            draws,
-            black_wins,
-            pair_outcomes,
-            plies_histogram,
-            captured,
-            converted,
-            games_with_conversion,
-        } = s;
-        pb::VariantStats {
-            red_wins,
-            draws,
-            black_wins,
-            pair_outcomes: pair_outcomes.to_vec(),
-            plies_histogram: plies_histogram.to_vec(),
-            captured: captured.to_vec(),
-            converted: converted.to_vec(),
-            games_with_conversion: games_with_conversion.to_vec(),
-        }
-    }
-}
-
-fn fixed<const N: usize>(field: &str, v: Vec<u64>) -> Result<[u64; N], Status> {
-    v.try_into()
-        .map_err(|v: Vec<u64>| invalid(field, format!("{} entries, need {N}", v.len())))
-}
-
-/// Checks the shape (entry counts); whether the counts add up is
-/// [`VariantStats::check`]'s job.
-impl TryFrom<pb::VariantStats> for VariantStats {
-    type Error = Status;
-
-    fn try_from(s: pb::VariantStats) -> Result<Self, Status> {
-        let pb::VariantStats {
-            red_wins,
-            draws,
-            black_wins,
-            pair_outcomes,
-            plies_histogram,
-            captured,
-            converted,
-            games_with_conversion,
-        } = s;
-        Ok(VariantStats {
-            red_wins,
-            draws,
-            black_wins,
-            pair_outcomes: fixed("results.variant.pair_outcomes", pair_outcomes)?,
-            plies_histogram: fixed("results.variant.plies_histogram", plies_histogram)?,
-            captured: fixed("results.variant.captured", captured)?,
-            converted: fixed("results.variant.converted", converted)?,
-            games_with_conversion: fixed(
-                "results.variant.games_with_conversion",
-                games_with_conversion,
-            )?,
-        })
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pb;
     use xq_engine::rules::{Game, RuleSet};
     use xq_engine::{Move, Position};
 
@@ -332,26 +193,26 @@ mod tests {
                 draws: 2,
                 ..s.clone()
             }),
-            "red_wins"
+            "results.variant.red_wins"
         );
         let mut moved = s.clone();
         moved.pair_outcomes = [0, 0, 0, 0, 0, 0, 0, 0, 1];
-        assert_eq!(field(&moved), "pair_outcomes");
+        assert_eq!(field(&moved), "results.variant.pair_outcomes");
         let mut long = s.clone();
         long.plies_histogram[3] += 1;
-        assert_eq!(field(&long), "plies_histogram");
+        assert_eq!(field(&long), "results.variant.plies_histogram");
         let mut over = s.clone();
         over.converted[0] = 3;
-        assert_eq!(field(&over), "converted");
+        assert_eq!(field(&over), "results.variant.converted");
         let mut games = s.clone();
         games.games_with_conversion[0] = 2;
-        assert_eq!(field(&games), "games_with_conversion");
+        assert_eq!(field(&games), "results.variant.games_with_conversion");
         let wire = pb::VariantStats {
             captured: vec![1],
             ..pb::VariantStats::from(s)
         };
         let err = VariantStats::try_from(wire).unwrap_err();
-        assert!(err.message().contains("results.variant.captured"));
+        assert!(err.to_string().contains("results.variant.captured"));
     }
 
     #[test]

@@ -1,0 +1,67 @@
+//! How a client reaches the coordinator: a channel (plain or TLS) and the
+//! `authorization: Bearer <token>` metadata every call carries.
+
+use std::time::Duration;
+
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::Interceptor;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+use tonic::{Request, Status};
+
+/// Why a connection could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("invalid coordinator address {0:?}: {1}")]
+    Address(String, String),
+    #[error("invalid token: {0}")]
+    Token(String),
+}
+
+/// Adds `authorization: Bearer <token>` to every call. The header is
+/// marked sensitive, so `Debug` and HTTP/2 header compression skip it.
+#[derive(Debug, Clone, Default)]
+pub struct Auth {
+    header: Option<MetadataValue<Ascii>>,
+}
+
+impl Auth {
+    /// `None`: send no header.
+    pub fn new(token: Option<&str>) -> Result<Self, ConnectError> {
+        let header = token
+            .map(|t| {
+                let mut value: MetadataValue<Ascii> = format!("Bearer {t}")
+                    .parse()
+                    .map_err(|_| ConnectError::Token("not printable ASCII".to_owned()))?;
+                value.set_sensitive(true);
+                Ok::<_, ConnectError>(value)
+            })
+            .transpose()?;
+        Ok(Auth { header })
+    }
+}
+
+impl Interceptor for Auth {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        if let Some(h) = &self.header {
+            request.metadata_mut().insert("authorization", h.clone());
+        }
+        Ok(request)
+    }
+}
+
+/// A lazily connecting channel to `url` (it reconnects by itself after a
+/// coordinator restart). With `ca_pem`, the connection uses TLS and the
+/// server's certificate must chain to it and name the URL's host.
+pub fn channel(url: &str, ca_pem: Option<&[u8]>) -> Result<Channel, ConnectError> {
+    let mut endpoint = Endpoint::from_shared(url.to_owned())
+        .map_err(|e| ConnectError::Address(url.to_owned(), e.to_string()))?;
+    if let Some(pem) = ca_pem {
+        let tls = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem));
+        endpoint = endpoint
+            .tls_config(tls)
+            .map_err(|e| ConnectError::Address(url.to_owned(), e.to_string()))?;
+    }
+    Ok(endpoint
+        .connect_timeout(Duration::from_secs(5))
+        .connect_lazy())
+}

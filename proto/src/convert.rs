@@ -1,0 +1,707 @@
+//! Shape conversion between the generated messages ([`crate::pb`]) and the
+//! domain types: `From<T> for pb::T` and `TryFrom<pb::T> for T` with
+//! `Error = Invalid`, destructuring every field so that a new proto field
+//! cannot be forgotten. A message that is missing a required field, carries
+//! an `*_UNSPECIFIED` or unknown enum value or a list of the wrong length is
+//! refused here; every value built is then checked by its domain rules
+//! ([`crate::validate`]).
+
+use xq_engine::rules::GameResult;
+
+use crate::error::{Invalid, invalid, required};
+use crate::game_record::{MoveStats, pack_moves, unpack_moves};
+use crate::{
+    Adjudication, BatchOutcome, EngineRef, GameRecord, Limit, OpeningSlice, OpeningSource,
+    PlayerSpec, Protocol, TimeControl, Totals, VariantStats, WorkSpec, pb,
+};
+
+impl From<WorkSpec> for pb::WorkSpec {
+    fn from(w: WorkSpec) -> Self {
+        let WorkSpec {
+            players,
+            rules,
+            openings,
+            pairs,
+            adjudication,
+            draw_contempt,
+        } = w;
+        pb::WorkSpec {
+            players: players.into_iter().map(Into::into).collect(),
+            rules,
+            openings: Some(openings.into()),
+            pairs,
+            adjudication: Some(adjudication.into()),
+            draw_contempt,
+        }
+    }
+}
+
+impl TryFrom<pb::WorkSpec> for WorkSpec {
+    type Error = Invalid;
+
+    fn try_from(w: pb::WorkSpec) -> Result<Self, Invalid> {
+        let pb::WorkSpec {
+            players,
+            rules,
+            openings,
+            pairs,
+            adjudication,
+            draw_contempt,
+        } = w;
+        let players: Vec<PlayerSpec> = players
+            .into_iter()
+            .map(PlayerSpec::try_from)
+            .collect::<Result<_, _>>()?;
+        let players: [PlayerSpec; 2] = players.try_into().map_err(|p: Vec<_>| {
+            Invalid::new("work.players", format!("{} players, need 2", p.len()))
+        })?;
+        let work = WorkSpec {
+            players,
+            rules,
+            openings: required("work.openings", openings)?.try_into()?,
+            pairs,
+            adjudication: required("work.adjudication", adjudication)?.into(),
+            draw_contempt,
+        };
+        work.validate()?;
+        Ok(work)
+    }
+}
+
+impl From<PlayerSpec> for pb::PlayerSpec {
+    fn from(p: PlayerSpec) -> Self {
+        let PlayerSpec {
+            params,
+            limit,
+            hash_mb,
+            engine,
+        } = p;
+        pb::PlayerSpec {
+            params: params.into_iter().collect(),
+            limit: Some(limit.into()),
+            hash_mb,
+            engine: engine.map(Into::into),
+        }
+    }
+}
+
+impl TryFrom<pb::PlayerSpec> for PlayerSpec {
+    type Error = Invalid;
+
+    fn try_from(p: pb::PlayerSpec) -> Result<Self, Invalid> {
+        let pb::PlayerSpec {
+            params,
+            limit,
+            hash_mb,
+            engine,
+        } = p;
+        let player = PlayerSpec {
+            params: params.into_iter().collect(),
+            limit: required("player.limit", limit)?.try_into()?,
+            hash_mb,
+            engine: engine.map(EngineRef::try_from).transpose()?,
+        };
+        player.validate()?;
+        Ok(player)
+    }
+}
+
+impl From<Protocol> for pb::EngineProtocol {
+    fn from(p: Protocol) -> Self {
+        match p {
+            Protocol::Uci => pb::EngineProtocol::Uci,
+            Protocol::Ucci => pb::EngineProtocol::Ucci,
+        }
+    }
+}
+
+impl From<EngineRef> for pb::EngineRef {
+    fn from(e: EngineRef) -> Self {
+        let EngineRef {
+            name,
+            sha256,
+            size,
+            signature,
+            protocol,
+            options,
+        } = e;
+        pb::EngineRef {
+            name,
+            sha256,
+            size,
+            signature,
+            protocol: pb::EngineProtocol::from(protocol).into(),
+            options: options.into_iter().collect(),
+        }
+    }
+}
+
+impl TryFrom<pb::EngineRef> for EngineRef {
+    type Error = Invalid;
+
+    fn try_from(e: pb::EngineRef) -> Result<Self, Invalid> {
+        let pb::EngineRef {
+            name,
+            sha256,
+            size,
+            signature,
+            protocol,
+            options,
+        } = e;
+        let protocol = match pb::EngineProtocol::try_from(protocol) {
+            Ok(pb::EngineProtocol::Uci) => Protocol::Uci,
+            Ok(pb::EngineProtocol::Ucci) => Protocol::Ucci,
+            _ => return invalid("engine.protocol", format!("unknown value {protocol}")),
+        };
+        let engine = EngineRef {
+            name,
+            sha256,
+            size,
+            signature,
+            protocol,
+            options: options.into_iter().collect(),
+        };
+        engine.validate()?;
+        Ok(engine)
+    }
+}
+
+impl From<TimeControl> for pb::Clock {
+    fn from(tc: TimeControl) -> Self {
+        let TimeControl {
+            base_ms,
+            inc_ms,
+            moves_to_go,
+        } = tc;
+        pb::Clock {
+            base_ms,
+            inc_ms,
+            moves_to_go: moves_to_go.unwrap_or(0),
+        }
+    }
+}
+
+impl From<pb::Clock> for TimeControl {
+    fn from(c: pb::Clock) -> Self {
+        let pb::Clock {
+            base_ms,
+            inc_ms,
+            moves_to_go,
+        } = c;
+        TimeControl {
+            base_ms,
+            inc_ms,
+            moves_to_go: (moves_to_go != 0).then_some(moves_to_go),
+        }
+    }
+}
+
+impl From<Limit> for pb::Limit {
+    fn from(l: Limit) -> Self {
+        use pb::limit::Kind;
+        let kind = match l {
+            Limit::Nodes(n) => Kind::Nodes(n),
+            Limit::Depth(d) => Kind::Depth(d),
+            Limit::MoveTimeMs(ms) => Kind::MovetimeMs(ms),
+            Limit::Clock(tc) => Kind::Clock(tc.into()),
+        };
+        pb::Limit { kind: Some(kind) }
+    }
+}
+
+impl TryFrom<pb::Limit> for Limit {
+    type Error = Invalid;
+
+    fn try_from(l: pb::Limit) -> Result<Self, Invalid> {
+        use pb::limit::Kind;
+        let pb::Limit { kind } = l;
+        let limit = match required("limit.kind", kind)? {
+            Kind::Nodes(n) => Limit::Nodes(n),
+            Kind::Depth(d) => Limit::Depth(d),
+            Kind::MovetimeMs(ms) => Limit::MoveTimeMs(ms),
+            Kind::Clock(c) => Limit::Clock(c.into()),
+        };
+        limit.validate()?;
+        Ok(limit)
+    }
+}
+
+impl From<OpeningSource> for pb::OpeningSource {
+    fn from(s: OpeningSource) -> Self {
+        use pb::opening_source::Kind;
+        let kind = match s {
+            OpeningSource::Builtin { random_plies } => {
+                Kind::Builtin(pb::BuiltinOpenings { random_plies })
+            }
+            OpeningSource::Lines(lines) => Kind::Lines(pb::OpeningLines { lines }),
+        };
+        pb::OpeningSource { kind: Some(kind) }
+    }
+}
+
+impl OpeningSource {
+    /// The source of a message whose field is called `field` (shape and
+    /// [`OpeningSource::validate`]).
+    pub fn from_wire(s: Option<pb::OpeningSource>, field: &str) -> Result<Self, Invalid> {
+        use pb::opening_source::Kind;
+        let pb::OpeningSource { kind } = required(field, s)?;
+        let source = match required(field, kind)? {
+            Kind::Builtin(pb::BuiltinOpenings { random_plies }) => {
+                OpeningSource::Builtin { random_plies }
+            }
+            Kind::Lines(pb::OpeningLines { lines }) => OpeningSource::Lines(lines),
+        };
+        source.validate(field)?;
+        Ok(source)
+    }
+}
+
+impl From<OpeningSlice> for pb::OpeningSlice {
+    fn from(o: OpeningSlice) -> Self {
+        let OpeningSlice {
+            source,
+            seed,
+            offset,
+            count,
+            per_game,
+        } = o;
+        pb::OpeningSlice {
+            source: Some(source.into()),
+            seed,
+            offset,
+            count,
+            per_game,
+        }
+    }
+}
+
+impl TryFrom<pb::OpeningSlice> for OpeningSlice {
+    type Error = Invalid;
+
+    fn try_from(o: pb::OpeningSlice) -> Result<Self, Invalid> {
+        let pb::OpeningSlice {
+            source,
+            seed,
+            offset,
+            count,
+            per_game,
+        } = o;
+        let slice = OpeningSlice {
+            source: OpeningSource::from_wire(source, "openings")?,
+            seed,
+            offset,
+            count,
+            per_game,
+        };
+        slice.validate()?;
+        Ok(slice)
+    }
+}
+
+impl From<Adjudication> for pb::Adjudication {
+    fn from(a: Adjudication) -> Self {
+        let Adjudication {
+            resign_cp,
+            resign_moves,
+            draw_cp,
+            draw_moves,
+            draw_after_move,
+            max_plies,
+        } = a;
+        pb::Adjudication {
+            resign_cp,
+            resign_moves,
+            draw_cp,
+            draw_moves,
+            draw_after_move,
+            max_plies,
+        }
+    }
+}
+
+/// Every combination of values is meaningful, so this cannot fail.
+impl From<pb::Adjudication> for Adjudication {
+    fn from(a: pb::Adjudication) -> Self {
+        let pb::Adjudication {
+            resign_cp,
+            resign_moves,
+            draw_cp,
+            draw_moves,
+            draw_after_move,
+            max_plies,
+        } = a;
+        Adjudication {
+            resign_cp,
+            resign_moves,
+            draw_cp,
+            draw_moves,
+            draw_after_move,
+            max_plies,
+        }
+    }
+}
+
+impl From<Totals> for pb::Totals {
+    fn from(t: Totals) -> Self {
+        let Totals {
+            pairs,
+            pentanomial,
+            wins,
+            draws,
+            losses,
+            reasons,
+            total_plies,
+        } = t;
+        pb::Totals {
+            pairs,
+            pentanomial: pentanomial.to_vec(),
+            wins,
+            draws,
+            losses,
+            reasons: reasons.into_iter().collect(),
+            total_plies,
+        }
+    }
+}
+
+impl Totals {
+    /// The record of a message whose field is called `field` (shape only:
+    /// whether the counts fit is [`Totals::check`]'s job).
+    pub fn from_wire(t: Option<pb::Totals>, field: &str) -> Result<Self, Invalid> {
+        let pb::Totals {
+            pairs,
+            pentanomial,
+            wins,
+            draws,
+            losses,
+            reasons,
+            total_plies,
+        } = required(field, t)?;
+        let pentanomial: [u64; 5] = pentanomial.try_into().map_err(|p: Vec<u64>| {
+            Invalid::new(
+                format!("{field}.pentanomial"),
+                format!("{} entries, need 5", p.len()),
+            )
+        })?;
+        Ok(Totals {
+            pairs,
+            pentanomial,
+            wins,
+            draws,
+            losses,
+            reasons: reasons.into_iter().collect(),
+            total_plies,
+        })
+    }
+}
+
+impl From<BatchOutcome> for pb::GameResults {
+    fn from(o: BatchOutcome) -> Self {
+        let BatchOutcome {
+            totals,
+            games,
+            variant,
+        } = o;
+        pb::GameResults {
+            totals: Some(totals.into()),
+            games: games.into_iter().map(Into::into).collect(),
+            variant: variant.map(Into::into),
+        }
+    }
+}
+
+/// Checks the shape (5 pentanomial entries, known enums); whether the counts
+/// fit a lease is [`BatchOutcome::check`]'s job, since only the coordinator
+/// knows the lease.
+impl TryFrom<pb::GameResults> for BatchOutcome {
+    type Error = Invalid;
+
+    fn try_from(r: pb::GameResults) -> Result<Self, Invalid> {
+        let pb::GameResults {
+            totals,
+            games,
+            variant,
+        } = r;
+        Ok(BatchOutcome {
+            totals: Totals::from_wire(totals, "results")?,
+            games: games
+                .into_iter()
+                .map(GameRecord::try_from)
+                .collect::<Result<_, _>>()?,
+            variant: variant.map(VariantStats::try_from).transpose()?,
+        })
+    }
+}
+
+impl From<VariantStats> for pb::VariantStats {
+    fn from(s: VariantStats) -> Self {
+        let VariantStats {
+            red_wins,
+            draws,
+            black_wins,
+            pair_outcomes,
+            plies_histogram,
+            captured,
+            converted,
+            games_with_conversion,
+        } = s;
+        pb::VariantStats {
+            red_wins,
+            draws,
+            black_wins,
+            pair_outcomes: pair_outcomes.to_vec(),
+            plies_histogram: plies_histogram.to_vec(),
+            captured: captured.to_vec(),
+            converted: converted.to_vec(),
+            games_with_conversion: games_with_conversion.to_vec(),
+        }
+    }
+}
+
+fn fixed<const N: usize>(field: &str, v: Vec<u64>) -> Result<[u64; N], Invalid> {
+    v.try_into()
+        .map_err(|v: Vec<u64>| Invalid::new(field, format!("{} entries, need {N}", v.len())))
+}
+
+/// Checks the shape (entry counts); whether the counts add up is
+/// [`VariantStats::check`]'s job.
+impl TryFrom<pb::VariantStats> for VariantStats {
+    type Error = Invalid;
+
+    fn try_from(s: pb::VariantStats) -> Result<Self, Invalid> {
+        let pb::VariantStats {
+            red_wins,
+            draws,
+            black_wins,
+            pair_outcomes,
+            plies_histogram,
+            captured,
+            converted,
+            games_with_conversion,
+        } = s;
+        Ok(VariantStats {
+            red_wins,
+            draws,
+            black_wins,
+            pair_outcomes: fixed("results.variant.pair_outcomes", pair_outcomes)?,
+            plies_histogram: fixed("results.variant.plies_histogram", plies_histogram)?,
+            captured: fixed("results.variant.captured", captured)?,
+            converted: fixed("results.variant.converted", converted)?,
+            games_with_conversion: fixed(
+                "results.variant.games_with_conversion",
+                games_with_conversion,
+            )?,
+        })
+    }
+}
+
+impl From<GameResult> for pb::GameResult {
+    fn from(r: GameResult) -> Self {
+        match r {
+            GameResult::Red => pb::GameResult::RedWins,
+            GameResult::Draw => pb::GameResult::Draw,
+            GameResult::Black => pb::GameResult::BlackWins,
+        }
+    }
+}
+
+impl From<GameRecord> for pb::GameRecord {
+    fn from(g: GameRecord) -> Self {
+        let GameRecord {
+            opening_index,
+            start_fen,
+            moves,
+            opening_plies,
+            result,
+            reason,
+            red_player,
+            per_move,
+            stderr_tail,
+        } = g;
+        pb::GameRecord {
+            opening_index,
+            start_fen,
+            moves: pack_moves(&moves),
+            opening_plies,
+            result: pb::GameResult::from(result).into(),
+            reason,
+            red_player: red_player.into(),
+            score_cp: per_move.iter().map(|m| m.score_cp).collect(),
+            depth: per_move.iter().map(|m| m.depth).collect(),
+            nodes: per_move.iter().map(|m| m.nodes).collect(),
+            time_ms: per_move.iter().map(|m| m.time_ms).collect(),
+            stderr_tail,
+        }
+    }
+}
+
+impl TryFrom<pb::GameRecord> for GameRecord {
+    type Error = Invalid;
+
+    fn try_from(g: pb::GameRecord) -> Result<Self, Invalid> {
+        let pb::GameRecord {
+            opening_index,
+            start_fen,
+            moves,
+            opening_plies,
+            result,
+            reason,
+            red_player,
+            score_cp,
+            depth,
+            nodes,
+            time_ms,
+            stderr_tail,
+        } = g;
+        let result = match pb::GameResult::try_from(result) {
+            Ok(pb::GameResult::RedWins) => GameResult::Red,
+            Ok(pb::GameResult::Draw) => GameResult::Draw,
+            Ok(pb::GameResult::BlackWins) => GameResult::Black,
+            Ok(pb::GameResult::Unspecified) | Err(_) => {
+                return invalid("game.result", format!("unknown value {result}"));
+            }
+        };
+        let moves = unpack_moves(&moves)
+            .ok_or_else(|| Invalid::new("game.moves", "not a list of 2-byte moves"))?;
+        let n = score_cp.len();
+        if depth.len() != n || nodes.len() != n || time_ms.len() != n {
+            return invalid(
+                "game.score_cp/depth/nodes/time_ms",
+                "the per-move lists differ in length",
+            );
+        }
+        let per_move = (0..n)
+            .map(|i| MoveStats {
+                score_cp: score_cp[i],
+                depth: depth[i],
+                nodes: nodes[i],
+                time_ms: time_ms[i],
+            })
+            .collect();
+        let record = GameRecord {
+            opening_index,
+            start_fen,
+            moves,
+            opening_plies,
+            result,
+            reason,
+            red_player: u8::try_from(red_player).unwrap_or(u8::MAX),
+            per_move,
+            stderr_tail,
+        };
+        record.validate()?;
+        Ok(record)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    #[test]
+    fn work_round_trips_through_the_wire() {
+        let work = WorkSpec::example();
+        let wire = pb::WorkSpec::from(work.clone());
+        assert_eq!(WorkSpec::try_from(wire).unwrap(), work);
+    }
+
+    #[test]
+    fn garbled_work_names_the_field() {
+        let mut wire = pb::WorkSpec::from(WorkSpec::example());
+        wire.players.pop();
+        let err = WorkSpec::try_from(wire).unwrap_err();
+        assert_eq!(err.field, "work.players");
+        assert_eq!(
+            tonic::Status::from(err).code(),
+            tonic::Code::InvalidArgument
+        );
+
+        let mut wire = pb::WorkSpec::from(WorkSpec::example());
+        wire.players[1].limit = Some(pb::Limit { kind: None });
+        assert_eq!(WorkSpec::try_from(wire).unwrap_err().field, "limit.kind");
+
+        let mut wire = pb::WorkSpec::from(WorkSpec::example());
+        wire.adjudication = None;
+        assert_eq!(
+            WorkSpec::try_from(wire).unwrap_err().field,
+            "work.adjudication"
+        );
+    }
+
+    #[test]
+    fn outcome_counts_must_fit_the_lease() {
+        let outcome = BatchOutcome {
+            totals: Totals {
+                pairs: 2,
+                pentanomial: [0, 0, 1, 1, 0],
+                wins: 2,
+                draws: 1,
+                losses: 1,
+                reasons: BTreeMap::from([("checkmate".to_owned(), 4)]),
+                total_plies: 0,
+            },
+            ..BatchOutcome::default()
+        };
+        assert_eq!(outcome.check(2), Ok(()));
+        let field = |o: &BatchOutcome| o.check(2).unwrap_err().field;
+        assert_eq!(outcome.check(3).unwrap_err().field, "results.pairs");
+        let mut bad = outcome.clone();
+        bad.totals.wins = 3;
+        assert_eq!(field(&bad), "results.wins/draws/losses");
+        bad.totals.wins = u64::MAX;
+        bad.totals.draws = 5;
+        assert_eq!(field(&bad), "results.wins/draws/losses");
+        let mut long = outcome.clone();
+        long.totals.total_plies = 40_001;
+        assert_eq!(field(&long), "results.total_plies");
+        let mut odd = outcome.clone();
+        odd.totals.reasons = BTreeMap::from([(String::new(), 4)]);
+        assert_eq!(field(&odd), "results.reasons");
+        let mut wire = pb::GameResults::from(outcome);
+        if let Some(t) = wire.totals.as_mut() {
+            t.pentanomial = vec![1, 2];
+        }
+        let err = BatchOutcome::try_from(wire).unwrap_err();
+        assert_eq!(err.field, "results.pentanomial");
+    }
+
+    #[test]
+    fn game_records_pack_moves_in_two_bytes_and_check_their_lists() {
+        let moves: Vec<_> = ["h2e2", "h9g7", "h0g2"]
+            .iter()
+            .map(|m| xq_engine::Move::parse_coords(m).unwrap())
+            .collect();
+        let record = GameRecord {
+            opening_index: 5,
+            start_fen: xq_engine::START_FEN.to_owned(),
+            moves,
+            opening_plies: 1,
+            result: GameResult::Black,
+            reason: "checkmate".to_owned(),
+            red_player: 1,
+            per_move: vec![MoveStats::default(); 2],
+            stderr_tail: String::new(),
+        };
+        let wire = pb::GameRecord::from(record.clone());
+        assert_eq!(wire.moves.len(), 6);
+        assert_eq!(GameRecord::try_from(wire.clone()).unwrap(), record);
+        let mut short = wire.clone();
+        short.depth.pop();
+        assert!(GameRecord::try_from(short).is_err());
+        let mut odd = wire.clone();
+        odd.moves.pop();
+        assert_eq!(GameRecord::try_from(odd).unwrap_err().field, "game.moves");
+        let mut stats = wire;
+        for list in [&mut stats.depth, &mut stats.time_ms] {
+            list.pop();
+        }
+        stats.score_cp.pop();
+        stats.nodes.pop();
+        assert_eq!(
+            GameRecord::try_from(stats).unwrap_err().field,
+            "game.per_move"
+        );
+    }
+}

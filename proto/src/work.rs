@@ -1,0 +1,143 @@
+//! What a lease asks a worker to play: [`WorkSpec`] and its parts.
+//!
+//! Results are from the first player's view (`players[0]`). Pair `i` of a
+//! lease (0-based) uses opening index `openings.offset + i`, played once with
+//! each player as Red (with [`OpeningSlice::per_game`], game `k` of pair `i`
+//! uses index `2·(offset + i) + k`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Adjudication, Limit, OpeningSource};
+
+/// The game pairs of one lease.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkSpec {
+    /// `players[0]` is the first player, whose view every result takes.
+    pub players: [PlayerSpec; 2],
+    /// Rule set preset, e.g. `"standard+conversion"`.
+    pub rules: String,
+    pub openings: OpeningSlice,
+    /// Game pairs to play (2 games each); equals `openings.count`.
+    pub pairs: u32,
+    pub adjudication: Adjudication,
+    /// Whether both engines value a draw by the rule set's scoring
+    /// ([`xq_engine::SearchRules::scoring_aware`]).
+    pub draw_contempt: bool,
+}
+
+/// One engine configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerSpec {
+    /// Parameter overrides by name, in engine units; others keep defaults.
+    pub params: BTreeMap<String, i64>,
+    pub limit: Limit,
+    /// Transposition table size, MiB; at least 1.
+    pub hash_mb: u32,
+    /// An external engine instead of the built-in one.
+    pub engine: Option<EngineRef>,
+}
+
+/// Which protocol an external engine speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    #[default]
+    Uci,
+    Ucci,
+}
+
+impl Protocol {
+    /// `uci` or `ucci`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Uci => "uci",
+            Protocol::Ucci => "ucci",
+        }
+    }
+
+    /// The protocol called `name` (`uci` or `ucci`).
+    pub fn parse(name: &str) -> Option<Protocol> {
+        match name {
+            "uci" => Some(Protocol::Uci),
+            "ucci" => Some(Protocol::Ucci),
+            _ => None,
+        }
+    }
+}
+
+/// A registered external engine, as a lease names it.
+///
+/// Invariants (checked on the wire): `name` is 1 to 64 characters; `sha256` is
+/// 64 lowercase hex digits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineRef {
+    pub name: String,
+    /// SHA-256 of the executable, lowercase hex.
+    pub sha256: String,
+    /// Size of the executable in bytes.
+    pub size: u64,
+    /// The `Nodes searched` count of its `bench`.
+    pub signature: u64,
+    pub protocol: Protocol,
+    /// Options set after the handshake.
+    pub options: BTreeMap<String, String>,
+}
+
+/// Whether `s` is a SHA-256 in lowercase hex.
+pub fn is_sha256_hex(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// The openings of a lease.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpeningSlice {
+    pub source: OpeningSource,
+    /// The run's opening seed; with the index it fixes every opening.
+    pub seed: u64,
+    /// Index of the first opening (pairs of the run handed out before).
+    pub offset: u64,
+    /// Openings in the slice (= pairs); at least 1.
+    pub count: u64,
+    /// Each game takes its own opening: game `k` of pair `i` uses index
+    /// `2·(offset + i) + k` (variants runs, whose identical players would
+    /// otherwise replay each opening's game move for move).
+    pub per_game: bool,
+}
+
+impl WorkSpec {
+    /// A small valid lease (two built-in players, 8 pairs), for tests and
+    /// examples.
+    pub fn example() -> WorkSpec {
+        let player = |v| PlayerSpec {
+            params: BTreeMap::from([("chariot_value".to_owned(), v)]),
+            limit: Limit::Clock(crate::TimeControl {
+                base_ms: 10_000,
+                inc_ms: 100,
+                moves_to_go: None,
+            }),
+            hash_mb: 16,
+            engine: None,
+        };
+        WorkSpec {
+            players: [player(900), player(880)],
+            rules: "standard".to_owned(),
+            openings: OpeningSlice {
+                source: OpeningSource::Builtin { random_plies: 4 },
+                seed: 7,
+                offset: 16,
+                count: 8,
+                per_game: true,
+            },
+            pairs: 8,
+            adjudication: Adjudication {
+                max_plies: 300,
+                ..Adjudication::OFF
+            },
+            draw_contempt: false,
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! [`BatchPlayer`]: the contract between the client loop and whatever plays a
+//! lease's games.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use xq_proto::{BatchOutcome, WorkSpec};
+
+/// Plays a lease's game pairs. The real implementation is the rayon game
+/// runner ([`crate::EnginePlayer`]).
+pub trait BatchPlayer: Send + Sync + 'static {
+    /// Plays `work` to completion (or until `cancel` is set, then returns the pairs finished so far),
+    /// calling `progress(pairs_done)` as pairs finish. Blocking: the client calls it on a blocking thread.
+    fn play(
+        &self,
+        work: &WorkSpec,
+        cancel: &Arc<AtomicBool>,
+        progress: &(dyn Fn(u32) + Sync),
+    ) -> anyhow::Result<BatchOutcome>;
+    /// Engine bench signature reported at registration.
+    fn signature(&self) -> u64;
+    /// Where registered external engines must be put (as
+    /// [`crate::engine_cache`] lays them out) before `play`; `None` when this
+    /// player cannot play external engines.
+    fn engine_cache(&self) -> Option<&Path> {
+        None
+    }
+}
