@@ -23,6 +23,7 @@
 //!   the one place store errors become statuses.
 //! * [`local`]: embedded local mode (server and workers in one process).
 
+pub mod archive;
 pub mod auth;
 pub mod convert;
 pub mod local;

@@ -10,6 +10,7 @@ mod display;
 mod engine;
 mod match_args;
 mod params;
+mod pgn;
 mod report_variants;
 mod stats;
 mod stats_compare;
@@ -52,6 +53,8 @@ enum Command {
     Stop(cluster::StopArgs),
     /// Manage access tokens in the database (no server needed).
     Token(token::TokenArgs),
+    /// Write a run's stored games as PGN, from the database file.
+    Pgn(pgn::PgnArgs),
     /// Run a coordinator and workers in this process (resumes an identical
     /// unfinished run in the same database).
     Local(cluster::LocalArgs),
@@ -76,6 +79,7 @@ impl Cli {
             Command::Stop(args) => args.run(),
             Command::Local(args) => args.run(player),
             Command::Token(args) => args.run(),
+            Command::Pgn(args) => args.run(),
         }
     }
 }

@@ -27,12 +27,14 @@
 //! # Layout
 //!
 //! * [`migrations`]: the append-only schema list (`PRAGMA user_version`).
-//! * [`game_codec`]: the compressed form of a result's games.
+//! * [`game_codec`]: the compressed form of a result's games; [`games`]:
+//!   their rows.
 //! * [`runs`], [`leases`], [`workers`], [`tokens`], [`variants`], row-level reads and writes on a
 //!   transaction; the rules that combine them live in [`crate::scheduler`].
 
 pub mod engines;
 pub mod game_codec;
+pub mod games;
 pub mod leases;
 pub mod migrations;
 pub mod runs;

@@ -53,6 +53,8 @@ impl GameSetup<'_> {
 /// A finished game.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GameRecord {
+    /// The opening's index in the match's source (0 until the runner sets it).
+    pub opening_index: u64,
     /// The start position's FEN (before the opening moves).
     pub fen: String,
     /// The opening's name.
@@ -113,6 +115,21 @@ impl GameRecord {
             result: self.result,
             reason: self.reason,
             ply: self.moves.len(),
+        }
+    }
+
+    /// The game as the archive keeps it (the wire's record).
+    pub fn archived(&self) -> xq_proto::GameRecord {
+        xq_proto::GameRecord {
+            opening_index: self.opening_index,
+            start_fen: self.fen.clone(),
+            moves: self.moves.clone(),
+            opening_plies: u32::try_from(self.opening_plies).unwrap_or(u32::MAX),
+            result: self.result,
+            reason: self.reason.token().to_owned(),
+            red_player: u8::from(self.red == 1),
+            per_move: self.per_move.clone(),
+            stderr_tail: self.stderr_tail.clone(),
         }
     }
 
@@ -253,6 +270,7 @@ pub fn play_game(
         return Ok(None);
     };
     Ok(Some(GameRecord {
+        opening_index: 0,
         fen: game.start().to_fen(),
         opening: setup.opening.name.clone(),
         opening_plies,

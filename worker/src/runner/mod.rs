@@ -250,7 +250,12 @@ impl Runner {
             opening: &opening,
             stop,
         };
-        play_game(&setup, &mut state.seats).map_err(|source| RunError::Opening { index, source })
+        let record = play_game(&setup, &mut state.seats)
+            .map_err(|source| RunError::Opening { index, source })?;
+        Ok(record.map(|r| GameRecord {
+            opening_index: index,
+            ..r
+        }))
     }
 }
 
