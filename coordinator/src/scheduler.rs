@@ -204,6 +204,13 @@ impl Scheduler {
         self.store.call(|conn| run_rows::list(conn, now_ms())).await
     }
 
+    /// Failures among `id`'s stored games, by worker, loser and reason.
+    pub async fn failures(&self, id: u64) -> Result<Vec<games::FailureCount>, StoreError> {
+        self.store
+            .call(move |conn| games::failure_counts(conn, id))
+            .await
+    }
+
     pub async fn spsa_history(&self, id: u64) -> Result<Vec<SpsaHistoryRow>, StoreError> {
         self.store
             .call(move |conn| run_rows::spsa_history(conn, id))
