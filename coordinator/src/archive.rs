@@ -29,21 +29,7 @@ pub fn check(rules: &str, games: &[GameRecord], totals: &Totals) -> Result<(), I
     for (i, g) in games.iter().enumerate() {
         check_one(&rules, g).map_err(|e| e.within(&format!("results.games[{i}]")))?;
     }
-    let mut recount = Totals::default();
-    for pair in games.chunks_exact(2) {
-        recount.add_pair([&pair[0], &pair[1]].map(|g| {
-            let first = if g.red_player == 0 {
-                Color::Red
-            } else {
-                Color::Black
-            };
-            (
-                Score::of(g.result, first),
-                g.moves.len() as u64,
-                g.reason.as_str(),
-            )
-        }));
-    }
+    let recount = totals_of(games);
     if !totals.reasons.is_empty() && recount.reasons != totals.reasons {
         return invalid(
             "results.games",
@@ -74,6 +60,27 @@ pub fn check(rules: &str, games: &[GameRecord], totals: &Totals) -> Result<(), I
         );
     }
     Ok(())
+}
+
+/// The counts `games` give, pair by pair (pair p: games 2p and 2p + 1), from
+/// the first player's view.
+pub fn totals_of(games: &[GameRecord]) -> Totals {
+    let mut t = Totals::default();
+    for pair in games.chunks_exact(2) {
+        t.add_pair([&pair[0], &pair[1]].map(|g| {
+            let first = if g.red_player == 0 {
+                Color::Red
+            } else {
+                Color::Black
+            };
+            (
+                Score::of(g.result, first),
+                g.moves.len() as u64,
+                g.reason.as_str(),
+            )
+        }));
+    }
+    t
 }
 
 fn check_one(rules: &RuleSet, g: &GameRecord) -> Result<(), Invalid> {
@@ -120,32 +127,13 @@ mod tests {
         }
     }
 
-    fn totals(games: &[GameRecord]) -> Totals {
-        let mut t = Totals::default();
-        for pair in games.chunks_exact(2) {
-            t.add_pair([&pair[0], &pair[1]].map(|g| {
-                let c = if g.red_player == 0 {
-                    Color::Red
-                } else {
-                    Color::Black
-                };
-                (
-                    Score::of(g.result, c),
-                    g.moves.len() as u64,
-                    g.reason.as_str(),
-                )
-            }));
-        }
-        t
-    }
-
     #[test]
     fn games_that_replay_and_add_up_are_accepted() {
         let games = [
             game(0, "h2e2 h9g7", GameResult::Draw, "adjudication"),
             game(1, "h2e2 h9g7 h0g2", GameResult::Red, "time-forfeit"),
         ];
-        let t = totals(&games);
+        let t = totals_of(&games);
         check("standard", &games, &t).unwrap();
         check("standard", &[], &t).unwrap();
     }
@@ -156,7 +144,7 @@ mod tests {
             game(0, "h2e2 h9g7", GameResult::Draw, "adjudication"),
             game(1, "h2e2 h9g7 e2e9", GameResult::Red, "resignation"),
         ];
-        let err = check("standard", &games, &totals(&games)).unwrap_err();
+        let err = check("standard", &games, &totals_of(&games)).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("results.games[1]"), "{text}");
         assert!(text.contains("ply 2: illegal move e2e9"), "{text}");
@@ -164,7 +152,7 @@ mod tests {
             game(0, "h2e2 h9g7", GameResult::Red, "checkmate"),
             game(1, "h2e2", GameResult::Red, "nonsense"),
         ];
-        let text = check("standard", &games, &totals(&games))
+        let text = check("standard", &games, &totals_of(&games))
             .unwrap_err()
             .to_string();
         assert!(text.contains("results.games[0]"), "{text}");
@@ -176,7 +164,7 @@ mod tests {
             game(0, "h2e2 h9g7", GameResult::Draw, "adjudication"),
             game(1, "h2e2 h9g7", GameResult::Draw, "adjudication"),
         ];
-        let mut t = totals(&games);
+        let mut t = totals_of(&games);
         check("standard", &games[..1], &t).unwrap_err();
         t.wins += 1;
         t.draws -= 1;
