@@ -1,7 +1,7 @@
 //! `xq-engine`: the UCI/UCCI engine, plus command-line tools (perft, bench, params,
 //! adjudicate, notation).
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 use xq_engine::notation::{self, Notation};
 use xq_engine::uci::{self, Uci};
-use xq_engine::{Game, Move, Params, Position, RuleSet, START_FEN, bench, perft};
+use xq_engine::{Bitboard, Game, Move, Params, Position, RuleSet, START_FEN, bench, perft};
 
 #[derive(Parser)]
 #[command(
@@ -58,13 +58,25 @@ enum Command {
     /// Reasons: checkmate, stalemate, perpetual-check, perpetual-chase,
     /// perpetual-check-and-chase, mutual-perpetual, repetition, move-limit.
     /// Malformed input, an illegal move, or a move after the end exits with code 2.
+    ///
+    /// With `--batch`, reads games from standard input instead, one a line as
+    /// `FEN | move move ...`, and prints one line for each: the outcome, or
+    /// `error: <what was wrong>` for a bad line (the batch goes on).
     Adjudicate {
-        /// Rule presets joined with '+', e.g. `standard+conversion`.
+        /// Rule presets joined with '+', e.g. `standard+conversion`, `asian`.
         #[arg(long, default_value = "standard")]
         rules: String,
         /// The start position in FEN (one argument, quoted).
         #[arg(long, default_value = START_FEN)]
         fen: String,
+        /// Read `FEN | moves` lines from standard input.
+        #[arg(long, conflicts_with = "moves")]
+        batch: bool,
+        /// Append ` natures: ` and the nature of every move of the judged
+        /// repetition (check, chase, mate-threat, minor-chase, idle; `unjudged`
+        /// outside it), comma-separated.
+        #[arg(long)]
+        natures: bool,
         /// Moves in coordinate notation (`h2e2`, ranks 0-9 from Red's side).
         moves: Vec<String>,
     },
@@ -168,9 +180,27 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 pos.make(mv);
             }
         }
-        Some(Command::Adjudicate { rules, fen, moves }) => {
-            let line = adjudicate(&rules, &fen, &moves)?;
-            writeln!(io::stdout().lock(), "{line}")?;
+        Some(Command::Adjudicate {
+            rules,
+            fen,
+            batch,
+            natures,
+            moves,
+        }) => {
+            let rules = parse_rules(&rules)?;
+            let mut out = BufWriter::new(io::stdout().lock());
+            if !batch {
+                let game = adjudicate(&rules, &fen, &moves)?;
+                writeln!(out, "{}", outcome_line(&game, natures))?;
+                return Ok(());
+            }
+            for (n, line) in io::stdin().lock().lines().enumerate() {
+                let line = line.context("cannot read standard input")?;
+                let answer = batch_line(&rules, &line)
+                    .map(|game| outcome_line(&game, natures))
+                    .unwrap_or_else(|e| format!("error: line {}: {e:#}", n + 1));
+                writeln!(out, "{answer}")?;
+            }
         }
     }
     Ok(())
@@ -181,11 +211,44 @@ fn parse_rules(text: &str) -> anyhow::Result<RuleSet> {
         .with_context(|| format!("bad --rules '{text}'"))
 }
 
-/// Plays `moves` from `fen` under `rules`; the line to print.
-fn adjudicate(rules: &str, fen: &str, moves: &[String]) -> anyhow::Result<String> {
-    let rules = parse_rules(rules)?;
+/// A batch line `FEN | moves` adjudicated under `rules`.
+fn batch_line(rules: &RuleSet, line: &str) -> anyhow::Result<Game> {
+    let (fen, moves) = line
+        .split_once('|')
+        .with_context(|| format!("expected 'FEN | moves', got '{line}'"))?;
+    let moves: Vec<String> = moves.split_whitespace().map(str::to_string).collect();
+    adjudicate(rules, fen.trim(), &moves)
+}
+
+/// The line `adjudicate` prints for a game.
+fn outcome_line(game: &Game, natures: bool) -> String {
+    let mut line = match game.outcome() {
+        Some(outcome) => outcome.to_string(),
+        None => "result: none".to_string(),
+    };
+    if natures {
+        let words: Vec<String> = game
+            .records()
+            .iter()
+            .map(|r| {
+                let chased = r.judged.map_or(Bitboard::EMPTY, |n| n.chase.major);
+                let squares: Vec<String> = chased.map(|s| s.to_string()).collect();
+                match squares.is_empty() {
+                    true => r.nature().to_string(),
+                    false => format!("{}:{}", r.nature(), squares.join("+")),
+                }
+            })
+            .collect();
+        line.push_str(" natures: ");
+        line.push_str(&words.join(","));
+    }
+    line
+}
+
+/// Plays `moves` from `fen` under `rules`.
+fn adjudicate(rules: &RuleSet, fen: &str, moves: &[String]) -> anyhow::Result<Game> {
     let start = Position::from_fen(fen).with_context(|| format!("bad fen '{fen}'"))?;
-    let mut game = Game::new(start, rules);
+    let mut game = Game::new(start, *rules);
     for (i, text) in moves.iter().enumerate() {
         let mv = Move::parse_coords(text).with_context(|| {
             format!(
@@ -196,10 +259,7 @@ fn adjudicate(rules: &str, fen: &str, moves: &[String]) -> anyhow::Result<String
         game.play(mv)
             .with_context(|| format!("cannot play move {} '{text}'", i + 1))?;
     }
-    Ok(match game.outcome() {
-        Some(outcome) => outcome.to_string(),
-        None => "result: none".to_string(),
-    })
+    Ok(game)
 }
 
 fn main() -> ExitCode {
@@ -220,24 +280,48 @@ mod tests {
         s.split_whitespace().map(str::to_string).collect()
     }
 
+    fn line(rules: &str, fen: &str, moves: &str, natures: bool) -> anyhow::Result<String> {
+        let rules = parse_rules(rules)?;
+        Ok(outcome_line(
+            &adjudicate(&rules, fen, &words(moves))?,
+            natures,
+        ))
+    }
+
     #[test]
     fn adjudicate_prints_the_first_ending() {
         let fen = "4k4/7R1/9/9/9/9/9/9/9/3K5 w";
-        let moves = words("h8h9 e9e8 h9h8 e8e9 h8h9 e9e8 h9h8 e8e9");
+        let moves = "h8h9 e9e8 h9h8 e8e9 h8h9 e9e8 h9h8 e8e9";
         assert_eq!(
-            adjudicate("standard", fen, &moves).unwrap(),
+            line("standard", fen, moves, false).unwrap(),
             "result: black reason: perpetual-check ply: 8"
         );
         assert_eq!(
-            adjudicate("standard", START_FEN, &words("h2e2 h9g7")).unwrap(),
-            "result: none"
+            line("asian", fen, moves, true).unwrap(),
+            "result: black reason: perpetual-check ply: 8 \
+             natures: check,idle,check,idle,check,idle,check,idle"
         );
+        assert_eq!(
+            line("standard", START_FEN, "h2e2 h9g7", true).unwrap(),
+            "result: none natures: unjudged,unjudged"
+        );
+    }
+
+    #[test]
+    fn batch_lines_are_fen_bar_moves() {
+        let rules = RuleSet::STANDARD;
+        let game = batch_line(&rules, "4k4/7R1/9/9/9/9/9/9/9/3K5 w | h8h9 e9e8").unwrap();
+        assert_eq!(game.records().len(), 2);
+        let e = format!("{:#}", batch_line(&rules, "4k4/9 w h8h9").unwrap_err());
+        assert!(e.contains("expected 'FEN | moves'"), "{e}");
+        let e = format!("{:#}", batch_line(&rules, "9/9 | h8h9").unwrap_err());
+        assert!(e.contains("bad fen '9/9'"), "{e}");
     }
 
     #[test]
     fn adjudicate_errors_name_the_bad_part() {
         let err = |rules: &str, fen: &str, moves: &str| {
-            format!("{:#}", adjudicate(rules, fen, &words(moves)).unwrap_err())
+            format!("{:#}", line(rules, fen, moves, false).unwrap_err())
         };
         assert!(err("standard+fast", START_FEN, "").contains("'fast'"));
         assert!(err("standard", "9/9", "").contains("bad fen '9/9'"));

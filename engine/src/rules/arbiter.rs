@@ -4,10 +4,9 @@ use std::fmt;
 
 use thiserror::Error;
 
-use crate::rules::chase::chased_by;
-use crate::rules::repetition::{PlyEntry, Verdict, judge_cycle};
+use crate::rules::repetition::{Nature, PlyEntry, Verdict, classify_span, find_cycle, verdict};
 use crate::rules::{RuleSet, Stalemate};
-use crate::{Bitboard, Color, Move, Piece, Position};
+use crate::{Color, Move, Piece, Position};
 
 /// Who won.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -176,22 +175,16 @@ pub struct PlyRecord {
     pub converted: bool,
     /// Whether the move gave check.
     pub check: bool,
-    /// The enemy pieces the move newly threatens (see [`crate::rules::chase`]);
-    /// empty when the rule set does not judge chases.
-    pub chased: Bitboard,
+    /// The move's nature for repetition judgement, for the plies of a judged
+    /// repetition (moves are classified only then); `None` for the others.
+    pub judged: Option<Nature>,
 }
 
 impl PlyRecord {
-    /// The move's nature for repetition judgement: `"check"`, `"chase"` or `"idle"`
-    /// (the heaviest one, art. 27.4).
+    /// The move's heaviest nature (art. 27.4) as [`Nature::token`] gives it, or
+    /// `"unjudged"` for a ply outside every judged repetition.
     pub fn nature(&self) -> &'static str {
-        if self.check {
-            "check"
-        } else if self.chased.any() {
-            "chase"
-        } else {
-            "idle"
-        }
+        self.judged.as_ref().map_or("unjudged", Nature::token)
     }
 }
 
@@ -275,11 +268,6 @@ impl Game {
                 fen: self.pos.to_fen(),
             });
         }
-        let chased = if self.rules.chase_rule {
-            chased_by(&mut self.pos, mv)
-        } else {
-            Bitboard::EMPTY
-        };
         let undo = self.pos.make(mv);
         let check = self.pos.in_check();
         self.records.push(PlyRecord {
@@ -287,20 +275,21 @@ impl Game {
             captured: undo.captured(),
             converted: undo.converted_in_place(),
             check,
-            chased,
+            judged: None,
         });
         self.stack.push(PlyEntry {
             hash: self.pos.hash(),
             check,
-            chase: chased.any(),
+            mv: Some(mv),
         });
         self.outcome = self.judge();
         Ok(self.outcome)
     }
 
     /// Whether the current position ends the game, in order: no legal move, then
-    /// repetition, then the natural move limit.
-    fn judge(&self) -> Option<Outcome> {
+    /// repetition, then the natural move limit. Records the natures of a judged
+    /// repetition's moves.
+    fn judge(&mut self) -> Option<Outcome> {
         let ply = self.records.len();
         let to_move = self.pos.side_to_move();
         let ended = |result, reason| {
@@ -321,19 +310,35 @@ impl Game {
             };
         }
         let clock = self.pos.halfmove_clock() as usize;
-        let since_capture = &self.stack[self.stack.len() - 1 - clock.min(ply)..];
-        if let Some(v) = judge_cycle(since_capture, self.rules.repetition_count, &self.rules) {
-            return match v {
+        let start = self.stack.len() - 1 - clock.min(ply);
+        let since_capture = &self.stack[start..];
+        if let Some(first) = find_cycle(since_capture, self.rules.repetition_count) {
+            let plies = classify_span(&self.pos, &since_capture[first + 1..], &self.rules);
+            let first_record = start + first;
+            for (record, p) in self.records[first_record..].iter_mut().zip(&plies) {
+                record.judged = Some(p.nature);
+            }
+            return match verdict(&plies, &self.rules) {
                 Verdict::Draw(r) => ended(GameResult::Draw, r),
                 Verdict::SideToMoveWins(r) => ended(GameResult::win_for(to_move), r),
                 Verdict::SideToMoveLoses(r) => ended(GameResult::win_for(!to_move), r),
             };
         }
-        match self.rules.move_limit_plies() {
-            Some(limit) if self.pos.halfmove_clock() >= limit => {
-                ended(GameResult::Draw, Reason::MoveLimit)
-            }
-            _ => None,
+        let mut checks = [0u32; 2];
+        for (i, r) in self.records.iter().enumerate().skip(ply - clock.min(ply)) {
+            let mover = if i % 2 == 0 {
+                self.start.side_to_move()
+            } else {
+                !self.start.side_to_move()
+            };
+            checks[mover.index()] += u32::from(r.check);
         }
+        if self
+            .rules
+            .move_limit_reached(self.pos.halfmove_clock(), checks)
+        {
+            return ended(GameResult::Draw, Reason::MoveLimit);
+        }
+        None
     }
 }

@@ -1,33 +1,49 @@
-//! Chase (捉) detection: which enemy pieces a move newly threatens (art. 28.3, 29).
+//! Threats and chases (捉, arts. 27–29; RULES.md §5 gives each reading).
 //!
-//! A side *threatens* an enemy piece when all of these hold (RULES.md §5):
-//! - the piece has material value (art. 25.3): not the general, not a soldier on its
-//!   own side of the river;
-//! - a piece of the side other than its general or a soldier attacks it (attacks by
-//!   the general alone or a soldier alone are idle, art. 27.1, 27.2; the general
-//!   may still take part in the exchange that follows, "借帅之力");
-//! - that capture is legal: it does not leave the capturer's general attacked or
-//!   facing the other general (art. 29.4, read as "the capture must not be
-//!   illegal"; a capture after which the capturer is mated by a longer sequence
-//!   is still a threat);
-//! - the exchange on the piece's point wins material ([`see`] > 0): the piece is
-//!   unprotected, falsely protected (its defender is pinned or may not recapture,
-//!   art. 28.16), under-protected, or worth more than its attacker (a horse or
-//!   cannon attacking a chariot, an advisor or elephant attacking a chariot, horse
-//!   or cannon chases it even when protected, art. 25.3). Even exchanges (兑, a
-//!   horse attacking a protected cannon) are idle (art. 28.5).
+//! A *threat* is a pair (attacking piece, enemy target). A side threatens a target
+//! when all of these hold:
+//! - the target has material value (art. 25.3): not the general, not a soldier on
+//!   its own side of the river;
+//! - the capture is legal (art. 29.4, "the capture must not be illegal"). Checks
+//!   already on the board are set aside ([`standing_checks`]): a side in check
+//!   keeps its standing threats, so a move that answers a check does not create
+//!   them (art. 29.2);
+//! - the target is not an equal piece that may capture the attacker back: that is
+//!   an offer to exchange (兑, art. 28.5), an idle move;
+//! - the exchange on the target's point wins material ([`see`] > 0): the target is
+//!   unprotected, falsely protected (a pinned defender, a defender that may not
+//!   recapture), under-protected (art. 28.16), or worth more than the attacker
+//!   (art. 25.3: a horse or a cannon attacking a chariot chases it even when it is
+//!   protected);
+//! - the capture does not let the other side mate at once (art. 29.4, "不致被将死",
+//!   read as mate in one).
 //!
-//! A move *chases* the pieces it threatens after the move that were not threatened
-//! before it (art. 29.2); discovered attacks count, since both sets are computed on
-//! whole positions.
+//! Under the Chinese code a side also threatens a target it wins by a check and
+//! then a capture (art. 29.1, "通过连续照将吃子"; one check, see [`CHECKS_BEFORE_CAPTURE`]):
+//! a checking move after every reply to which some piece wins the target as above.
+//! Such a threat is keyed by the checking piece.
 //!
-//! Not implemented, and treated as idle: mate threats (杀, art. 28.2); captures won
-//! through a series of checks (art. 29.1, "通过连续照将吃子"); the exception for
-//! mutual perpetual attack by soldiers or generals (art. 27.2: they stay idle);
-//! art. 27.3 (attacks on advisors and elephants incidental to a drawn fortress).
+//! A move *chases* a target when it creates a threat on it: a pair that holds after
+//! the move and did not hold before it, the moved piece being the same attacker
+//! before and after (art. 29.2, decided per attacker and target). Discovered
+//! attacks and undermined protections count, since both sides of the comparison are
+//! computed on whole positions. Attacks by the general or a soldier alone are
+//! [`Chase::minor`] (idle, arts. 27.1, 27.2, unless the cycle is a mutual perpetual
+//! attack under the Chinese code); the general may still take part in the exchange
+//! that follows ("借帅之力"). Under the Chinese code, threats on advisors and
+//! elephants made by a piece that takes up a post on its own side of the river are
+//! idle (art. 27.3, "占据防守要点 … 附带产生的捉士相").
 
-use crate::rules::see::see;
+use arrayvec::ArrayVec;
+
+use crate::rules::mate::{checking_moves, mates_in_one};
+use crate::rules::ruleset::Code;
+use crate::rules::see::{capture_is_safe, judge_value, see};
 use crate::{Bitboard, Color, Kind, Move, Piece, Position, Square};
+
+/// How many checks may precede the capture in a threat through checks (art.
+/// 29.1). Longer series are not looked for.
+pub const CHECKS_BEFORE_CAPTURE: u32 = 1;
 
 /// Whether `piece` on `sq` has material value as a chase target (art. 25.3).
 pub fn is_chase_target(piece: Piece, sq: Square) -> bool {
@@ -38,42 +54,222 @@ pub fn is_chase_target(piece: Piece, sq: Square) -> bool {
     }
 }
 
-/// The enemy pieces that `by` threatens in `pos`, as defined in the module docs,
-/// whichever side is to move.
-pub fn threats(pos: &Position, by: Color) -> Bitboard {
-    let mut as_mover = pos.clone();
-    as_mover.set_side(by);
-    let occ = pos.occupied();
-    let enemy = pos.color_bb(!by);
-    let attackers =
-        pos.color_bb(by) & !pos.pieces(by, Kind::General) & !pos.pieces(by, Kind::Soldier);
+/// The pieces giving check to either general in `pos` (the flying general
+/// included): the checks that threat judgement sets aside.
+pub fn standing_checks(pos: &Position) -> Bitboard {
     let mut out = Bitboard::EMPTY;
-    for from in attackers {
-        let Some(piece) = pos.piece_at(from) else {
+    for side in [Color::Red, Color::Black] {
+        if !pos.is_check(side) {
             continue;
-        };
-        for to in pos.attacks_from(from, piece, occ) & enemy & !out {
-            let Some(target) = pos.piece_at(to) else {
-                continue;
-            };
-            if is_chase_target(target, to)
-                && as_mover.is_legal(Move::new(from, to))
-                && see(pos, from, to) > 0
-            {
-                out.insert(to);
-            }
+        }
+        let k = pos.general(side);
+        out |= pos.attackers_to(k, !side, pos.occupied());
+        let g = pos.general(!side);
+        let file = pos.attacks_from(k, Piece::new(side, Kind::Chariot), pos.occupied());
+        if file.contains(g) && g.file() == k.file() {
+            out.insert(g);
         }
     }
     out
 }
 
-/// The pieces that `mv` (legal in `pos`) chases: threatened by the mover after the
-/// move and not before it. `pos` is left as it was.
-pub fn chased_by(pos: &mut Position, mv: Move) -> Bitboard {
+/// One side's threats in a position, per attacking piece.
+#[derive(Clone, Debug, Default)]
+pub struct Threats {
+    /// (attacker, targets) for direct captures and exchanges.
+    direct: ArrayVec<(Square, Bitboard), 16>,
+    /// (checking piece, targets) for captures after a check (Chinese code).
+    via_check: ArrayVec<(Square, Bitboard), 16>,
+}
+
+impl Threats {
+    fn of(list: &[(Square, Bitboard)], sq: Square) -> Bitboard {
+        list.iter()
+            .find(|(a, _)| *a == sq)
+            .map_or(Bitboard::EMPTY, |(_, t)| *t)
+    }
+
+    /// The targets `sq` threatens directly or through an exchange.
+    pub fn direct_of(&self, sq: Square) -> Bitboard {
+        Threats::of(&self.direct, sq)
+    }
+
+    /// Every threatened target.
+    pub fn targets(&self) -> Bitboard {
+        self.direct
+            .iter()
+            .chain(&self.via_check)
+            .fold(Bitboard::EMPTY, |acc, (_, t)| acc | *t)
+    }
+}
+
+/// Whether the piece on `a` threatens the enemy piece on `t` by capture or
+/// exchange, all conditions of the module docs but the mate test checked.
+fn threatens(pos: &Position, a: Square, t: Square, standing: Bitboard) -> bool {
+    let (Some(attacker), Some(target)) = (pos.piece_at(a), pos.piece_at(t)) else {
+        return false;
+    };
+    let occ = pos.occupied();
+    is_chase_target(target, t)
+        && capture_is_safe(pos, attacker.color(), a, t, occ, standing)
+        && !offers_exchange(pos, a, attacker, t, target, standing)
+        && see(pos, a, t, standing) > 0
+}
+
+/// Whether `attacker` on `a` and `target` on `t` are equal pieces (art. 25.3
+/// values) that may capture each other (兑, art. 28.5).
+fn offers_exchange(
+    pos: &Position,
+    a: Square,
+    attacker: Piece,
+    t: Square,
+    target: Piece,
+    standing: Bitboard,
+) -> bool {
+    let occ = pos.occupied();
+    judge_value(attacker, a) == judge_value(target, t)
+        && pos.attacks_from(t, target, occ).contains(a)
+        && capture_is_safe(pos, target.color(), t, a, occ, standing)
+}
+
+/// Whether `by` capturing on `t` from `a` lets the other side mate at once.
+fn capture_gets_mated(pos: &Position, a: Square, t: Square) -> bool {
+    let Some(attacker) = pos.piece_at(a) else {
+        return false;
+    };
+    let mut after = pos.clone();
+    after.set_side(attacker.color());
+    after.make(Move::new(a, t));
+    mates_in_one(&mut after)
+}
+
+/// `by`'s direct threats in `pos`, whichever side is to move, without the mate
+/// test (applied by [`chased_by`] to new threats only).
+pub fn threats(pos: &Position, by: Color, standing: Bitboard) -> Threats {
+    let occ = pos.occupied();
+    let enemy = pos.color_bb(!by);
+    let mut out = Threats::default();
+    for a in pos.color_bb(by) {
+        let Some(piece) = pos.piece_at(a) else {
+            continue;
+        };
+        let mut targets = Bitboard::EMPTY;
+        for t in pos.attacks_from(a, piece, occ) & enemy {
+            if threatens(pos, a, t, standing) {
+                targets.insert(t);
+            }
+        }
+        if targets.any() {
+            out.direct.push((a, targets));
+        }
+    }
+    out
+}
+
+/// Adds to `threats` the side to move's threats through one check (art. 29.1) in
+/// `pos`; none when it is in check (its checks would have to answer that first).
+fn add_threats_through_checks(pos: &mut Position, threats: &mut Threats) {
+    let by = pos.side_to_move();
+    if pos.in_check() {
+        return;
+    }
+    for check in checking_moves(pos) {
+        if pos.is_capture(check) {
+            continue;
+        }
+        let undo = pos.make(check);
+        let mut won = pos.color_bb(!by);
+        let replies = pos.legal_moves();
+        for &reply in &replies {
+            let undo_reply = pos.make(reply);
+            let standing = standing_checks(pos);
+            let mut here = Bitboard::EMPTY;
+            for t in won {
+                if pos.piece_at(t).is_none_or(|p| p.color() == by) {
+                    continue;
+                }
+                let occ = pos.occupied();
+                for a in pos.attackers_to(t, by, occ) {
+                    if threatens(pos, a, t, standing) {
+                        here.insert(t);
+                        break;
+                    }
+                }
+            }
+            won &= here;
+            pos.unmake(undo_reply);
+            if won.is_empty() {
+                break;
+            }
+        }
+        pos.unmake(undo);
+        if !replies.is_empty() && won.any() {
+            threats.via_check.push((check.from(), won));
+        }
+    }
+}
+
+/// What one move chases (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Chase {
+    /// Enemy pieces (their points after the move) on which the move creates a
+    /// threat by a piece other than the general or a soldier, or through checks.
+    pub major: Bitboard,
+    /// Enemy pieces on which it creates a threat by the general or a soldier
+    /// alone, and no major one: idle unless in a mutual perpetual attack (art.
+    /// 27.2; Chinese code only).
+    pub minor: Bitboard,
+}
+
+/// What `mv` (legal in `pos`) chases under `code`. `pos` is left as it was.
+pub fn chased_by(pos: &mut Position, mv: Move, code: Code) -> Chase {
     let mover = pos.side_to_move();
-    let before = threats(pos, mover);
+    let prior = (code == Code::Chinese && !pos.in_check()).then(|| pos.clone());
+    let before = threats(pos, mover, standing_checks(pos));
     let undo = pos.make(mv);
-    let after = threats(pos, mover);
+    let after = threats(pos, mover, standing_checks(pos));
+    let was = |a: Square| if a == mv.to() { mv.from() } else { a };
+    let mut chase = Chase::default();
+    for &(a, targets) in &after.direct {
+        for t in targets & !before.direct_of(was(a)) {
+            if capture_gets_mated(pos, a, t)
+                || (code == Code::Chinese && a == mv.to() && is_incidental(pos, a, t))
+            {
+                continue;
+            }
+            if matches!(
+                pos.piece_at(a).map(Piece::kind),
+                Some(Kind::General | Kind::Soldier)
+            ) {
+                chase.minor.insert(t);
+            } else {
+                chase.major.insert(t);
+            }
+        }
+    }
+    if let Some(mut prior) = prior.filter(|_| !pos.in_check()) {
+        let mut as_mover = pos.clone();
+        as_mover.set_side(mover);
+        let mut through = Threats::default();
+        add_threats_through_checks(&mut as_mover, &mut through);
+        if !through.via_check.is_empty() {
+            let mut earlier = Threats::default();
+            add_threats_through_checks(&mut prior, &mut earlier);
+            for &(a, targets) in &through.via_check {
+                chase.major |= targets & !Threats::of(&earlier.via_check, was(a));
+            }
+        }
+    }
     pos.unmake(undo);
-    after & !before
+    chase.minor &= !chase.major;
+    chase
+}
+
+/// Art. 27.3: the piece on `a`, just moved to a post on its own side of the
+/// river, threatens an advisor or an elephant on `t`.
+fn is_incidental(pos: &Position, a: Square, t: Square) -> bool {
+    let (Some(piece), Some(target)) = (pos.piece_at(a), pos.piece_at(t)) else {
+        return false;
+    };
+    a.rank().is_home_for(piece.color()) && matches!(target.kind(), Kind::Advisor | Kind::Elephant)
 }

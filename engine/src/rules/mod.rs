@@ -4,21 +4,23 @@
 //!   `stalemate-draw`, `no-chase-rule`, `conversion`, `reform-2007`);
 //! - [`arbiter`]: [`Game`], which plays moves and reports the [`Outcome`];
 //! - [`repetition`]: judging a repeated position from a stack of [`PlyEntry`]s,
-//!   the API the search calls ([`judge_cycle`]);
+//!   the API the arbiter and the search call ([`judge_cycle`]), under the Chinese
+//!   or the Asian code ([`Code`]);
 //! - [`chase`]: which pieces a move chases (捉);
+//! - [`mate`]: mates by checks, for mate threats (杀);
 //! - [`see`]: static exchange evaluation, for chase judgement;
 //! - [`replay`]: checking a game record against the rules ([`replay()`]).
 //!
-//! Interpretations (RULES.md says which are this project's choices):
-//! - perpetual check is judged exactly; chase with a static exchange evaluation;
-//! - mate threats (杀) are not detected and count as idle moves;
+//! Interpretations (RULES.md §5 gives each next to its article):
+//! - perpetual check is judged exactly; chases with a static exchange evaluation
+//!   on legal captures, threats through one check, and a mate-in-one test;
+//!   mate threats up to [`mate::MATE_THREAT_CHECKS`] checks;
 //! - a forbidden side loses at the first judged repetition (the rules make it vary
-//!   first, art. 24.3);
-//! - attacks by a general or a soldier alone stay idle even in mutual perpetual
-//!   attack (art. 27.2's exception is not implemented).
+//!   first, art. 24.3).
 
 pub mod arbiter;
 pub mod chase;
+pub mod mate;
 pub mod repetition;
 pub mod replay;
 pub mod ruleset;
@@ -28,6 +30,6 @@ pub mod see;
 mod tests;
 
 pub use arbiter::{Game, GameError, GameResult, Outcome, PlyRecord, Reason};
-pub use repetition::{PlyEntry, Verdict, judge_cycle};
+pub use repetition::{Nature, PlyEntry, Verdict, judge_cycle};
 pub use replay::{Claim, ReplayError, replay};
-pub use ruleset::{Odds, PRESETS, RuleSet, RuleSetError, Scoring, Stalemate};
+pub use ruleset::{Code, Odds, PRESETS, RuleSet, RuleSetError, Scoring, Stalemate};

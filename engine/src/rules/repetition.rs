@@ -1,66 +1,76 @@
-//! Repetition judgement (art. 23–26, RULES.md §5), in a form the search can call.
+//! Repetition judgement (arts. 23–26, RULES.md §5), shared by the arbiter and
+//! the search.
 //!
-//! # API for the search
+//! # Stack
 //!
-//! The search keeps one [`PlyEntry`] per ply on a stack, from the game's start
-//! position (or the last capture) down to the current node:
+//! The caller keeps one [`PlyEntry`] per ply, from the game's start position (or
+//! the last capture) to the current position:
 //!
 //! ```text
-//! stack[0]      = PlyEntry::root(root_hash)             // no move led here
+//! stack[0]      = PlyEntry::root(root_hash)          // no move led here
 //! stack[i]      = PlyEntry { hash: pos.hash() after ply i,
-//!                            check: ply i gave check,     // pos.in_check() after it
-//!                            chase: ply i chased }        // see below
-//! stack.last()  = the current node
+//!                            check: ply i gave check,
+//!                            mv: Some(ply i's move) }
+//! stack.last()  = the current position
 //! ```
 //!
-//! At a node, [`judge_cycle`]`(&stack, occurrences, &rules)` answers: has the
-//! current position occurred `occurrences` times (counting this one) among the
+//! [`judge_cycle`]`(&stack, occurrences, &rules, &pos)` answers: has the current
+//! position `pos` occurred `occurrences` times (counting this one) among the
 //! positions with the same side to move, and if so, what is the verdict, as a
-//! [`Verdict`] relative to the side to move at the current node. The arbiter
-//! passes `rules.repetition_count` (3, or 4); a search will usually pass 2, so that
-//! it scores the first repetition inside its tree as the cycle's verdict.
+//! [`Verdict`] relative to the side to move. The arbiter passes
+//! `rules.repetition_count` (3, or 4); the search passes 2, so that it scores the
+//! first repetition inside its tree as the cycle's verdict.
 //!
-//! `chase` may be computed exactly with [`crate::rules::chase::chased_by`] (two
-//! threat scans and a static exchange per attacked piece: costly at every node), or
-//! left `false`, in which case only perpetual check is judged and chases count as
-//! idle moves. `check` must be exact: a search usually knows it already.
-//!
-//! No position before a capture can occur again, so the stack may start at the
-//! last capture (`halfmove_clock` entries back); older entries only cost time.
-//! Positions are compared by their 64-bit Zobrist hash alone: two different
-//! positions with the same side to move share a hash with probability about 2^-64
-//! per pair compared (under 10^-15 for a 200-ply game), and that risk is accepted.
+//! Moves are classified only once a repetition is found: the current position is
+//! the first occurrence's, so the cycle's moves are replayed from it and each is
+//! classified exactly ([`classify`], a few microseconds a move). Ordinary plies
+//! cost nothing but their entry. No position before a capture can occur again,
+//! so the stack may start at the last capture. Positions are compared by their
+//! 64-bit Zobrist hash alone: two different positions with the same side to move
+//! share a hash with probability about 2^-64 per pair compared, and that risk is
+//! accepted (a move that does not replay then counts as idle).
 //!
 //! # Judgement
 //!
-//! The moves between the first of the `occurrences` positions and the current one
-//! are classified: a move that checks is a check, else a move that chases is a
-//! chase, else it is idle (art. 27.4: the heaviest nature counts). Mate threats
-//! (杀) are not detected and count as idle. A side is *forbidden* when none of its
-//! moves in the span is idle (art. 25.2), and then:
+//! Each move of the span between the first of the `occurrences` positions and
+//! the current one gets a [`Nature`]; the heaviest of its natures counts (art.
+//! 27.4): check, then chase (捉), then mate threat (杀), then idle. Then, under the
+//! Chinese code, a side is *forbidden* when none of its moves is idle (art. 25.2):
+//! perpetual check, chase, mate threat, or any mixture (一将一捉, 一将一杀,
+//! 一杀一捉). A threat by the general or a soldier alone is idle (arts. 27.1,
+//! 27.2) unless every move of both sides is an attack (长打对长打, art. 28.14),
+//! when it is a chase (art. 27.2, second sentence). The chased pieces may differ
+//! from move to move (art. 28.12, "一子或数子"). Under the Asian code mate threats
+//! and the general's and soldiers' threats are idle, and a side is forbidden only
+//! by checking with every move, or by chasing one same piece (followed as it
+//! moves) with every move, checks included (AXF rules 9, 12, 28, 32).
 //!
 //! 1. one side checks with every move and the other does not: the checking side
-//!    loses (art. 24.1, 26.1), whatever the other side did;
-//! 2. both sides forbidden (mutual perpetual check included) or both allowed: draw
-//!    (art. 24.2, 26.2, 26.3);
-//! 3. one forbidden, the other allowed: the forbidden side loses (art. 24.3, 26.4;
-//!    the rules make it vary its moves first and lose only if it repeats again;
-//!    an engine game scores it as a loss at once, RULES.md §5).
+//!    loses (arts. 24.1, 26.1), whatever the other side did;
+//! 2. both sides forbidden (mutual perpetual check included) or both allowed:
+//!    draw (arts. 24.2, 26.2, 26.3);
+//! 3. one forbidden, the other allowed: the forbidden side loses (arts. 24.3,
+//!    26.4; the rules make it vary its moves first and lose only if it repeats
+//!    again; an engine game scores it as a loss at once, RULES.md §5).
 //!
-//! With `perpetual_check_loses` off a check counts as idle; with `chase_rule` off a
-//! chase counts as idle.
+//! With `perpetual_check_loses` off a check counts as idle; with `chase_rule` off
+//! chases and mate threats count as idle.
 
+use crate::rules::chase::{Chase, chased_by};
+use crate::rules::mate::threatens_mate;
+use crate::rules::ruleset::Code;
 use crate::rules::{Reason, RuleSet};
+use crate::{Bitboard, Move, Position};
 
-/// One ply of history, as repetition judgement needs it. 16 bytes.
+/// One ply of history, as repetition judgement needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
 pub struct PlyEntry {
     /// [`crate::Position::hash`] of the position after the ply.
     pub hash: u64,
     /// Whether the ply's move gave check.
     pub check: bool,
-    /// Whether the ply's move chased an enemy piece.
-    pub chase: bool,
+    /// The ply's move; `None` for the first entry.
+    pub mv: Option<Move>,
 }
 
 impl PlyEntry {
@@ -69,9 +79,68 @@ impl PlyEntry {
         PlyEntry {
             hash,
             check: false,
-            chase: false,
+            mv: None,
         }
     }
+}
+
+/// What a move is for repetition judgement (art. 28): all its natures; the
+/// judgement weighs them (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub struct Nature {
+    /// It gives check (将, art. 28.1).
+    pub check: bool,
+    /// It threatens mate by checks (杀, art. 28.2; Chinese code; looked for only
+    /// when the move neither checks nor chases).
+    pub mate_threat: bool,
+    /// What it chases (捉, art. 28.3; not looked for on a check under the Chinese
+    /// code, where the check outweighs it).
+    pub chase: Chase,
+}
+
+impl Nature {
+    /// The heaviest nature as a word: `check`, `chase`, `mate-threat`,
+    /// `minor-chase` (a threat by the general or a soldier alone) or `idle`.
+    pub fn token(&self) -> &'static str {
+        if self.check {
+            "check"
+        } else if self.chase.major.any() {
+            "chase"
+        } else if self.mate_threat {
+            "mate-threat"
+        } else if self.chase.minor.any() {
+            "minor-chase"
+        } else {
+            "idle"
+        }
+    }
+}
+
+/// Classifies `mv` (legal in `pos`) under `rules`. `pos` is left as it was.
+pub fn classify(pos: &mut Position, mv: Move, rules: &RuleSet) -> Nature {
+    let check = pos.gives_check(mv);
+    let mut nature = Nature {
+        check,
+        ..Nature::default()
+    };
+    if !rules.chase_rule {
+        return nature;
+    }
+    let chinese = rules.code == Code::Chinese;
+    if !(check && chinese && rules.perpetual_check_loses) {
+        nature.chase = chased_by(pos, mv, rules.code);
+    }
+    nature.mate_threat =
+        chinese && !check && nature.chase.major.is_empty() && threatens_mate(pos, mv);
+    nature
+}
+
+/// One classified ply of a cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub struct Ply {
+    /// The move, when known (the Asian code follows chased pieces through it).
+    pub mv: Option<Move>,
+    pub nature: Nature,
 }
 
 /// The verdict on a repetition, relative to the side to move at the node judged.
@@ -98,9 +167,9 @@ enum Conduct {
     Allowed,
     /// Every move a check.
     PerpetualCheck,
-    /// Every move a chase (no check).
+    /// Every move a chase or a mate threat (no check).
     PerpetualChase,
-    /// Every move a check or a chase, both kinds present.
+    /// Every move a check, a chase or a mate threat, checks and others present.
     CheckAndChase,
 }
 
@@ -119,38 +188,17 @@ impl Conduct {
     }
 }
 
-/// Accumulates one side's moves.
-#[derive(Clone, Copy, Default)]
-struct Tally {
-    idle: bool,
-    check: bool,
-    chase: bool,
-}
-
-impl Tally {
-    fn conduct(self) -> Conduct {
-        match (self.idle, self.check, self.chase) {
-            (true, _, _) | (false, false, false) => Conduct::Allowed,
-            (false, true, false) => Conduct::PerpetualCheck,
-            (false, false, true) => Conduct::PerpetualChase,
-            (false, true, true) => Conduct::CheckAndChase,
-        }
-    }
-}
-
-/// Judges the current position (`stack.last()`) if it is the `occurrences`-th
-/// occurrence of its position; `None` otherwise (also for an empty stack or
-/// `occurrences < 2`). See the module docs for the stack's layout and the verdict.
-/// Cost: one pass over every second entry back to the first occurrence found.
-pub fn judge_cycle(stack: &[PlyEntry], occurrences: u32, rules: &RuleSet) -> Option<Verdict> {
-    let n = stack.len();
+/// The index in `stack` of the first of `occurrences` occurrences of the current
+/// position (the last entry), looking back every second entry; `None` when it has
+/// occurred fewer times (also for an empty stack or `occurrences < 2`).
+pub fn find_cycle(stack: &[PlyEntry], occurrences: u32) -> Option<usize> {
     let current = stack.last()?.hash;
     if occurrences < 2 {
         return None;
     }
     let mut seen = 1;
-    let mut i = n - 1;
-    let first = loop {
+    let mut i = stack.len() - 1;
+    loop {
         if i < 2 {
             return None;
         }
@@ -158,26 +206,149 @@ pub fn judge_cycle(stack: &[PlyEntry], occurrences: u32, rules: &RuleSet) -> Opt
         if stack[i].hash == current {
             seen += 1;
             if seen == occurrences {
-                break i;
+                return Some(i);
             }
         }
-    };
-    let mut tallies = [Tally::default(); 2];
-    for (back, e) in stack[first + 1..].iter().rev().enumerate() {
-        let t = &mut tallies[back & 1];
-        let check = e.check && rules.perpetual_check_loses;
-        let chase = e.chase && rules.chase_rule && !check;
-        t.check |= check;
-        t.chase |= chase;
-        t.idle |= !check && !chase;
     }
-    let mover = tallies[0].conduct();
-    let to_move = tallies[1].conduct();
-    Some(verdict(to_move, mover))
+}
+
+/// Classifies the moves of `span` (the entries after a cycle's first position)
+/// by replaying them from `pos`, the position the span starts from (and ends in).
+/// A move that is missing or does not replay, and every move after it, keeps
+/// only its check flag.
+pub fn classify_span(pos: &Position, span: &[PlyEntry], rules: &RuleSet) -> Vec<Ply> {
+    let mut replay = Some(pos.clone());
+    span.iter()
+        .map(|e| {
+            let nature = match (&mut replay, e.mv) {
+                (Some(p), Some(mv)) if p.is_legal(mv) => {
+                    let nature = classify(p, mv, rules);
+                    p.make(mv);
+                    nature
+                }
+                _ => {
+                    replay = None;
+                    Nature {
+                        check: e.check,
+                        ..Nature::default()
+                    }
+                }
+            };
+            Ply { mv: e.mv, nature }
+        })
+        .collect()
+}
+
+/// Judges the current position `pos` (`stack.last()`) if it is the
+/// `occurrences`-th occurrence of its position; `None` otherwise. See the module
+/// docs for the stack's layout and the verdict.
+pub fn judge_cycle(
+    stack: &[PlyEntry],
+    occurrences: u32,
+    rules: &RuleSet,
+    pos: &Position,
+) -> Option<Verdict> {
+    let first = find_cycle(stack, occurrences)?;
+    Some(verdict(
+        &classify_span(pos, &stack[first + 1..], rules),
+        rules,
+    ))
+}
+
+/// The verdict on a cycle whose classified plies are `plies`, the last one
+/// played by the side not to move now.
+pub fn verdict(plies: &[Ply], rules: &RuleSet) -> Verdict {
+    let sides = [side_plies(plies, 0), side_plies(plies, 1)];
+    let conduct = match rules.code {
+        Code::Chinese => chinese_conduct(&sides, rules),
+        Code::Asian => asian_conduct(plies, rules),
+    };
+    decide(conduct[1], conduct[0])
+}
+
+/// The plies of one side: `back` 0 for the side that played the last ply.
+fn side_plies(plies: &[Ply], back: usize) -> impl Iterator<Item = &Ply> + Clone {
+    plies.iter().rev().skip(back).step_by(2)
+}
+
+/// Conduct under the Chinese code of [the last ply's side, the other side].
+fn chinese_conduct<'a, I>(sides: &[I; 2], rules: &RuleSet) -> [Conduct; 2]
+where
+    I: Iterator<Item = &'a Ply> + Clone,
+{
+    let check = |n: &Nature| n.check && rules.perpetual_check_loses;
+    let attack = |n: &Nature| {
+        check(n)
+            || (rules.chase_rule && (n.mate_threat || n.chase.major.any() || n.chase.minor.any()))
+    };
+    let mutual = sides.iter().all(|s| s.clone().all(|p| attack(&p.nature)));
+    sides.clone().map(|side| {
+        let (mut idle, mut checks, mut others) = (false, false, false);
+        for p in side {
+            let n = &p.nature;
+            if check(n) {
+                checks = true;
+            } else if rules.chase_rule
+                && (n.chase.major.any() || n.mate_threat || (mutual && n.chase.minor.any()))
+            {
+                others = true;
+            } else {
+                idle = true;
+            }
+        }
+        match (idle, checks, others) {
+            (true, _, _) | (false, false, false) => Conduct::Allowed,
+            (false, true, false) => Conduct::PerpetualCheck,
+            (false, false, true) => Conduct::PerpetualChase,
+            (false, true, true) => Conduct::CheckAndChase,
+        }
+    })
+}
+
+/// Conduct under the Asian code of [the last ply's side, the other side]: every
+/// move a check, or one same piece chased by every move, followed through the
+/// other side's moves.
+fn asian_conduct(plies: &[Ply], rules: &RuleSet) -> [Conduct; 2] {
+    std::array::from_fn(|back| {
+        let n = plies.len();
+        if n <= back {
+            return Conduct::Allowed;
+        }
+        let mut own = ((n - 1 - back) % 2..n - back).step_by(2);
+        if rules.perpetual_check_loses && own.clone().all(|i| plies[i].nature.check) {
+            return Conduct::PerpetualCheck;
+        }
+        let Some(first) = own.next().filter(|_| rules.chase_rule) else {
+            return Conduct::Allowed;
+        };
+        let mut chased = plies[first].nature.chase.major;
+        let mut prev = first;
+        for i in own {
+            if let Some(reply) = plies[prev + 1].mv {
+                chased = follow(chased, reply);
+            }
+            chased &= plies[i].nature.chase.major;
+            prev = i;
+        }
+        if chased.any() {
+            Conduct::PerpetualChase
+        } else {
+            Conduct::Allowed
+        }
+    })
+}
+
+/// `set` with the piece on `mv`'s origin (if in it) moved to its target.
+fn follow(mut set: Bitboard, mv: Move) -> Bitboard {
+    if set.contains(mv.from()) {
+        set.remove(mv.from());
+        set.insert(mv.to());
+    }
+    set
 }
 
 /// The verdict given the conduct of the side to move and of the other side.
-fn verdict(to_move: Conduct, mover: Conduct) -> Verdict {
+fn decide(to_move: Conduct, mover: Conduct) -> Verdict {
     use Conduct::PerpetualCheck as Pc;
     match (to_move, mover) {
         (Pc, Pc) => Verdict::Draw(Reason::MutualPerpetual),
@@ -193,126 +364,212 @@ fn verdict(to_move: Conduct, mover: Conduct) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Square;
 
-    /// A stack cycling through four positions `reps` times, with the given natures
-    /// for the first mover's and the second mover's moves (`'+'` check, `'x'`
-    /// chase, `'.'` idle), two moves each per cycle.
-    fn cycle(first: [char; 2], second: [char; 2], plies: usize) -> Vec<PlyEntry> {
-        let entry = |i: usize, c: char| PlyEntry {
-            hash: 100 + (i % 4) as u64,
+    fn nature(c: char) -> Nature {
+        let target = Bitboard::from_square(Square::parse("e5").unwrap());
+        Nature {
             check: c == '+',
-            chase: c == 'x',
-        };
-        let mut stack = vec![PlyEntry::root(100)];
-        for i in 1..=plies {
-            let c = if i % 2 == 1 {
-                first[(i / 2) % 2]
-            } else {
-                second[(i / 2 + 1) % 2]
-            };
-            stack.push(entry(i, c));
+            mate_threat: c == 'k',
+            chase: Chase {
+                major: if c == 'x' { target } else { Bitboard::EMPTY },
+                minor: if c == 'p' { target } else { Bitboard::EMPTY },
+            },
         }
-        stack
     }
 
-    fn judge(first: [char; 2], second: [char; 2]) -> Option<Verdict> {
-        judge_cycle(&cycle(first, second, 8), 3, &RuleSet::STANDARD)
+    /// Two cycles of four plies: the first mover's natures `first`, the second
+    /// mover's `second`; the first mover is to move after them.
+    fn plies(first: [char; 2], second: [char; 2]) -> Vec<Ply> {
+        (0..8)
+            .map(|i| {
+                let c = if i % 2 == 0 {
+                    first[(i / 2) % 2]
+                } else {
+                    second[(i / 2) % 2]
+                };
+                Ply {
+                    mv: None,
+                    nature: nature(c),
+                }
+            })
+            .collect()
+    }
+
+    fn judge(first: [char; 2], second: [char; 2]) -> Verdict {
+        verdict(&plies(first, second), &RuleSet::STANDARD)
+    }
+
+    fn stack(plies: usize) -> Vec<PlyEntry> {
+        (0..=plies)
+            .map(|i| PlyEntry {
+                hash: 100 + (i % 4) as u64,
+                check: false,
+                mv: None,
+            })
+            .collect()
     }
 
     #[test]
-    fn no_verdict_before_the_count() {
-        let s = cycle(['+', '+'], ['.', '.'], 7);
-        assert_eq!(judge_cycle(&s, 3, &RuleSet::STANDARD), None);
-        let s = cycle(['+', '+'], ['.', '.'], 8);
-        assert_eq!(judge_cycle(&s, 4, &RuleSet::STANDARD), None);
-        assert!(judge_cycle(&s, 2, &RuleSet::STANDARD).is_some());
-        assert_eq!(judge_cycle(&[], 3, &RuleSet::STANDARD), None);
+    fn cycles_are_found_at_the_count() {
+        assert_eq!(find_cycle(&stack(7), 3), None);
+        assert_eq!(find_cycle(&stack(8), 3), Some(0));
+        assert_eq!(find_cycle(&stack(8), 4), None);
+        assert_eq!(find_cycle(&stack(8), 2), Some(4));
+        assert_eq!(find_cycle(&[], 3), None);
+        assert_eq!(find_cycle(&stack(8), 1), None);
     }
 
     #[test]
     fn verdicts() {
         use Reason::*;
-        // Ply 8 was the second mover's, so the first mover is to move.
         assert_eq!(
             judge(['+', '+'], ['.', '.']),
-            Some(Verdict::SideToMoveLoses(PerpetualCheck))
+            Verdict::SideToMoveLoses(PerpetualCheck)
         );
         assert_eq!(
             judge(['.', '.'], ['+', '+']),
-            Some(Verdict::SideToMoveWins(PerpetualCheck))
+            Verdict::SideToMoveWins(PerpetualCheck)
         );
         assert_eq!(
             judge(['+', '+'], ['+', '+']),
-            Some(Verdict::Draw(MutualPerpetual))
+            Verdict::Draw(MutualPerpetual)
         );
         assert_eq!(
             judge(['+', '+'], ['x', 'x']),
-            Some(Verdict::SideToMoveLoses(PerpetualCheck))
+            Verdict::SideToMoveLoses(PerpetualCheck)
         );
         assert_eq!(
             judge(['x', 'x'], ['.', 'x']),
-            Some(Verdict::SideToMoveLoses(PerpetualChase))
+            Verdict::SideToMoveLoses(PerpetualChase)
         );
         assert_eq!(
             judge(['+', 'x'], ['.', '.']),
-            Some(Verdict::SideToMoveLoses(PerpetualCheckAndChase))
+            Verdict::SideToMoveLoses(PerpetualCheckAndChase)
         );
         assert_eq!(
             judge(['+', 'x'], ['x', 'x']),
-            Some(Verdict::Draw(MutualPerpetual))
+            Verdict::Draw(MutualPerpetual)
+        );
+        assert_eq!(judge(['+', '.'], ['x', '.']), Verdict::Draw(Repetition));
+    }
+
+    #[test]
+    fn mate_threats_are_forbidden_under_the_chinese_code_only() {
+        use Reason::*;
+        assert_eq!(
+            judge(['k', 'k'], ['.', '.']),
+            Verdict::SideToMoveLoses(PerpetualChase)
         );
         assert_eq!(
-            judge(['+', '.'], ['x', '.']),
-            Some(Verdict::Draw(Repetition))
+            judge(['k', 'x'], ['.', '.']),
+            Verdict::SideToMoveLoses(PerpetualChase)
+        );
+        assert_eq!(
+            judge(['+', 'k'], ['.', '.']),
+            Verdict::SideToMoveLoses(PerpetualCheckAndChase)
+        );
+        let asian: RuleSet = "asian".parse().unwrap();
+        assert_eq!(
+            verdict(&plies(['k', 'k'], ['.', '.']), &asian),
+            Verdict::Draw(Repetition)
+        );
+    }
+
+    #[test]
+    fn soldier_threats_count_only_in_mutual_perpetual_attack() {
+        use Reason::*;
+        assert_eq!(judge(['p', 'p'], ['.', '.']), Verdict::Draw(Repetition));
+        assert_eq!(
+            judge(['.', 'p'], ['x', 'x']),
+            Verdict::SideToMoveWins(PerpetualChase)
+        );
+        // Every move of both sides attacks: the soldier's threats are chases.
+        assert_eq!(
+            judge(['p', 'p'], ['x', 'x']),
+            Verdict::Draw(MutualPerpetual)
+        );
+        assert_eq!(
+            judge(['p', 'k'], ['x', '+']),
+            Verdict::Draw(MutualPerpetual)
+        );
+        let asian: RuleSet = "asian".parse().unwrap();
+        assert_eq!(
+            verdict(&plies(['p', 'p'], ['x', 'x']), &asian),
+            Verdict::SideToMoveWins(PerpetualChase)
+        );
+    }
+
+    #[test]
+    fn asian_code_allows_one_check_one_chase_and_wants_one_piece() {
+        use Reason::*;
+        let asian: RuleSet = "asian".parse().unwrap();
+        assert_eq!(
+            verdict(&plies(['+', 'x'], ['.', '.']), &asian),
+            Verdict::Draw(Repetition)
+        );
+        assert_eq!(
+            verdict(&plies(['x', 'x'], ['.', '.']), &asian),
+            Verdict::SideToMoveLoses(PerpetualChase)
+        );
+        assert_eq!(
+            verdict(&plies(['+', '+'], ['x', 'x']), &asian),
+            Verdict::SideToMoveLoses(PerpetualCheck)
+        );
+        // Two targets in turn: allowed under the Asian code, a chase under the
+        // Chinese one (art. 28.12).
+        let sq = |s: &str| Bitboard::from_square(Square::parse(s).unwrap());
+        let mut turns = plies(['x', 'x'], ['.', '.']);
+        for (i, p) in turns.iter_mut().enumerate() {
+            if i % 4 == 2 {
+                p.nature.chase.major = sq("a5");
+            }
+        }
+        assert_eq!(verdict(&turns, &asian), Verdict::Draw(Repetition));
+        assert_eq!(
+            verdict(&turns, &RuleSet::STANDARD),
+            Verdict::SideToMoveLoses(PerpetualChase)
+        );
+        // The chased piece is followed as it moves: e5 to e6 and back.
+        let mut moving = plies(['x', 'x'], ['.', '.']);
+        let (down, up) = (
+            Move::parse_coords("e5e6").unwrap(),
+            Move::parse_coords("e6e5").unwrap(),
+        );
+        for (i, p) in moving.iter_mut().enumerate() {
+            match i % 4 {
+                0 => p.nature.chase.major = sq("e5"),
+                1 => p.mv = Some(down),
+                2 => p.nature.chase.major = sq("e6"),
+                _ => p.mv = Some(up),
+            }
+        }
+        assert_eq!(
+            verdict(&moving, &asian),
+            Verdict::SideToMoveLoses(PerpetualChase)
         );
     }
 
     #[test]
     fn switches_turn_checks_and_chases_into_idle_moves() {
-        let s = cycle(['+', 'x'], ['.', '.'], 8);
         let no_chase: RuleSet = "no-chase-rule".parse().unwrap();
-        assert_eq!(
-            judge_cycle(&s, 3, &no_chase),
-            Some(Verdict::Draw(Reason::Repetition))
-        );
-        let s = cycle(['+', '+'], ['.', '.'], 8);
+        for rules in [no_chase, "no-chase-rule+asian".parse().unwrap()] {
+            assert_eq!(
+                verdict(&plies(['+', 'x'], ['.', '.']), &rules),
+                Verdict::Draw(Reason::Repetition)
+            );
+            assert_eq!(
+                verdict(&plies(['k', 'x'], ['.', '.']), &rules),
+                Verdict::Draw(Reason::Repetition)
+            );
+        }
         let lenient = RuleSet {
             perpetual_check_loses: false,
             ..RuleSet::STANDARD
         };
         assert_eq!(
-            judge_cycle(&s, 3, &lenient),
-            Some(Verdict::Draw(Reason::Repetition))
+            verdict(&plies(['+', '+'], ['.', '.']), &lenient),
+            Verdict::Draw(Reason::Repetition)
         );
-    }
-
-    /// Run with `cargo test --release -p xq-engine judge_cycle_cost -- --ignored
-    /// --nocapture` to print the cost per call.
-    #[test]
-    #[ignore = "timing; prints ns per call"]
-    fn judge_cycle_cost() {
-        let rules = RuleSet::STANDARD;
-        let mut hit = cycle(['+', '+'], ['.', '.'], 8);
-        let mut miss: Vec<PlyEntry> = (0..100)
-            .map(|i| PlyEntry {
-                hash: i * 7919,
-                check: i % 3 == 0,
-                chase: false,
-            })
-            .collect();
-        for (name, stack) in [
-            ("repetition found, 8 plies", &mut hit),
-            ("no repetition, 100 plies", &mut miss),
-        ] {
-            let calls = 10_000_000u32;
-            let start = std::time::Instant::now();
-            let mut found = 0u32;
-            for i in 0..calls {
-                stack[0].chase = i & 1 == 0;
-                found += u32::from(judge_cycle(std::hint::black_box(stack), 3, &rules).is_some());
-            }
-            let ns = start.elapsed().as_nanos() as f64 / f64::from(calls);
-            println!("judge_cycle, {name}: {ns:.1} ns/call ({found} verdicts)");
-        }
     }
 }

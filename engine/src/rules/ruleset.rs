@@ -5,6 +5,9 @@
 //! struct (unknown fields are errors). Every preset changes the standard rules
 //! (RULES.md §4–§6, the 1999 rules) in one respect; `standard` itself changes
 //! nothing, so `"conversion"` and `"standard+conversion"` are the same rule set.
+//! The repetition code is one such respect: `asian` judges repetitions under the
+//! Asian Xiangqi Federation's rules, `chinese` (the standard's) under the 1999
+//! Chinese rules (RULES.md §5).
 
 use std::fmt;
 use std::str::FromStr;
@@ -25,9 +28,11 @@ pub struct RuleSet {
     /// Whether a one-sided perpetual check loses (art. 24.1, 26.1). Off: checks
     /// count as idle moves in repetition judgement.
     pub perpetual_check_loses: bool,
-    /// Whether chases are judged (art. 25.2, 28.3, 29). Off: chases count as idle
-    /// moves, so only perpetual check decides a repetition.
+    /// Whether chases and mate threats are judged (art. 25.2, 28.2, 28.3, 29).
+    /// Off: they count as idle moves, so only perpetual check decides a repetition.
     pub chase_rule: bool,
+    /// Which federation's code defines chases and judges repetitions.
+    pub code: Code,
     /// The natural move limit in moves by each side without a capture (art.
     /// 4.2.4): 60 = 120 plies. 0 turns the limit off.
     pub move_limit: u32,
@@ -39,6 +44,29 @@ pub struct RuleSet {
     pub scoring: Scoring,
     /// Red's and Black's share of thinking time or nodes.
     pub odds: Odds,
+}
+
+/// The code that judges repetitions (RULES.md §5 gives each difference with the
+/// article on each side).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Code {
+    /// The 1999 rules of the Chinese Xiangqi Association (the standard).
+    Chinese,
+    /// The Asian Xiangqi Federation's rules (2003 edition): mate threats, one
+    /// check one chase, and the general's and soldiers' attacks are allowed; a
+    /// perpetual chase must chase the same piece with every move.
+    Asian,
+}
+
+impl Code {
+    /// `chinese` or `asian`.
+    pub fn token(self) -> &'static str {
+        match self {
+            Code::Chinese => "chinese",
+            Code::Asian => "asian",
+        }
+    }
 }
 
 /// What a stalemate (困毙: no legal move, not in check) means.
@@ -149,14 +177,20 @@ pub enum RuleSetError {
 }
 
 /// Every preset name, in canonical order (the order [`RuleSet::name`] writes them).
-pub const PRESETS: [&str; 6] = [
+pub const PRESETS: [&str; 8] = [
     "standard",
     "repetition-4",
     "stalemate-draw",
     "no-chase-rule",
+    "chinese",
+    "asian",
     "conversion",
     "reform-2007",
 ];
+
+/// The most checks by one side that count toward the natural move limit (art.
+/// 23.3: "最多只计10着").
+pub const COUNTED_CHECKS: u32 = 10;
 
 impl Default for RuleSet {
     fn default() -> RuleSet {
@@ -170,6 +204,7 @@ impl RuleSet {
         repetition_count: 3,
         perpetual_check_loses: true,
         chase_rule: true,
+        code: Code::Chinese,
         move_limit: 60,
         stalemate: Stalemate::Loss,
         conversion: false,
@@ -184,6 +219,8 @@ impl RuleSet {
             "repetition-4" => self.repetition_count = 4,
             "stalemate-draw" => self.stalemate = Stalemate::Draw,
             "no-chase-rule" => self.chase_rule = false,
+            "chinese" => self.code = Code::Chinese,
+            "asian" => self.code = Code::Asian,
             "conversion" => self.conversion = true,
             "reform-2007" => {
                 self.scoring = Scoring::Reform2007;
@@ -257,6 +294,20 @@ impl RuleSet {
     pub fn move_limit_plies(&self) -> Option<u32> {
         (self.move_limit > 0).then_some(self.move_limit * 2)
     }
+
+    /// Whether the natural move limit draws after `plies` plies without a
+    /// capture, of which `checks[c]` were checks by `c` (indexed by
+    /// [`Color::index`]). Art. 23.3 counts at most [`COUNTED_CHECKS`] of the
+    /// claimant's checks toward the limit; an engine game has no claimant, so the
+    /// side with more checks is taken as the one counted against (the draw comes
+    /// only when either side could claim it), as the Asian rules read too.
+    pub fn move_limit_reached(&self, plies: u32, checks: [u32; 2]) -> bool {
+        let Some(limit) = self.move_limit_plies() else {
+            return false;
+        };
+        let excess = checks[0].max(checks[1]).saturating_sub(COUNTED_CHECKS);
+        plies.saturating_sub(2 * excess) >= limit
+    }
 }
 
 impl FromStr for RuleSet {
@@ -283,11 +334,12 @@ impl fmt::Display for RuleSet {
         };
         write!(
             f,
-            "{name}: repetition {}, perpetual check loses {}, chase rule {}, move limit {limit}, \
-             stalemate {}, conversion {}, scoring {}, odds {}",
+            "{name}: repetition {}, perpetual check loses {}, chase rule {}, code {}, \
+             move limit {limit}, stalemate {}, conversion {}, scoring {}, odds {}",
             self.repetition_count,
             onoff(self.perpetual_check_loses),
             onoff(self.chase_rule),
+            self.code.token(),
             match self.stalemate {
                 Stalemate::Loss => "loses",
                 Stalemate::Draw => "draws",
@@ -326,6 +378,16 @@ mod tests {
         );
         assert_eq!("standard".parse::<RuleSet>().unwrap(), RuleSet::default());
         assert_eq!(RuleSet::STANDARD.name().as_deref(), Some("standard"));
+        let asian: RuleSet = "asian".parse().unwrap();
+        assert_eq!(asian.code, Code::Asian);
+        assert_eq!(asian.name().as_deref(), Some("standard+asian"));
+        assert_eq!(
+            "asian+chinese".parse::<RuleSet>().unwrap(),
+            RuleSet::STANDARD
+        );
+        let toml_text = asian.to_toml();
+        assert!(toml_text.contains("code = \"asian\""), "{toml_text}");
+        assert_eq!(RuleSet::from_toml(&toml_text).unwrap(), asian);
         for p in PRESETS {
             let r: RuleSet = p.parse().unwrap();
             let name = r.name().unwrap();
@@ -392,6 +454,22 @@ mod tests {
         assert!(e.contains("chase") && e.contains("chase_rule"), "{e}");
         assert!(RuleSet::from_toml("odds = \"2:0\"").is_err());
         assert!(RuleSet::from_toml("repetition_count = 1").is_err());
+    }
+
+    #[test]
+    fn move_limit_counts_ten_checks_of_a_side() {
+        let r = RuleSet::STANDARD;
+        assert!(!r.move_limit_reached(119, [0, 0]));
+        assert!(r.move_limit_reached(120, [10, 10]));
+        assert!(!r.move_limit_reached(120, [11, 3]));
+        assert!(r.move_limit_reached(122, [3, 11]));
+        assert!(!r.move_limit_reached(129, [15, 0]));
+        assert!(r.move_limit_reached(130, [15, 0]));
+        let off = RuleSet {
+            move_limit: 0,
+            ..RuleSet::STANDARD
+        };
+        assert!(!off.move_limit_reached(1000, [0, 0]));
     }
 
     #[test]

@@ -40,13 +40,16 @@ pub fn judge_value(piece: Piece, sq: Square) -> i32 {
 /// Whether `side` capturing from `from` onto `to` leaves its general safe, with
 /// the board reduced to the occupancy `occ` (which holds both points). `side`'s
 /// pieces in `occ` other than on `to` stand where the position has them, and so do
-/// the other side's.
+/// the other side's. Pieces in `standing` do not count as attacking the general:
+/// chase judgement passes the pieces giving the checks already on the board, so
+/// that a side in check keeps its standing threats and protections (RULES.md §5).
 pub fn capture_is_safe(
     pos: &Position,
     side: Color,
     from: Square,
     to: Square,
     occ: Bitboard,
+    standing: Bitboard,
 ) -> bool {
     let Some(piece) = pos.piece_at(from) else {
         return false;
@@ -58,7 +61,7 @@ pub fn capture_is_safe(
     } else {
         pos.general(side)
     };
-    let enemy = pos.color_bb(!side) & occ & !to_bb;
+    let enemy = pos.color_bb(!side) & occ & !to_bb & !standing;
     let k_file_occ = file_occupancy_of(after, k.file().index());
     !pos.general_attacked(k, !side, after, k_file_occ, enemy)
 }
@@ -67,8 +70,9 @@ pub fn capture_is_safe(
 /// capturing the enemy piece on `to` and letting both sides recapture on `to` as
 /// long as it pays, in [`judge_value`] units. The first capture is assumed made
 /// whether or not it is legal (check that separately); every recapture must be
-/// legal. The side to move of `pos` does not matter.
-pub fn see(pos: &Position, from: Square, to: Square) -> i32 {
+/// legal, with the checks given by the pieces in `standing` set aside (see
+/// [`capture_is_safe`]). The side to move of `pos` does not matter.
+pub fn see(pos: &Position, from: Square, to: Square, standing: Bitboard) -> i32 {
     let (Some(attacker), Some(target)) = (pos.piece_at(from), pos.piece_at(to)) else {
         return 0;
     };
@@ -78,7 +82,7 @@ pub fn see(pos: &Position, from: Square, to: Square) -> i32 {
     let mut occ = pos.occupied() & !Bitboard::from_square(from);
     let mut side = !attacker.color();
     let mut depth = 0;
-    while let Some((sq, value)) = least_valuable_recapture(pos, side, to, occ) {
+    while let Some((sq, value)) = least_valuable_recapture(pos, side, to, occ, standing) {
         depth += 1;
         gains[depth] = on_target - gains[depth - 1];
         if (-gains[depth - 1]).max(gains[depth]) < 0 {
@@ -102,6 +106,7 @@ fn least_valuable_recapture(
     side: Color,
     to: Square,
     occ: Bitboard,
+    standing: Bitboard,
 ) -> Option<(Square, i32)> {
     let mut best: Option<(Square, i32)> = None;
     for sq in pos.color_bb(side) & occ & !Bitboard::from_square(to) {
@@ -112,7 +117,8 @@ fn least_valuable_recapture(
         if best.is_some_and(|(_, v)| v <= value) {
             continue;
         }
-        if pos.attacks_from(sq, piece, occ).contains(to) && capture_is_safe(pos, side, sq, to, occ)
+        if pos.attacks_from(sq, piece, occ).contains(to)
+            && capture_is_safe(pos, side, sq, to, occ, standing)
         {
             best = Some((sq, value));
         }
@@ -130,7 +136,7 @@ mod tests {
 
     fn see_of(fen: &str, mv: &str) -> i32 {
         let pos = Position::from_fen(fen).unwrap();
-        see(&pos, sq(&mv[..2]), sq(&mv[2..]))
+        see(&pos, sq(&mv[..2]), sq(&mv[2..]), Bitboard::EMPTY)
     }
 
     #[test]

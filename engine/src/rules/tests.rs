@@ -59,8 +59,10 @@ fn perpetual_check_by_one_side_loses() {
     );
     let mut g = new_game(RED_CHECKS, "standard");
     play_out(&mut g, "h8h9 e9e8");
+    assert!(g.records().iter().all(|r| r.nature() == "unjudged"));
+    play_out(&mut g, "h9h8 e8e9 h8h9 e9e8 h9h8 e8e9");
     let natures: Vec<_> = g.records().iter().map(|r| r.nature()).collect();
-    assert_eq!(natures, ["check", "idle"]);
+    assert_eq!(natures[..2], ["check", "idle"]);
 }
 
 #[test]
@@ -91,8 +93,10 @@ fn perpetual_chase_of_an_unprotected_cannon_loses() {
         (o.result, o.reason, o.ply),
         (GameResult::Black, Reason::PerpetualChase, 9)
     );
-    assert_eq!(g.records()[0].chased, Bitboard::from_square(sq("c7")));
-    assert_eq!(g.records()[2].chased, Bitboard::from_square(sq("c8")));
+    let chased = |i: usize| g.records()[i].judged.unwrap().chase.major;
+    assert_eq!(g.records()[0].judged, None);
+    assert_eq!(chased(2), Bitboard::from_square(sq("c8")));
+    assert_eq!(chased(4), Bitboard::from_square(sq("c7")));
     // Without the chase rule only checks are judged: a draw.
     assert_ends(
         fen,
@@ -113,7 +117,9 @@ fn chariot_attacking_a_protected_horse_is_idle() {
     let fen = "2ra1k3/9/2n6/9/9/9/9/9/9/3K4R w";
     let mut g = new_game(fen, "standard");
     let o = play_out(&mut g, HORSE_CHASE_MOVES).unwrap();
-    assert!(g.records().iter().all(|r| r.chased.is_empty()));
+    let judged: Vec<_> = g.records().iter().filter_map(|r| r.judged).collect();
+    assert_eq!(judged.len(), 8);
+    assert!(judged.iter().all(|n| n.chase.major.is_empty()));
     assert_eq!((o.result, o.reason), (GameResult::Draw, Reason::Repetition));
     // The same dance with the horse unprotected is a perpetual chase.
     let unprotected = "5k3/9/2n6/9/9/9/9/9/9/3K4R w";
@@ -131,8 +137,10 @@ fn horse_attacking_a_protected_chariot_chases() {
     // Black's chariot steps between b8 and b9, guarded each time by the chariot on
     // b5; Red's horse attacks it from c6 and d8. A horse attacking a chariot chases
     // it even when it is protected (art. 25.3). Black's chariot on b8 attacks the
-    // horse on d8, which Red's chariot on d1 guards: idle.
-    let fen = "4k4/1r1N5/9/9/1r7/9/9/9/3R5/3K5 w";
+    // horse on d8, which Red's chariot on d1 guards: idle. (Red's elephant on c0
+    // keeps Black's b5 chariot from mating on b0, which would make every Black move
+    // a mate threat.)
+    let fen = "4k4/1r1N5/9/9/1r7/9/9/9/3R5/2BK5 w";
     let moves = "d8c6 b8b9 c6d8 b9b8 d8c6 b8b9 c6d8 b9b8";
     let mut g = new_game(fen, "standard");
     let o = play_out(&mut g, moves).unwrap();
@@ -151,7 +159,8 @@ fn attacks_by_a_soldier_alone_are_idle() {
     let moves = "d6c6 c7d7 c6d6 d7c7 d6c6 c7d7 c6d6 d7c7";
     let mut g = new_game(fen, "standard");
     let o = play_out(&mut g, moves).unwrap();
-    assert!(g.records().iter().all(|r| r.nature() == "idle"));
+    let natures: Vec<_> = g.records().iter().map(|r| r.nature()).collect();
+    assert_eq!(natures[..2], ["minor-chase", "idle"]);
     assert_eq!((o.result, o.reason), (GameResult::Draw, Reason::Repetition));
 }
 
@@ -163,22 +172,22 @@ fn attacks_by_the_general_alone_are_idle() {
     let moves = "e1d1 d2e2 d1e1 e2d2 e1d1 d2e2 d1e1 e2d2";
     let mut g = new_game(fen, "standard");
     let o = play_out(&mut g, moves).unwrap();
-    assert!(g.records().iter().all(|r| r.nature() == "idle"));
+    let natures: Vec<_> = g.records().iter().map(|r| r.nature()).collect();
+    assert_eq!(natures[..2], ["minor-chase", "idle"]);
     assert_eq!((o.result, o.reason), (GameResult::Draw, Reason::Repetition));
 }
 
 #[test]
-fn perpetual_check_against_perpetual_chase_loses_for_the_checker() {
+fn uncovered_exchange_offers_are_idle() {
     // Red's chariot checks on ranks 9 and 8; each step of Black's general uncovers
-    // an attack by one of Black's chariots on the unprotected red chariot, so every
-    // Black move chases. Both sides are forbidden, which art. 26.3 would call a
-    // draw, but art. 26.1 ("in no case is one-sided perpetual check allowed") and
-    // art. 24.1 decide first: only Red checks perpetually, so Red loses.
+    // an attack by one of Black's chariots on the red chariot, which attacks it
+    // back: an offer to exchange (兑, art. 28.5), idle. Red checks perpetually and
+    // loses (arts. 24.1, 26.1).
     let fen = "3rk4/3r3R1/9/9/9/9/9/9/9/5K3 w";
     let mut g = new_game(fen, "standard");
     let o = play_out(&mut g, RED_CHECKS_MOVES).unwrap();
     let natures: Vec<_> = g.records().iter().map(|r| r.nature()).collect();
-    assert_eq!(natures[..4], ["check", "chase", "check", "chase"]);
+    assert_eq!(natures[..4], ["check", "idle", "check", "idle"]);
     assert_eq!(
         (o.result, o.reason, o.ply),
         (GameResult::Black, Reason::PerpetualCheck, 8)
@@ -491,29 +500,4 @@ fn perft_counts_conversions() {
     let mut start = Position::startpos();
     start.set_conversion(true);
     assert_eq!(perft(&mut start, 2), brute_perft(&start, 2));
-}
-
-/// Run with `cargo test --release -p xq-engine chase_cost -- --ignored --nocapture`
-/// to print the cost of classifying one move (check and chase set).
-#[test]
-#[ignore = "timing; prints ns per call"]
-fn chase_cost() {
-    let mut pos =
-        Position::from_fen("r1bakab1r/9/1cn4c1/p1p1p3p/6p2/2P6/P3P1P1P/1C2C1N2/9/RNBAKAB1R w")
-            .unwrap();
-    let moves = pos.legal_moves();
-    let rounds = 2000u32;
-    let start = std::time::Instant::now();
-    let mut chased = 0;
-    for _ in 0..rounds {
-        for &m in &moves {
-            chased += crate::rules::chase::chased_by(&mut pos, std::hint::black_box(m)).count();
-        }
-    }
-    let calls = rounds * moves.len() as u32;
-    let ns = start.elapsed().as_nanos() as f64 / f64::from(calls);
-    println!(
-        "chased_by: {ns:.0} ns/call over {} moves ({chased} chases)",
-        moves.len()
-    );
 }

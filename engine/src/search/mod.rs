@@ -356,7 +356,7 @@ impl Worker<'_> {
         {
             return Some(s);
         }
-        if pos.halfmove_clock() >= self.rules.natural_limit_plies() {
+        if repetition::move_limit_reached(&self.line, reversible, pos, self.rules) {
             if pos.in_check() && !pos.has_legal_move() {
                 return Some(-MATE + ply as Score);
             }

@@ -7,12 +7,12 @@
 //! §5): perpetual check, and with the chase rule on, perpetual chase and mixtures,
 //! lose; any other repetition is a draw.
 //!
-//! Chase flags are computed only when a repetition is found, so ordinary nodes pay
-//! nothing for them: the current position equals the cycle's first one, so
-//! replaying the cycle's moves from it with [`crate::rules::chase::chased_by`]
-//! classifies every move exactly (about 0.25 µs per move).
+//! Moves are classified only when a repetition is found, so ordinary nodes pay
+//! nothing for it: [`judge_cycle`] replays the cycle's moves from the current
+//! position (the cycle's first one) and classifies every move exactly, as the
+//! arbiter does.
 
-use crate::rules::{PlyEntry, RuleSet, Stalemate, Verdict, chase::chased_by, judge_cycle};
+use crate::rules::{PlyEntry, RuleSet, Stalemate, Verdict, judge_cycle};
 use crate::{Color, Move, Position};
 
 use super::{MATE_BOUND, Score};
@@ -103,7 +103,8 @@ impl SearchRules {
         }
     }
 
-    /// Plies without capture after which the game is drawn (`u32::MAX`: no limit).
+    /// Plies without capture after which the game may be drawn (`u32::MAX`: no
+    /// limit); [`move_limit_reached`] decides, counting checks (art. 23.3).
     pub fn natural_limit_plies(&self) -> u32 {
         self.rules.move_limit_plies().unwrap_or(u32::MAX)
     }
@@ -156,33 +157,46 @@ pub fn judge(
 /// The outcome of the cycle `cycle` (its first and last positions are the same,
 /// the last being `pos`), for the side to move in `pos`.
 fn verdict(cycle: &[HistoryEntry], pos: &Position, rules: &SearchRules) -> Score {
-    let stm = pos.side_to_move();
-    let mut replay = (rules.rules.chase_rule).then(|| pos.clone());
-    let mut stack = Vec::with_capacity(cycle.len());
-    stack.push(PlyEntry::root(cycle[0].hash));
-    for e in &cycle[1..] {
-        let chase = match (&mut replay, e.mv) {
-            (Some(p), Some(mv)) if p.is_legal(mv) => {
-                let chased = chased_by(p, mv).any();
-                p.make(mv);
-                chased
-            }
-            _ => {
-                replay = None;
-                false
-            }
-        };
-        stack.push(PlyEntry {
+    let stack: Vec<PlyEntry> = cycle
+        .iter()
+        .enumerate()
+        .map(|(i, e)| PlyEntry {
             hash: e.hash,
             check: e.gave_check,
-            chase,
-        });
-    }
-    match judge_cycle(&stack, 2, &rules.rules) {
+            mv: if i == 0 { None } else { e.mv },
+        })
+        .collect();
+    match judge_cycle(&stack, 2, &rules.rules, pos) {
         Some(Verdict::SideToMoveWins(_)) => PERPETUAL_LOSS,
         Some(Verdict::SideToMoveLoses(_)) => -PERPETUAL_LOSS,
-        Some(Verdict::Draw(_)) | None => rules.draw_score(stm),
+        Some(Verdict::Draw(_)) | None => rules.draw_score(pos.side_to_move()),
     }
+}
+
+/// Whether the natural move limit draws at the last entry of `line`, the
+/// current position `pos`, counting the checks of the last `reversible` plies
+/// (art. 23.3: at most ten of a side's checks count).
+pub fn move_limit_reached(
+    line: &[HistoryEntry],
+    reversible: usize,
+    pos: &Position,
+    rules: &SearchRules,
+) -> bool {
+    let plies = pos.halfmove_clock();
+    if plies < rules.natural_limit_plies() {
+        return false;
+    }
+    let mut checks = [0u32; 2];
+    for (back, e) in line.iter().rev().take(reversible).enumerate() {
+        // The move into the current position was the side not to move's.
+        let mover = if back % 2 == 0 {
+            !pos.side_to_move()
+        } else {
+            pos.side_to_move()
+        };
+        checks[mover.index()] += u32::from(e.gave_check);
+    }
+    rules.rules.move_limit_reached(plies, checks)
 }
 
 #[cfg(test)]
