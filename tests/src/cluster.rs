@@ -256,6 +256,30 @@ fn settings() -> pb::MatchSettings {
     }
 }
 
+/// Settings for runs the real engine plays: `nodes` per move, built-in
+/// openings with 4 random plies, adjudication on (resign at 1000 cp for 3
+/// moves, draw at 10 cp for 8 moves after move 40, 300 plies at most).
+pub fn engine_settings(nodes: u64, seed: u64) -> pb::MatchSettings {
+    pb::MatchSettings {
+        limit: Some(pb::Limit {
+            kind: Some(pb::limit::Kind::Nodes(nodes)),
+        }),
+        hash_mb: 1,
+        rules: "standard".to_owned(),
+        openings: Some(xq_proto::OpeningSource::Builtin { random_plies: 4 }.into()),
+        seed,
+        adjudication: Some(pb::Adjudication {
+            resign_cp: 1000,
+            resign_moves: 3,
+            draw_cp: 10,
+            draw_moves: 8,
+            draw_after_move: 40,
+            max_plies: 300,
+        }),
+        draw_contempt: true,
+    }
+}
+
 /// The engine parameter whose presence marks the dev player for [`SimulatedPlayer`].
 pub const DEV_MARK: &str = "tempo";
 

@@ -8,31 +8,11 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use xq_proto::pb;
 use xq_tests::cluster::{
-    TempDb, TestServer, admin, create, fast_config, spawn_engine_worker, spawn_worker, wait_for_end,
+    TempDb, TestServer, admin, create, engine_settings, fast_config, spawn_engine_worker,
+    spawn_worker, wait_for_end,
 };
 use xq_worker::EnginePlayer;
 use xq_worker::client::ClientSummary;
-
-fn settings(nodes: u64) -> pb::MatchSettings {
-    pb::MatchSettings {
-        limit: Some(pb::Limit {
-            kind: Some(pb::limit::Kind::Nodes(nodes)),
-        }),
-        hash_mb: 1,
-        rules: "standard".to_owned(),
-        openings: Some(xq_proto::OpeningSource::Builtin { random_plies: 4 }.into()),
-        seed: 3,
-        adjudication: Some(pb::Adjudication {
-            resign_cp: 1000,
-            resign_moves: 3,
-            draw_cp: 10,
-            draw_moves: 8,
-            draw_after_move: 40,
-            max_plies: 300,
-        }),
-        draw_contempt: true,
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sprt_accepts_the_defaults_against_a_chariot_worth_300() {
@@ -47,7 +27,7 @@ async fn sprt_accepts_the_defaults_against_a_chariot_worth_300() {
             name: "chariot 300".to_owned(),
             priority: 0,
             batch_pairs: 4,
-            settings: Some(settings(300)),
+            settings: Some(engine_settings(300, 3)),
             kind: Some(pb::run_spec::Kind::Sprt(pb::SprtSpec {
                 dev_params: HashMap::new(),
                 base_params: weak,
@@ -87,7 +67,7 @@ async fn spsa_moves_a_bad_chariot_value_toward_its_default() {
             name: "chariot from 400".to_owned(),
             priority: 0,
             batch_pairs: 4,
-            settings: Some(settings(300)),
+            settings: Some(engine_settings(300, 3)),
             kind: Some(pb::run_spec::Kind::Spsa(pb::SpsaSpec {
                 params: vec![pb::SpsaParam {
                     name: "chariot_value".to_owned(),
@@ -154,7 +134,7 @@ mod registry {
             name: "registered engines".to_owned(),
             priority: 0,
             batch_pairs: 2,
-            settings: Some(settings(300)),
+            settings: Some(engine_settings(300, 3)),
             kind: Some(pb::run_spec::Kind::Games(pb::GamesSpec {
                 dev_params: HashMap::new(),
                 base_params: HashMap::new(),

@@ -15,29 +15,9 @@ use xq_engine::rules::{Claim, Outcome, Reason, RuleSet, replay};
 use xq_proto::pb;
 use xq_tests::binary;
 use xq_tests::cluster::{
-    TempDb, TestServer, admin, create, fast_config, spawn_engine_worker, wait_for_end,
+    TempDb, TestServer, admin, create, engine_settings, fast_config, spawn_engine_worker,
+    wait_for_end,
 };
-
-fn settings() -> pb::MatchSettings {
-    pb::MatchSettings {
-        limit: Some(pb::Limit {
-            kind: Some(pb::limit::Kind::Nodes(300)),
-        }),
-        hash_mb: 1,
-        rules: "standard".to_owned(),
-        openings: Some(xq_proto::OpeningSource::Builtin { random_plies: 4 }.into()),
-        seed: 5,
-        adjudication: Some(pb::Adjudication {
-            resign_cp: 1000,
-            resign_moves: 3,
-            draw_cp: 10,
-            draw_moves: 8,
-            draw_after_move: 40,
-            max_plies: 300,
-        }),
-        draw_contempt: true,
-    }
-}
 
 fn pgn(db: &Path, run: u64, out: &Path, extra: &[&str]) -> String {
     let result = Command::new(binary("xq-coordinator"))
@@ -71,7 +51,7 @@ async fn a_cluster_sprt_stores_every_game_and_pgn_writes_them() {
             name: "chariot 300".to_owned(),
             priority: 0,
             batch_pairs: 4,
-            settings: Some(settings()),
+            settings: Some(engine_settings(300, 5)),
             kind: Some(pb::run_spec::Kind::Sprt(pb::SprtSpec {
                 dev_params: HashMap::new(),
                 base_params: weak,
