@@ -70,8 +70,8 @@ impl TryFrom<pb::RunSpec> for RunSpec {
         } = s;
         name("spec.name", &run_name)?;
         let kind = KindSpec::try_from(required("spec.kind", kind)?)?;
-        let batch_pairs = match batch_pairs {
-            0 => kind.ops().default_batch_pairs(),
+        let mut kind = kind;
+        let batch_pairs = match kind.ops_mut().batch_pairs(batch_pairs)? {
             b if b > MAX_BATCH_PAIRS => {
                 return Err(Invalid::new(
                     "spec.batch_pairs",
@@ -380,6 +380,7 @@ impl From<RunStatus> for pb::RunStatus {
             spsa: _,
             flag,
             variants,
+            linked,
         } = s;
         pb::RunStatus {
             run_id: id,
@@ -395,6 +396,7 @@ impl From<RunStatus> for pb::RunStatus {
             spsa: kind.spsa,
             flag: flag.unwrap_or_default(),
             variants: variants.into_iter().map(Into::into).collect(),
+            linked_run_id: linked.unwrap_or(0),
         }
     }
 }

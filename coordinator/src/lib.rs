@@ -7,6 +7,8 @@
 //! * [`auth`]: tokens, roles, the auth layer and per-token rate limits.
 //! * [`stats`]: pure match statistics (Elo, SPRT, variant comparison).
 //! * [`spsa`]: the pure SPSA tuner state and its step functions.
+//! * [`spin_options`]: the spin options an engine advertises, and a tune's
+//!   fit to them.
 //! * [`report`]: reports computed from run totals (variants runs).
 //! * [`runs`]: runs as domain types; the [`runs::Kind`] trait (next slice,
 //!   the players of a slice, apply a result, finished, status), implemented
@@ -32,6 +34,7 @@ pub mod runs;
 pub mod scheduler;
 pub mod server;
 pub mod shutdown;
+pub mod spin_options;
 pub mod spsa;
 pub mod stats;
 pub mod store;

@@ -49,9 +49,17 @@ impl Interceptor for Auth {
     }
 }
 
+/// How often the client pings the coordinator over HTTP/2 ...
+pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+/// ... and how long it waits for the answer before it drops the connection.
+/// A connection that died without a reset (a NAT or firewall that forgot
+/// it, a partition) would otherwise hold every call on it forever.
+pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// A lazily connecting channel to `url` (it reconnects by itself after a
-/// coordinator restart). With `ca_pem`, the connection uses TLS and the
-/// server's certificate must chain to it and name the URL's host.
+/// coordinator restart, or after [`KEEPALIVE_TIMEOUT`] without an answer to
+/// a ping). With `ca_pem`, the connection uses TLS and the server's
+/// certificate must chain to it and name the URL's host.
 pub fn channel(url: &str, ca_pem: Option<&[u8]>) -> Result<Channel, ConnectError> {
     let mut endpoint = Endpoint::from_shared(url.to_owned())
         .map_err(|e| ConnectError::Address(url.to_owned(), e.to_string()))?;
@@ -63,5 +71,8 @@ pub fn channel(url: &str, ca_pem: Option<&[u8]>) -> Result<Channel, ConnectError
     }
     Ok(endpoint
         .connect_timeout(Duration::from_secs(5))
+        .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
+        .keep_alive_timeout(KEEPALIVE_TIMEOUT)
+        .keep_alive_while_idle(true)
         .connect_lazy())
 }

@@ -256,10 +256,9 @@ fn settings() -> pb::MatchSettings {
     }
 }
 
-/// Settings for runs the real engine plays: `nodes` per move, built-in
-/// openings with 4 random plies, adjudication on (resign at 1000 cp for 3
-/// moves, draw at 10 cp for 8 moves after move 40, 300 plies at most).
-pub fn engine_settings(nodes: u64, seed: u64) -> pb::MatchSettings {
+/// Settings for games with the real engine: `nodes` per move, tiny hash,
+/// quick resign and draw adjudication, 300-ply cap.
+pub fn engine_settings(nodes: u64) -> pb::MatchSettings {
     pb::MatchSettings {
         limit: Some(pb::Limit {
             kind: Some(pb::limit::Kind::Nodes(nodes)),
@@ -267,7 +266,7 @@ pub fn engine_settings(nodes: u64, seed: u64) -> pb::MatchSettings {
         hash_mb: 1,
         rules: "standard".to_owned(),
         openings: Some(xq_proto::OpeningSource::Builtin { random_plies: 4 }.into()),
-        seed,
+        seed: 3,
         adjudication: Some(pb::Adjudication {
             resign_cp: 1000,
             resign_moves: 3,
@@ -331,7 +330,11 @@ pub fn spsa_spec(params: Vec<pb::SpsaParam>, games: u64, batch_pairs: u32) -> pb
         priority: 0,
         batch_pairs,
         settings: Some(settings()),
-        kind: Some(pb::run_spec::Kind::Spsa(pb::SpsaSpec { params, games })),
+        kind: Some(pb::run_spec::Kind::Spsa(pb::SpsaSpec {
+            params,
+            games,
+            ..Default::default()
+        })),
     }
 }
 

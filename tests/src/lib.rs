@@ -8,7 +8,9 @@
 //! second.
 
 pub mod cluster;
+pub mod invariants;
 pub mod procs;
+pub mod proxy;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -31,6 +31,7 @@ impl Coordinator {
             .args(["--listen", &listen])
             .args(extra)
             .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(File::create(log).expect("log file"))
@@ -64,6 +65,12 @@ impl Coordinator {
 
     pub fn port(&self) -> u16 {
         self.addr.port()
+    }
+
+    /// Ctrl-C (SIGINT): a graceful shutdown; waits for the exit.
+    pub fn interrupt(&mut self) {
+        signal(self.child.id(), "-INT");
+        let _ = self.child.wait();
     }
 
     /// `kill -9`, and waits for the process to be gone.
@@ -119,6 +126,7 @@ impl Worker {
             ])
             .env("XQ_TOKEN", token)
             .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(File::create(log).expect("log file"))
@@ -153,6 +161,16 @@ impl Worker {
         let _ = self.child.wait();
     }
 
+    /// `SIGSTOP`: the process keeps its connections but does nothing.
+    pub fn pause(&self) {
+        signal(self.child.id(), "-STOP");
+    }
+
+    /// `SIGCONT`.
+    pub fn resume(&self) {
+        signal(self.child.id(), "-CONT");
+    }
+
     /// Ctrl-C (SIGINT): hands back the lease in play and exits.
     pub fn interrupt(&mut self) {
         signal(self.child.id(), "-INT");
@@ -162,6 +180,7 @@ impl Worker {
 
 impl Drop for Worker {
     fn drop(&mut self) {
+        signal(self.child.id(), "-CONT");
         self.kill();
     }
 }

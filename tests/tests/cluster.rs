@@ -128,6 +128,7 @@ async fn spsa_moves_a_parameter_toward_the_optimum() {
         max: 950.0,
         c_end: 10.0,
         r_end: 0.005,
+        is_float: false,
     };
     let run = create(&mut admin, spsa_spec(vec![param], 1600, 4)).await;
     let player = SimulatedPlayer::with_strength(|p| {

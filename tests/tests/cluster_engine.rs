@@ -27,7 +27,7 @@ async fn sprt_accepts_the_defaults_against_a_chariot_worth_300() {
             name: "chariot 300".to_owned(),
             priority: 0,
             batch_pairs: 4,
-            settings: Some(engine_settings(300, 3)),
+            settings: Some(engine_settings(300)),
             kind: Some(pb::run_spec::Kind::Sprt(pb::SprtSpec {
                 dev_params: HashMap::new(),
                 base_params: weak,
@@ -67,7 +67,7 @@ async fn spsa_moves_a_bad_chariot_value_toward_its_default() {
             name: "chariot from 400".to_owned(),
             priority: 0,
             batch_pairs: 4,
-            settings: Some(engine_settings(300, 3)),
+            settings: Some(engine_settings(300)),
             kind: Some(pb::run_spec::Kind::Spsa(pb::SpsaSpec {
                 params: vec![pb::SpsaParam {
                     name: "chariot_value".to_owned(),
@@ -76,8 +76,10 @@ async fn spsa_moves_a_bad_chariot_value_toward_its_default() {
                     max: 2000.0,
                     c_end: 60.0,
                     r_end: 0.02,
+                    is_float: false,
                 }],
                 games: 240,
+                ..Default::default()
             })),
         },
     )
@@ -123,7 +125,7 @@ mod registry {
         let store = Store::open(db).expect("store");
         let added = engine.clone();
         store
-            .call(move |c| engines::add(c, &added, &bytes, now_ms()))
+            .call(move |c| engines::add(c, &added, &[], &bytes, now_ms()))
             .await
             .expect("add engine");
         engine
@@ -134,7 +136,7 @@ mod registry {
             name: "registered engines".to_owned(),
             priority: 0,
             batch_pairs: 2,
-            settings: Some(engine_settings(300, 3)),
+            settings: Some(engine_settings(300)),
             kind: Some(pb::run_spec::Kind::Games(pb::GamesSpec {
                 dev_params: HashMap::new(),
                 base_params: HashMap::new(),

@@ -5,7 +5,7 @@
 //! Every scenario also checks the game archive: the stored games are exactly
 //! the counted games.
 //!
-//! The killed-worker scenario (about 7 s) runs by default; the others
+//! The killed-worker and dead-connection scenarios run by default; the others
 //! (7–12 s each, and the full-disk one mounts a tmpfs, which needs root) are
 //! `#[ignore]`d: `cargo test -p xq-tests --test faults -- --ignored`.
 
@@ -16,6 +16,7 @@ use rusqlite::{Connection, OpenFlags};
 use xq_proto::pb;
 use xq_tests::cluster::{AdminClient, run_client, status, wait_for_end};
 use xq_tests::procs::{Coordinator, TempDir, Worker, create_games_run, token_add};
+use xq_tests::proxy::{ChaosProxy, Fault};
 
 const NODES: u64 = 200;
 const RUN_LIMIT: Duration = Duration::from_secs(240);
@@ -275,4 +276,25 @@ async fn a_full_disk_refuses_writes_keeps_reads_and_recovers_exactly_once() {
     assert!(!log.contains("result not counted"), "{log}");
     drop(w);
     drop(coordinator);
+}
+
+/// A partition that ends without a reset: the old connection stays a black
+/// hole for good (a NAT or firewall that forgot it), new connections work.
+/// The worker must notice the dead connection by itself and carry on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_whose_connection_silently_died_reconnects_and_the_run_finishes() {
+    let s = Setup::new("fault-e");
+    let db = s.db();
+    let coordinator = Coordinator::start(&db, 0, &["--lease-secs", "3"], &s.dir.join("c.log"));
+    let run = create_games_run(&coordinator.url(), &s.admin, 8, 2, NODES);
+    let proxy = ChaosProxy::start(coordinator.port()).await.unwrap();
+    let w = Worker::start(&proxy.url(), &s.worker, "w", &s.dir.join("w.log"));
+    w.wait_for_log("playing lease", Duration::from_secs(30));
+    proxy.set(Fault::Blackhole);
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    proxy.end_partition(false);
+    let mut client = s.client(&coordinator);
+    let end = wait_for_end(&mut client, run, Duration::from_secs(90)).await;
+    assert_eq!(end.state(), pb::RunState::Finished);
+    assert_exact(&db, &end, 8);
 }

@@ -51,7 +51,10 @@ async fn a_cluster_sprt_stores_every_game_and_pgn_writes_them() {
             name: "chariot 300".to_owned(),
             priority: 0,
             batch_pairs: 4,
-            settings: Some(engine_settings(300, 5)),
+            settings: Some(pb::MatchSettings {
+                seed: 5,
+                ..engine_settings(300)
+            }),
             kind: Some(pb::run_spec::Kind::Sprt(pb::SprtSpec {
                 dev_params: HashMap::new(),
                 base_params: weak,

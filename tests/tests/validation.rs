@@ -348,6 +348,7 @@ async fn run_parameters_outside_their_bounds_are_refused_at_creation() {
             max: 950.0,
             c_end: 10.0,
             r_end: 0.002,
+            is_float: false,
         }],
         100,
         4,

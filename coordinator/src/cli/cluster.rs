@@ -219,6 +219,7 @@ impl StatusArgs {
                 Some(id) => {
                     let run = get(&mut admin, id, false).await?.0;
                     print!("{}", display::summary_text(&run));
+                    print!("{}", linked(&mut admin, &run).await?);
                 }
                 None => {
                     let runs = admin
@@ -234,6 +235,27 @@ impl StatusArgs {
             Ok(())
         })
     }
+}
+
+/// For a tune and its verification SPRT (from either), the other run's
+/// summary and the verdict; empty for an unlinked run.
+async fn linked(admin: &mut Admin, run: &pb::RunStatus) -> anyhow::Result<String> {
+    if run.linked_run_id == 0 {
+        return Ok(display::verdict(run, None)
+            .map(|v| format!("\n{v}\n"))
+            .unwrap_or_default());
+    }
+    let other = get(admin, run.linked_run_id, false).await?.0;
+    let (tune, verify) = if run.spsa.is_some() {
+        (run, &other)
+    } else {
+        (&other, run)
+    };
+    let mut out = format!("\n{}", display::summary_text(&other));
+    if let Some(v) = display::verdict(tune, Some(verify)) {
+        out += &format!("\n{v}\n");
+    }
+    Ok(out)
 }
 
 async fn get(
@@ -314,6 +336,7 @@ impl ReportArgs {
             if !rows.is_empty() {
                 print!("\n{}", display::history(&run, &rows, false));
             }
+            print!("{}", rt.block_on(linked(&mut admin, &run))?);
         }
         Ok(())
     }
@@ -431,23 +454,60 @@ impl LocalArgs {
                 last = display::watch(&mut admin, created.run_id) => Some(last?),
                 _ = tokio::signal::ctrl_c() => None,
             };
-            let last = match watched {
+            let interrupted = || {
+                eprintln!("interrupted: the run resumes when the same command runs again");
+            };
+            let mut last = match watched {
                 Some(last) => last,
                 None => {
-                    eprintln!("interrupted: the run resumes when the same command runs again");
+                    interrupted();
                     get(&mut admin, created.run_id, false).await?.0
                 }
             };
+            // A tune with --verify: follow the SPRT it started to its end.
+            let mut verify = None;
+            if watched_to_end(&last) {
+                last = get(&mut admin, created.run_id, false).await?.0;
+                if last.spsa.is_some() && last.linked_run_id != 0 {
+                    let id = last.linked_run_id;
+                    verify = Some(tokio::select! {
+                        v = display::watch(&mut admin, id) => v?,
+                        _ = tokio::signal::ctrl_c() => {
+                            interrupted();
+                            get(&mut admin, id, false).await?.0
+                        }
+                    });
+                }
+            }
             cluster.stop().await?;
             if report_variants::is_variants(&last) {
                 return print_variants(&last, json, false);
             }
+            let verdict = display::verdict(&last, verify.as_ref());
             if json {
-                println!("{}", display::summary_json(&last));
+                let mut v = display::summary_json(&last);
+                if let Some(run) = &verify {
+                    v["verification"] = display::summary_json(run);
+                }
+                if let Some(text) = &verdict {
+                    v["verdict"] = serde_json::Value::from(text.as_str());
+                }
+                println!("{v}");
             } else {
                 print!("{}", display::summary_text(&last));
+                if let Some(run) = &verify {
+                    print!("\n{}", display::summary_text(run));
+                }
+                if let Some(text) = &verdict {
+                    println!("\n{text}");
+                }
             }
             Ok(())
         })
     }
+}
+
+/// Whether `run` ended (rather than being interrupted while active).
+fn watched_to_end(run: &pb::RunStatus) -> bool {
+    run.state() != pb::RunState::Active
 }

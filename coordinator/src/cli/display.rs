@@ -240,6 +240,32 @@ pub fn summary_text(s: &pb::RunStatus) -> String {
         for p in &spsa.theta {
             out += &format!("    {:<24} {:.3}\n", p.name, p.value);
         }
+        if let Some(pb::run_spec::Kind::Spsa(spec)) =
+            s.spec.as_ref().and_then(|sp| sp.kind.as_ref())
+        {
+            let engine = if spec.engine.is_empty() {
+                "built-in"
+            } else {
+                spec.engine.as_str()
+            };
+            out += &format!(
+                "  engine       {engine}, {} pairs per iteration\n",
+                s.spec.as_ref().map_or(0, |sp| sp.batch_pairs)
+            );
+            let theta: Vec<f64> = spsa.theta.iter().map(|p| p.value).collect();
+            out += "  values (name, type, value, min, max, c_end, r_end):\n";
+            for line in super::params::to_spsa_lines(&spec.params, &theta).lines() {
+                out += &format!("    {line}\n");
+            }
+        }
+    }
+    if s.linked_run_id != 0 {
+        let role = if s.spsa.is_some() {
+            "verified by"
+        } else {
+            "verifies tune"
+        };
+        out += &format!("  {role:<12} run {}\n", s.linked_run_id);
     }
     if !t.reasons.is_empty() {
         let mut reasons: Vec<_> = t.reasons.iter().collect();
@@ -295,6 +321,53 @@ pub fn history(s: &pb::RunStatus, rows: &[pb::SpsaHistoryRow], csv: bool) -> Str
         }
     }
     out
+}
+
+/// The outcome of a tune with `--verify` in one line, from the tune and its
+/// verification SPRT (once started); `None` for a tune without `--verify`.
+pub fn verdict(tune: &pb::RunStatus, verify: Option<&pb::RunStatus>) -> Option<String> {
+    let Some(pb::run_spec::Kind::Spsa(spec)) = tune.spec.as_ref().and_then(|sp| sp.kind.as_ref())
+    else {
+        return None;
+    };
+    let bounds = spec.verify.as_ref()?;
+    let Some(v) = verify else {
+        return Some(match tune.state() {
+            pb::RunState::Active => format!(
+                "tuning; an SPRT [{}, {}] of the tuned values follows",
+                bounds.elo0, bounds.elo1
+            ),
+            _ => "tune ended before its last iteration; no verification".to_owned(),
+        });
+    };
+    let elo = v.elo.as_ref().map_or("no games yet".to_owned(), |e| {
+        format!("{:+.1} ± {:.1} Elo", e.elo, e.elo95)
+    });
+    let games = 2 * v.totals.as_ref().map_or(0, |t| t.pairs);
+    let sprt = v
+        .sprt
+        .as_ref()
+        .map_or(pb::SprtState::Continue, |s| s.state());
+    Some(match (v.state(), sprt) {
+        (_, pb::SprtState::AcceptedH1) => format!(
+            "tuned, and the tune is {elo}, H1 accepted after {games} games (run {})",
+            v.run_id
+        ),
+        (_, pb::SprtState::AcceptedH0) => format!(
+            "tuned, but not significantly better: {elo}, H0 accepted after {games} games (run {})",
+            v.run_id
+        ),
+        (pb::RunState::Active, _) => {
+            format!(
+                "tuned; verifying in run {}: {elo} after {games} games",
+                v.run_id
+            )
+        }
+        _ => format!(
+            "tuned; verification run {} ended without a verdict at {elo} after {games} games",
+            v.run_id
+        ),
+    })
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
+use xq_coordinator::spin_options::{self, SpinOption};
 use xq_coordinator::store::engines::{self, MAX_ENGINE_BYTES};
 use xq_coordinator::store::{Store, now_ms};
 use xq_proto::EngineRef;
@@ -25,7 +26,8 @@ pub struct EngineArgs {
 #[derive(Debug, Subcommand)]
 enum EngineCommand {
     /// Stores an engine executable in the registry under NAME, with the bench
-    /// signature it prints (`PATH bench` must print `Nodes searched: N`).
+    /// signature it prints (`PATH bench` must print `Nodes searched: N`) and
+    /// the spin options it advertises (SPSA runs can tune those).
     Add {
         /// Registry name (1 to 64 characters), used by `--dev-engine`/`--base-engine`.
         name: String,
@@ -86,6 +88,7 @@ impl EngineArgs {
                 }
                 let signature =
                     engine_cache::bench_signature(&path, Duration::from_secs(bench_timeout))?;
+                let spins = advertised_spins(&path, protocol, Duration::from_secs(bench_timeout))?;
                 let engine = EngineRef {
                     name,
                     sha256: engine_cache::sha256_hex(&bytes),
@@ -98,12 +101,17 @@ impl EngineArgs {
                     Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
                 let runtime = tokio::runtime::Runtime::new()?;
                 let added = engine.clone();
+                let stored = spins.clone();
                 runtime.block_on(
-                    store.call(move |conn| engines::add(conn, &added, &bytes, now_ms())),
+                    store.call(move |conn| engines::add(conn, &added, &stored, &bytes, now_ms())),
                 )?;
                 println!(
-                    "{} sha256 {} size {} signature {}",
-                    engine.name, engine.sha256, engine.size, engine.signature
+                    "{} sha256 {} size {} signature {} spin options {}",
+                    engine.name,
+                    engine.sha256,
+                    engine.size,
+                    engine.signature,
+                    spins.len()
                 );
             }
             EngineCommand::List { db } => {
@@ -120,4 +128,49 @@ impl EngineArgs {
         }
         Ok(())
     }
+}
+
+/// The spin options `path` advertises: it is sent the protocol's hello and
+/// `quit`, and its answer is read until it exits (within `timeout`).
+fn advertised_spins(
+    path: &std::path::Path,
+    protocol: Protocol,
+    timeout: Duration,
+) -> anyhow::Result<Vec<SpinOption>> {
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("cannot start {}", path.display()))?;
+    let hello = protocol.name();
+    if let Some(mut stdin) = child.stdin.take() {
+        // An engine that exits early closes the pipe; its answer still counts.
+        let _ = writeln!(stdin, "{hello}\nquit");
+    }
+    let mut stdout = child.stdout.take().context("no pipe from the engine")?;
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let deadline = std::time::Instant::now() + timeout;
+    while child.try_wait()?.is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "'{}' did not answer '{hello}' and 'quit' within {} s",
+                path.display(),
+                timeout.as_secs()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let answer = reader
+        .join()
+        .map_err(|_| anyhow::anyhow!("the engine's output reader panicked"))?;
+    Ok(spin_options::parse(&answer))
 }

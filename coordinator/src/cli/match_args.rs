@@ -30,7 +30,7 @@ pub struct MatchArgs {
     /// Opening seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Game pairs per lease (0 = 8 for sprt/games, 4 for spsa).
+    /// Game pairs per lease (0 = 8 for sprt/games; spsa: the pairs per iteration).
     #[arg(long, default_value_t = 0)]
     batch_pairs: u32,
     /// Higher runs get workers first.
@@ -138,18 +138,30 @@ pub struct EngineArgs {
     base_limit: Option<String>,
 }
 
+/// `NAME=VALUE` engine options.
+fn options(list: &[String]) -> anyhow::Result<std::collections::HashMap<String, String>> {
+    list.iter()
+        .map(|o| match o.split_once('=') {
+            Some((n, v)) => Ok((n.trim().to_owned(), v.trim().to_owned())),
+            None => bail!("bad engine option {o:?}: expected NAME=VALUE"),
+        })
+        .collect()
+}
+
+/// `ELO0,ELO1` of `--verify`.
+fn verify_bounds(text: &str) -> anyhow::Result<pb::SpsaVerify> {
+    let parsed = text
+        .split_once(',')
+        .and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)));
+    let Some((elo0, elo1)) = parsed else {
+        bail!("bad --verify {text:?}: expected ELO0,ELO1, e.g. 0,5");
+    };
+    Ok(pb::SpsaVerify { elo0, elo1 })
+}
+
 impl EngineArgs {
     /// The wire form; `None` when every flag is unset.
     fn choice(&self) -> anyhow::Result<Option<pb::EngineChoice>> {
-        let options =
-            |list: &[String]| -> anyhow::Result<std::collections::HashMap<String, String>> {
-                list.iter()
-                    .map(|o| match o.split_once('=') {
-                        Some((n, v)) => Ok((n.trim().to_owned(), v.trim().to_owned())),
-                        None => bail!("bad engine option {o:?}: expected NAME=VALUE"),
-                    })
-                    .collect()
-            };
         let limit = |l: &Option<String>| -> anyhow::Result<Option<pb::Limit>> {
             let Some(text) = l else { return Ok(None) };
             Ok(Some(text.parse::<Limit>()?.into()))
@@ -187,12 +199,27 @@ pub struct GamesRunArgs {
 /// An SPSA tuning run.
 #[derive(Debug, Clone, Args)]
 pub struct SpsaRunArgs {
-    /// Tuned parameters (TOML, one table per parameter).
+    /// Tuned parameters: TOML, one table per parameter, or fishtest/OpenBench
+    /// lines `name, int|float, start, min, max[, c_end, r_end]`.
     #[arg(long)]
     params: PathBuf,
     /// Games in the whole run.
     #[arg(long)]
     games: u64,
+    /// Registered engine (`engine add`) to tune through its spin options
+    /// instead of the built-in engine.
+    #[arg(long)]
+    engine: Option<String>,
+    /// An option of the tuned engine, `NAME=VALUE` (repeatable).
+    #[arg(long = "engine-option")]
+    engine_options: Vec<String>,
+    /// Game pairs each θ+/θ− perturbation plays (default 4; the lease size).
+    #[arg(long, default_value_t = 0)]
+    pairs_per_iteration: u32,
+    /// When the tune ends, verify it with an SPRT of the tuned values against
+    /// the start values, e.g. `--verify 0,5` (normalized Elo).
+    #[arg(long, value_name = "ELO0,ELO1", allow_hyphen_values = true)]
+    verify: Option<String>,
     #[command(flatten)]
     settings: MatchArgs,
 }
@@ -254,6 +281,10 @@ impl RunArgs {
                 pb::run_spec::Kind::Spsa(pb::SpsaSpec {
                     params: params::spsa(&a.params)?,
                     games: a.games,
+                    engine: a.engine.clone().unwrap_or_default(),
+                    engine_options: options(&a.engine_options)?,
+                    pairs_per_iteration: a.pairs_per_iteration,
+                    verify: a.verify.as_deref().map(verify_bounds).transpose()?,
                 }),
                 "spsa",
             ),

@@ -5,6 +5,7 @@
 use clap::{Parser, Subcommand};
 use xq_coordinator::local::PlayerFactory;
 
+mod backup;
 mod cluster;
 mod display;
 mod engine;
@@ -60,6 +61,12 @@ enum Command {
     Local(cluster::LocalArgs),
     /// The engine registry: add and list external engine executables.
     Engine(engine::EngineArgs),
+    /// Copy the database to FILE while the server keeps running (SQLite's
+    /// online backup: one consistent snapshot, checked before it is kept).
+    Backup(backup::BackupArgs),
+    /// Check a backup (integrity, schema version, xq tables) and install it
+    /// as the database; refuses a database a server holds.
+    Restore(backup::RestoreArgs),
 }
 
 impl Cli {
@@ -80,6 +87,8 @@ impl Cli {
             Command::Local(args) => args.run(player),
             Command::Token(args) => args.run(),
             Command::Pgn(args) => args.run(),
+            Command::Backup(args) => args.run(),
+            Command::Restore(args) => args.run(),
         }
     }
 }

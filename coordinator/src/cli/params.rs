@@ -15,6 +15,16 @@
 //!   c_end = 50     # perturbation at the end of the run, parameter units
 //!   r_end = 0.002  # learning rate at the end of the run
 //!   ```
+//!
+//!   or fishtest's and OpenBench's lines, as pasted from their pages or
+//!   printed by `xq-engine params --format spsa` (and by `report` for a
+//!   finished tune), one parameter per line, `#` comments and blank lines
+//!   ignored; `c_end` and `r_end` may be left out as in TOML:
+//!
+//!   ```text
+//!   chariot_value, int, 900, 300, 1500, 50, 0.002
+//!   KingSafety, float, 1.25, 0.5, 2.0
+//!   ```
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -46,8 +56,109 @@ pub fn overrides(path: Option<&Path>) -> anyhow::Result<HashMap<String, i64>> {
         .collect()
 }
 
-/// Reads SPSA parameter tables, in file order.
+/// Reads SPSA parameters, in file order, from TOML tables or from
+/// `name, int|float, start, min, max[, c_end, r_end]` lines.
 pub fn spsa(path: &Path) -> anyhow::Result<Vec<pb::SpsaParam>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read parameter file {}", path.display()))?;
+    if is_lines(&text) {
+        return spsa_lines(&text).with_context(|| format!("invalid spsa file {}", path.display()));
+    }
+    spsa_toml(path)
+}
+
+/// Whether the first meaningful line is a comma-separated parameter line
+/// rather than TOML.
+fn is_lines(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .is_some_and(|l| l.contains(',') && !l.starts_with('[') && !l.contains('='))
+}
+
+/// Reads `name, int|float, start, min, max[, c_end, r_end]` lines; missing
+/// `c_end`/`r_end` come from the built-in engine's table.
+pub fn spsa_lines(text: &str) -> anyhow::Result<Vec<pb::SpsaParam>> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let n = i + 1;
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        if fields.len() != 5 && fields.len() != 7 {
+            bail!(
+                "line {n}: expected `name, int|float, start, min, max[, c_end, r_end]`, got {} fields",
+                fields.len()
+            );
+        }
+        let name = fields[0];
+        if name.is_empty() {
+            bail!("line {n}: empty parameter name");
+        }
+        let is_float = match fields[1] {
+            "int" => false,
+            "float" => true,
+            other => bail!("line {n}: {name}: type {other:?} is neither int nor float"),
+        };
+        let number = |k: usize, what: &str| -> anyhow::Result<f64> {
+            fields[k]
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .with_context(|| {
+                    format!("line {n}: {name}: {what} {:?} is not a number", fields[k])
+                })
+        };
+        let table = xq_engine::params::spec(name);
+        let default = |k: usize, what: &str, d: Option<f64>| -> anyhow::Result<f64> {
+            if fields.len() == 7 {
+                return number(k, what);
+            }
+            d.with_context(|| {
+                format!(
+                    "line {n}: {name} gives no {what} and the built-in engine has no such parameter"
+                )
+            })
+        };
+        out.push(pb::SpsaParam {
+            name: name.to_owned(),
+            start: number(2, "start")?,
+            min: number(3, "min")?,
+            max: number(4, "max")?,
+            c_end: default(5, "c_end", table.map(|t| t.c_end))?,
+            r_end: default(6, "r_end", table.map(|t| t.r_end))?,
+            is_float,
+        });
+    }
+    if out.is_empty() {
+        bail!("no parameters");
+    }
+    Ok(out)
+}
+
+/// One `name, int|float, value, min, max, c_end, r_end` line per parameter:
+/// a tune's result in the form [`spsa_lines`] reads (and fishtest and
+/// OpenBench take). Integer values are rounded.
+pub fn to_spsa_lines(params: &[pb::SpsaParam], theta: &[f64]) -> String {
+    let mut s = String::new();
+    for (p, &v) in params.iter().zip(theta) {
+        let (kind, value) = if p.is_float {
+            ("float", v.to_string())
+        } else {
+            ("int", format!("{}", v.round()))
+        };
+        s.push_str(&format!(
+            "{}, {kind}, {value}, {}, {}, {}, {}\n",
+            p.name, p.min, p.max, p.c_end, p.r_end
+        ));
+    }
+    s
+}
+
+/// Reads SPSA parameter tables, in file order.
+fn spsa_toml(path: &Path) -> anyhow::Result<Vec<pb::SpsaParam>> {
     let table = read_table(path)?;
     if table.is_empty() {
         bail!("invalid spsa file {}: no parameters", path.display());
@@ -83,6 +194,7 @@ pub fn spsa(path: &Path) -> anyhow::Result<Vec<pb::SpsaParam>> {
                 c_end: get("c_end", table.map(|t| t.c_end))?,
                 r_end: get("r_end", table.map(|t| t.r_end))?,
                 name: name.clone(),
+                is_float: false,
             };
             if let Some(key) = fields
                 .keys()
@@ -144,5 +256,37 @@ mod tests {
         assert!(err.contains("[nope] has no c_end"), "{err}");
         let flat = file("flat", "x = 1\n");
         assert!(format!("{:#}", spsa(&flat).unwrap_err()).contains("must be a table"));
+    }
+
+    #[test]
+    fn fishtest_and_openbench_lines_are_read_and_round_trip() {
+        let printed = xq_engine::params::Params::default().to_spsa();
+        let path = file("printed", &printed);
+        let params = spsa(&path).unwrap();
+        assert_eq!(params.len(), xq_engine::params::SPECS.len());
+        let theta: Vec<f64> = params.iter().map(|p| p.start).collect();
+        assert_eq!(to_spsa_lines(&params, &theta), printed);
+
+        let pasted = "# from the tuning page\nchariot_value,int,300,100,2000,30,0.002\n\n\
+                      KingSafety, float, 1.25, 0.5, 2.0, 0.1, 0.002\nhorse_value, int, 400, 50, 1000\n";
+        let params = spsa_lines(pasted).unwrap();
+        assert_eq!(params[0].start, 300.0);
+        assert!(params[1].is_float && !params[0].is_float);
+        let horse = xq_engine::params::spec("horse_value").unwrap();
+        assert_eq!(
+            (params[2].c_end, params[2].r_end),
+            (horse.c_end, horse.r_end)
+        );
+        assert_eq!(
+            to_spsa_lines(&params[1..2], &[1.5]),
+            "KingSafety, float, 1.5, 0.5, 2, 0.1, 0.002\n"
+        );
+
+        let err = |text: &str| format!("{:#}", spsa_lines(text).unwrap_err());
+        assert!(err("x, int, 1, 0, 2\n").contains("x gives no c_end"));
+        assert!(err("x, bool, 1, 0, 2, 1, 0.1\n").contains("neither int nor float"));
+        assert!(err("x, int, one, 0, 2, 1, 0.1\n").contains("start \"one\""));
+        assert!(err("x, int, 1, 0\n").contains("line 1"));
+        assert!(err("# nothing\n").contains("no parameters"));
     }
 }

@@ -67,8 +67,14 @@ pub struct MatchSettings {
     pub openings: OpeningSource,
     pub seed: u64,
     pub adjudication: Adjudication,
-    /// Whether engines value a draw by the rule set's scoring.
+    /// Whether engines value a draw by the rule set's scoring. Absent from
+    /// specs stored before schema version 4, which mean on.
+    #[serde(default = "on")]
     pub draw_contempt: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 /// An external engine chosen for a player: a registry name and extra options;
@@ -269,9 +275,13 @@ pub trait Kind {
     /// Pairs the run needs in all; `None` = open-ended.
     fn target_pairs(&self) -> Option<u64>;
 
-    /// Pairs per lease when the spec says 0.
-    fn default_batch_pairs(&self) -> u32 {
-        DEFAULT_BATCH_PAIRS
+    /// Pairs per lease given the spec's `batch_pairs` (0: the kind's
+    /// default); a kind that fixes the batch itself may refuse a different one.
+    fn batch_pairs(&mut self, requested: u32) -> Result<u32, Invalid> {
+        Ok(match requested {
+            0 => DEFAULT_BATCH_PAIRS,
+            b => b,
+        })
     }
 
     /// Fills in the kind's own part of a run's status on the wire.
@@ -364,6 +374,8 @@ pub struct RunStatus {
     pub flag: Option<String>,
     /// Variants runs: one entry per variant, in the spec's order.
     pub variants: Vec<VariantTotals>,
+    /// An SPSA run's verification SPRT, or the tune an SPRT run verifies.
+    pub linked: Option<u64>,
 }
 
 impl RunStatus {

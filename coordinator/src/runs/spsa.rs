@@ -1,31 +1,133 @@
 //! SPSA runs: each lease is one request of [`crate::spsa`] (one flip vector,
-//! θ+ first, θ− second) over a batch of pairs; each counted result is
-//! applied with [`crate::spsa::apply_result`] and the new θ is stored.
+//! θ+ first, θ− second) over the run's pairs per iteration; each counted
+//! result is applied with [`crate::spsa::apply_result`] and the new θ is
+//! stored. The tuned player is the built-in engine (θ as parameters) or a
+//! registered engine (θ as spin options, set with `setoption`). A tune with
+//! `verify` starts, as its last result is counted and in the same
+//! transaction, an SPRT of the tuned values against the start values,
+//! linked to it (`runs.verifies`).
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
-use xq_proto::{BatchOutcome, Invalid, pb};
+use xq_proto::{BatchOutcome, Invalid, PlayerSpec, pb};
 
-use super::{DEFAULT_SPSA_BATCH_PAIRS, Kind, Params, RunKind, RunStatus, Slice, SliceWork};
+use super::{
+    DEFAULT_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS, EngineSel, Kind, KindSpec, Lineup,
+    MatchSettings, Params, RunKind, RunSpec, RunStatus, Slice, SliceWork, SprtSpec,
+};
 use crate::spsa::{self, SpsaConfig, SpsaError, SpsaParamSpec, SpsaResult, SpsaState};
+use crate::stats::EloModel;
+use crate::stats::sprt::SprtParams;
 use crate::store::StoreError;
 use crate::store::leases::Lease;
 use crate::store::runs as run_rows;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpsaSpec {
-    /// Integer parameters (the wire carries whole numbers).
+    /// The tuned parameters, integer or real (see [`SpsaParamSpec::integer`]).
     pub params: Vec<SpsaParamSpec>,
     /// Games in the whole run (2 per iteration).
     pub games: u64,
+    /// The tuned engine from the registry; `None`: the built-in engine.
+    /// Its tuned parameters are spin options, checked against what it
+    /// advertised when the run is created.
+    #[serde(default)]
+    pub engine: Option<EngineSel>,
+    /// Game pairs one θ+/θ− perturbation plays (= the run's batch); 0 only
+    /// in runs stored before the setting existed, whose batch says it.
+    #[serde(default)]
+    pub pairs_per_iteration: u32,
+    /// The SPRT of the tuned values against the start values started when
+    /// the tune ends.
+    #[serde(default)]
+    pub verify: Option<SprtParams>,
 }
 
 impl SpsaSpec {
     /// The initial state of a run.
     pub fn initial_state(&self) -> Result<SpsaState, SpsaError> {
         SpsaState::new(self.params.clone(), SpsaConfig::new(self.games))
+    }
+
+    /// The values of `theta` (in the spec's parameter order) as the engine
+    /// takes them: integer parameters rounded to whole numbers.
+    fn values(&self, theta: &[f64]) -> Vec<(String, f64)> {
+        self.params
+            .iter()
+            .zip(theta)
+            .map(|(p, &v)| (p.name.clone(), if p.integer { v.round() } else { v }))
+            .collect()
+    }
+
+    /// A player of `values`: built-in parameters, or the tuned engine with
+    /// the values as options after the registry's and the run's own.
+    fn player(
+        &self,
+        settings: &MatchSettings,
+        values: &[(String, f64)],
+    ) -> Result<PlayerSpec, StoreError> {
+        let Some(sel) = &self.engine else {
+            let params: Params = values.iter().map(|(n, v)| (n.clone(), *v as i64)).collect();
+            return Ok(settings.player(params));
+        };
+        let mut player = settings.player(Params::new());
+        let mut engine = sel.registered.clone().ok_or_else(|| {
+            StoreError::Schema(format!("spsa engine '{}' was never resolved", sel.name))
+        })?;
+        engine.options.extend(sel.options.clone());
+        engine
+            .options
+            .extend(values.iter().map(|(n, v)| (n.clone(), v.to_string())));
+        player.engine = Some(engine);
+        Ok(player)
+    }
+
+    /// The verifying SPRT of a finished tune: the tuned values as dev, the
+    /// start values as base, the same engine and settings.
+    fn verification(&self, run: &RunStatus, state: &SpsaState, sprt: SprtParams) -> RunSpec {
+        let tuned = self.values(&state.theta());
+        let start: Vec<f64> = self.params.iter().map(|p| p.start).collect();
+        let start = self.values(&start);
+        let ints = |values: &[(String, f64)]| -> Params {
+            values.iter().map(|(n, v)| (n.clone(), *v as i64)).collect()
+        };
+        let sel = |values: &[(String, f64)]| {
+            self.engine.as_ref().map(|e| {
+                let mut e = e.clone();
+                e.options
+                    .extend(values.iter().map(|(n, v)| (n.clone(), v.to_string())));
+                e
+            })
+        };
+        let kind = match &self.engine {
+            None => SprtSpec {
+                dev_params: ints(&tuned),
+                base_params: ints(&start),
+                lineup: Lineup::default(),
+                sprt,
+                max_pairs: None,
+            },
+            Some(_) => SprtSpec {
+                dev_params: Params::new(),
+                base_params: Params::new(),
+                lineup: Lineup {
+                    dev: sel(&tuned),
+                    base: sel(&start),
+                    ..Lineup::default()
+                },
+                sprt,
+                max_pairs: None,
+            },
+        };
+        RunSpec {
+            name: format!("{} verify", run.spec.name),
+            priority: run.spec.priority,
+            batch_pairs: DEFAULT_BATCH_PAIRS,
+            settings: run.spec.settings.clone(),
+            kind: KindSpec::Sprt(kind),
+        }
     }
 }
 
@@ -42,8 +144,22 @@ impl Kind for SpsaSpec {
         Some(self.games / 2)
     }
 
-    fn default_batch_pairs(&self) -> u32 {
-        DEFAULT_SPSA_BATCH_PAIRS
+    /// The batch is the pairs per iteration: either setting gives it (4 when
+    /// neither does), and both must agree.
+    fn batch_pairs(&mut self, requested: u32) -> Result<u32, Invalid> {
+        let pairs = match (self.pairs_per_iteration, requested) {
+            (0, 0) => DEFAULT_SPSA_BATCH_PAIRS,
+            (p, 0) | (0, p) => p,
+            (p, b) if p == b => p,
+            (p, b) => {
+                return Err(Invalid::new(
+                    "spsa.pairs_per_iteration",
+                    format!("{p} differs from the spec's batch_pairs {b}; set one of them"),
+                ));
+            }
+        };
+        self.pairs_per_iteration = pairs;
+        Ok(pairs)
     }
 
     /// The current θ and the iterations done and planned.
@@ -62,16 +178,29 @@ impl Kind for SpsaSpec {
         });
     }
 
-    fn prepare(&mut self, _: &Connection) -> Result<Option<SpsaState>, StoreError> {
+    /// Resolves the tuned engine and refuses a parameter it does not offer
+    /// as a spin option, or a range outside the option's.
+    fn prepare(&mut self, conn: &Connection) -> Result<Option<SpsaState>, StoreError> {
+        if let Some(sel) = &mut self.engine {
+            let found = crate::store::engines::get(conn, &sel.name)?;
+            sel.registered = Some(found.ok_or_else(|| {
+                StoreError::NotFound(format!("no engine named '{}' is registered", sel.name))
+            })?);
+            let offered = crate::store::engines::spin_options(conn, &sel.name)?.unwrap_or_default();
+            for p in &self.params {
+                crate::spin_options::check(&sel.name, &offered, &p.name, p.min, p.max)
+                    .map_err(|e| StoreError::Invalid(e.to_string()))?;
+            }
+        }
         self.initial_state()
             .map(Some)
             .map_err(|e| StoreError::Invalid(e.to_string()))
     }
 
-    /// A new request at the run's current θ: θ+ first, θ− second. Values
-    /// are whole numbers: parameters are integer (see [`crate::spsa`]'s
-    /// rounding). Flips are drawn from the run's seed and the slice, so a
-    /// run replays the same perturbations given the same results.
+    /// A new request at the run's current θ: θ+ first, θ− second. Integer
+    /// parameters get whole numbers (see [`crate::spsa`]'s rounding). Flips
+    /// are drawn from the run's seed and the slice, so a run replays the
+    /// same perturbations given the same results.
     fn slice_work(&self, run: &RunStatus, slice: &Slice) -> Result<SliceWork, StoreError> {
         let state = run.spsa.as_ref().ok_or_else(|| no_state(run))?;
         let settings = &run.spec.settings;
@@ -81,18 +210,10 @@ impl Kind for SpsaSpec {
                 ^ slice.offset.wrapping_mul(0x9E37_79B9_7F4A_7C15),
         );
         let request = spsa::next_request(state, &mut rng);
-        let values = |theta: &[f64]| -> Params {
-            state
-                .params
-                .iter()
-                .zip(theta)
-                .map(|(p, &v)| (p.name.clone(), v.round() as i64))
-                .collect()
-        };
         Ok(SliceWork {
             players: [
-                settings.player(values(&request.theta_plus)),
-                settings.player(values(&request.theta_minus)),
+                self.player(settings, &self.values(&request.theta_plus))?,
+                self.player(settings, &self.values(&request.theta_minus))?,
             ],
             rules: settings.rules.clone(),
             per_game: false,
@@ -124,6 +245,19 @@ impl Kind for SpsaSpec {
         spsa::apply_result(&mut state, request, result)
             .map_err(|e| StoreError::Invalid(format!("spsa: {e}")))?;
         run_rows::save_spsa(conn, run.id, lease.id, &state, t, now)?;
+        if state.finished()
+            && run.linked.is_none()
+            && let Some(sprt) = self.verify
+        {
+            let spec = self.verification(run, &state, sprt);
+            let id = run_rows::insert(conn, &spec, None, now)?;
+            run_rows::set_verifies(conn, id, run.id)?;
+            tracing::info!(
+                tune = run.id,
+                verify = id,
+                "tune finished; verification started"
+            );
+        }
         Ok(state.finished())
     }
 }
@@ -132,7 +266,14 @@ impl TryFrom<pb::SpsaSpec> for SpsaSpec {
     type Error = Invalid;
 
     fn try_from(s: pb::SpsaSpec) -> Result<Self, Invalid> {
-        let pb::SpsaSpec { params, games } = s;
+        let pb::SpsaSpec {
+            params,
+            games,
+            engine,
+            engine_options,
+            pairs_per_iteration,
+            verify,
+        } = s;
         let params: Vec<SpsaParamSpec> = params
             .into_iter()
             .map(|p| {
@@ -143,6 +284,7 @@ impl TryFrom<pb::SpsaSpec> for SpsaSpec {
                     max,
                     c_end,
                     r_end,
+                    is_float,
                 } = p;
                 SpsaParamSpec {
                     name,
@@ -151,7 +293,7 @@ impl TryFrom<pb::SpsaSpec> for SpsaSpec {
                     max,
                     c_end,
                     r_end,
-                    integer: true,
+                    integer: !is_float,
                 }
             })
             .collect();
@@ -162,31 +304,76 @@ impl TryFrom<pb::SpsaSpec> for SpsaSpec {
                     format!("name {:?} is empty or repeated", p.name),
                 ));
             }
-            let Some(spec) = xq_engine::params::spec(&p.name) else {
-                return Err(Invalid::new(
-                    "spsa.params",
-                    format!("unknown parameter {:?}", p.name),
-                ));
-            };
-            if p.min < f64::from(spec.min) || p.max > f64::from(spec.max) {
-                return Err(Invalid::new(
-                    "spsa.params",
-                    format!(
-                        "{:?} range [{}, {}] leaves the engine's [{}, {}]",
-                        p.name, p.min, p.max, spec.min, spec.max
-                    ),
-                ));
+            if engine.is_empty() {
+                check_builtin(p)?;
             }
         }
-        let spec = SpsaSpec { params, games };
+        if !engine.is_empty() && engine.chars().count() > 64 {
+            return Err(Invalid::new("spsa.engine", "longer than 64 characters"));
+        }
+        let engine = (!engine.is_empty()).then(|| EngineSel {
+            name: engine,
+            options: engine_options.into_iter().collect(),
+            registered: None,
+        });
+        let verify = verify
+            .map(|v| SprtParams::new(v.elo0, v.elo1, 0.05, 0.05, EloModel::Normalized))
+            .transpose()
+            .map_err(|e| Invalid::new("spsa.verify", e))?;
+        let spec = SpsaSpec {
+            params,
+            games,
+            engine,
+            pairs_per_iteration,
+            verify,
+        };
         spec.initial_state().map_err(|e| Invalid::new("spsa", e))?;
         Ok(spec)
     }
 }
 
+/// A built-in parameter must exist, be an integer and keep to its range.
+fn check_builtin(p: &SpsaParamSpec) -> Result<(), Invalid> {
+    let Some(spec) = xq_engine::params::spec(&p.name) else {
+        return Err(Invalid::new(
+            "spsa.params",
+            format!("unknown parameter {:?}", p.name),
+        ));
+    };
+    if !p.integer {
+        return Err(Invalid::new(
+            "spsa.params",
+            format!(
+                "{:?} is an integer parameter of the built-in engine, not float",
+                p.name
+            ),
+        ));
+    }
+    if p.min < f64::from(spec.min) || p.max > f64::from(spec.max) {
+        return Err(Invalid::new(
+            "spsa.params",
+            format!(
+                "{:?} range [{}, {}] leaves the engine's [{}, {}]",
+                p.name, p.min, p.max, spec.min, spec.max
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl From<SpsaSpec> for pb::SpsaSpec {
     fn from(s: SpsaSpec) -> Self {
-        let SpsaSpec { params, games } = s;
+        let SpsaSpec {
+            params,
+            games,
+            engine,
+            pairs_per_iteration,
+            verify,
+        } = s;
+        let (engine, engine_options) = match engine {
+            Some(e) => (e.name, e.options.into_iter().collect()),
+            None => (String::new(), Default::default()),
+        };
         pb::SpsaSpec {
             params: params
                 .into_iter()
@@ -197,9 +384,183 @@ impl From<SpsaSpec> for pb::SpsaSpec {
                     max: p.max,
                     c_end: p.c_end,
                     r_end: p.r_end,
+                    is_float: !p.integer,
                 })
                 .collect(),
             games,
+            engine,
+            engine_options,
+            pairs_per_iteration,
+            verify: verify.map(|v| pb::SpsaVerify {
+                elo0: v.elo0(),
+                elo1: v.elo1(),
+            }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use xq_proto::{Adjudication, EngineRef, Limit, OpeningSource, Protocol, Totals};
+
+    use super::*;
+    use crate::runs::RunState;
+
+    fn spec(engine: Option<EngineSel>) -> SpsaSpec {
+        SpsaSpec {
+            params: vec![
+                SpsaParamSpec {
+                    name: "chariot_value".to_owned(),
+                    start: 400.0,
+                    min: 100.0,
+                    max: 2000.0,
+                    c_end: 60.0,
+                    r_end: 0.02,
+                    integer: true,
+                },
+                SpsaParamSpec {
+                    name: "Scale".to_owned(),
+                    start: 1.0,
+                    min: 0.5,
+                    max: 2.0,
+                    c_end: 0.1,
+                    r_end: 0.002,
+                    integer: false,
+                },
+            ],
+            games: 40,
+            engine,
+            pairs_per_iteration: 0,
+            verify: Some(SprtParams::new(0.0, 5.0, 0.05, 0.05, EloModel::Normalized).unwrap()),
+        }
+    }
+
+    fn sel() -> EngineSel {
+        EngineSel {
+            name: "ext".to_owned(),
+            options: BTreeMap::from([("Hash".to_owned(), "4".to_owned())]),
+            registered: Some(EngineRef {
+                name: "ext".to_owned(),
+                sha256: "a".repeat(64),
+                size: 1,
+                signature: 1,
+                protocol: Protocol::Uci,
+                options: BTreeMap::from([("Threads".to_owned(), "1".to_owned())]),
+            }),
+        }
+    }
+
+    fn run(spec: SpsaSpec) -> RunStatus {
+        let state = spec.initial_state().unwrap();
+        RunStatus {
+            id: 7,
+            spec: RunSpec {
+                name: "tune".to_owned(),
+                priority: 2,
+                batch_pairs: 4,
+                settings: MatchSettings {
+                    limit: Limit::Nodes(300),
+                    hash_mb: 1,
+                    rules: "standard".to_owned(),
+                    openings: OpeningSource::Builtin { random_plies: 2 },
+                    seed: 1,
+                    adjudication: Adjudication::default(),
+                    draw_contempt: true,
+                },
+                kind: KindSpec::Spsa(spec),
+            },
+            state: RunState::Active,
+            totals: Totals::default(),
+            target_pairs: Some(20),
+            pairs_in_flight: 0,
+            created_ms: 0,
+            updated_ms: 0,
+            sprt: None,
+            spsa: Some(state),
+            flag: None,
+            variants: Vec::new(),
+            linked: None,
+        }
+    }
+
+    #[test]
+    fn the_batch_is_the_pairs_per_iteration() {
+        let resolve = |ppi: u32, batch: u32| {
+            let mut s = spec(None);
+            s.pairs_per_iteration = ppi;
+            s.batch_pairs(batch).map(|b| (b, s.pairs_per_iteration))
+        };
+        assert_eq!(
+            resolve(0, 0).ok(),
+            Some((DEFAULT_SPSA_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS))
+        );
+        assert_eq!(resolve(8, 0).ok(), Some((8, 8)));
+        assert_eq!(resolve(0, 6).ok(), Some((6, 6)));
+        assert_eq!(resolve(5, 5).ok(), Some((5, 5)));
+        let err = resolve(5, 6).unwrap_err();
+        assert!(err.to_string().contains("pairs_per_iteration"), "{err}");
+    }
+
+    #[test]
+    fn an_external_tune_sends_theta_as_options_and_verifies_with_the_same_engine() {
+        let s = spec(Some(sel()));
+        let run = run(s.clone());
+        let work = s
+            .slice_work(
+                &run,
+                &Slice {
+                    offset: 0,
+                    pairs: 4,
+                    variant: None,
+                },
+            )
+            .unwrap();
+        for p in &work.players {
+            assert!(p.params.is_empty());
+            let e = p.engine.as_ref().unwrap();
+            assert_eq!(e.options["Threads"], "1");
+            assert_eq!(e.options["Hash"], "4");
+            let chariot: f64 = e.options["chariot_value"].parse().unwrap();
+            assert_eq!(chariot.fract(), 0.0);
+            let scale: f64 = e.options["Scale"].parse().unwrap();
+            assert!((0.5..=2.0).contains(&scale) && scale != 1.0, "{scale}");
+        }
+        let mut state = run.spsa.clone().unwrap();
+        state.params[0].theta = 612.4;
+        state.params[1].theta = 1.25;
+        let verify = s.verification(&run, &state, s.verify.unwrap());
+        assert_eq!(verify.name, "tune verify");
+        assert_eq!(
+            (verify.priority, verify.settings.clone()),
+            (2, run.spec.settings.clone())
+        );
+        let KindSpec::Sprt(sprt) = verify.kind else {
+            panic!("an sprt")
+        };
+        let dev = sprt.lineup.dev.unwrap();
+        let base = sprt.lineup.base.unwrap();
+        assert_eq!(dev.options["chariot_value"], "612");
+        assert_eq!(dev.options["Scale"], "1.25");
+        assert_eq!(base.options["chariot_value"], "400");
+        assert_eq!(dev.options["Hash"], "4");
+        assert_eq!(dev.registered, sel().registered);
+    }
+
+    #[test]
+    fn a_builtin_tune_verifies_with_parameter_maps() {
+        let mut s = spec(None);
+        s.params.truncate(1);
+        let run = run(s.clone());
+        let mut state = run.spsa.clone().unwrap();
+        state.params[0].theta = 899.6;
+        let KindSpec::Sprt(sprt) = s.verification(&run, &state, s.verify.unwrap()).kind else {
+            panic!("an sprt")
+        };
+        assert_eq!(sprt.dev_params["chariot_value"], 900);
+        assert_eq!(sprt.base_params["chariot_value"], 400);
+        assert_eq!(sprt.lineup, Lineup::default());
+        assert_eq!(sprt.max_pairs, None);
     }
 }

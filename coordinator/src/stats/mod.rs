@@ -1,4 +1,5 @@
-//! Match statistics: Elo estimates, the SPRT and variant comparison.
+//! Match statistics: Elo estimates, the SPRT, variant comparison and the
+//! bad-worker residual test ([`residuals`]).
 //!
 //! Everything here is pure: no I/O, no clocks, no global state. Randomness,
 //! where a function needs it, is passed in as an [`rand::Rng`].
@@ -26,6 +27,7 @@
 pub mod distributions;
 pub mod elo;
 pub mod llr;
+pub mod residuals;
 pub mod roots;
 pub mod sample;
 pub mod sprt;

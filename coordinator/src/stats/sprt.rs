@@ -172,6 +172,26 @@ pub fn pentanomial_at(
     Ok(probs)
 }
 
+/// `pairs` game pairs drawn independently from `probs` (pentanomial order),
+/// as pentanomial counts.
+pub fn draw_pairs(probs: &[f64; 5], pairs: u64, rng: &mut impl Rng) -> [u64; 5] {
+    let mut counts = [0u64; 5];
+    for _ in 0..pairs {
+        let u: f64 = rng.random();
+        let mut acc = 0.0;
+        let mut idx = 4;
+        for (i, p) in probs.iter().enumerate() {
+            acc += p;
+            if u < acc {
+                idx = i;
+                break;
+            }
+        }
+        counts[idx] += 1;
+    }
+    counts
+}
+
 /// Runs one simulated SPRT: game pairs are drawn from `probs` (pentanomial
 /// order) and the test is evaluated every `batch_pairs` pairs until it stops
 /// or `max_pairs` is reached. Returns the final state and the pairs played.
@@ -186,18 +206,8 @@ pub fn simulate(
     let mut counts = [0u64; 5];
     let mut pairs = 0;
     while pairs < max_pairs {
-        for _ in 0..batch_pairs {
-            let u: f64 = rng.random();
-            let mut acc = 0.0;
-            let mut idx = 4;
-            for (i, p) in probs.iter().enumerate() {
-                acc += p;
-                if u < acc {
-                    idx = i;
-                    break;
-                }
-            }
-            counts[idx] += 1;
+        for (c, n) in counts.iter_mut().zip(draw_pairs(probs, batch_pairs, rng)) {
+            *c += n;
         }
         pairs += batch_pairs;
         let state = params.evaluate(&Pentanomial(counts).into())?.state;

@@ -7,6 +7,7 @@ use xq_proto::EngineRef;
 use xq_proto::Protocol;
 
 use super::StoreError;
+use crate::spin_options::SpinOption;
 
 /// The largest executable the registry accepts, in bytes.
 pub const MAX_ENGINE_BYTES: usize = 64 << 20;
@@ -19,10 +20,12 @@ fn protocol_name(p: Protocol) -> &'static str {
 }
 
 /// Registers `bytes` (whose SHA-256, size, signature, protocol and options
-/// `engine` gives) under `engine.name`. A name is registered once.
+/// `engine` gives, and which advertised the spin options `spins`) under
+/// `engine.name`. A name is registered once.
 pub fn add(
     conn: &mut Connection,
     engine: &EngineRef,
+    spins: &[SpinOption],
     bytes: &[u8],
     now: i64,
 ) -> Result<(), StoreError> {
@@ -52,8 +55,9 @@ pub fn add(
         params![engine.sha256, bytes],
     )?;
     tx.execute(
-        "INSERT INTO engines (name, sha256, size, signature, protocol, options, created_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO engines (name, sha256, size, signature, protocol, options, created_ms,
+                              spin_options)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
             engine.name,
             engine.sha256,
@@ -61,7 +65,8 @@ pub fn add(
             engine.signature as i64,
             protocol_name(engine.protocol),
             serde_json::to_string(&engine.options)?,
-            now
+            now,
+            serde_json::to_string(spins)?,
         ],
     )?;
     tx.commit()?;
@@ -104,6 +109,19 @@ pub fn get(conn: &Connection, name: &str) -> Result<Option<EngineRef>, StoreErro
             Ok(e)
         })
         .transpose()
+}
+
+/// The spin options the engine registered as `name` advertised; `None`
+/// when no such engine is registered.
+pub fn spin_options(conn: &Connection, name: &str) -> Result<Option<Vec<SpinOption>>, StoreError> {
+    let text: Option<String> = conn
+        .query_row(
+            "SELECT spin_options FROM engines WHERE name = ?1",
+            [name],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(text.map(|t| serde_json::from_str(&t)).transpose()?)
 }
 
 /// Every registered engine with its registration time (unix ms), by name.
@@ -149,17 +167,21 @@ mod tests {
         let mut conn = Connection::open_in_memory().unwrap();
         super::super::migrations::migrate(&mut conn).unwrap();
         let sha = "a".repeat(64);
-        add(&mut conn, &engine("old", &sha), b"abc", 1).unwrap();
-        add(&mut conn, &engine("same-bytes", &sha), b"abc", 2).unwrap();
-        let again = add(&mut conn, &engine("old", &"b".repeat(64)), b"xyz", 3);
+        let spins = crate::spin_options::parse("option name Hash type spin default 8 min 1 max 64");
+        add(&mut conn, &engine("old", &sha), &spins, b"abc", 1).unwrap();
+        add(&mut conn, &engine("same-bytes", &sha), &[], b"abc", 2).unwrap();
+        let again = add(&mut conn, &engine("old", &"b".repeat(64)), &[], b"xyz", 3);
         assert!(matches!(again, Err(StoreError::Invalid(m)) if m.contains("'old' exists")));
         assert_eq!(get(&conn, "old").unwrap(), Some(engine("old", &sha)));
         assert_eq!(get(&conn, "nope").unwrap(), None);
+        assert_eq!(spin_options(&conn, "old").unwrap(), Some(spins));
+        assert_eq!(spin_options(&conn, "same-bytes").unwrap(), Some(vec![]));
+        assert_eq!(spin_options(&conn, "nope").unwrap(), None);
         assert_eq!(list(&conn).unwrap().len(), 2);
         assert_eq!(bytes(&conn, &sha).unwrap().as_deref(), Some(&b"abc"[..]));
         let huge = vec![0u8; MAX_ENGINE_BYTES + 1];
         assert!(matches!(
-            add(&mut conn, &engine("huge", &"c".repeat(64)), &huge, 4),
+            add(&mut conn, &engine("huge", &"c".repeat(64)), &[], &huge, 4),
             Err(StoreError::Invalid(_))
         ));
     }

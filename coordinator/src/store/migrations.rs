@@ -208,7 +208,13 @@ CREATE TABLE variant_totals (
     r#"
 ALTER TABLE leases DROP COLUMN work;
 "#,
-    // 6: the game archive. The games of one counted result are stored with
+    // 6: the spin options an engine advertised at `engine add` (JSON list of
+    // SpinOption; SPSA runs tune them), and the tune an SPRT run verifies.
+    r#"
+ALTER TABLE engines ADD COLUMN spin_options TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE runs ADD COLUMN verifies INTEGER REFERENCES runs (id);
+"#,
+    // 7: the game archive. The games of one counted result are stored with
     // it, in the same transaction: one compressed blob per result
     // (store::game_codec) and one row per game with what filters and
     // failure counts need.
@@ -263,9 +269,7 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
 }
 
 fn apply(conn: &mut Connection) -> Result<(), StoreError> {
-    let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    let version = usize::try_from(version)
-        .map_err(|_| StoreError::Schema(format!("invalid schema version {version}")))?;
+    let version = version(conn)?;
     if version > MIGRATIONS.len() {
         return Err(StoreError::Schema(format!(
             "database schema version {version} is newer than this coordinator's {}",
@@ -287,6 +291,44 @@ fn apply(conn: &mut Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The schema version of `conn` (`PRAGMA user_version`).
+pub fn version(conn: &Connection) -> Result<usize, StoreError> {
+    let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    usize::try_from(version)
+        .map_err(|_| StoreError::Schema(format!("invalid schema version {version}")))
+}
+
+/// One schema object as SQLite stores it: `(type, name, sql)`.
+pub type SchemaEntry = (String, String, Option<String>);
+
+/// Every schema object of `conn` except SQLite's own, sorted.
+pub fn schema(conn: &Connection) -> Result<Vec<SchemaEntry>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'
+         ORDER BY type, name",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The schema the first `version` migrations make, as [`schema`] lists it:
+/// a database at that version made by this project has exactly these objects.
+pub fn schema_at(version: usize) -> Result<Vec<SchemaEntry>, StoreError> {
+    if version > MIGRATIONS.len() {
+        return Err(StoreError::Schema(format!(
+            "schema version {version} is newer than this coordinator's {}",
+            MIGRATIONS.len()
+        )));
+    }
+    let mut conn = Connection::open_in_memory()?;
+    for sql in &MIGRATIONS[..version] {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.commit()?;
+    }
+    schema(&conn)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,6 +345,7 @@ mod tests {
             .unwrap();
         // Running again is a no-op.
         migrate(&mut conn).unwrap();
+        assert_eq!(schema(&conn).unwrap(), schema_at(MIGRATIONS.len()).unwrap());
     }
 
     #[test]

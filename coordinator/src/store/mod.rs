@@ -27,11 +27,13 @@
 //! # Layout
 //!
 //! * [`migrations`]: the append-only schema list (`PRAGMA user_version`).
+//! * [`backup`]: online backups, their checks and restore.
 //! * [`game_codec`]: the compressed form of a result's games; [`games`]:
 //!   their rows.
 //! * [`runs`], [`leases`], [`workers`], [`tokens`], [`variants`], row-level reads and writes on a
 //!   transaction; the rules that combine them live in [`crate::scheduler`].
 
+pub mod backup;
 pub mod engines;
 pub mod game_codec;
 pub mod games;

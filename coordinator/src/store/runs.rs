@@ -33,6 +33,15 @@ pub fn insert(
     Ok(conn.last_insert_rowid() as u64)
 }
 
+/// Records that run `id` is the SPRT verifying the tune `tune`.
+pub fn set_verifies(conn: &Connection, id: u64, tune: u64) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE runs SET verifies = ?2 WHERE id = ?1",
+        params![id as i64, tune as i64],
+    )?;
+    Ok(())
+}
+
 /// The newest active run with exactly this spec (the stored JSON is
 /// canonical: struct fields in order, maps sorted).
 pub fn find_active_identical(conn: &Connection, spec: &RunSpec) -> Result<Option<u64>, StoreError> {
@@ -51,7 +60,8 @@ const COLUMNS: &str =
     penta_ww, wins, draws, losses, total_plies, sprt_llr, sprt_state, spsa_state, created_ms,
     updated_ms,
     (SELECT COALESCE(SUM(pairs), 0) FROM leases l
-     WHERE l.run_id = runs.id AND l.state = 'active' AND l.deadline_ms >= ?1)";
+     WHERE l.run_id = runs.id AND l.state = 'active' AND l.deadline_ms >= ?1),
+    verifies, (SELECT MIN(v.id) FROM runs v WHERE v.verifies = runs.id)";
 
 /// One run, or `NotFound`. Pairs in flight count leases active at `now`.
 pub fn load(conn: &Connection, id: u64, now: i64) -> Result<RunStatus, StoreError> {
@@ -132,6 +142,9 @@ struct Raw {
     created_ms: i64,
     updated_ms: i64,
     in_flight: i64,
+    /// The tune this run verifies, and the run verifying this one.
+    verifies: Option<i64>,
+    verified_by: Option<i64>,
 }
 
 fn raw(r: &Row<'_>) -> rusqlite::Result<Raw> {
@@ -151,6 +164,8 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<Raw> {
         created_ms: r.get(17)?,
         updated_ms: r.get(18)?,
         in_flight: r.get(19)?,
+        verifies: r.get(20)?,
+        verified_by: r.get(21)?,
     })
 }
 
@@ -195,6 +210,7 @@ impl Raw {
             spsa,
             flag: None,
             variants: Vec::new(),
+            linked: self.verifies.or(self.verified_by).map(|id| id as u64),
         })
     }
 }

@@ -246,6 +246,38 @@ impl ExternalEngine {
         Ok(())
     }
 
+    /// Moves the running engine to `config` with `setoption` for each option
+    /// that is new or has a new value (an SPSA lease's θ); `false`, with
+    /// nothing sent, when that cannot reach it (another executable,
+    /// arguments, protocol or timeouts, or an option no longer given) and the
+    /// engine must be restarted instead.
+    pub fn reconfigure(&mut self, config: &EngineConfig) -> Result<bool, EngineFailure> {
+        let old = &self.config;
+        let same_process = old.path == config.path
+            && old.args == config.args
+            && old.protocol == config.protocol
+            && old.timeouts == config.timeouts;
+        let kept = old
+            .options
+            .iter()
+            .all(|(n, _)| config.options.iter().any(|(m, _)| m == n));
+        if !same_process || !kept {
+            return Ok(false);
+        }
+        let changed: Vec<(String, String)> = config
+            .options
+            .iter()
+            .filter(|o| !self.config.options.contains(o))
+            .cloned()
+            .collect();
+        for (name, value) in &changed {
+            let cmd = config.protocol.setoption(name, value);
+            self.send(&cmd, "setoption")?;
+        }
+        self.config = config.clone();
+        Ok(true)
+    }
+
     /// Prepares for a new game.
     pub fn new_game(&mut self) -> Result<(), EngineFailure> {
         if self.config.protocol == Protocol::Uci {

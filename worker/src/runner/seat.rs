@@ -1,6 +1,10 @@
 //! A seat at the board: what one player needs on one game thread, the built-in
 //! searcher or an external engine process, reused from game to game.
 //!
+//! A running engine is kept across games and leases: options that changed
+//! (an SPSA lease's θ+ or θ−) are set with `setoption` before the next game;
+//! another executable restarts it.
+//!
 //! An external engine that fails (crash, hang, protocol breach) loses the game it
 //! failed in, with the reason recorded and its stderr logged; the process is
 //! dropped (killed) and a fresh one is started for the next game.
@@ -76,9 +80,17 @@ impl Seat {
             self.engine = None;
             return Ok(());
         };
+        let start = || ExternalEngine::start(config).and_then(|mut e| e.new_game().map(|()| e));
         let ready = match self.engine.take() {
-            Some(mut engine) => engine.new_game().map(|()| engine),
-            None => ExternalEngine::start(config).and_then(|mut e| e.new_game().map(|()| e)),
+            Some(mut engine) => match engine.reconfigure(config) {
+                Ok(true) => engine.new_game().map(|()| engine),
+                Ok(false) => {
+                    drop(engine);
+                    start()
+                }
+                Err(failure) => Err(failure),
+            },
+            None => start(),
         };
         match ready {
             Ok(engine) => {

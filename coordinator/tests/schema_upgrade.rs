@@ -1,0 +1,279 @@
+//! Upgrades: a database made by every earlier schema version opens with the
+//! current coordinator, migrates, and reads back the same runs.
+//!
+//! A database "made by version K" lived through versions 1 to K: migration
+//! 1, then the frozen data file `fixtures/schema/v1.sql` (what a coordinator
+//! at that version wrote, in its stored JSON format of the time), migration
+//! 2, `v2.sql`, and so on up to `vK.sql`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rusqlite::Connection;
+use xq_coordinator::runs::{KindSpec, RunState, RunStatus};
+use xq_coordinator::stats::sprt::SprtState;
+use xq_coordinator::store::migrations::{self, MIGRATIONS};
+use xq_coordinator::store::{Store, backup, leases, runs};
+
+/// A time after every fixture's lease deadline but lease 4's.
+const NOW: i64 = 1_800_000_000_000;
+
+fn fixture(version: usize) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/schema")
+        .join(format!("v{version}.sql"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; every schema version needs its data file",
+            path.display()
+        )
+    })
+}
+
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn remove(&self) {
+        for suffix in ["", "-wal", "-shm"] {
+            let mut p = self.0.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// A database file that schema versions 1 to `version` wrote in turn, as
+/// such a coordinator left it (WAL mode, foreign keys on while it wrote).
+fn made_by(version: usize) -> TempFile {
+    let path =
+        std::env::temp_dir().join(format!("xq-upgrade-{}-v{version}.db", std::process::id()));
+    let file = TempFile(path);
+    file.remove();
+    let mut conn = Connection::open(&file.0).unwrap();
+    conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+    conn.pragma_update(None, "foreign_keys", true).unwrap();
+    for (i, sql) in MIGRATIONS[..version].iter().enumerate() {
+        let v = i + 1;
+        // As `migrations::migrate` does: foreign keys off for the migration
+        // (a table rebuild needs that), on while the coordinator writes.
+        conn.pragma_update(None, "foreign_keys", false).unwrap();
+        let tx = conn.transaction().unwrap();
+        tx.execute_batch(sql).unwrap();
+        tx.pragma_update(None, "user_version", v as i64).unwrap();
+        tx.commit().unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        let tx = conn.transaction().unwrap();
+        tx.execute_batch(&fixture(v))
+            .unwrap_or_else(|e| panic!("v{v}.sql at schema version {v}: {e}"));
+        tx.commit().unwrap();
+    }
+    assert!(!dangling(&conn));
+    file
+}
+
+/// The store's reading of every run, its SPSA history and every lease.
+struct ReadBack {
+    runs: Vec<RunStatus>,
+    spsa_history: Vec<(u64, Vec<f64>)>,
+    leases: Vec<leases::Lease>,
+}
+
+fn read_back(path: &Path) -> ReadBack {
+    let store = Store::open(path).expect("the current coordinator opens and migrates it");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(store.call(|conn| {
+        let runs = runs::list(conn, NOW)?;
+        let spsa_history = runs::spsa_history(conn, 2)?
+            .into_iter()
+            .map(|r| (r.iter, r.theta))
+            .collect();
+        let ids: Vec<i64> = {
+            let mut stmt = conn.prepare("SELECT id FROM leases ORDER BY id")?;
+            stmt.query_map([], |r| r.get(0))?
+                .collect::<Result<_, _>>()?
+        };
+        let leases = ids
+            .into_iter()
+            .map(|id| Ok(leases::load(conn, id as u64)?.expect("lease")))
+            .collect::<Result<_, xq_coordinator::store::StoreError>>()?;
+        Ok(ReadBack {
+            runs,
+            spsa_history,
+            leases,
+        })
+    }))
+    .unwrap()
+}
+
+fn run(back: &ReadBack, id: u64) -> &RunStatus {
+    back.runs.iter().find(|r| r.id == id).expect("run")
+}
+
+/// The runs of the version-1 data, as the fixture describes them.
+fn check_version_1_runs(back: &ReadBack) {
+    let sprt = run(back, 1);
+    assert_eq!(sprt.state, RunState::Finished);
+    assert!(matches!(sprt.spec.kind, KindSpec::Sprt(_)));
+    assert!(
+        sprt.spec.settings.draw_contempt,
+        "absent draw_contempt is on"
+    );
+    assert_eq!(sprt.totals.pairs, 4);
+    assert_eq!(sprt.totals.pentanomial, [1, 0, 1, 1, 1]);
+    assert_eq!(
+        (sprt.totals.wins, sprt.totals.draws, sprt.totals.losses),
+        (4, 1, 3)
+    );
+    assert_eq!(sprt.totals.reasons.values().sum::<u64>(), 8);
+    let outcome = sprt.sprt.as_ref().expect("sprt outcome");
+    assert_eq!(outcome.state, SprtState::Continue);
+    assert!((outcome.llr - 0.012516499155219102).abs() < 1e-15);
+    assert!((outcome.upper_bound - (0.95f64 / 0.05).ln()).abs() < 1e-12);
+
+    let spsa = run(back, 2);
+    assert_eq!((spsa.state, spsa.spec.priority), (RunState::Active, 3));
+    let state = spsa.spsa.as_ref().expect("spsa state");
+    assert_eq!(state.iter, 4);
+    assert_eq!(state.theta(), vec![299.6049121229258, 299.3415202048763]);
+    assert_eq!(spsa.pairs_in_flight, 4, "lease 4 is active at NOW");
+    assert_eq!(
+        back.spsa_history,
+        vec![(4, vec![299.6049121229258, 299.3415202048763])],
+        "θ history as applied"
+    );
+
+    let games = run(back, 3);
+    assert_eq!(games.target_pairs, Some(6));
+    assert_eq!(
+        games.totals.reasons,
+        BTreeMap::from([("move_limit".to_owned(), 3), ("time_forfeit".to_owned(), 1)])
+    );
+    assert_eq!(games.pairs_in_flight, 0);
+}
+
+fn check_later_runs(back: &ReadBack, version: usize) {
+    let ids: Vec<u64> = back.runs.iter().map(|r| r.id).collect();
+    let expected: &[u64] = match version {
+        1 => &[3, 2, 1],
+        2 => &[4, 3, 2, 1],
+        3 => &[5, 4, 3, 2, 1],
+        4 => &[6, 5, 4, 3, 2, 1],
+        5 => &[7, 6, 5, 4, 3, 2, 1],
+        _ => &[9, 8, 7, 6, 5, 4, 3, 2, 1],
+    };
+    assert_eq!(ids, expected, "runs of a version-{version} database");
+    if version >= 2 {
+        let stopped = run(back, 4);
+        assert_eq!(stopped.state, RunState::Stopped);
+        assert!(!stopped.spec.settings.draw_contempt);
+        assert_eq!(stopped.totals.wins, 2);
+    }
+    if version >= 3 {
+        let external = run(back, 5);
+        assert!(
+            external
+                .flag
+                .as_deref()
+                .is_some_and(|f| f.contains("555443"))
+        );
+        let KindSpec::Sprt(s) = &external.spec.kind else {
+            panic!("run 5 is an SPRT");
+        };
+        let dev = s.lineup.dev.as_ref().expect("dev engine");
+        assert_eq!(dev.registered.as_ref().map(|e| e.signature), Some(555444));
+        assert_eq!(external.target_pairs, None);
+    }
+    if version >= 5 {
+        let games = run(back, 7);
+        assert_eq!((games.spec.priority, games.pairs_in_flight), (2, 3));
+        assert_eq!(games.spec.settings.rules, "standard+conversion");
+    }
+    if version >= 6 {
+        assert_eq!(
+            run(back, 8).linked,
+            Some(9),
+            "the SPRT names the tune it verifies"
+        );
+        assert_eq!(
+            run(back, 9).linked,
+            Some(8),
+            "the tune names its verification"
+        );
+    }
+    if version >= 4 {
+        let variants = run(back, 6);
+        assert_eq!(variants.variants.len(), 2);
+        assert_eq!(variants.variants[1].rules, "standard+conversion");
+        assert_eq!(variants.variants[1].total_plies, 189);
+        assert_eq!(
+            variants.variants.iter().map(|v| v.pairs).sum::<u64>(),
+            variants.totals.pairs
+        );
+    }
+}
+
+#[test]
+fn every_schema_version_has_a_data_file() {
+    for version in 1..=MIGRATIONS.len() {
+        fixture(version);
+    }
+}
+
+#[test]
+fn a_database_from_every_earlier_version_upgrades_and_reads_back_the_same_runs() {
+    let current = made_by(MIGRATIONS.len());
+    let latest = read_back(&current.0);
+    check_version_1_runs(&latest);
+    check_later_runs(&latest, MIGRATIONS.len());
+    let fresh_schema = migrations::schema_at(MIGRATIONS.len()).unwrap();
+    for version in 1..MIGRATIONS.len() {
+        let db = made_by(version);
+        let back = read_back(&db.0);
+        check_version_1_runs(&back);
+        check_later_runs(&back, version);
+        // Whatever it held reads back exactly as the same data written at
+        // the current version.
+        for r in &back.runs {
+            assert_eq!(
+                r,
+                run(&latest, r.id),
+                "run {} from a version-{version} database",
+                r.id
+            );
+        }
+        for l in &back.leases {
+            let now = latest.leases.iter().find(|x| x.id == l.id).expect("lease");
+            assert_eq!(l, now, "lease {} from a version-{version} database", l.id);
+        }
+        assert_eq!(back.spsa_history, latest.spsa_history);
+        // The upgraded file is sound and has exactly the current schema.
+        let info = backup::inspect(&db.0).unwrap();
+        assert_eq!(info.version, MIGRATIONS.len());
+        let conn = Connection::open(&db.0).unwrap();
+        assert_eq!(
+            migrations::schema(&conn).unwrap(),
+            fresh_schema,
+            "schema after upgrading from {version}"
+        );
+        assert!(
+            !dangling(&conn),
+            "foreign keys after upgrading from {version}"
+        );
+    }
+}
+
+/// Whether `foreign_key_check` finds a dangling reference.
+fn dangling(conn: &Connection) -> bool {
+    conn.prepare("PRAGMA foreign_key_check")
+        .unwrap()
+        .exists([])
+        .unwrap()
+}

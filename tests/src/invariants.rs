@@ -1,0 +1,566 @@
+//! What must hold in a coordinator's database after any mix of faults,
+//! checked on the file itself (read-only), for the chaos soak and the fault
+//! tests. Each broken rule is one line of [`Report::violations`].
+//!
+//! * The file passes `integrity_check` and `foreign_key_check`.
+//! * Per run, the totals are the sum of its done leases' pairs; the
+//!   pentanomial has `pairs` entries; W + D + L and the end reasons are
+//!   `2 × pairs`.
+//! * No two done leases of a run share an opening slice (nothing doubled);
+//!   a finished run of fixed size has every slice done exactly once
+//!   (nothing lost).
+//! * SPRT: one history row per counted lease; the stored LLR is the one
+//!   recomputed from the totals.
+//! * SPSA: one history row per counted lease, summing to the totals; θ
+//!   replayed from the spec through every applied result in order equals
+//!   each stored θ and the final state.
+//! * Variants: the per-variant totals add up to the run's, and each equals
+//!   its variant's done leases.
+//! * Archived games equal counted games, once the store archives games
+//!   ([`check_archived_games`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use xq_coordinator::runs::{self, KindSpec, RunSpec};
+use xq_coordinator::spsa::{SpsaRequest, SpsaResult, apply_result};
+use xq_coordinator::stats::{Pentanomial, Results};
+
+/// One run as found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSummary {
+    pub id: u64,
+    pub kind: String,
+    pub state: String,
+    pub pairs: u64,
+}
+
+/// The outcome of [`check`].
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub runs: Vec<RunSummary>,
+    /// Counted games over all runs.
+    pub games: u64,
+    pub violations: Vec<String>,
+    /// Done leases whose openings another done lease of the run also counted.
+    pub doubled: usize,
+    /// Pairs a finished run of fixed size never counted.
+    pub lost_pairs: u64,
+    /// What the archive check did (see [`check_archived_games`]).
+    pub archive: String,
+}
+
+impl Report {
+    pub fn finished(&self) -> usize {
+        self.runs.iter().filter(|r| r.state == "finished").count()
+    }
+}
+
+/// Opens the file read-only.
+pub fn open(db: &Path) -> rusqlite::Result<Connection> {
+    Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
+}
+
+/// Every rule of the module docs, on the database at `db`.
+pub fn check(db: &Path) -> Report {
+    let mut report = Report::default();
+    let conn = match open(db) {
+        Ok(c) => c,
+        Err(e) => {
+            report
+                .violations
+                .push(format!("cannot open {}: {e}", db.display()));
+            return report;
+        }
+    };
+    if let Err(e) = check_conn(&conn, &mut report) {
+        report
+            .violations
+            .push(format!("cannot read the database: {e}"));
+    }
+    report
+}
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+struct DoneLease {
+    id: u64,
+    offset: u64,
+    pairs: u64,
+    variant: Option<i64>,
+    spsa_request: Option<String>,
+}
+
+fn check_conn(conn: &Connection, report: &mut Report) -> Res<()> {
+    let v = &mut report.violations;
+    let integrity: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+    if integrity != "ok" {
+        v.push(format!("integrity_check: {integrity}"));
+    }
+    if conn.prepare("PRAGMA foreign_key_check")?.exists([])? {
+        v.push("foreign_key_check found dangling references".to_owned());
+    }
+    let mut stmt = conn.prepare(
+        "SELECT id, spec, kind, state, target_pairs, pairs, penta_ll, penta_ld, penta_dd,
+                penta_dw, penta_ww, wins, draws, losses, sprt_llr, spsa_state
+         FROM runs ORDER BY id",
+    )?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)? as u64,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, Option<i64>>(4)?,
+                (5..14)
+                    .map(|i| r.get::<_, i64>(i).map(|n| n as u64))
+                    .collect::<Result<Vec<_>, _>>()?,
+                r.get::<_, Option<f64>>(14)?,
+                r.get::<_, Option<String>>(15)?,
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    for (id, spec, kind, state, target, counts, llr, spsa_state) in rows {
+        let (pairs, penta, wdl) = (counts[0], &counts[1..6], &counts[6..9]);
+        report.runs.push(RunSummary {
+            id,
+            kind: kind.clone(),
+            state: state.clone(),
+            pairs,
+        });
+        report.games += 2 * pairs;
+        let spec: RunSpec = match serde_json::from_str(&spec) {
+            Ok(s) => s,
+            Err(e) => {
+                v.push(format!("run {id}: spec does not decode: {e}"));
+                continue;
+            }
+        };
+        let done = done_leases(conn, id)?;
+        let done_pairs: u64 = done.iter().map(|l| l.pairs).sum();
+        if done_pairs != pairs {
+            v.push(format!(
+                "run {id}: totals count {pairs} pairs, its done leases {done_pairs}"
+            ));
+        }
+        if penta.iter().sum::<u64>() != pairs {
+            v.push(format!(
+                "run {id}: pentanomial {penta:?} is not {pairs} pairs"
+            ));
+        }
+        if wdl.iter().sum::<u64>() != 2 * pairs {
+            v.push(format!("run {id}: W+D+L {wdl:?} is not 2 × {pairs}"));
+        }
+        let reasons: i64 = conn.query_row(
+            "SELECT COALESCE(SUM(games), 0) FROM run_reasons WHERE run_id = ?1",
+            [id as i64],
+            |r| r.get(0),
+        )?;
+        if reasons as u64 != 2 * pairs {
+            v.push(format!(
+                "run {id}: end reasons count {reasons} games, not 2 × {pairs}"
+            ));
+        }
+        let (doubled, lost) = check_slices(id, &state, target.map(|t| t as u64), &spec, &done, v);
+        report.doubled += doubled;
+        report.lost_pairs += lost;
+        match &spec.kind {
+            KindSpec::Sprt(s) => {
+                let history: i64 = conn.query_row(
+                    "SELECT COUNT(*) FROM sprt_history WHERE run_id = ?1",
+                    [id as i64],
+                    |r| r.get(0),
+                )?;
+                if history as usize != done.len() {
+                    v.push(format!(
+                        "run {id}: {history} SPRT history rows, {} done leases",
+                        done.len()
+                    ));
+                }
+                if pairs > 0 {
+                    let penta: [u64; 5] = penta.try_into()?;
+                    let test = s.sprt.evaluate(&Results::Pentanomial(Pentanomial(penta)));
+                    match (test, llr) {
+                        (Ok(test), Some(llr))
+                            if (test.llr - llr).abs() <= 1e-9 * llr.abs().max(1.0) => {}
+                        (test, llr) => v.push(format!(
+                            "run {id}: stored LLR {llr:?}, recomputed {:?}",
+                            test.map(|t| t.llr)
+                        )),
+                    }
+                }
+            }
+            KindSpec::Spsa(s) => check_spsa(conn, id, s, wdl, spsa_state.as_deref(), &done, v)?,
+            KindSpec::Variants(_) => check_variants(conn, id, pairs, &done, v)?,
+            KindSpec::Games(_) => {}
+        }
+    }
+    report.archive = check_archived_games(conn, v)?;
+    Ok(())
+}
+
+fn done_leases(conn: &Connection, run: u64) -> Res<Vec<DoneLease>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, opening_offset, pairs, variant, spsa_request FROM leases
+         WHERE run_id = ?1 AND state = 'done' ORDER BY id",
+    )?;
+    let rows = stmt.query_map([run as i64], |r| {
+        Ok(DoneLease {
+            id: r.get::<_, i64>(0)? as u64,
+            offset: r.get::<_, i64>(1)? as u64,
+            pairs: r.get::<_, i64>(2)? as u64,
+            variant: r.get(3)?,
+            spsa_request: r.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Done slices never overlap; a finished run of fixed size has them all.
+/// Returns the overlapping leases and the pairs never counted.
+fn check_slices(
+    id: u64,
+    state: &str,
+    target: Option<u64>,
+    spec: &RunSpec,
+    done: &[DoneLease],
+    v: &mut Vec<String>,
+) -> (usize, u64) {
+    let (mut doubled, mut lost) = (0, 0);
+    let mut by_variant: BTreeMap<Option<i64>, Vec<(u64, u64, u64)>> = BTreeMap::new();
+    for l in done {
+        by_variant
+            .entry(l.variant)
+            .or_default()
+            .push((l.offset, l.offset + l.pairs, l.id));
+    }
+    for (variant, slices) in &mut by_variant {
+        slices.sort_unstable();
+        for w in slices.windows(2) {
+            if w[1].0 < w[0].1 {
+                doubled += 1;
+                v.push(format!(
+                    "run {id}: done leases {} and {} overlap on openings {}..{} (variant {variant:?}): a result counted twice",
+                    w[0].2, w[1].2, w[1].0, w[0].1
+                ));
+            }
+        }
+    }
+    // SPRT runs stop at a bound with slices still out; every other kind
+    // finishes only with all of its pairs.
+    let fixed = !matches!(spec.kind, KindSpec::Sprt(_));
+    if state != "finished" || !fixed {
+        return (doubled, lost);
+    }
+    let expected: Vec<(Option<i64>, u64)> = match &spec.kind {
+        KindSpec::Variants(vs) => (0..vs.rules.len() as i64)
+            .map(|i| (Some(i), vs.pairs))
+            .collect(),
+        _ => vec![(None, target.unwrap_or(0))],
+    };
+    for (variant, size) in expected {
+        let mut covered = 0;
+        for &(start, end, lease) in by_variant.get(&variant).map_or(&[][..], Vec::as_slice) {
+            if start > covered {
+                lost += start - covered;
+                v.push(format!(
+                    "run {id}: finished with openings {covered}..{start} (variant {variant:?}) never counted (next: lease {lease})"
+                ));
+            }
+            covered = covered.max(end);
+        }
+        if covered != size {
+            lost += size.saturating_sub(covered);
+            v.push(format!(
+                "run {id}: finished with {covered} of {size} pairs counted (variant {variant:?})"
+            ));
+        }
+    }
+    (doubled, lost)
+}
+
+fn check_spsa(
+    conn: &Connection,
+    id: u64,
+    spec: &runs::SpsaSpec,
+    wdl: &[u64],
+    stored: Option<&str>,
+    done: &[DoneLease],
+    v: &mut Vec<String>,
+) -> Res<()> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT lease_id, iter, wins, draws, losses, theta FROM spsa_history
+         WHERE run_id = ?1 ORDER BY iter, lease_id",
+    )?;
+    let history = stmt
+        .query_map([id as i64], |r| {
+            Ok((
+                r.get::<_, i64>(0)? as u64,
+                r.get::<_, i64>(1)? as u64,
+                [
+                    r.get::<_, i64>(2)? as u64,
+                    r.get::<_, i64>(3)? as u64,
+                    r.get::<_, i64>(4)? as u64,
+                ],
+                r.get::<_, String>(5)?,
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let history_ids: BTreeSet<u64> = history.iter().map(|h| h.0).collect();
+    let done_ids: BTreeSet<u64> = done.iter().map(|l| l.id).collect();
+    if history_ids != done_ids || history.len() != done.len() {
+        v.push(format!(
+            "run {id}: SPSA history has leases {:?} not done / done leases {:?} not in the history",
+            history_ids.difference(&done_ids).collect::<Vec<_>>(),
+            done_ids.difference(&history_ids).collect::<Vec<_>>()
+        ));
+    }
+    let sum = history.iter().fold([0u64; 3], |a, h| {
+        [a[0] + h.2[0], a[1] + h.2[1], a[2] + h.2[2]]
+    });
+    if sum[..] != wdl[..] {
+        v.push(format!(
+            "run {id}: SPSA history W/D/L {sum:?}, totals {wdl:?}"
+        ));
+    }
+    let mut state = spec.initial_state()?;
+    let requests: BTreeMap<u64, Option<&str>> = done
+        .iter()
+        .map(|l| (l.id, l.spsa_request.as_deref()))
+        .collect();
+    for (lease, iter, [wins, draws, losses], theta) in &history {
+        let Some(Some(request)) = requests.get(lease) else {
+            v.push(format!(
+                "run {id}: SPSA history lease {lease} has no request"
+            ));
+            return Ok(());
+        };
+        let request: SpsaRequest = serde_json::from_str(request)?;
+        let result = SpsaResult {
+            wins: *wins,
+            draws: *draws,
+            losses: *losses,
+        };
+        if let Err(e) = apply_result(&mut state, &request, result) {
+            v.push(format!("run {id}: SPSA lease {lease} does not replay: {e}"));
+            return Ok(());
+        }
+        let theta: Vec<f64> = serde_json::from_str(theta)?;
+        if state.iter != *iter || !same(&state.theta(), &theta) {
+            v.push(format!(
+                "run {id}: after lease {lease} the replay has iter {} θ {:?}, the history iter {iter} θ {theta:?}",
+                state.iter,
+                state.theta()
+            ));
+            return Ok(());
+        }
+    }
+    let stored: Option<xq_coordinator::spsa::SpsaState> =
+        stored.map(serde_json::from_str).transpose()?;
+    match stored {
+        Some(s) if s.iter == state.iter && same(&s.theta(), &state.theta()) => {}
+        other => v.push(format!(
+            "run {id}: stored SPSA state {:?} is not the replay's iter {} θ {:?}",
+            other.map(|s| (s.iter, s.theta())),
+            state.iter,
+            state.theta()
+        )),
+    }
+    Ok(())
+}
+
+fn same(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| (x - y).abs() <= 1e-9 * x.abs().max(1.0))
+}
+
+fn check_variants(
+    conn: &Connection,
+    id: u64,
+    pairs: u64,
+    done: &[DoneLease],
+    v: &mut Vec<String>,
+) -> Res<()> {
+    let mut stmt =
+        conn.prepare_cached("SELECT variant, totals FROM variant_totals WHERE run_id = ?1")?;
+    let rows = stmt
+        .query_map([id as i64], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut sum = 0;
+    for (variant, json) in rows {
+        let totals: runs::VariantTotals = serde_json::from_str(&json)?;
+        let leases: u64 = done
+            .iter()
+            .filter(|l| l.variant == Some(variant))
+            .map(|l| l.pairs)
+            .sum();
+        if totals.pairs != leases {
+            v.push(format!(
+                "run {id}: variant {variant} counts {} pairs, its done leases {leases}",
+                totals.pairs
+            ));
+        }
+        sum += totals.pairs;
+    }
+    if sum != pairs {
+        v.push(format!(
+            "run {id}: variants count {sum} pairs, the run {pairs}"
+        ));
+    }
+    Ok(())
+}
+
+/// **Archive hook.** Once the store keeps every game of a counted result
+/// (issue 17), each run's stored games must equal its counted games. Until a
+/// `games` table with a `run_id` column exists this checks nothing and says
+/// so; when it appears, it compares `COUNT(*)` per run with `2 × pairs`.
+pub fn check_archived_games(conn: &Connection, v: &mut Vec<String>) -> Res<String> {
+    let has_archive = conn
+        .query_row(
+            "SELECT 1 FROM pragma_table_info('games') WHERE name = 'run_id'",
+            [],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some();
+    if !has_archive {
+        return Ok("no game archive in this schema: stored = counted not checked".to_owned());
+    }
+    let mut stmt = conn.prepare(
+        "SELECT runs.id, 2 * runs.pairs, (SELECT COUNT(*) FROM games g WHERE g.run_id = runs.id)
+         FROM runs",
+    )?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut stored = 0;
+    for (run, counted, archived) in rows {
+        stored += archived;
+        if counted != archived {
+            v.push(format!(
+                "run {run}: {archived} games stored, {counted} counted"
+            ));
+        }
+    }
+    Ok(format!(
+        "{stored} archived games checked against the counted ones"
+    ))
+}
+
+/// Active leases whose deadline passed more than `slack_ms` before `now_ms`.
+pub fn overdue_active(db: &Path, now_ms: i64, slack_ms: i64) -> rusqlite::Result<Vec<u64>> {
+    let conn = open(db)?;
+    let mut stmt = conn
+        .prepare("SELECT id FROM leases WHERE state = 'active' AND deadline_ms < ?1 ORDER BY id")?;
+    let rows = stmt.query_map([now_ms - slack_ms], |r| {
+        r.get::<_, i64>(0).map(|n| n as u64)
+    })?;
+    rows.collect()
+}
+
+/// Leases a worker was told were accepted but that are not done in `db`:
+/// results lost after their acknowledgement.
+pub fn lost_acknowledged(db: &Path, accepted: &BTreeSet<u64>) -> rusqlite::Result<Vec<u64>> {
+    let conn = open(db)?;
+    let mut stmt = conn.prepare("SELECT state FROM leases WHERE id = ?1")?;
+    let mut lost = Vec::new();
+    for &id in accepted {
+        let state: Option<String> = stmt.query_row([id as i64], |r| r.get(0)).optional()?;
+        if state.as_deref() != Some("done") {
+            lost.push(id);
+        }
+    }
+    Ok(lost)
+}
+
+/// Lease ids of the `result accepted` lines in a worker's log.
+pub fn accepted_in_log(log: &str) -> BTreeSet<u64> {
+    strip_ansi(log)
+        .lines()
+        .filter(|l| l.contains("result accepted"))
+        .filter_map(|l| {
+            let rest = &l[l.find("lease_id=")? + "lease_id=".len()..];
+            rest.split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
+/// `text` without ANSI colour sequences (`ESC [ … m`).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GAMES_SPEC: &str = r#"{"name":"g","priority":0,"batch_pairs":2,"settings":{"limit":{"nodes":200},"hash_mb":1,"rules":"standard","openings":{"builtin":{"random_plies":4}},"seed":1,"adjudication":{"resign_cp":1000,"resign_moves":4,"draw_cp":10,"draw_moves":8,"draw_after_move":40,"max_plies":80}},"kind":{"games":{"dev_params":{},"base_params":{},"pairs":10}}}"#;
+
+    #[test]
+    fn a_doubled_slice_lost_pairs_and_bad_totals_are_reported() {
+        let path = std::env::temp_dir().join(format!("xq-invariants-{}.db", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut conn = Connection::open(&path).unwrap();
+        xq_coordinator::store::migrations::migrate(&mut conn).unwrap();
+        conn.execute(
+            "INSERT INTO runs (id, spec, kind, priority, state, target_pairs, pairs, penta_dd,
+                               wins, draws, losses, created_ms, updated_ms)
+             VALUES (1, ?1, 'games', 0, 'finished', 10, 4, 4, 4, 0, 3, 1, 1)",
+            [GAMES_SPEC],
+        )
+        .unwrap();
+        conn.execute_batch(
+            "INSERT INTO run_reasons VALUES (1, 'checkmate', 8);
+             INSERT INTO workers (id, name, threads, version, signature, registered_ms, last_seen_ms)
+                 VALUES (1, 'w', 1, '0', 0, 1, 1);
+             INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs, created_ms, deadline_ms)
+                 VALUES (1, 1, 'done', 0, 2, 1, 1), (1, 1, 'done', 1, 2, 1, 1);",
+        )
+        .unwrap();
+        drop(conn);
+        let report = check(&path);
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(report.doubled, 1, "{:?}", report.violations);
+        assert_eq!(report.lost_pairs, 7, "{:?}", report.violations);
+        let text = report.violations.join("\n");
+        assert!(text.contains("overlap on openings 1..2"), "{text}");
+        assert!(text.contains("W+D+L [4, 0, 3] is not 2 × 4"), "{text}");
+        assert_eq!(report.games, 8);
+    }
+
+    #[test]
+    fn accepted_leases_are_read_from_log_lines() {
+        let log = "2026-12-01T09:00:00Z  INFO xq_worker::client: result accepted lease_id=12 pairs=4\n\
+                   2026-12-01T09:00:01Z  WARN xq_worker::client: heartbeat failed lease_id=13\n\
+                   result accepted \u{1b}[3mlease_id\u{1b}[0m\u{1b}[2m=\u{1b}[0m140 pairs=2\n";
+        assert_eq!(accepted_in_log(log), [12, 140].into());
+    }
+}
