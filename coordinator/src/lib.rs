@@ -24,11 +24,14 @@
 //! * [`server`]: the thin tonic services, `run(listener, db, shutdown)`, and
 //!   the one place store errors become statuses.
 //! * [`local`]: embedded local mode (server and workers in one process).
+//! * [`web`]: the web view (runs, graphs, workers, engines) over a read
+//!   connection, and `/metrics` ([`metrics`]).
 
 pub mod archive;
 pub mod auth;
 pub mod convert;
 pub mod local;
+pub mod metrics;
 pub mod report;
 pub mod runs;
 pub mod scheduler;
@@ -38,3 +41,4 @@ pub mod spin_options;
 pub mod spsa;
 pub mod stats;
 pub mod store;
+pub mod web;

@@ -35,7 +35,7 @@ pub type PlayerFactory = dyn Fn(u32) -> anyhow::Result<Arc<dyn BatchPlayer>> + S
 pub enum LocalError {
     #[error("cannot make a token: {0}")]
     Token(#[from] TokenError),
-    #[error("cannot listen on a loopback port: {0}")]
+    #[error("cannot listen: {0}")]
     Bind(std::io::Error),
     #[error(transparent)]
     Server(#[from] ServerError),
@@ -54,6 +54,7 @@ type WorkerTask = (
 /// A running coordinator with its workers.
 pub struct LocalCluster {
     addr: SocketAddr,
+    web_addr: Option<SocketAddr>,
     server: JoinHandle<Result<(), ServerError>>,
     stop_server: oneshot::Sender<()>,
     workers: Vec<WorkerTask>,
@@ -71,19 +72,29 @@ impl std::fmt::Debug for LocalCluster {
 
 impl LocalCluster {
     /// Starts the coordinator on `127.0.0.1:0` over the database at `db`, and
-    /// `workers` worker clients, each playing through `player`.
+    /// `workers` worker clients, each playing through `player`; with `http`,
+    /// the web view on that address.
     pub async fn start(
         db: &Path,
         mut config: ServerConfig,
         player: Arc<dyn BatchPlayer>,
         workers: u32,
         threads: u32,
+        http: Option<SocketAddr>,
     ) -> Result<Self, LocalError> {
         let store = Store::open(db).map_err(ServerError::from)?;
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(LocalError::Bind)?;
         let addr = listener.local_addr().map_err(LocalError::Bind)?;
+        let http = match http {
+            Some(at) => Some(TcpListener::bind(at).await.map_err(LocalError::Bind)?),
+            None => None,
+        };
+        let web_addr = http
+            .as_ref()
+            .map(|l| l.local_addr().map_err(LocalError::Bind))
+            .transpose()?;
         let (stop_server, stopped) = oneshot::channel::<()>();
         let admin_token = tokens::generate()?;
         let worker_token = tokens::generate()?;
@@ -97,7 +108,7 @@ impl LocalCluster {
             Role::Worker,
             &worker_token,
         ));
-        let server = tokio::spawn(server::run_with(listener, store, config, async {
+        let server = tokio::spawn(server::run_with_web(listener, http, store, config, async {
             let _ = stopped.await;
         }));
         let workers = (0..workers)
@@ -114,6 +125,7 @@ impl LocalCluster {
             .collect();
         Ok(LocalCluster {
             addr,
+            web_addr,
             server,
             stop_server,
             workers,
@@ -129,6 +141,11 @@ impl LocalCluster {
     /// `http://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT/` of the web view, if it is served.
+    pub fn web_url(&self) -> Option<String> {
+        self.web_addr.map(|a| format!("http://{a}/"))
     }
 
     /// Stops the workers (handing back their leases), then the server.

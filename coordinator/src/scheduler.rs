@@ -153,7 +153,7 @@ impl Scheduler {
         self.store
             .call(move |conn| {
                 let tx = conn.transaction()?;
-                let spsa = spec.kind.ops_mut().prepare(&tx)?;
+                let spsa = spec.kind.ops_mut().prepare(&tx, &spec.settings)?;
                 if reuse && let Some(id) = run_rows::find_active_identical(&tx, &spec)? {
                     return Ok((id, true));
                 }

@@ -24,11 +24,13 @@ use xq_proto::{BatchOutcome, Invalid, required};
 use crate::auth::owners::Owners;
 use crate::auth::{AuthLayer, Authenticator, EphemeralToken, Principal, RateLimits};
 use crate::convert::lease_state;
+use crate::metrics::{GrpcMetricsLayer, Metrics};
 use crate::runs::{RunSpec, RunState};
 use crate::scheduler::{Scheduler, SchedulerConfig};
 use crate::shutdown::Shutdown;
 use crate::store::workers::NewWorker;
 use crate::store::{Store, StoreError};
+use crate::web::{self, Web};
 
 /// A refused request field as a status.
 fn bad(field: &str, reason: impl std::fmt::Display) -> Status {
@@ -141,7 +143,19 @@ pub async fn run_with(
     config: ServerConfig,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServerError> {
+    run_with_web(listener, None, store, config, shutdown).await
+}
+
+/// [`run_with`], and the web view with `/metrics` on `http` if given.
+pub async fn run_with_web(
+    listener: TcpListener,
+    http: Option<TcpListener>,
+    store: Store,
+    config: ServerConfig,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServerError> {
     let (signal, fire) = Shutdown::new(shutdown);
+    let metrics = Arc::new(Metrics::new(store.metrics()));
     let reader = store.reader()?;
     let stored = reader
         .call(|conn| crate::store::tokens::list(conn))
@@ -160,7 +174,24 @@ pub async fn run_with(
         config.limits,
     ));
     let owners = Arc::new(Owners::new(reader));
-    let scheduler = Scheduler::new(store, config.scheduler);
+    let scheduler = Scheduler::new(store.clone(), config.scheduler);
+    let web = match http {
+        Some(http) => {
+            let view = Arc::new(Web::new(
+                store.reader()?,
+                scheduler.clone(),
+                Arc::clone(&auth),
+                Arc::clone(&metrics),
+            ));
+            let mut stop = signal.clone();
+            tracing::info!(addr = ?http.local_addr().ok(), "web view listening");
+            Some(tokio::spawn(web::serve(http, view, async move {
+                stop.recv().await
+            })))
+        }
+        None => None,
+    };
+    drop(store);
     let limit = config.max_message_bytes;
     let mut builder = tonic::transport::Server::builder();
     if let Some(identity) = config.tls {
@@ -168,6 +199,7 @@ pub async fn run_with(
     }
     tracing::info!(addr = ?listener.local_addr().ok(), "coordinator listening");
     builder
+        .layer(GrpcMetricsLayer::new(metrics))
         .layer(AuthLayer::new(auth))
         .add_service(
             WorkerServiceServer::new(Workers {
@@ -185,6 +217,13 @@ pub async fn run_with(
         )
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), fire)
         .await?;
+    if let Some(web) = web {
+        match web.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::error!(error = %e, "web view failed"),
+            Err(e) => tracing::error!(error = %e, "web view task failed"),
+        }
+    }
     tracing::info!("coordinator stopped");
     Ok(())
 }

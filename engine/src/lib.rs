@@ -11,7 +11,7 @@
 //! - [`params`] (every tunable value), [`eval`], [`search`], [`bench`] (the
 //!   search's node-count fingerprint) and the [`uci`] front end.
 //!
-//! Board conventions follow `RULES.md` §1: files `a`..`i` from Red's left, ranks
+//! Board conventions follow `engine/RULES.md` §1: files `a`..`i` from Red's left, ranks
 //! 0..9 from Red's back rank, square index `rank * 9 + file`.
 
 mod attacks;

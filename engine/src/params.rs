@@ -8,7 +8,7 @@
 //!
 //! SPSA constants follow the fishtest convention: `c_end` is the perturbation step
 //! at the end of the run, in the parameter's own unit, and `r_end` the learning
-//! rate at the end. Defaults: piece values are RULES.md §7 ×100; the other values
+//! rate at the end. Defaults: piece values are engine/RULES.md §7 ×100; the other values
 //! are hand-set starting points, all of them open to tuning.
 
 use std::fmt::Write as _;
@@ -101,7 +101,7 @@ macro_rules! define_params {
 }
 
 define_params! {
-    /// Chariot value (cp). Defaults of the piece values: RULES.md §7 × 100. The
+    /// Chariot value (cp). Defaults of the piece values: engine/RULES.md §7 × 100. The
     /// ranges are wide so that a tuning run may start far off (or a test may
     /// weaken a side on purpose).
     chariot_value = 900, 100..=2000, c 30, r 0.002;

@@ -207,7 +207,7 @@ impl Position {
     /// Plays `mv`, which must be a legal move of this position (generated, or checked
     /// with [`Position::is_legal`]); returns what [`Position::unmake`] needs.
     ///
-    /// Under the capture-conversion rule (RULES.md §8) a captured chariot, horse,
+    /// Under the capture-conversion rule (engine/RULES.md §8) a captured chariot, horse,
     /// cannon or elephant that had not converted before, taken by a piece of another
     /// kind, is turned to the capturer's side and put on the capturer's origin point
     /// when from there it checks the enemy general; otherwise it leaves the board.

@@ -3,13 +3,16 @@
 //! UCI: `uci`, `isready`, `ucinewgame`, `setoption name <N> [value <V>]`,
 //! `position startpos|fen <FEN> [moves <m>…]`, `go` with `depth`, `nodes`,
 //! `movetime`, `wtime`, `btime`, `winc`, `binc`, `movestogo`, `infinite` or
-//! `perft <depth>`, `stop`, `quit`; plus `d` (print the board). Options: `Hash`
-//! (MB), `Clear Hash`, `UCI_Variant` and every tunable parameter of
-//! [`crate::params`] as a spin option.
+//! `perft <depth>`, `stop`, `quit`; plus `d` (print the board) and `bench
+//! [depth]` (the bench with the current parameters, ending `Nodes searched: N`).
+//! Options: `Hash` (MB), `Clear Hash`, `UCI_Variant`, `ParamFile` (a file of
+//! `name = value` lines that replaces every parameter, as `--params` does: the
+//! stand-in for a network file such as Pikafish's `EvalFile`) and every tunable
+//! parameter of [`crate::params`] as a spin option.
 //!
 //! UCCI (after `ucci`, answered by `ucciok`): the same `position` and
 //! `isready`; `setoption <name> <value>` without keywords (`hashsize` for the
-//! hash in MB, `clearhash`, parameter names; other standard UCCI options such as
+//! hash in MB, `clearhash`, `paramfile`, parameter names; other standard UCCI options such as
 //! `usemillisec`, `batch`, `debug`, `ponder`, `newgame` are accepted and ignored);
 //! `go [ponder|draw] [time <ms> [increment <ms>|movestogo <n>] [opptime <ms>]
 //! [oppincrement <ms>|oppmovestogo <n>]] [depth <n>] [nodes <n>] [infinite]`,
@@ -18,18 +21,22 @@
 //! `nobestmove` when there is no legal move. Not supported: `ponderhit`,
 //! `banmoves`, `probe`, opening books.
 //!
-//! The search runs on its own thread; `stop`, `isready` and `quit` are answered
-//! while it runs. Any other command first waits for a timed or bounded search to
+//! The search runs on one long-lived search thread; `stop`, `isready` and `quit`
+//! are answered while it runs. The `info` lines of a search's first
+//! 20 ms go out in one write with the next line (so a short search is one
+//! write, `bestmove` included). Any other command first waits for a timed or bounded search to
 //! finish, and stops an infinite one. `go` without limits searches until `stop`.
 //! Not supported in UCI: `searchmoves`, pondering (`go ponder` searches normally). Bad input is
 //! answered with `info string error: …` naming the bad part.
 
 use std::io::{BufRead, Write};
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::{self, ScopedJoinHandle};
-use std::time::Duration;
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
 
 use crate::params::{ParamError, Params};
 use crate::rules::{PRESETS, RuleSet};
@@ -59,6 +66,8 @@ pub enum UciError {
     BadBool(String),
     #[error(transparent)]
     Param(#[from] ParamError),
+    #[error("bad ParamFile '{path}': {reason}")]
+    ParamFile { path: String, reason: String },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +82,11 @@ pub struct Uci {
     pos: Position,
     /// Game positions before `pos`, oldest first (for repetition judgement).
     history: Vec<HistoryEntry>,
+    /// The start (the `position` words before `moves`, and whether capture
+    /// conversion was on) and the moves that made `pos`: a `position` command
+    /// that extends them only plays the new moves.
+    line: Option<(String, bool)>,
+    moves: Vec<Move>,
     params: Params,
     /// The rule set chosen with `UCI_Variant`.
     rule_set: RuleSet,
@@ -97,11 +111,83 @@ pub enum Flow {
     Quit,
 }
 
-/// A search running on its own thread.
-struct Job<'scope> {
-    handle: ScopedJoinHandle<'scope, Searcher>,
+/// The search running on the search thread.
+struct Job {
     stop: Arc<AtomicBool>,
     infinite: bool,
+}
+
+/// A search handed to the search thread, with everything it needs.
+struct Task {
+    searcher: Searcher,
+    pos: Position,
+    history: Vec<HistoryEntry>,
+    params: Params,
+    rules: SearchRules,
+    limits: Limits,
+    protocol: Protocol,
+    infinite: bool,
+}
+
+/// The search thread's channels: tasks in, searchers back (`None` when a
+/// search panicked).
+struct SearchThread {
+    tasks: mpsc::Sender<Task>,
+    done: mpsc::Receiver<Option<Searcher>>,
+}
+
+/// How long into a search `info` lines are held back, to go out in one write
+/// with the next line after this time or with the `bestmove`: a short search
+/// then costs its reader one wake-up instead of one per iteration.
+const INFO_BATCH: Duration = Duration::from_millis(20);
+
+/// Runs one search, writing its `info` lines and `bestmove` to `out`.
+fn run_task<W: Write>(task: Task, out: &Mutex<W>) -> Searcher {
+    let Task {
+        mut searcher,
+        mut pos,
+        history,
+        params,
+        rules,
+        limits,
+        protocol,
+        infinite,
+    } = task;
+    let started = Instant::now();
+    let mut pending = String::new();
+    let result = searcher.search(&mut pos, &history, &limits, &params, &rules, |info| {
+        pending.push_str(&format_info(info, protocol));
+        pending.push('\n');
+        if started.elapsed() >= INFO_BATCH {
+            write_text(out, &pending);
+            pending.clear();
+        }
+    });
+    if infinite && !limits.stopped() {
+        write_text(out, &pending);
+        pending.clear();
+        while !limits.stopped() {
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+    pending.push_str(&match (result.best_move, protocol) {
+        (Some(m), _) => format!("bestmove {m}"),
+        (None, Protocol::Uci) => "bestmove (none)".to_string(),
+        (None, Protocol::Ucci) => "nobestmove".to_string(),
+    });
+    pending.push('\n');
+    write_text(out, &pending);
+    searcher
+}
+
+/// Writes `text` (whole lines) in one write and flushes.
+fn write_text<W: Write>(out: &Mutex<W>, text: &str) {
+    if !text.is_empty()
+        && let Ok(mut w) = out.lock()
+    {
+        let _ = w.write_all(text.as_bytes());
+        let _ = w.flush();
+    }
 }
 
 /// Default transposition table size (MB).
@@ -121,6 +207,8 @@ impl Uci {
         Uci {
             pos: Position::startpos(),
             history: Vec::new(),
+            line: None,
+            moves: Vec::new(),
             params,
             rule_set: RuleSet::default(),
             draw_contempt: true,
@@ -136,7 +224,18 @@ impl Uci {
         let out = Mutex::new(out);
         let out = &out;
         thread::scope(|scope| {
-            let mut job: Option<Job<'_>> = None;
+            let (tasks, task_rx) = mpsc::channel::<Task>();
+            let (done_tx, done) = mpsc::channel();
+            scope.spawn(move || {
+                for task in task_rx {
+                    let searcher = panic::catch_unwind(AssertUnwindSafe(|| run_task(task, out)));
+                    if done_tx.send(searcher.ok()).is_err() {
+                        break;
+                    }
+                }
+            });
+            let thread = SearchThread { tasks, done };
+            let mut job: Option<Job> = None;
             for line in input.lines() {
                 let line = line?;
                 let cmd = line.split_whitespace().next().unwrap_or("");
@@ -145,14 +244,14 @@ impl Uci {
                         if let Some(j) = &job {
                             j.stop.store(true, Ordering::Relaxed);
                         }
-                        self.finish(&mut job);
+                        self.finish(&mut job, &thread);
                     }
                     "isready" => say(out, "readyok"),
                     "quit" => {
                         if let Some(j) = &job {
                             j.stop.store(true, Ordering::Relaxed);
                         }
-                        self.finish(&mut job);
+                        self.finish(&mut job, &thread);
                         if self.protocol == Protocol::Ucci {
                             say(out, "bye");
                         }
@@ -160,11 +259,11 @@ impl Uci {
                     }
                     "go" => {
                         Self::stop_if_infinite(&job);
-                        self.finish(&mut job);
+                        self.finish(&mut job, &thread);
                         let mut text = Vec::new();
                         match self.go(&line, &mut text) {
                             Ok(Some((limits, infinite))) => {
-                                job = Some(self.spawn(scope, out, limits, infinite));
+                                job = self.spawn(&thread, limits, infinite);
                             }
                             Ok(None) => {}
                             Err(e) => {
@@ -180,7 +279,7 @@ impl Uci {
                     }
                     _ => {
                         Self::stop_if_infinite(&job);
-                        self.finish(&mut job);
+                        self.finish(&mut job, &thread);
                         let mut text = Vec::new();
                         self.handle(&line, &mut text)?;
                         if let Ok(mut w) = out.lock() {
@@ -191,13 +290,13 @@ impl Uci {
                 }
             }
             Self::stop_if_infinite(&job);
-            self.finish(&mut job);
+            self.finish(&mut job, &thread);
             Ok(())
         })
     }
 
     /// Stops a running infinite search (it would otherwise never end).
-    fn stop_if_infinite(job: &Option<Job<'_>>) {
+    fn stop_if_infinite(job: &Option<Job>) {
         if let Some(j) = job
             && j.infinite
         {
@@ -206,52 +305,31 @@ impl Uci {
     }
 
     /// Waits for the running search, if any, and takes its searcher back.
-    fn finish(&mut self, job: &mut Option<Job<'_>>) {
-        if let Some(j) = job.take() {
-            match j.handle.join() {
-                Ok(s) => self.searcher = Some(s),
-                Err(_) => self.searcher = None,
-            }
+    fn finish(&mut self, job: &mut Option<Job>, thread: &SearchThread) {
+        if job.take().is_some() {
+            self.searcher = thread.done.recv().ok().flatten();
         }
     }
 
-    fn spawn<'scope, 'env, W: Write + Send>(
-        &mut self,
-        scope: &'scope thread::Scope<'scope, 'env>,
-        out: &'env Mutex<W>,
-        limits: Limits,
-        infinite: bool,
-    ) -> Job<'scope> {
-        let mut searcher = self
+    /// Hands a search to the search thread.
+    fn spawn(&mut self, thread: &SearchThread, limits: Limits, infinite: bool) -> Option<Job> {
+        let searcher = self
             .searcher
             .take()
             .unwrap_or_else(|| Searcher::new(self.hash_mb));
-        let mut pos = self.pos.clone();
-        let history = self.history.clone();
-        let params = self.params.clone();
-        let rules = SearchRules::scoring_aware(&self.rule_set, self.draw_contempt);
-        let protocol = self.protocol;
         let stop = Arc::clone(&limits.stop);
-        let handle = scope.spawn(move || {
-            let result = searcher.search(&mut pos, &history, &limits, &params, &rules, |info| {
-                say(out, &format_info(info, protocol));
-            });
-            while infinite && !limits.stopped() {
-                thread::sleep(Duration::from_millis(1));
-            }
-            let line = match (result.best_move, protocol) {
-                (Some(m), _) => format!("bestmove {m}"),
-                (None, Protocol::Uci) => "bestmove (none)".to_string(),
-                (None, Protocol::Ucci) => "nobestmove".to_string(),
-            };
-            say(out, &line);
-            searcher
-        });
-        Job {
-            handle,
-            stop,
+        let task = Task {
+            searcher,
+            pos: self.pos.clone(),
+            history: self.history.clone(),
+            params: self.params.clone(),
+            rules: SearchRules::scoring_aware(&self.rule_set, self.draw_contempt),
+            limits,
+            protocol: self.protocol,
             infinite,
-        }
+        };
+        thread.tasks.send(task).ok()?;
+        Some(Job { stop, infinite })
     }
 
     /// Carries out one command line other than `go`, `stop` and `quit`, which
@@ -290,6 +368,7 @@ impl Uci {
                 writeln!(out, "{}", self.pos)?;
                 Ok(())
             }
+            "bench" => self.bench(&rest, out),
             _ => {
                 writeln!(out, "info string unknown command '{cmd}'")?;
                 Ok(())
@@ -310,7 +389,8 @@ impl Uci {
                 out,
                 "option usemillisec type check default true\n\
                  option hashsize type spin min 1 max {MAX_HASH_MB} default {}\n\
-                 option clearhash type button",
+                 option clearhash type button\n\
+                 option paramfile type string default <empty>",
                 self.hash_mb
             )?;
         } else {
@@ -319,7 +399,8 @@ impl Uci {
                 "option name Hash type spin default {} min 1 max {MAX_HASH_MB}\n\
                  option name Clear Hash type button\n\
                  option name UCI_Variant type combo default {} var {}\n\
-                 option name DrawContempt type check default {}",
+                 option name DrawContempt type check default {}\n\
+                 option name ParamFile type string default <empty>",
                 self.hash_mb,
                 self.rule_set.name().unwrap_or_else(|| "custom".to_string()),
                 PRESETS.join(" var "),
@@ -383,6 +464,14 @@ impl Uci {
                 self.rule_set = value.parse()?;
                 self.pos.set_conversion(self.rule_set.conversion);
             }
+            "paramfile" => {
+                let bad = |reason: String| UciError::ParamFile {
+                    path: value.clone(),
+                    reason,
+                };
+                let text = std::fs::read_to_string(&value).map_err(|e| bad(e.to_string()))?;
+                self.params = Params::from_toml(&text).map_err(|e| bad(e.to_string()))?;
+            }
             "drawcontempt" => {
                 self.draw_contempt = match value.as_str() {
                     "true" => true,
@@ -402,27 +491,69 @@ impl Uci {
         Ok(())
     }
 
+    /// `bench [depth]`: the bench of [`crate::bench`] with the current
+    /// parameters (a `ParamFile` included), ending `Nodes searched: N`.
+    fn bench(&mut self, args: &[&str], out: &mut impl Write) -> Result<(), UciError> {
+        let depth = match args {
+            [] => crate::bench::DEFAULT_DEPTH,
+            [d] => d
+                .parse::<u32>()
+                .ok()
+                .filter(|d| (1..=64).contains(d))
+                .ok_or_else(|| UciError::BadNumber {
+                    what: "bench depth (1..=64)".to_string(),
+                    value: d.to_string(),
+                })?,
+            _ => {
+                return Err(UciError::BadNumber {
+                    what: "bench depth".to_string(),
+                    value: args.join(" "),
+                });
+            }
+        };
+        let io = |e: std::io::Error| UciError::BadNumber {
+            what: "bench output".to_string(),
+            value: e.to_string(),
+        };
+        let r = crate::bench::run(depth, &self.params, out).map_err(io)?;
+        writeln!(out, "Nodes searched: {}", r.nodes).map_err(io)?;
+        Ok(())
+    }
+
     fn position(&mut self, args: &[&str]) -> Result<(), UciError> {
         let moves_at = args
             .iter()
             .position(|&w| w == "moves")
             .unwrap_or(args.len());
-        let mut pos = match args.first() {
-            Some(&"startpos") if moves_at == 1 => Position::startpos(),
-            Some(&"fen") if moves_at > 1 => Position::from_fen(&args[1..moves_at].join(" "))?,
-            _ => return Err(UciError::BadPosition(args.join(" "))),
-        };
-        pos.set_conversion(self.rule_set.conversion);
-        let mut history = vec![HistoryEntry::of(&pos, None)];
+        let start = (args[..moves_at].join(" "), self.rule_set.conversion);
+        let mut moves = Vec::with_capacity(args.len().saturating_sub(moves_at + 1));
         for &m in args.iter().skip(moves_at + 1) {
-            let mv = Move::parse_coords(m)
-                .filter(|&mv| pos.is_legal(mv))
-                .ok_or_else(|| UciError::BadMove(m.to_string()))?;
+            moves.push(Move::parse_coords(m).ok_or_else(|| UciError::BadMove(m.to_string()))?);
+        }
+        let extends = self.line.as_ref() == Some(&start) && moves.starts_with(&self.moves);
+        let (mut pos, mut history, played) = if extends {
+            (self.pos.clone(), self.history.clone(), self.moves.len())
+        } else {
+            let mut pos = match args.first() {
+                Some(&"startpos") if moves_at == 1 => Position::startpos(),
+                Some(&"fen") if moves_at > 1 => Position::from_fen(&args[1..moves_at].join(" "))?,
+                _ => return Err(UciError::BadPosition(args.join(" "))),
+            };
+            pos.set_conversion(self.rule_set.conversion);
+            let history = vec![HistoryEntry::of(&pos, None)];
+            (pos, history, 0)
+        };
+        for &mv in &moves[played..] {
+            if !pos.is_legal(mv) {
+                return Err(UciError::BadMove(mv.to_string()));
+            }
             pos.make(mv);
             history.push(HistoryEntry::of(&pos, Some(mv)));
         }
         self.pos = pos;
         self.history = history;
+        self.line = Some(start);
+        self.moves = moves;
         Ok(())
     }
 
@@ -642,6 +773,54 @@ mod tests {
         assert!(out.contains("score mate 1"), "{out}");
         let out = session("position fen 3k5/3R5/3R5/9/9/9/9/9/9/4K4 b\ngo depth 2\n");
         assert!(out.contains("bestmove (none)"), "{out}");
+    }
+
+    #[test]
+    fn a_position_that_extends_the_last_plays_only_the_new_moves_and_ends_alike() {
+        let stepwise = session(
+            "position startpos moves h2e2\nposition startpos moves h2e2 h9g7\n\
+             position startpos moves h2e2 h9g7 h0g2 i9h9\nd\ngo perft 2\n",
+        );
+        let direct = session("position startpos moves h2e2 h9g7 h0g2 i9h9\nd\ngo perft 2\n");
+        assert_eq!(stepwise, direct);
+        let out = session(
+            "position startpos moves h2e2\nposition startpos moves h2e2 h2h8\nd\n\
+             position startpos moves b0c2\nd\n",
+        );
+        assert!(out.contains("illegal or malformed move 'h2h8'"), "{out}");
+        let fresh = session("position startpos moves h2e2\nd\nposition startpos moves b0c2\nd\n");
+        assert_eq!(out.split_once('\n').map(|x| x.1), Some(fresh.as_str()));
+    }
+
+    #[test]
+    fn a_param_file_sets_the_parameters_and_the_bench_shows_it() {
+        let dir = std::env::temp_dir().join(format!("xq-uci-paramfile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.toml");
+        std::fs::write(&good, "chariot_value = 700\n").unwrap();
+        let bad = dir.join("bad.toml");
+        std::fs::write(&bad, "chariot_value = 99999\n").unwrap();
+        let default = session("bench 3\n");
+        let tuned = session(&format!(
+            "setoption name ParamFile value {}\nbench 3\n",
+            good.display()
+        ));
+        let nodes = |out: &str| {
+            out.lines()
+                .find_map(|l| l.strip_prefix("Nodes searched: "))
+                .map(str::to_owned)
+        };
+        assert!(nodes(&default).is_some(), "{default}");
+        assert_ne!(nodes(&default), nodes(&tuned), "{tuned}");
+        let out = session(&format!(
+            "setoption name ParamFile value {}\nsetoption name ParamFile value /no/such/file\n",
+            bad.display()
+        ));
+        assert!(out.contains("bad ParamFile"), "{out}");
+        assert!(out.contains("out of range"), "{out}");
+        assert!(out.contains("bad ParamFile '/no/such/file'"), "{out}");
+        assert!(session("bench x\n").contains("bad value 'x' for 'bench depth"));
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! `asian`). The first group are the examples that Fairy-Stockfish's own tests
 //! take from the Asian Xiangqi Federation's rules (coordinates converted to ranks
 //! 0–9), with Fairy-Stockfish's verdict for the record; the second group are
-//! written for the articles the Asian examples do not reach. RULES.md §5 gives
+//! written for the articles the Asian examples do not reach. engine/RULES.md §5 gives
 //! the readings. A verdict is `<result> <reason>` as `xq-engine adjudicate`
 //! prints them; `natures` lists the nature of each move of the judged cycle.
 
@@ -503,7 +503,7 @@ fn rulebook_cases_under_both_codes() {
 fn asian_code_agrees_with_fairy_stockfish_but_for_the_listed_cases() {
     // D39 twice: Fairy-Stockfish misses a chase made by cutting a protector's
     // line or removing a cannon's screen; the pinned chariot: it credits a pinned
-    // piece with a capture it may not make (RULES.md §5).
+    // piece with a capture it may not make (engine/RULES.md §5).
     let known = [
         "a pinned chariot chased, mutual chase (D39)",
         "a chariot chased by a pinned piece (D39)",

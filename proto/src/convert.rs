@@ -11,7 +11,7 @@ use xq_engine::rules::GameResult;
 use crate::error::{Invalid, invalid, required};
 use crate::game_record::{MoveStats, pack_moves, unpack_moves};
 use crate::{
-    Adjudication, BatchOutcome, EngineRef, GameRecord, Limit, OpeningSlice, OpeningSource,
+    Adjudication, BatchOutcome, Coords, EngineRef, GameRecord, Limit, OpeningSlice, OpeningSource,
     PlayerSpec, Protocol, TimeControl, Totals, VariantStats, WorkSpec, pb,
 };
 
@@ -124,7 +124,13 @@ impl From<EngineRef> for pb::EngineRef {
             signature,
             protocol,
             options,
+            coords,
         } = e;
+        let coords = match coords {
+            None => pb::EngineCoords::Unspecified,
+            Some(Coords::FromZero) => pb::EngineCoords::Ranks09,
+            Some(Coords::FromOne) => pb::EngineCoords::Ranks110,
+        };
         pb::EngineRef {
             name,
             sha256,
@@ -132,6 +138,7 @@ impl From<EngineRef> for pb::EngineRef {
             signature,
             protocol: pb::EngineProtocol::from(protocol).into(),
             options: options.into_iter().collect(),
+            coords: coords.into(),
         }
     }
 }
@@ -147,11 +154,18 @@ impl TryFrom<pb::EngineRef> for EngineRef {
             signature,
             protocol,
             options,
+            coords,
         } = e;
         let protocol = match pb::EngineProtocol::try_from(protocol) {
             Ok(pb::EngineProtocol::Uci) => Protocol::Uci,
             Ok(pb::EngineProtocol::Ucci) => Protocol::Ucci,
             _ => return invalid("engine.protocol", format!("unknown value {protocol}")),
+        };
+        let coords = match pb::EngineCoords::try_from(coords) {
+            Ok(pb::EngineCoords::Unspecified) => None,
+            Ok(pb::EngineCoords::Ranks09) => Some(Coords::FromZero),
+            Ok(pb::EngineCoords::Ranks110) => Some(Coords::FromOne),
+            Err(_) => return invalid("engine.coords", format!("unknown value {coords}")),
         };
         let engine = EngineRef {
             name,
@@ -160,6 +174,7 @@ impl TryFrom<pb::EngineRef> for EngineRef {
             signature,
             protocol,
             options: options.into_iter().collect(),
+            coords,
         };
         engine.validate()?;
         Ok(engine)

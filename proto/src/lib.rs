@@ -59,4 +59,6 @@ pub use limit::{Limit, LimitError, TimeControl, TimeControlError};
 pub use openings::{MAX_RANDOM_PLIES, Opening, OpeningError, OpeningSource};
 pub use results::{BatchOutcome, Score, Totals};
 pub use variant_stats::VariantStats;
-pub use work::{EngineRef, OpeningSlice, PlayerSpec, Protocol, WorkSpec, is_sha256_hex};
+pub use work::{
+    Coords, CoordsError, EngineRef, OpeningSlice, PlayerSpec, Protocol, WorkSpec, is_sha256_hex,
+};

@@ -67,6 +67,62 @@ impl Protocol {
     }
 }
 
+/// How an external engine numbers ranks in coordinate moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Coords {
+    /// Ranks 0–9 and FEN letters N/B (UCCI, ElephantEye, Pikafish, `xq-engine`).
+    #[default]
+    #[serde(rename = "0-9")]
+    FromZero,
+    /// Ranks 1–10 and FEN letters H/E (Fairy-Stockfish, Sjaak II).
+    #[serde(rename = "1-10")]
+    FromOne,
+}
+
+/// Why a dialect name was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown coordinate dialect '{0}': expected 0-9 (UCCI, ElephantEye, Pikafish) or 1-10 \
+     (Fairy-Stockfish, Sjaak II)"
+)]
+pub struct CoordsError(String);
+
+impl Coords {
+    /// `0-9` or `1-10`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Coords::FromZero => "0-9",
+            Coords::FromOne => "1-10",
+        }
+    }
+
+    /// The other dialect.
+    pub fn other(self) -> Coords {
+        match self {
+            Coords::FromZero => Coords::FromOne,
+            Coords::FromOne => Coords::FromZero,
+        }
+    }
+}
+
+impl std::str::FromStr for Coords {
+    type Err = CoordsError;
+
+    fn from_str(s: &str) -> Result<Coords, CoordsError> {
+        match s {
+            "0-9" => Ok(Coords::FromZero),
+            "1-10" => Ok(Coords::FromOne),
+            _ => Err(CoordsError(s.to_string())),
+        }
+    }
+}
+
+impl std::fmt::Display for Coords {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A registered external engine, as a lease names it.
 ///
 /// Invariants (checked on the wire): `name` is 1 to 64 characters; `sha256` is
@@ -83,6 +139,9 @@ pub struct EngineRef {
     pub protocol: Protocol,
     /// Options set after the handshake.
     pub options: BTreeMap<String, String>,
+    /// How it numbers ranks; `None` to detect it at the handshake.
+    #[serde(default)]
+    pub coords: Option<Coords>,
 }
 
 /// Whether `s` is a SHA-256 in lowercase hex.

@@ -7,6 +7,7 @@
 //! XQ_LOAD_WORKERS=1000 XQ_LOAD_SECS=20 XQ_LOAD_SYNC=normal cargo bench -p xq-tests --bench load
 //! XQ_LOAD_PAUSE_MS=1000 cargo bench -p xq-tests --bench load   # think time per lease
 //! XQ_LOAD_GAMES=1 cargo bench -p xq-tests --bench load   # each result with its 2 games
+//! XQ_LOAD_WEB_POLLERS=100 cargo bench -p xq-tests --bench load  # and 100 browsers on the run page
 //! ```
 //!
 //! With `XQ_LOAD_GAMES=1` every result carries the two games of one real pair
@@ -24,6 +25,10 @@
 //! that the run's totals equal the accepted submissions (none lost or
 //! counted twice). The server runs in this process on 127.0.0.1:0 with a
 //! temporary database; the clients share its two cores.
+//!
+//! With `XQ_LOAD_WEB_POLLERS=N` the web view is served too, and N pollers
+//! do what the run page's script does: fetch the run's live part every 2 s
+//! (± 50 %) with the last ETag in `If-None-Match`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -62,6 +67,7 @@ fn main() -> anyhow::Result<()> {
     let with_games = env("XQ_LOAD_GAMES", 0u8) == 1;
     let secs: u64 = env("XQ_LOAD_SECS", 20);
     let pause = Duration::from_millis(env("XQ_LOAD_PAUSE_MS", 0));
+    let pollers: usize = env("XQ_LOAD_WEB_POLLERS", 0);
     let durability = match std::env::var("XQ_LOAD_SYNC").as_deref() {
         Ok("normal") => Durability::Normal,
         _ => Durability::Full,
@@ -93,6 +99,7 @@ fn main() -> anyhow::Result<()> {
         pause,
         durability,
         results,
+        pollers,
     ))
 }
 
@@ -252,6 +259,7 @@ async fn run(
     pause: Duration,
     durability: Durability,
     results: Option<pb::GameResults>,
+    pollers: usize,
 ) -> anyhow::Result<()> {
     let db = TempDb::new("load");
     let store = Store::open_with(
@@ -289,8 +297,16 @@ async fn run(
         limits: RateLimits::default(),
         ..ServerConfig::default()
     };
+    let web = match pollers {
+        0 => None,
+        _ => Some(TcpListener::bind("127.0.0.1:0").await?),
+    };
+    let web_url = web
+        .as_ref()
+        .map(|l| l.local_addr().map(|a| format!("http://{a}")))
+        .transpose()?;
     let (stop, stopped) = oneshot::channel::<()>();
-    let server = tokio::spawn(server::run_with(listener, store, config, async {
+    let server = tokio::spawn(server::run_with_web(listener, web, store, config, async {
         let _ = stopped.await;
     }));
     let mut admin_client = run_client(&url, Some(&admin));
@@ -312,6 +328,12 @@ async fn run(
             ))
         })
         .collect();
+    let polls: Vec<_> = (0..pollers)
+        .map(|_| {
+            let url = format!("{}/runs/{run}/live", web_url.clone().unwrap_or_default());
+            tokio::spawn(poller(url, end_at))
+        })
+        .collect();
     start.wait().await;
     let began = Instant::now();
     let mut total = Tally::default();
@@ -325,6 +347,14 @@ async fn run(
         }
     }
     let elapsed = began.elapsed().as_secs_f64();
+    let mut web = Polls::default();
+    for p in polls {
+        let p = p.await.context("a poller panicked")?;
+        web.latency.extend(p.latency);
+        for (k, v) in p.statuses {
+            *web.statuses.entry(k).or_default() += v;
+        }
+    }
     let counted = status(&mut admin_client, run)
         .await
         .totals
@@ -358,6 +388,16 @@ async fn run(
         );
     }
     println!("  errors: {:?}", total.errors);
+    if pollers > 0 {
+        web.latency.sort_unstable();
+        println!(
+            "  web: {pollers} pollers, {} polls by status {:?}; p50 {:.2} ms  p99 {:.2} ms",
+            web.latency.len(),
+            web.statuses,
+            percentile(&web.latency, 0.5),
+            percentile(&web.latency, 0.99)
+        );
+    }
     println!(
         "  run totals {counted} pairs = accepted submissions {} pairs",
         total.accepted_pairs
@@ -368,4 +408,39 @@ async fn run(
         total.accepted_pairs
     );
     Ok(())
+}
+
+#[derive(Default)]
+struct Polls {
+    latency: Vec<u32>,
+    statuses: BTreeMap<u16, u64>,
+}
+
+/// A browser on the run page: its live part every 2 s ± 50 %, conditional on
+/// the last ETag, until `end_at`.
+async fn poller(url: String, end_at: Instant) -> Polls {
+    use rand::Rng;
+    let mut polls = Polls::default();
+    let jitter =
+        |rng: &mut rand::rngs::ThreadRng| Duration::from_millis(rng.random_range(1000..3000));
+    let first = jitter(&mut rand::rng());
+    tokio::time::sleep(first).await;
+    let mut etag = String::new();
+    while Instant::now() < end_at {
+        let started = Instant::now();
+        let headers: Vec<(&str, &str)> = if etag.is_empty() {
+            Vec::new()
+        } else {
+            vec![("if-none-match", etag.as_str())]
+        };
+        let answer = xq_tests::web::request(http::Method::GET, &url, &headers, "").await;
+        polls.latency.push(micros(started));
+        *polls.statuses.entry(answer.status.as_u16()).or_default() += 1;
+        if let Some(tag) = answer.headers.get("etag").and_then(|v| v.to_str().ok()) {
+            etag = tag.to_owned();
+        }
+        let pause = jitter(&mut rand::rng());
+        tokio::time::sleep(pause).await;
+    }
+    polls
 }

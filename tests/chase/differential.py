@@ -14,7 +14,7 @@ judges every cycle three ways:
 
 It prints the agreement of `asian` with Fairy-Stockfish, every difference by
 kind, and every difference between `chinese` and `asian` by kind (see
-RULES.md §5 for the kinds). Each cycle is tagged with features computed by
+engine/RULES.md §5 for the kinds). Each cycle is tagged with features computed by
 Fairy-Stockfish's move generator alone (checks, captures created by a move,
 escapes from check, attacks by a general or a soldier), so that the mix of
 cycles can be told apart from the verdicts.
@@ -413,7 +413,7 @@ def side_forbidden(verdict, reason):
 
 
 def kind_asian_vs_fsf(case):
-    """Why `asian` and Fairy-Stockfish differ on a cycle (RULES.md §5.9)."""
+    """Why `asian` and Fairy-Stockfish differ on a cycle (engine/RULES.md §5.9)."""
     ours = side_forbidden(case["asian"][0], case["asian"][1])
     theirs = side_forbidden(case["fsf"], None)
     moves, natures = case["moves"], case["asian"][2]
@@ -476,7 +476,7 @@ def kind_asian_vs_fsf(case):
 
 
 def kind_chinese_vs_asian(chinese, asian):
-    """The documented code difference behind a verdict that differs (RULES.md §5)."""
+    """The documented code difference behind a verdict that differs (engine/RULES.md §5)."""
     c_nat, a_nat = chinese[2], asian[2]
     c_words = {n.split(":")[0] for n in c_nat}
     if "mate-threat" in c_words:

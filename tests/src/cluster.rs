@@ -209,6 +209,8 @@ pub fn worker_client(url: &str, token: Option<&str>) -> WorkerClient {
 #[derive(Debug)]
 pub struct TestServer {
     pub addr: SocketAddr,
+    /// The web view's address, when it is served.
+    pub web: Option<SocketAddr>,
     stop: oneshot::Sender<()>,
     handle: JoinHandle<Result<(), ServerError>>,
 }
@@ -216,14 +218,35 @@ pub struct TestServer {
 impl TestServer {
     /// On `addr` (`127.0.0.1:0` for any free port).
     pub async fn start(addr: &str, db: &Path, config: ServerConfig) -> Self {
+        Self::serve(addr, None, db, config).await
+    }
+
+    /// [`TestServer::start`] with the web view on `127.0.0.1:0`.
+    pub async fn start_with_web(addr: &str, db: &Path, config: ServerConfig) -> Self {
+        let web = TcpListener::bind("127.0.0.1:0").await.expect("bind web");
+        Self::serve(addr, Some(web), db, config).await
+    }
+
+    async fn serve(addr: &str, web: Option<TcpListener>, db: &Path, config: ServerConfig) -> Self {
         let listener = TcpListener::bind(addr).await.expect("bind");
         let addr = listener.local_addr().unwrap();
+        let web_addr = web.as_ref().map(|l| l.local_addr().unwrap());
         let store = Store::open(db).expect("open store");
         let (stop, stopped) = oneshot::channel::<()>();
-        let handle = tokio::spawn(server::run_with(listener, store, config, async {
+        let handle = tokio::spawn(server::run_with_web(listener, web, store, config, async {
             let _ = stopped.await;
         }));
-        TestServer { addr, stop, handle }
+        TestServer {
+            addr,
+            web: web_addr,
+            stop,
+            handle,
+        }
+    }
+
+    /// `http://ADDR` of the web view (panics when it is not served).
+    pub fn web_url(&self) -> String {
+        format!("http://{}", self.web.expect("the web view is served"))
     }
 
     pub fn url(&self) -> String {
@@ -334,6 +357,39 @@ pub fn spsa_spec(params: Vec<pb::SpsaParam>, games: u64, batch_pairs: u32) -> pb
             params,
             games,
             ..Default::default()
+        })),
+    }
+}
+
+/// A variants run of the built-in engine at 150 nodes, with adjudication so
+/// that games stay short.
+pub fn variants_spec(rules: &[&str], pairs: u64, batch_pairs: u32) -> pb::RunSpec {
+    pb::RunSpec {
+        name: "variants".to_owned(),
+        priority: 0,
+        batch_pairs,
+        settings: Some(pb::MatchSettings {
+            limit: Some(pb::Limit {
+                kind: Some(pb::limit::Kind::Nodes(150)),
+            }),
+            hash_mb: 1,
+            rules: "standard".to_owned(),
+            openings: Some(xq_proto::OpeningSource::Builtin { random_plies: 4 }.into()),
+            seed: 5,
+            adjudication: Some(pb::Adjudication {
+                resign_cp: 1000,
+                resign_moves: 3,
+                draw_cp: 10,
+                draw_moves: 8,
+                draw_after_move: 40,
+                max_plies: 200,
+            }),
+            draw_contempt: true,
+        }),
+        kind: Some(pb::run_spec::Kind::Variants(pb::VariantsSpec {
+            rules: rules.iter().map(|r| (*r).to_owned()).collect(),
+            params: Default::default(),
+            pairs,
         })),
     }
 }

@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod invariants;
 pub mod procs;
 pub mod proxy;
+pub mod web;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -325,6 +325,7 @@ async fn local_mode_runs_and_resumes_an_identical_run() {
         player.clone(),
         2,
         1,
+        None,
     )
     .await
     .unwrap();
@@ -344,9 +345,16 @@ async fn local_mode_runs_and_resumes_an_identical_run() {
     let summary = cluster.stop().await.unwrap();
     assert_eq!(summary.pairs_accepted, 24);
     // A finished run is not resumed: the same request creates a new run.
-    let cluster = LocalCluster::start(&db.0, fast_config(Duration::from_secs(10)), player, 0, 1)
-        .await
-        .unwrap();
+    let cluster = LocalCluster::start(
+        &db.0,
+        fast_config(Duration::from_secs(10)),
+        player,
+        0,
+        1,
+        None,
+    )
+    .await
+    .unwrap();
     let mut admin = run_client(&cluster.url(), Some(cluster.admin_token()));
     let second = admin
         .create_run(request.clone())

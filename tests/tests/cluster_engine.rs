@@ -101,8 +101,7 @@ mod registry {
 
     use xq_coordinator::store::engines;
     use xq_coordinator::store::{Store, now_ms};
-    use xq_proto::EngineRef;
-    use xq_proto::Protocol;
+    use xq_proto::{Coords, EngineRef, Protocol};
     use xq_worker::engine_cache;
 
     use super::*;
@@ -111,21 +110,52 @@ mod registry {
     /// stored signature.
     async fn register(db: &std::path::Path, name: &str, signature_offset: u64) -> EngineRef {
         let path = xq_tests::binary("xq-engine");
-        let bytes = std::fs::read(&path).expect("read xq-engine");
-        let signature = engine_cache::bench_signature(&path, Duration::from_secs(300))
-            .expect("bench signature");
+        register_path(db, name, &path, signature_offset, None, "2").await
+    }
+
+    /// Registers the executable at `path` as `name`, with `Hash` set to `hash`.
+    async fn register_path(
+        db: &std::path::Path,
+        name: &str,
+        path: &std::path::Path,
+        signature_offset: u64,
+        coords: Option<Coords>,
+        hash: &str,
+    ) -> EngineRef {
+        let bytes = std::fs::read(path).expect("read the engine");
+        let signature =
+            engine_cache::bench_signature(path, Duration::from_secs(300)).expect("bench signature");
         let engine = EngineRef {
             name: name.to_owned(),
             sha256: engine_cache::sha256_hex(&bytes),
             size: bytes.len() as u64,
             signature: signature + signature_offset,
             protocol: Protocol::Uci,
-            options: [("Hash".to_owned(), "2".to_owned())].into(),
+            options: [("Hash".to_owned(), hash.to_owned())].into(),
+            coords,
         };
+        let config = xq_worker::external::EngineConfig {
+            path: path.to_owned(),
+            args: Vec::new(),
+            protocol: Protocol::Uci,
+            options: Vec::new(),
+            timeouts: xq_worker::external::Timeouts::default(),
+            coords,
+        };
+        let session = xq_worker::external::ExternalEngine::start(
+            &config,
+            &xq_engine::rules::RuleSet::STANDARD,
+        )
+        .expect("handshake")
+        .session()
+        .clone();
         let store = Store::open(db).expect("store");
         let added = engine.clone();
         store
-            .call(move |c| engines::add(c, &added, &[], &bytes, now_ms()))
+            .call(move |c| {
+                engines::add(c, &added, &[], &bytes, now_ms())?;
+                engines::set_variants(c, &added.name, session.offered_variants.as_deref())
+            })
             .await
             .expect("add engine");
         engine
@@ -190,6 +220,38 @@ mod registry {
         let _ = std::fs::remove_dir_all(cache);
     }
 
+    /// Fairy-Stockfish (Debian's `fairy-stockfish`, which `.ci/run` installs),
+    /// registered with its 1-10 dialect stated, against the built-in engine.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn fairy_stockfish_from_the_registry_plays_through_a_served_coordinator() {
+        let path = std::path::Path::new("/usr/games/fairy-stockfish");
+        assert!(
+            path.is_file(),
+            "fairy-stockfish is not installed: install it with \
+             `apt-get update && apt-get install -y fairy-stockfish` (.ci/run does)"
+        );
+        let db = TempDb::new("fairy");
+        let engine = register_path(&db.0, "fairy", path, 0, Some(Coords::FromOne), "16").await;
+        let server =
+            TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(60))).await;
+        let mut admin = admin(&server.url()).await;
+        let run = create(&mut admin, games(2, "fairy", "")).await;
+        let cache = cache("fairy");
+        let (stop, handle) = worker_with_cache(&server.url(), cache.clone());
+        let end = wait_for_end(&mut admin, run, Duration::from_secs(240)).await;
+        assert_eq!(end.state(), pb::RunState::Finished, "{end:?}");
+        let t = end.totals.clone().expect("totals");
+        assert_eq!((t.pairs, t.wins + t.draws + t.losses), (2, 4), "{t:?}");
+        for fault in ["illegal-move", "time-forfeit", "resignation"] {
+            assert!(!t.reasons.contains_key(fault), "{fault}: {t:?}");
+        }
+        assert!(engine_cache::has(&cache, &engine.sha256));
+        let _ = stop.send(());
+        handle.await.expect("worker task");
+        server.stop().await;
+        let _ = std::fs::remove_dir_all(cache);
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_signature_mismatch_flags_and_stops_the_run() {
         let db = TempDb::new("mismatch");
@@ -212,6 +274,44 @@ mod registry {
         handle.await.expect("worker task");
         server.stop().await;
         let _ = std::fs::remove_dir_all(cache);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_rule_set_a_registered_engine_cannot_play_is_refused_at_creation() {
+        let path = std::path::Path::new("/usr/games/fairy-stockfish");
+        assert!(
+            path.is_file(),
+            "fairy-stockfish is not installed: install it with \
+             `apt-get update && apt-get install -y fairy-stockfish` (.ci/run does)"
+        );
+        let db = TempDb::new("fairy-conversion");
+        register_path(&db.0, "fairy", path, 0, None, "16").await;
+        register(&db.0, "ours", 0).await;
+        let server =
+            TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(30))).await;
+        let mut admin = admin(&server.url()).await;
+        let conversion = |dev: &str| {
+            let mut spec = games(1, dev, "");
+            if let Some(s) = spec.settings.as_mut() {
+                s.rules = "standard+conversion".to_owned();
+            }
+            spec
+        };
+        let err = admin
+            .create_run(pb::CreateRunRequest {
+                spec: Some(conversion("fairy")),
+                reuse_identical: false,
+            })
+            .await
+            .expect_err("Fairy-Stockfish offers no conversion variant");
+        assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err:?}");
+        assert!(
+            err.message()
+                .contains("engine 'fairy' cannot play rule set 'standard+conversion'"),
+            "{err:?}"
+        );
+        create(&mut admin, conversion("ours")).await;
+        server.stop().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,39 +6,9 @@ use std::time::Duration;
 use xq_proto::pb;
 use xq_tests::binary;
 use xq_tests::cluster::{
-    ADMIN_TOKEN, TempDb, TestServer, admin, create, fast_config, spawn_engine_worker, wait_for_end,
+    ADMIN_TOKEN, TempDb, TestServer, admin, create, fast_config, spawn_engine_worker,
+    variants_spec, wait_for_end,
 };
-
-fn variants_spec(rules: &[&str], pairs: u64) -> pb::RunSpec {
-    pb::RunSpec {
-        name: "variants".to_owned(),
-        priority: 0,
-        batch_pairs: 2,
-        settings: Some(pb::MatchSettings {
-            limit: Some(pb::Limit {
-                kind: Some(pb::limit::Kind::Nodes(150)),
-            }),
-            hash_mb: 1,
-            rules: "standard".to_owned(),
-            openings: Some(xq_proto::OpeningSource::Builtin { random_plies: 4 }.into()),
-            seed: 5,
-            adjudication: Some(pb::Adjudication {
-                resign_cp: 1000,
-                resign_moves: 3,
-                draw_cp: 10,
-                draw_moves: 8,
-                draw_after_move: 40,
-                max_plies: 200,
-            }),
-            draw_contempt: true,
-        }),
-        kind: Some(pb::run_spec::Kind::Variants(pb::VariantsSpec {
-            rules: rules.iter().map(|r| (*r).to_owned()).collect(),
-            params: Default::default(),
-            pairs,
-        })),
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_variants_run_totals_each_variant_and_reports_conversions() {
@@ -46,7 +16,7 @@ async fn a_variants_run_totals_each_variant_and_reports_conversions() {
     let server =
         TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(30))).await;
     let mut admin = admin(&server.url()).await;
-    let run_id = create(&mut admin, variants_spec(&["standard", "conversion"], 5)).await;
+    let run_id = create(&mut admin, variants_spec(&["standard", "conversion"], 5, 2)).await;
     let (stop, worker) = spawn_engine_worker(&server.url(), 2);
     let last = wait_for_end(&mut admin, run_id, Duration::from_secs(120)).await;
     let _ = stop.send(());
@@ -159,7 +129,7 @@ async fn a_bad_preset_in_the_list_is_invalid_and_named() {
     ] {
         let err = admin
             .create_run(pb::CreateRunRequest {
-                spec: Some(variants_spec(&rules, 2)),
+                spec: Some(variants_spec(&rules, 2, 2)),
                 reuse_identical: false,
             })
             .await

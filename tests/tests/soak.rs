@@ -362,7 +362,7 @@ fn spec(kind: &str, n: u64) -> pb::RunSpec {
                     max: 1000.0,
                     c_end: 20.0,
                     r_end: 0.002,
-                    ..Default::default()
+                    is_float: false,
                 },
                 pb::SpsaParam {
                     name: "horse_value".to_owned(),
@@ -371,7 +371,7 @@ fn spec(kind: &str, n: u64) -> pb::RunSpec {
                     max: 500.0,
                     c_end: 15.0,
                     r_end: 0.002,
-                    ..Default::default()
+                    is_float: false,
                 },
             ],
             games: 240,

@@ -80,48 +80,81 @@ pub fn has(dir: &Path, sha256: &str) -> bool {
     std::fs::read(path(dir, sha256)).is_ok_and(|b| sha256_hex(&b) == sha256)
 }
 
-/// Runs `<path> bench` and returns the `Nodes searched` count it prints.
+/// Runs `<path> bench` and returns the `Nodes searched` count it prints, on
+/// stdout (`xq-engine`: `Nodes searched: N`) or stderr (Stockfish-family
+/// engines such as Fairy-Stockfish and Pikafish: `Nodes searched  : N`).
 pub fn bench_signature(path: &Path, timeout: std::time::Duration) -> anyhow::Result<u64> {
     use anyhow::Context;
+    let dir = std::env::temp_dir().join(format!(
+        "xq-bench-{}-{}",
+        std::process::id(),
+        BENCH_RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir)?;
+    let (out_path, err_path) = (dir.join("stdout"), dir.join("stderr"));
     let mut child = std::process::Command::new(path)
         .arg("bench")
         .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&out_path)?)
+        .stderr(std::fs::File::create(&err_path)?)
         .spawn()
         .with_context(|| format!("cannot run '{} bench'", path.display()))?;
     let deadline = std::time::Instant::now() + timeout;
-    loop {
+    let finished = loop {
         if child.try_wait()?.is_some() {
-            break;
+            break true;
         }
         if std::time::Instant::now() > deadline {
             let _ = child.kill();
-            anyhow::bail!(
-                "'{} bench' took longer than {} s",
-                path.display(),
-                timeout.as_secs()
-            );
+            let _ = child.wait();
+            break false;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let read = |p: &Path| std::fs::read(p).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let text = read(&out_path).unwrap_or_default() + &read(&err_path).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    if !finished {
+        anyhow::bail!(
+            "'{} bench' took longer than {} s",
+            path.display(),
+            timeout.as_secs()
+        );
     }
-    let out = child.wait_with_output()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.lines()
-        .rev()
-        .filter_map(|l| l.strip_prefix("Nodes searched:"))
-        .find_map(|n| n.trim().parse::<u64>().ok())
-        .with_context(|| {
-            format!(
-                "'{} bench' printed no 'Nodes searched: N' line",
-                path.display()
-            )
-        })
+    parse_nodes_searched(&text).with_context(|| {
+        format!(
+            "'{} bench' printed no 'Nodes searched: N' line",
+            path.display()
+        )
+    })
+}
+
+/// Distinguishes concurrent bench runs' output files.
+static BENCH_RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The count of the last `Nodes searched <spaces>: N` line.
+fn parse_nodes_searched(text: &str) -> Option<u64> {
+    text.lines().rev().find_map(|l| {
+        let rest = l.trim_start().strip_prefix("Nodes searched")?;
+        rest.trim_start().strip_prefix(':')?.trim().parse().ok()
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nodes_searched_in_either_spelling() {
+        assert_eq!(parse_nodes_searched("x\nNodes searched: 12\n"), Some(12));
+        assert_eq!(
+            parse_nodes_searched(
+                "Total time (ms) : 5\nNodes searched  : 4846400\nNodes/second    : 1"
+            ),
+            Some(4846400)
+        );
+        assert_eq!(parse_nodes_searched("Nodes searched: x\nnothing"), None);
+    }
 
     #[test]
     fn stores_only_verified_copies() {

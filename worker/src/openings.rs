@@ -12,7 +12,7 @@ use xq_engine::{Move, Position};
 use xq_proto::openings::parse_lines;
 use xq_proto::{Opening, OpeningError, OpeningSource};
 
-/// The sixteen first moves of RULES.md §11: (name, Chinese notation, coordinates).
+/// The sixteen first moves of engine/RULES.md §11: (name, Chinese notation, coordinates).
 pub const FIRST_MOVES: [(&str, &str, &str); 16] = [
     ("当头炮", "炮二平五", "h2e2"),
     ("飞相局", "相三进五", "g0e2"),

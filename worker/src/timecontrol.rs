@@ -13,6 +13,14 @@ use xq_proto::{Limit, TimeControl};
 
 use crate::external::Go;
 
+/// A move that took longer than the time left plus the forfeit margin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the move overran the clock by {ms} ms")]
+pub struct Overrun {
+    /// Milliseconds beyond the time that was left.
+    pub ms: u64,
+}
+
 /// One side's clock under a [`TimeControl`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Clock {
@@ -55,12 +63,20 @@ impl Clock {
         self.tc.moves_to_go.map(|m| m - self.moves_made % m)
     }
 
-    /// Charges a move that took `elapsed_ms`; returns `false` when the flag fell.
-    pub fn charge(&mut self, elapsed_ms: u64) -> bool {
-        self.remaining_ms -= elapsed_ms as i64;
-        if self.remaining_ms < 0 {
-            return false;
+    /// Charges a move that took `elapsed_ms`. The flag falls when the move took
+    /// more than the time left plus `margin_ms` (the forfeit margin), and the
+    /// error says by how many milliseconds the move overran the time left; a
+    /// move within the margin leaves the clock at zero.
+    pub fn charge(&mut self, elapsed_ms: u64, margin_ms: u64) -> Result<(), Overrun> {
+        let elapsed = i64::try_from(elapsed_ms).unwrap_or(i64::MAX);
+        let over = elapsed.saturating_sub(self.remaining_ms.max(0));
+        if over > i64::try_from(margin_ms).unwrap_or(i64::MAX) {
+            self.remaining_ms -= elapsed;
+            return Err(Overrun {
+                ms: u64::try_from(over).unwrap_or(0),
+            });
         }
+        self.remaining_ms = (self.remaining_ms - elapsed).max(0);
         self.moves_made += 1;
         self.remaining_ms += self.tc.inc_ms as i64;
         if let Some(m) = self.tc.moves_to_go
@@ -68,7 +84,7 @@ impl Clock {
         {
             self.remaining_ms += self.tc.base_ms as i64;
         }
-        true
+        Ok(())
     }
 }
 
@@ -134,12 +150,16 @@ mod tests {
     fn clock_periods_and_increment() {
         let mut c = Clock::new("2/10+1".parse().unwrap(), 1);
         assert_eq!(c.moves_to_go(), Some(2));
-        assert!(c.charge(4000));
+        assert_eq!(c.charge(4000, 0), Ok(()));
         assert_eq!(c.remaining_ms(), 7000);
         assert_eq!(c.moves_to_go(), Some(1));
-        assert!(c.charge(4000));
+        assert_eq!(c.charge(4000, 0), Ok(()));
         assert_eq!(c.remaining_ms(), 14000);
-        assert!(!c.charge(15000));
+        assert_eq!(c.charge(15000, 0), Err(Overrun { ms: 1000 }));
+        let mut m = Clock::new("1+0.5".parse().unwrap(), 1);
+        assert_eq!(m.charge(1200, 300), Ok(()), "within the margin");
+        assert_eq!(m.remaining_ms(), 500, "left at zero, then the increment");
+        assert_eq!(m.charge(801, 300), Err(Overrun { ms: 301 }));
         let odds = Clock::new("10+1".parse().unwrap(), 2);
         assert_eq!(odds.remaining_ms(), 20000);
         assert_eq!(odds.increment_ms(), 2000);

@@ -74,6 +74,10 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:50051")]
     listen: SocketAddr,
+    /// Also serve the web view and `/metrics` on this address (read-only for
+    /// anyone who can reach it; stopping or creating a run needs an admin token).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
     /// Lease time-to-live in seconds (extended by every heartbeat).
     #[arg(long, default_value_t = 60)]
     lease_secs: u64,
@@ -153,7 +157,18 @@ impl ServeArgs {
             let addr = listener.local_addr().context("listening address")?;
             // The bound address (useful with port 0), for scripts and tests.
             println!("listening on {addr}");
-            server::run_with(listener, store, config, async {
+            let http = match self.http {
+                Some(at) => {
+                    let http = tokio::net::TcpListener::bind(at)
+                        .await
+                        .with_context(|| format!("cannot listen on {at} for the web view"))?;
+                    let addr = http.local_addr().context("web view address")?;
+                    println!("web view on http://{addr}/");
+                    Some(http)
+                }
+                None => None,
+            };
+            server::run_with_web(listener, http, store, config, async {
                 let _ = tokio::signal::ctrl_c().await;
             })
             .await?;
@@ -407,17 +422,49 @@ struct LocalCommon<T: Args> {
     /// Print the result as one JSON object on stdout.
     #[arg(long)]
     json: bool,
+    /// Serve the web view on this address while the run plays (its URL goes
+    /// to stderr).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    http: SocketAddr,
     #[command(flatten)]
     run: T,
 }
 
 impl LocalArgs {
     pub fn run(self, player: &PlayerFactory) -> anyhow::Result<()> {
-        let (db, threads, workers, json, run) = match self.run {
-            LocalRun::Sprt(c) => (c.db, c.threads, c.workers, c.json, RunArgs::Sprt(c.run)),
-            LocalRun::Spsa(c) => (c.db, c.threads, c.workers, c.json, RunArgs::Spsa(c.run)),
-            LocalRun::Games(c) => (c.db, c.threads, c.workers, c.json, RunArgs::Games(c.run)),
-            LocalRun::Variants(c) => (c.db, c.threads, c.workers, c.json, RunArgs::Variants(c.run)),
+        let (db, threads, workers, json, http, run) = match self.run {
+            LocalRun::Sprt(c) => (
+                c.db,
+                c.threads,
+                c.workers,
+                c.json,
+                c.http,
+                RunArgs::Sprt(c.run),
+            ),
+            LocalRun::Spsa(c) => (
+                c.db,
+                c.threads,
+                c.workers,
+                c.json,
+                c.http,
+                RunArgs::Spsa(c.run),
+            ),
+            LocalRun::Games(c) => (
+                c.db,
+                c.threads,
+                c.workers,
+                c.json,
+                c.http,
+                RunArgs::Games(c.run),
+            ),
+            LocalRun::Variants(c) => (
+                c.db,
+                c.threads,
+                c.workers,
+                c.json,
+                c.http,
+                RunArgs::Variants(c.run),
+            ),
         };
         let spec = run.spec()?;
         let player = player(threads.max(1))?;
@@ -428,9 +475,13 @@ impl LocalArgs {
                 player,
                 workers.max(1),
                 threads,
+                Some(http),
             )
             .await
             .with_context(|| format!("cannot start local mode on {}", db.display()))?;
+            if let Some(url) = cluster.web_url() {
+                eprintln!("web view on {url}");
+            }
             let remote = Remote {
                 coordinator: cluster.url(),
                 token: Some(cluster.admin_token().to_owned()),

@@ -2,43 +2,16 @@
 //! report (text, JSON, SPSA history table or CSV).
 
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::{Value, json};
 use tokio_stream::StreamExt;
 use tonic::transport::Channel;
+pub use xq_coordinator::report::summary::{json as summary_json, state};
+use xq_coordinator::report::summary::{kind, sprt_state};
 use xq_proto::connect::Auth;
 use xq_proto::pb;
 use xq_proto::pb::run_service_client::RunServiceClient;
 
 /// The admin client type.
 pub type Admin = RunServiceClient<tonic::service::interceptor::InterceptedService<Channel, Auth>>;
-
-fn kind(s: &pb::RunStatus) -> &'static str {
-    match s.spec.as_ref().and_then(|sp| sp.kind.as_ref()) {
-        Some(pb::run_spec::Kind::Sprt(_)) => "sprt",
-        Some(pb::run_spec::Kind::Spsa(_)) => "spsa",
-        Some(pb::run_spec::Kind::Games(_)) => "games",
-        Some(pb::run_spec::Kind::Variants(_)) => "variants",
-        None => "?",
-    }
-}
-
-pub fn state(s: &pb::RunStatus) -> &'static str {
-    match s.state() {
-        pb::RunState::Active => "active",
-        pb::RunState::Finished => "finished",
-        pb::RunState::Stopped => "stopped",
-        pb::RunState::Unspecified => "?",
-    }
-}
-
-fn sprt_state(s: &pb::SprtStatus) -> &'static str {
-    match s.state() {
-        pb::SprtState::Continue => "continue",
-        pb::SprtState::AcceptedH0 => "accepted_h0",
-        pb::SprtState::AcceptedH1 => "accepted_h1",
-        pb::SprtState::Unspecified => "?",
-    }
-}
 
 /// `W/D/L 10/20/5  LLR 1.23 [-2.94, 2.94]  Elo 12.3 ± 5.0` or `θ x=1.2 …`.
 pub fn progress_line(s: &pb::RunStatus) -> String {
@@ -123,44 +96,6 @@ pub async fn watch(admin: &mut Admin, run_id: u64) -> anyhow::Result<pb::RunStat
     }
     bar.finish();
     last.ok_or_else(|| anyhow::anyhow!("the coordinator sent no status for run {run_id}"))
-}
-
-/// The result as one JSON object (see the README's CLI reference).
-pub fn summary_json(s: &pb::RunStatus) -> Value {
-    let t = s.totals.clone().unwrap_or_default();
-    let mut v = json!({
-        "run_id": s.run_id,
-        "kind": kind(s),
-        "run_state": state(s),
-        "games": 2 * t.pairs,
-        "wdl": [t.wins, t.draws, t.losses],
-        "pentanomial": t.pentanomial,
-        "reasons": t.reasons.iter().collect::<std::collections::BTreeMap<_, _>>(),
-        "elo": s.elo.as_ref().map(|e| e.elo),
-        "elo95": s.elo.as_ref().map(|e| e.elo95),
-        "los": s.elo.as_ref().map(|e| e.los),
-    });
-    if !s.flag.is_empty() {
-        v["flag"] = json!(s.flag);
-    }
-    if let Some(sprt) = &s.sprt {
-        v["state"] = json!(sprt_state(sprt));
-        v["llr"] = json!(sprt.llr);
-        v["lower_bound"] = json!(sprt.lower_bound);
-        v["upper_bound"] = json!(sprt.upper_bound);
-    } else {
-        v["state"] = json!(state(s));
-    }
-    if let Some(spsa) = &s.spsa {
-        v["iterations"] = json!(spsa.iter);
-        v["theta"] = spsa
-            .theta
-            .iter()
-            .map(|p| (p.name.clone(), json!(p.value)))
-            .collect::<serde_json::Map<_, _>>()
-            .into();
-    }
-    v
 }
 
 /// A human summary of a run.

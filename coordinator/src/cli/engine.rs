@@ -12,9 +12,10 @@ use clap::{Args, Subcommand};
 use xq_coordinator::spin_options::{self, SpinOption};
 use xq_coordinator::store::engines::{self, MAX_ENGINE_BYTES};
 use xq_coordinator::store::{Store, now_ms};
-use xq_proto::EngineRef;
-use xq_proto::Protocol;
+use xq_engine::rules::RuleSet;
+use xq_proto::{Coords, EngineRef, Protocol};
 use xq_worker::engine_cache;
+use xq_worker::external::{EngineConfig, ExternalEngine, Timeouts};
 
 /// `engine …`.
 #[derive(Debug, Args)]
@@ -42,6 +43,10 @@ enum EngineCommand {
         /// An option set after the handshake, `NAME=VALUE` (repeatable).
         #[arg(long = "option")]
         options: Vec<String>,
+        /// How the engine numbers ranks: 0-9 (UCCI, ElephantEye, Pikafish) or
+        /// 1-10 (Fairy-Stockfish, Sjaak II); detected at each handshake when absent.
+        #[arg(long)]
+        coords: Option<Coords>,
         /// Seconds `PATH bench` may take.
         #[arg(long, default_value_t = 300)]
         bench_timeout: u64,
@@ -62,6 +67,7 @@ impl EngineArgs {
                 db,
                 protocol,
                 options,
+                coords,
                 bench_timeout,
             } => {
                 if name.is_empty() || name.chars().count() > 64 {
@@ -96,15 +102,32 @@ impl EngineArgs {
                     signature,
                     protocol,
                     options,
+                    coords,
                 };
+                let config = EngineConfig {
+                    path: path.clone(),
+                    args: Vec::new(),
+                    protocol,
+                    options: engine
+                        .options
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                    timeouts: Timeouts::default(),
+                    coords,
+                };
+                let session = ExternalEngine::start(&config, &RuleSet::STANDARD)
+                    .map(|e| e.session().clone())
+                    .with_context(|| format!("engine {} fails its handshake", path.display()))?;
                 let store =
                     Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
                 let runtime = tokio::runtime::Runtime::new()?;
                 let added = engine.clone();
                 let stored = spins.clone();
-                runtime.block_on(
-                    store.call(move |conn| engines::add(conn, &added, &stored, &bytes, now_ms())),
-                )?;
+                runtime.block_on(store.call(move |conn| {
+                    engines::add(conn, &added, &stored, &bytes, now_ms())?;
+                    engines::set_variants(conn, &added.name, session.offered_variants.as_deref())
+                }))?;
                 println!(
                     "{} sha256 {} size {} signature {} spin options {}",
                     engine.name,
@@ -120,8 +143,13 @@ impl EngineArgs {
                 let runtime = tokio::runtime::Runtime::new()?;
                 for (e, _) in runtime.block_on(store.call(|conn| engines::list(conn)))? {
                     println!(
-                        "{}\t{}\t{} bytes\tsignature {}\t{:?}",
-                        e.name, e.sha256, e.size, e.signature, e.protocol
+                        "{}\t{}\t{} bytes\tsignature {}\t{:?}\tcoords {}",
+                        e.name,
+                        e.sha256,
+                        e.size,
+                        e.signature,
+                        e.protocol,
+                        e.coords.map_or("detected", Coords::name)
                     );
                 }
             }

@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use xq_coordinator::auth::Role;
 use xq_coordinator::auth::tokens;
-use xq_coordinator::store::{Store, now_ms, tokens as token_rows};
+use xq_coordinator::store::{Store, now_ms, tokens as token_rows, utc};
 
 /// `token …`.
 #[derive(Debug, Args)]
@@ -64,8 +64,8 @@ impl TokenArgs {
                         "{:<24} {:<7} {:<20} {}",
                         t.name,
                         t.role.as_str(),
-                        time(t.created_ms),
-                        t.revoked_ms.map_or_else(|| "-".to_owned(), time)
+                        utc(t.created_ms),
+                        t.revoked_ms.map_or_else(|| "-".to_owned(), utc)
                     );
                 }
             }
@@ -82,36 +82,5 @@ impl TokenArgs {
             }
         }
         Ok(())
-    }
-}
-
-/// Unix ms as `YYYY-MM-DD HH:MM:SS` (UTC).
-fn time(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn times_print_as_utc() {
-        assert_eq!(super::time(0), "1970-01-01 00:00:00");
-        assert_eq!(super::time(1_700_000_000_000), "2023-11-14 22:13:20");
     }
 }

@@ -1,6 +1,8 @@
 //! Reports computed from stored run totals (pure, no I/O).
 //!
+//! * [`summary`]: any run's summary as JSON (`report --json`, the web view).
 //! * [`variants`]: the per-variant report of a variants run and the
 //!   comparisons with its first variant.
 
+pub mod summary;
 pub mod variants;

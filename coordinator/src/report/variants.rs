@@ -33,7 +33,7 @@ use crate::stats::variants::{
     summarize_pairs, wilson_interval,
 };
 
-/// The seed's claimed conversion rates, in [`CONVERTIBLE`] order (RULES.md §8:
+/// The seed's claimed conversion rates, in [`CONVERTIBLE`] order (engine/RULES.md §8:
 /// chariot 1 %, horse 50 %, cannon 30 %, elephant 70 %).
 pub const CLAIMED_CONVERSION: [f64; 4] = [0.01, 0.50, 0.30, 0.70];
 

@@ -4,7 +4,7 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use xq_proto::{BatchOutcome, Invalid, pb};
 
-use super::{Kind, Lineup, Params, RunKind, RunStatus, Slice, SliceWork};
+use super::{Kind, Lineup, MatchSettings, Params, RunKind, RunStatus, Slice, SliceWork};
 use crate::convert;
 use crate::spsa::SpsaState;
 use crate::store::StoreError;
@@ -29,8 +29,12 @@ impl Kind for GamesSpec {
         Some(self.pairs)
     }
 
-    fn prepare(&mut self, conn: &Connection) -> Result<Option<SpsaState>, StoreError> {
-        self.lineup.resolve(conn)?;
+    fn prepare(
+        &mut self,
+        conn: &Connection,
+        settings: &MatchSettings,
+    ) -> Result<Option<SpsaState>, StoreError> {
+        self.lineup.resolve(conn, &settings.rules)?;
         Ok(None)
     }
 

@@ -133,13 +133,33 @@ impl Lineup {
         }
     }
 
-    /// Fills in each selection's registry entry; an unknown name is `NotFound`.
-    pub fn resolve(&mut self, conn: &Connection) -> Result<(), StoreError> {
+    /// Fills in each selection's registry entry (see [`EngineSel::resolve`]).
+    pub fn resolve(&mut self, conn: &Connection, rules: &str) -> Result<(), StoreError> {
         for sel in self.dev.iter_mut().chain(self.base.iter_mut()) {
-            let found = crate::store::engines::get(conn, &sel.name)?;
-            sel.registered = Some(found.ok_or_else(|| {
-                StoreError::NotFound(format!("no engine named '{}' is registered", sel.name))
-            })?);
+            sel.resolve(conn, rules)?;
+        }
+        Ok(())
+    }
+}
+
+impl EngineSel {
+    /// Fills in the registry entry; an unknown name is `NotFound`, an engine
+    /// whose registered `UCI_Variant`s cannot play `rules` `Invalid`.
+    pub fn resolve(&mut self, conn: &Connection, rules: &str) -> Result<(), StoreError> {
+        let found = crate::store::engines::get(conn, &self.name)?;
+        self.registered = Some(found.ok_or_else(|| {
+            StoreError::NotFound(format!("no engine named '{}' is registered", self.name))
+        })?);
+        if let Some(offered) = crate::store::engines::variants(conn, &self.name)? {
+            let parsed: xq_engine::rules::RuleSet = rules
+                .parse()
+                .map_err(|e| StoreError::Invalid(format!("rules: {e}")))?;
+            xq_worker::external::choose_variant(offered.as_deref(), &parsed).map_err(|why| {
+                StoreError::Invalid(format!(
+                    "engine '{}' cannot play rule set '{rules}': {why}",
+                    self.name
+                ))
+            })?;
         }
         Ok(())
     }
@@ -292,8 +312,12 @@ pub trait Kind {
     /// Checks the spec and fills in what the store knows (registered
     /// engines) before the run is created; returns an SPSA run's initial
     /// state.
-    fn prepare(&mut self, conn: &Connection) -> Result<Option<SpsaState>, StoreError> {
-        let _ = conn;
+    fn prepare(
+        &mut self,
+        conn: &Connection,
+        settings: &MatchSettings,
+    ) -> Result<Option<SpsaState>, StoreError> {
+        let _ = (conn, settings);
         Ok(None)
     }
 

@@ -180,12 +180,13 @@ impl Kind for SpsaSpec {
 
     /// Resolves the tuned engine and refuses a parameter it does not offer
     /// as a spin option, or a range outside the option's.
-    fn prepare(&mut self, conn: &Connection) -> Result<Option<SpsaState>, StoreError> {
+    fn prepare(
+        &mut self,
+        conn: &Connection,
+        settings: &MatchSettings,
+    ) -> Result<Option<SpsaState>, StoreError> {
         if let Some(sel) = &mut self.engine {
-            let found = crate::store::engines::get(conn, &sel.name)?;
-            sel.registered = Some(found.ok_or_else(|| {
-                StoreError::NotFound(format!("no engine named '{}' is registered", sel.name))
-            })?);
+            sel.resolve(conn, &settings.rules)?;
             let offered = crate::store::engines::spin_options(conn, &sel.name)?.unwrap_or_default();
             for p in &self.params {
                 crate::spin_options::check(&sel.name, &offered, &p.name, p.min, p.max)
@@ -448,6 +449,7 @@ mod tests {
                 signature: 1,
                 protocol: Protocol::Uci,
                 options: BTreeMap::from([("Threads".to_owned(), "1".to_owned())]),
+                coords: None,
             }),
         }
     }

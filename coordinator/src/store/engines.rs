@@ -3,8 +3,7 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use xq_proto::EngineRef;
-use xq_proto::Protocol;
+use xq_proto::{Coords, EngineRef, Protocol};
 
 use super::StoreError;
 use crate::spin_options::SpinOption;
@@ -56,8 +55,8 @@ pub fn add(
     )?;
     tx.execute(
         "INSERT INTO engines (name, sha256, size, signature, protocol, options, created_ms,
-                              spin_options)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                              spin_options, coords)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         params![
             engine.name,
             engine.sha256,
@@ -67,6 +66,7 @@ pub fn add(
             serde_json::to_string(&engine.options)?,
             now,
             serde_json::to_string(spins)?,
+            engine.coords.map(|c| c.name()),
         ],
     )?;
     tx.commit()?;
@@ -86,13 +86,16 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(EngineRef, String, i64)> {
                 Protocol::Uci
             },
             options: BTreeMap::new(),
+            coords: r
+                .get::<_, Option<String>>(7)?
+                .and_then(|c| c.parse::<Coords>().ok()),
         },
         r.get(5)?,
         r.get(6)?,
     ))
 }
 
-const COLUMNS: &str = "name, sha256, size, signature, protocol, options, created_ms";
+const COLUMNS: &str = "name, sha256, size, signature, protocol, options, created_ms, coords";
 
 /// The engine registered as `name`.
 pub fn get(conn: &Connection, name: &str) -> Result<Option<EngineRef>, StoreError> {
@@ -136,6 +139,41 @@ pub fn list(conn: &Connection) -> Result<Vec<(EngineRef, i64)>, StoreError> {
         .collect()
 }
 
+/// Records the `UCI_Variant` values the engine `name` offered at its
+/// handshake (`None`: it has no such option).
+pub fn set_variants(
+    conn: &Connection,
+    name: &str,
+    offered: Option<&[String]>,
+) -> Result<(), StoreError> {
+    let n = conn.execute(
+        "UPDATE engines SET variants = ?2 WHERE name = ?1",
+        params![name, serde_json::to_string(&offered)?],
+    )?;
+    if n == 0 {
+        return Err(StoreError::NotFound(format!(
+            "no engine named '{name}' is registered"
+        )));
+    }
+    Ok(())
+}
+
+/// The `UCI_Variant` values the engine `name` offered when registered:
+/// `None` when it was never probed, `Some(None)` when it has no such option.
+pub fn variants(conn: &Connection, name: &str) -> Result<Option<Option<Vec<String>>>, StoreError> {
+    let text: Option<Option<String>> = conn
+        .query_row(
+            "SELECT variants FROM engines WHERE name = ?1",
+            [name],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(match text.flatten() {
+        Some(t) => Some(serde_json::from_str(&t)?),
+        None => None,
+    })
+}
+
 /// The executable with this SHA-256.
 pub fn bytes(conn: &Connection, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
     Ok(conn
@@ -159,6 +197,7 @@ mod tests {
             signature: 42,
             protocol: Protocol::Ucci,
             options: [("Hash".to_owned(), "8".to_owned())].into(),
+            coords: (name == "old").then_some(Coords::FromOne),
         }
     }
 
@@ -178,6 +217,15 @@ mod tests {
         assert_eq!(spin_options(&conn, "same-bytes").unwrap(), Some(vec![]));
         assert_eq!(spin_options(&conn, "nope").unwrap(), None);
         assert_eq!(list(&conn).unwrap().len(), 2);
+        assert_eq!(variants(&conn, "old").unwrap(), None, "not probed");
+        set_variants(&conn, "old", Some(&["standard".to_owned()])).unwrap();
+        set_variants(&conn, "same-bytes", None).unwrap();
+        assert_eq!(
+            variants(&conn, "old").unwrap(),
+            Some(Some(vec!["standard".to_owned()]))
+        );
+        assert_eq!(variants(&conn, "same-bytes").unwrap(), Some(None));
+        assert!(set_variants(&conn, "nope", None).is_err());
         assert_eq!(bytes(&conn, &sha).unwrap().as_deref(), Some(&b"abc"[..]));
         let huge = vec![0u8; MAX_ENGINE_BYTES + 1];
         assert!(matches!(

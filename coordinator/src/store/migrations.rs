@@ -214,7 +214,33 @@ ALTER TABLE leases DROP COLUMN work;
 ALTER TABLE engines ADD COLUMN spin_options TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE runs ADD COLUMN verifies INTEGER REFERENCES runs (id);
 "#,
-    // 7: the game archive. The games of one counted result are stored with
+    // 7: an engine's coordinate dialect (NULL: detected at the handshake) and
+    // the UCI_Variant values it offered when registered, as JSON (`null`: no
+    // UCI_Variant option; NULL: not probed, as for engines added before).
+    r#"
+ALTER TABLE engines ADD COLUMN coords TEXT CHECK (coords IN ('0-9', '1-10'));
+ALTER TABLE engines ADD COLUMN variants TEXT;
+"#,
+    // 8: the run's totals after every counted result, for the web view's
+    // Elo-against-games graph (sprt_history keeps only the LLR).
+    r#"
+CREATE TABLE run_history (
+    id       INTEGER PRIMARY KEY,
+    run_id   INTEGER NOT NULL REFERENCES runs (id),
+    pairs    INTEGER NOT NULL,
+    penta_ll INTEGER NOT NULL,
+    penta_ld INTEGER NOT NULL,
+    penta_dd INTEGER NOT NULL,
+    penta_dw INTEGER NOT NULL,
+    penta_ww INTEGER NOT NULL,
+    wins     INTEGER NOT NULL,
+    draws    INTEGER NOT NULL,
+    losses   INTEGER NOT NULL,
+    unix_ms  INTEGER NOT NULL
+);
+CREATE INDEX run_history_by_run ON run_history (run_id, id);
+"#,
+    // 9: the game archive. The games of one counted result are stored with
     // it, in the same transaction: one compressed blob per result
     // (store::game_codec) and one row per game with what filters and
     // failure counts need.

@@ -30,13 +30,16 @@
 //! * [`backup`]: online backups, their checks and restore.
 //! * [`game_codec`]: the compressed form of a result's games; [`games`]:
 //!   their rows.
-//! * [`runs`], [`leases`], [`workers`], [`tokens`], [`variants`], row-level reads and writes on a
-//!   transaction; the rules that combine them live in [`crate::scheduler`].
+//! * [`runs`], [`leases`], [`workers`], [`tokens`], [`variants`], [`history`]: row-level reads
+//!   and writes on a transaction; the rules that combine them live in [`crate::scheduler`].
+//! * [`activity`]: read-only aggregates (workers with their leases, counts).
 
+pub mod activity;
 pub mod backup;
 pub mod engines;
 pub mod game_codec;
 pub mod games;
+pub mod history;
 pub mod leases;
 pub mod migrations;
 pub mod runs;
@@ -45,10 +48,12 @@ pub mod variants;
 pub mod workers;
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::Connection;
+
+use crate::metrics::StoreMetrics;
 
 /// Errors from the store.
 #[derive(Debug, thiserror::Error)]
@@ -109,6 +114,8 @@ pub struct Store {
     jobs: mpsc::Sender<Job>,
     /// The file, for opening more connections; `None` in memory.
     path: Option<PathBuf>,
+    /// This connection's queue depth and batch times.
+    metrics: Arc<StoreMetrics>,
 }
 
 /// How long a connection waits for a lock held by another process.
@@ -149,10 +156,17 @@ impl Store {
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        let metrics = Arc::new(StoreMetrics::default());
         Ok(Store {
-            jobs: Self::spawn(conn, false)?,
+            jobs: Self::spawn(conn, false, Arc::clone(&metrics))?,
             path: Some(path.clone()),
+            metrics,
         })
+    }
+
+    /// This connection's queue depth and batch times.
+    pub fn metrics(&self) -> &StoreMetrics {
+        &self.metrics
     }
 
     /// A private in-memory database (tests).
@@ -164,21 +178,28 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         migrations::migrate(&mut conn)?;
+        let metrics = Arc::new(StoreMetrics::default());
         Ok(Store {
-            jobs: Self::spawn(conn, group_sync)?,
+            jobs: Self::spawn(conn, group_sync, Arc::clone(&metrics))?,
             path: None,
+            metrics,
         })
     }
 
     /// Starts the thread that owns `conn` and runs jobs in arrival order,
     /// in batches; with `group_sync`, a batch that wrote is synced before
     /// its answers go out.
-    fn spawn(mut conn: Connection, group_sync: bool) -> Result<mpsc::Sender<Job>, StoreError> {
+    fn spawn(
+        mut conn: Connection,
+        group_sync: bool,
+        metrics: Arc<StoreMetrics>,
+    ) -> Result<mpsc::Sender<Job>, StoreError> {
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("xq-store".to_owned())
             .spawn(move || {
                 while let Ok(first) = rx.recv() {
+                    let start = Instant::now();
                     let mut answers = vec![first(&mut conn)];
                     while answers.len() < MAX_BATCH {
                         match rx.try_recv() {
@@ -188,11 +209,17 @@ impl Store {
                     }
                     let wrote = answers.iter().any(|(w, _)| *w);
                     let failure = (group_sync && wrote)
-                        .then(|| sync(&conn).err().map(|e| e.to_string()))
+                        .then(|| {
+                            let synced = Instant::now();
+                            let failure = sync(&conn).err().map(|e| e.to_string());
+                            metrics.sync_seconds.observe(synced.elapsed().as_secs_f64());
+                            failure
+                        })
                         .flatten();
                     for (wrote, deliver) in answers {
                         deliver(failure.as_deref().filter(|_| wrote));
                     }
+                    metrics.batch_seconds.observe(start.elapsed().as_secs_f64());
                 }
             })
             .map_err(|e| StoreError::Join(format!("cannot start the store thread: {e}")))?;
@@ -206,7 +233,9 @@ impl Store {
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
         let (tx, rx) = tokio::sync::oneshot::channel();
+        let metrics = Arc::clone(&self.metrics);
         let job: Job = Box::new(move |conn| {
+            metrics.queued.dec();
             let before = conn.total_changes();
             // A panic inside a transaction rolled it back, so the data is
             // sound and the thread keeps serving.
@@ -223,9 +252,11 @@ impl Store {
             });
             (wrote, deliver)
         });
-        self.jobs
-            .send(job)
-            .map_err(|_| StoreError::Join("the store thread has stopped".to_owned()))?;
+        self.metrics.queued.inc();
+        if self.jobs.send(job).is_err() {
+            self.metrics.queued.dec();
+            return Err(StoreError::Join("the store thread has stopped".to_owned()));
+        }
         rx.await
             .map_err(|_| StoreError::Join("the store thread dropped a call".to_owned()))?
     }
@@ -247,7 +278,42 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
+/// Unix ms as `YYYY-MM-DD HH:MM:SS` (UTC).
+pub fn utc(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
 /// A stored count back to `u64` (counts are never negative).
 pub(crate) fn count(v: i64) -> u64 {
     v.max(0) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc;
+
+    #[test]
+    fn utc_formats_unix_ms() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00");
+        assert_eq!(utc(1_796_083_200_000 + 3_723_000), "2026-12-01 01:02:03");
+        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00");
+        assert_eq!(utc(1_700_000_000_000), "2023-11-14 22:13:20");
+    }
 }

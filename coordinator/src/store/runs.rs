@@ -276,7 +276,7 @@ pub fn add_totals(conn: &Connection, id: u64, o: &Totals, now: i64) -> Result<()
     for (reason, games) in &o.reasons {
         stmt.execute(params![id as i64, reason, *games as i64])?;
     }
-    Ok(())
+    super::history::record(conn, id, now)
 }
 
 /// Stores the SPRT state after a counted result and its history row.

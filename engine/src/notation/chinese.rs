@@ -1,4 +1,4 @@
-//! Chinese notation (art. 7.5, RULES.md §9): `炮二平五`, `马8进7`, `前炮平四`.
+//! Chinese notation (art. 7.5, engine/RULES.md §9): `炮二平五`, `马8进7`, `前炮平四`.
 //!
 //! A move is the piece, its file, the direction 进 (forward) / 退 (backward) /
 //! 平 (sideways), then the target file (平, and the diagonal movers) or the number

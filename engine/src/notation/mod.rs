@@ -2,7 +2,7 @@
 //!
 //! - **Coordinates** (ICCS / UCI): `h2e2`; on input also `H2E2` and `H2-E2`.
 //! - **WXF** ([`wxf`]): `C2.5`, `H8+7`, `R1+1`, tandem pieces `R+.4`, `C-+1`.
-//! - **Chinese** ([`chinese`], RULES.md §9, art. 7.5): `炮二平五`, `马8进7`, `前炮平四`.
+//! - **Chinese** ([`chinese`], engine/RULES.md §9, art. 7.5): `炮二平五`, `马8进7`, `前炮平四`.
 //!
 //! Both traditional notations name a piece (by its file or, for like pieces sharing
 //! a file, by its place front to back as the mover sees it), a direction (forward,

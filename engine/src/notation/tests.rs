@@ -25,7 +25,7 @@ fn both_ways(p: &Position, text: &str, coords: &str, notation: Notation) {
     );
 }
 
-/// RULES.md §11, with the WXF form of each move.
+/// engine/RULES.md §11, with the WXF form of each move.
 const FIRST_MOVES: [(&str, &str, &str); 16] = [
     ("炮二平五", "h2e2", "C2.5"),
     ("相三进五", "g0e2", "E3+5"),

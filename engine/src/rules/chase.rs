@@ -1,4 +1,4 @@
-//! Threats and chases (捉, arts. 27–29; RULES.md §5 gives each reading).
+//! Threats and chases (捉, arts. 27–29; engine/RULES.md §5 gives each reading).
 //!
 //! A *threat* is a pair (attacking piece, enemy target). A side threatens a target
 //! when all of these hold:

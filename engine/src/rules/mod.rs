@@ -1,4 +1,4 @@
-//! The rules arbiter: rule sets, game end, repetition judgement (RULES.md §4–§8).
+//! The rules arbiter: rule sets, game end, repetition judgement (engine/RULES.md §4–§8).
 //!
 //! - [`ruleset`]: [`RuleSet`] and its presets (`standard`, `repetition-4`,
 //!   `stalemate-draw`, `no-chase-rule`, `conversion`, `reform-2007`);
@@ -11,7 +11,7 @@
 //! - [`see`]: static exchange evaluation, for chase judgement;
 //! - [`replay`]: checking a game record against the rules ([`replay()`]).
 //!
-//! Interpretations (RULES.md §5 gives each next to its article):
+//! Interpretations (engine/RULES.md §5 gives each next to its article):
 //! - perpetual check is judged exactly; chases with a static exchange evaluation
 //!   on legal captures, threats through one check, and a mate-in-one test;
 //!   mate threats up to [`mate::MATE_THREAT_CHECKS`] checks;

@@ -1,4 +1,4 @@
-//! Repetition judgement (arts. 23–26, RULES.md §5), shared by the arbiter and
+//! Repetition judgement (arts. 23–26, engine/RULES.md §5), shared by the arbiter and
 //! the search.
 //!
 //! # Stack
@@ -51,7 +51,7 @@
 //!    draw (arts. 24.2, 26.2, 26.3);
 //! 3. one forbidden, the other allowed: the forbidden side loses (arts. 24.3,
 //!    26.4; the rules make it vary its moves first and lose only if it repeats
-//!    again; an engine game scores it as a loss at once, RULES.md §5).
+//!    again; an engine game scores it as a loss at once, engine/RULES.md §5).
 //!
 //! With `perpetual_check_loses` off a check counts as idle; with `chase_rule` off
 //! chases and mate threats count as idle.

@@ -3,11 +3,11 @@
 //! A [`RuleSet`] is built from named presets joined with `+`
 //! (`"standard+conversion"`), or read from TOML or JSON with the field names of the
 //! struct (unknown fields are errors). Every preset changes the standard rules
-//! (RULES.md §4–§6, the 1999 rules) in one respect; `standard` itself changes
+//! (engine/RULES.md §4–§6, the 1999 rules) in one respect; `standard` itself changes
 //! nothing, so `"conversion"` and `"standard+conversion"` are the same rule set.
 //! The repetition code is one such respect: `asian` judges repetitions under the
 //! Asian Xiangqi Federation's rules, `chinese` (the standard's) under the 1999
-//! Chinese rules (RULES.md §5).
+//! Chinese rules (engine/RULES.md §5).
 
 use std::fmt;
 use std::str::FromStr;
@@ -38,7 +38,7 @@ pub struct RuleSet {
     pub move_limit: u32,
     /// What having no legal move while not in check means.
     pub stalemate: Stalemate,
-    /// The capture-conversion variant (RULES.md §8).
+    /// The capture-conversion variant (engine/RULES.md §8).
     pub conversion: bool,
     /// Points for a win, a draw and a loss.
     pub scoring: Scoring,
@@ -46,7 +46,7 @@ pub struct RuleSet {
     pub odds: Odds,
 }
 
-/// The code that judges repetitions (RULES.md §5 gives each difference with the
+/// The code that judges repetitions (engine/RULES.md §5 gives each difference with the
 /// article on each side).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -199,7 +199,7 @@ impl Default for RuleSet {
 }
 
 impl RuleSet {
-    /// The 1999 rules as RULES.md states them.
+    /// The 1999 rules as engine/RULES.md states them.
     pub const STANDARD: RuleSet = RuleSet {
         repetition_count: 3,
         perpetual_check_loses: true,

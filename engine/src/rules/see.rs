@@ -10,7 +10,7 @@
 //! defended point do not take part (art. 28.16: a false protector is no protector).
 //! Either side may stop when going on would lose material.
 //!
-//! Known simplifications: the capture-conversion rule (RULES.md §8) is ignored
+//! Known simplifications: the capture-conversion rule (engine/RULES.md §8) is ignored
 //! during the exchange, and a recapture that gives check is not preferred.
 
 use crate::position::file_occupancy_of;
@@ -42,7 +42,7 @@ pub fn judge_value(piece: Piece, sq: Square) -> i32 {
 /// pieces in `occ` other than on `to` stand where the position has them, and so do
 /// the other side's. Pieces in `standing` do not count as attacking the general:
 /// chase judgement passes the pieces giving the checks already on the board, so
-/// that a side in check keeps its standing threats and protections (RULES.md §5).
+/// that a side in check keeps its standing threats and protections (engine/RULES.md §5).
 pub fn capture_is_safe(
     pos: &Position,
     side: Color,

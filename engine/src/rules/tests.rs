@@ -337,7 +337,7 @@ fn reason_tokens_round_trip() {
     );
 }
 
-// Capture conversion (RULES.md §8).
+// Capture conversion (engine/RULES.md §8).
 
 fn converted(color: Color, kind: Kind) -> Piece {
     Piece::new_converted(color, kind).unwrap()

@@ -3,7 +3,7 @@
 //! The search keeps one [`HistoryEntry`] per position on the current line (game
 //! positions before the root, then the tree), each with the move that led to it.
 //! [`judge`] looks for an earlier occurrence of the current position and scores
-//! the cycle with the arbiter's own verdict ([`crate::rules::judge_cycle`], RULES.md
+//! the cycle with the arbiter's own verdict ([`crate::rules::judge_cycle`], engine/RULES.md
 //! §5): perpetual check, and with the chase rule on, perpetual chase and mixtures,
 //! lose; any other repetition is a draw.
 //!

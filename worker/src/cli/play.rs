@@ -16,7 +16,7 @@ use xq_engine::rules::RuleSet;
 use xq_proto::cli::{AdjudicationArgs, LimitArgs, OpeningArgs};
 use xq_proto::{Limit, Score};
 
-use crate::external::{EngineConfig, Protocol, Timeouts};
+use crate::external::{Coords, EngineConfig, Protocol, Timeouts};
 use crate::openings::{OpeningBook, Order};
 use crate::pgn::{self, PgnGame, PgnHeader};
 use crate::runner::{GameRecord, MatchOutcome, MatchSpec, PlayerConfig, Runner};
@@ -57,6 +57,17 @@ pub struct PlayArgs {
     /// Protocol of external engines: uci or ucci.
     #[arg(long, default_value = "uci")]
     protocol: String,
+    /// How the first player's engine numbers ranks: 0-9 (UCCI, ElephantEye,
+    /// Pikafish) or 1-10 (Fairy-Stockfish, Sjaak II); detected when absent.
+    #[arg(long)]
+    dev_coords: Option<Coords>,
+    /// How the second player's engine numbers ranks.
+    #[arg(long)]
+    base_coords: Option<Coords>,
+    /// Forfeit margin of external engines, ms: how far a timed move may overrun
+    /// the clock or movetime before the engine loses on time.
+    #[arg(long, default_value_t = Timeouts::default().margin_ms)]
+    time_margin: u64,
     /// Transposition table per player and thread, in MB.
     #[arg(long, default_value_t = 16)]
     hash: usize,
@@ -122,7 +133,10 @@ impl PlayArgs {
         let Some(protocol) = Protocol::parse(&self.protocol) else {
             bail!("unknown protocol '{}'; expected uci or ucci", self.protocol)
         };
-        let engine = |path: &Option<PathBuf>, options: &[String]| -> anyhow::Result<_> {
+        let engine = |path: &Option<PathBuf>,
+                      options: &[String],
+                      coords: Option<Coords>|
+         -> anyhow::Result<_> {
             let Some(path) = path else { return Ok(None) };
             let options = options
                 .iter()
@@ -136,7 +150,11 @@ impl PlayArgs {
                 args: Vec::new(),
                 protocol,
                 options,
-                timeouts: Timeouts::default(),
+                timeouts: Timeouts {
+                    margin_ms: self.time_margin,
+                    ..Timeouts::default()
+                },
+                coords,
             }))
         };
         let player =
@@ -162,13 +180,13 @@ impl PlayArgs {
             &dev_name,
             &self.dev,
             own(&self.dev_limit)?,
-            engine(&self.dev_engine, &self.dev_options)?,
+            engine(&self.dev_engine, &self.dev_options, self.dev_coords)?,
         )?;
         let base = player(
             &base_name,
             &self.base,
             own(&self.base_limit)?,
-            engine(&self.base_engine, &self.base_options)?,
+            engine(&self.base_engine, &self.base_options, self.base_coords)?,
         )?;
         let rules: RuleSet = self.rules.parse()?;
         let openings = OpeningBook::load(&self.openings.source()?)?;
@@ -236,7 +254,7 @@ impl PlayArgs {
             write_pgn(path, &spec, &outcome.games, notation)?;
         }
         if self.json {
-            println!("{}", summary_json(&outcome));
+            println!("{}", summary_json(&spec, &outcome));
         } else {
             print_summary(&spec, &outcome, runner.threads());
         }
@@ -244,8 +262,18 @@ impl PlayArgs {
     }
 }
 
-fn summary_json(o: &MatchOutcome) -> serde_json::Value {
+fn summary_json(spec: &MatchSpec, o: &MatchOutcome) -> serde_json::Value {
     let t = &o.totals;
+    let players: Vec<serde_json::Value> = spec
+        .players
+        .iter()
+        .zip(&o.players)
+        .map(|(p, s)| {
+            let mut v = s.to_json();
+            v["name"] = json!(p.name);
+            v
+        })
+        .collect();
     json!({
         "games": t.games(),
         "wins": t.wins,
@@ -258,6 +286,7 @@ fn summary_json(o: &MatchOutcome) -> serde_json::Value {
         "nodes_per_second": o.nodes_per_second(),
         "search_share": o.search_share(),
         "reasons": t.reasons,
+        "players": players,
     })
 }
 
@@ -288,6 +317,9 @@ fn print_summary(spec: &MatchSpec, o: &MatchOutcome, threads: usize) {
         o.nodes_per_second(),
         100.0 * o.search_share()
     );
+    for (p, s) in spec.players.iter().zip(&o.players) {
+        println!("{}: {}", p.name, s.summary());
+    }
 }
 
 /// Today's date as `YYYY.MM.DD` (UTC).

@@ -1,12 +1,14 @@
 //! The text of the UCI and UCCI engine protocols: the commands sent and the
 //! replies parsed.
 //!
-//! UCI and UCCI differ for this runner only in the handshake (`uci`/`uciok` or
-//! `ucci`/`ucciok`), in `setoption` (`setoption name N value V`, or
-//! `setoption N V`) and in the clock fields of `go` (`wtime btime winc binc`, or
-//! UCCI's `time increment opptime opptime-increment` from the mover's view, in
-//! milliseconds as the runner sends them). Moves are coordinates (`h2e2`,
-//! ranks 0–9) in both.
+//! UCI and UCCI differ for this runner in the handshake (`uci`/`uciok` or
+//! `ucci`/`ucciok`), in `option` declarations and `setoption` (`setoption name
+//! N value V`, or `setoption N V`) and in `go`: UCI's clock fields are `wtime
+//! btime winc binc` in milliseconds; UCCI's are `time increment opptime
+//! oppincrement` from the mover's view, in seconds unless the engine was told
+//! `setoption usemillisec true` (UCCI 3.0), and UCCI has no `movetime` (a fixed
+//! time per move is `time T movestogo 1`). Moves are coordinates in the engine's
+//! [dialect](super::dialect).
 
 use std::fmt::Write as _;
 
@@ -54,9 +56,28 @@ pub enum Go {
     },
 }
 
-/// The `go` command for `limit`.
-pub fn go_command(protocol: Protocol, limit: Go) -> String {
-    let mut s = String::from("go");
+/// The unit of UCCI's clock fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TimeUnit {
+    /// Milliseconds: UCI always; UCCI after `setoption usemillisec true`.
+    #[default]
+    Millis,
+    /// Whole seconds, rounded down: UCCI without `usemillisec`.
+    Seconds,
+}
+
+impl TimeUnit {
+    fn of(self, ms: u64) -> u64 {
+        match self {
+            TimeUnit::Millis => ms,
+            TimeUnit::Seconds => ms / 1000,
+        }
+    }
+}
+
+/// Appends the `go` command for `limit` to `s`; UCCI clock fields in `unit`.
+pub fn write_go(s: &mut String, protocol: Protocol, limit: Go, unit: TimeUnit) {
+    s.push_str("go");
     match limit {
         Go::Nodes(n) => {
             let _ = write!(s, " nodes {n}");
@@ -64,9 +85,14 @@ pub fn go_command(protocol: Protocol, limit: Go) -> String {
         Go::Depth(d) => {
             let _ = write!(s, " depth {d}");
         }
-        Go::MoveTimeMs(ms) => {
-            let _ = write!(s, " movetime {ms}");
-        }
+        Go::MoveTimeMs(ms) => match protocol {
+            Protocol::Uci => {
+                let _ = write!(s, " movetime {ms}");
+            }
+            Protocol::Ucci => {
+                let _ = write!(s, " time {} movestogo 1", unit.of(ms));
+            }
+        },
         Go::Clock {
             time_ms,
             inc_ms,
@@ -83,10 +109,14 @@ pub fn go_command(protocol: Protocol, limit: Go) -> String {
                     );
                 }
                 Protocol::Ucci => {
+                    let t = |ms| unit.of(ms);
                     let _ = write!(
                         s,
                         " time {} increment {} opptime {} oppincrement {}",
-                        time_ms[us], inc_ms[us], time_ms[them], inc_ms[them]
+                        t(time_ms[us]),
+                        t(inc_ms[us]),
+                        t(time_ms[them]),
+                        t(inc_ms[them])
                     );
                 }
             }
@@ -95,17 +125,84 @@ pub fn go_command(protocol: Protocol, limit: Go) -> String {
             }
         }
     }
+}
+
+/// The `go` command for `limit`.
+pub fn go_command(protocol: Protocol, limit: Go, unit: TimeUnit) -> String {
+    let mut s = String::new();
+    write_go(&mut s, protocol, limit, unit);
     s
 }
 
+/// An option an engine declared in its handshake.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct OptionDecl {
+    pub name: String,
+    /// The `var` values of a combo option, in order.
+    pub vars: Vec<String>,
+}
+
+/// Reads an `option` line: UCI `option name <N> type <T> … [var <V>]…`, UCCI
+/// `option <N> type <T> …`. `None` for any other line.
+pub fn parse_option(protocol: Protocol, line: &str) -> Option<OptionDecl> {
+    let mut words = line.split_whitespace().peekable();
+    if words.next()? != "option" {
+        return None;
+    }
+    if protocol == Protocol::Uci && words.next_if_eq(&"name").is_none() {
+        return None;
+    }
+    let mut name = Vec::new();
+    while let Some(w) = words.next_if(|&w| w != "type") {
+        name.push(w);
+    }
+    if name.is_empty() {
+        return None;
+    }
+    let mut vars = Vec::new();
+    let keywords = ["type", "default", "min", "max", "var"];
+    while let Some(w) = words.next() {
+        if w == "var" {
+            let mut value = Vec::new();
+            while let Some(v) = words.next_if(|v| !keywords.contains(v)) {
+                value.push(v);
+            }
+            vars.push(value.join(" "));
+        }
+    }
+    Some(OptionDecl {
+        name: name.join(" "),
+        vars,
+    })
+}
+
 /// What an `info` line said that the runner uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Info {
     pub depth: Option<u32>,
     /// Centipawns from the mover's view; a mate in `n` plies maps to
     /// ±([`MATE_CP`] − n).
     pub score_cp: Option<i32>,
     pub nodes: Option<u64>,
+    /// The principal variation as the engine wrote it, in its dialect.
+    pub pv: Option<String>,
+    /// The text of the last `info string` line.
+    pub string: Option<String>,
+}
+
+impl Info {
+    /// `later` merged over `self`: the fields `later` has, else those of `self`.
+    pub fn merge(&mut self, later: Info) {
+        self.depth = later.depth.or(self.depth);
+        self.score_cp = later.score_cp.or(self.score_cp);
+        self.nodes = later.nodes.or(self.nodes);
+        if later.pv.is_some() {
+            self.pv = later.pv;
+        }
+        if later.string.is_some() {
+            self.string = later.string;
+        }
+    }
 }
 
 /// Mate scores are reported as this minus the distance in plies.
@@ -136,7 +233,14 @@ pub fn parse_info(line: &str) -> Info {
                     i += 1;
                 }
             }
-            "pv" | "string" => break,
+            "pv" => {
+                info.pv = Some(words[i + 1..].join(" "));
+                break;
+            }
+            "string" => {
+                info.string = Some(words[i + 1..].join(" "));
+                break;
+            }
             _ => {}
         }
         i += 1;
@@ -164,25 +268,75 @@ mod tests {
 
     #[test]
     fn go_commands() {
-        assert_eq!(go_command(Protocol::Uci, Go::Nodes(500)), "go nodes 500");
+        let ms = TimeUnit::Millis;
+        assert_eq!(
+            go_command(Protocol::Uci, Go::Nodes(500), ms),
+            "go nodes 500"
+        );
         let clock = Go::Clock {
-            time_ms: [60_000, 30_000],
-            inc_ms: [500, 250],
+            time_ms: [60_000, 30_500],
+            inc_ms: [500, 2250],
             mover: Color::Black,
             moves_to_go: Some(12),
         };
         assert_eq!(
-            go_command(Protocol::Uci, clock),
-            "go wtime 60000 btime 30000 winc 500 binc 250 movestogo 12"
+            go_command(Protocol::Uci, clock, ms),
+            "go wtime 60000 btime 30500 winc 500 binc 2250 movestogo 12"
         );
         assert_eq!(
-            go_command(Protocol::Ucci, clock),
-            "go time 30000 increment 250 opptime 60000 oppincrement 500 movestogo 12"
+            go_command(Protocol::Ucci, clock, ms),
+            "go time 30500 increment 2250 opptime 60000 oppincrement 500 movestogo 12"
+        );
+        assert_eq!(
+            go_command(Protocol::Ucci, clock, TimeUnit::Seconds),
+            "go time 30 increment 2 opptime 60 oppincrement 0 movestogo 12"
+        );
+        assert_eq!(
+            go_command(Protocol::Uci, Go::MoveTimeMs(250), ms),
+            "go movetime 250"
+        );
+        assert_eq!(
+            go_command(Protocol::Ucci, Go::MoveTimeMs(2500), ms),
+            "go time 2500 movestogo 1"
+        );
+        assert_eq!(
+            go_command(Protocol::Ucci, Go::MoveTimeMs(2500), TimeUnit::Seconds),
+            "go time 2 movestogo 1"
         );
         assert_eq!(
             Protocol::Ucci.setoption("hashsize", "16"),
             "setoption hashsize 16"
         );
+    }
+
+    #[test]
+    fn option_declarations() {
+        let fsf =
+            "option name UCI_Variant type combo default chess var 3check var chess var xiangqi";
+        assert_eq!(
+            parse_option(Protocol::Uci, fsf),
+            Some(OptionDecl {
+                name: "UCI_Variant".into(),
+                vars: vec!["3check".into(), "chess".into(), "xiangqi".into()],
+            })
+        );
+        let spaced = parse_option(Protocol::Uci, "option name Clear Hash type button").unwrap();
+        assert_eq!(spaced.name, "Clear Hash");
+        assert!(spaced.vars.is_empty());
+        let eleeye = "option idle type combo var none var small var medium default none";
+        assert_eq!(
+            parse_option(Protocol::Ucci, eleeye).unwrap().vars,
+            ["none", "small", "medium"]
+        );
+        assert_eq!(
+            parse_option(Protocol::Ucci, "option usemillisec type check default true")
+                .unwrap()
+                .name,
+            "usemillisec"
+        );
+        for other in ["id name x", "option", "option name type spin", "uciok"] {
+            assert_eq!(parse_option(Protocol::Uci, other), None, "{other}");
+        }
     }
 
     #[test]
@@ -193,7 +347,9 @@ mod tests {
             Info {
                 depth: Some(7),
                 score_cp: Some(-35),
-                nodes: Some(12345)
+                nodes: Some(12345),
+                pv: Some("h2e2 h9g7".into()),
+                string: None,
             }
         );
         assert_eq!(parse_info("info score mate 2").score_cp, Some(MATE_CP - 3));
@@ -205,8 +361,18 @@ mod tests {
             parse_info("info depth 5 score -17 pv h2e2").score_cp,
             Some(-17)
         );
-        assert_eq!(parse_info("info string score cp 5"), Info::default());
+        let s = parse_info("info string score cp 5");
+        assert_eq!(
+            (s.score_cp, s.string.as_deref()),
+            (None, Some("score cp 5"))
+        );
         assert_eq!(parse_info("info depth x score cp"), Info::default());
+        let mut merged = parse_info("info depth 3 score cp 10 pv a3a4");
+        merged.merge(parse_info("info nodes 99"));
+        assert_eq!(
+            (merged.depth, merged.nodes, merged.pv.as_deref()),
+            (Some(3), Some(99), Some("a3a4"))
+        );
         assert_eq!(
             parse_bestmove("bestmove h2e2 ponder h9g7"),
             Some(Some("h2e2".into()))

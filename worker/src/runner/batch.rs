@@ -88,6 +88,7 @@ fn player(
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             timeouts: Timeouts::default(),
+            coords: e.coords,
         }),
         draw_contempt,
     })

@@ -13,7 +13,8 @@ use xq_proto::variant_stats::{GameSummary, KindCaptures, game_captures};
 use xq_proto::{Adjudication, Limit, MoveStats, Opening, Score};
 
 use super::player::PlayerConfig;
-use super::seat::Seat;
+use super::player_stats::{Fault, GameStats};
+use super::seat::{Seat, SeatError};
 use crate::adjudication::{Adjudicator, Verdict};
 use crate::timecontrol::Clock;
 
@@ -80,6 +81,8 @@ pub struct GameRecord {
     /// The last stderr lines of an external engine that failed in this game
     /// (at most [`MAX_STDERR_TAIL_BYTES`]); empty otherwise.
     pub stderr_tail: String,
+    /// Each player's latencies and fault, by player index.
+    pub stats: [GameStats; 2],
 }
 
 /// The last `max` bytes of `lines` joined by newlines, cut at a character
@@ -91,6 +94,17 @@ fn tail(lines: &[String], max: usize) -> String {
         cut += 1;
     }
     text[cut..].to_owned()
+}
+
+/// Why a game could not be played.
+#[derive(Debug, thiserror::Error)]
+pub enum PlayError {
+    /// The opening's moves do not fit its position.
+    #[error(transparent)]
+    Opening(#[from] GameError),
+    /// A player's setting fails every game (a [`SeatError::Setting`]).
+    #[error(transparent)]
+    Setting(SeatError),
 }
 
 impl GameRecord {
@@ -151,11 +165,11 @@ pub fn search_rules(rules: &RuleSet, draw_contempt: bool) -> SearchRules {
 
 /// Plays one game; `seats[i]` belongs to `setup.players[i]`. Returns `None`
 /// when the stop flag ended the game early, or an error when the opening's moves
-/// do not fit its position.
+/// do not fit its position or a player's setting cannot work.
 pub fn play_game(
     setup: &GameSetup<'_>,
     seats: &mut [Seat; 2],
-) -> Result<Option<GameRecord>, GameError> {
+) -> Result<Option<GameRecord>, PlayError> {
     let started = Instant::now();
     let start = Position::from_fen(&setup.opening.fen).unwrap_or_else(|_| Position::startpos());
     let mut game = Game::new(start, *setup.rules);
@@ -187,58 +201,84 @@ pub fn play_game(
     let (mut nodes, mut search_time) = (0, Duration::ZERO);
     let mut per_move = Vec::new();
     let mut outcome = game.outcome();
+    let mut stats: [GameStats; 2] = Default::default();
     for (i, seat) in seats.iter_mut().enumerate() {
-        if let Err(reason) = seat.new_game(&setup.players[i]) {
-            let winner = !color_of(i);
-            outcome = outcome.or(Some(Outcome {
-                result: GameResult::win_for(winner),
-                reason,
-                ply: opening_plies,
-            }));
+        match seat.new_game(&setup.players[i], setup.rules) {
+            Ok(()) => {}
+            Err(SeatError::Forfeit(fault)) => {
+                if outcome.is_none() {
+                    stats[i].fault = Some(fault);
+                    outcome = Some(Outcome {
+                        result: GameResult::win_for(!color_of(i)),
+                        reason: fault.reason(),
+                        ply: opening_plies,
+                    });
+                }
+            }
+            Err(e) => return Err(PlayError::Setting(e)),
         }
     }
     while outcome.is_none() {
         let side = game.position().side_to_move();
         let idx = player_of(side);
-        let t = Instant::now();
-        let choice = seats[idx].choose(
-            &setup.players[idx],
-            &game,
-            limit_of(side),
-            &clocks,
-            &rules[idx],
-            setup.stop,
-        );
-        let elapsed = t.elapsed();
+        let choice = seats[idx]
+            .choose(
+                &setup.players[idx],
+                &game,
+                limit_of(side),
+                &clocks,
+                &rules[idx],
+                setup.stop,
+            )
+            .map_err(PlayError::Setting)?;
+        let elapsed = choice.elapsed;
         search_time += elapsed;
         nodes += choice.nodes;
         if setup.stop.load(Ordering::Relaxed) {
             return Ok(None);
         }
         let ply = game.records().len();
-        let lose = |reason| {
+        let lose = |fault: Fault| {
             Some(Outcome {
                 result: GameResult::win_for(!side),
-                reason,
+                reason: fault.reason(),
                 ply,
             })
         };
-        if let Some(clock) = &mut clocks[side]
-            && !clock.charge(u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
+        let margin_ms = setup.players[idx]
+            .engine
+            .as_ref()
+            .map_or(0, |e| e.timeouts.margin_ms);
+        if choice.mv.is_ok()
+            && let Some(clock) = &mut clocks[side]
+            && let Err(over) = clock.charge(
+                u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+                margin_ms,
+            )
         {
-            outcome = lose(Reason::TimeForfeit);
+            let fault = Fault::TimeLoss {
+                overrun_ms: over.ms,
+                killed: false,
+            };
+            stats[idx].fault = Some(fault);
+            outcome = lose(fault);
             break;
         }
         let mv = match choice.mv {
             Ok(mv) => mv,
-            Err(reason) => {
-                outcome = lose(reason);
+            Err(fault) => {
+                stats[idx].fault = Some(fault);
+                outcome = lose(fault);
                 break;
             }
         };
+        stats[idx].answered(elapsed);
         outcome = match game.play(mv) {
             Ok(o) => o,
-            Err(_) => lose(Reason::IllegalMove),
+            Err(_) => {
+                stats[idx].fault = Some(Fault::IllegalMove);
+                lose(Fault::IllegalMove)
+            }
         };
         if game.records().len() > ply {
             per_move.push(MoveStats {
@@ -289,6 +329,7 @@ pub fn play_game(
             .map_or_else(String::new, |s| {
                 tail(s.failure_stderr(), MAX_STDERR_TAIL_BYTES)
             }),
+        stats,
     }))
 }
 

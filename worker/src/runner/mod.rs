@@ -20,9 +20,10 @@
 mod batch;
 mod game;
 mod player;
+mod player_stats;
 mod seat;
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -33,9 +34,10 @@ use xq_engine::rules::RuleSet;
 use xq_engine::search::{Limits, SearchRules, Searcher};
 
 pub use batch::{EnginePlayer, match_spec};
-pub use game::{GameRecord, GameSetup, play_game, search_rules};
+pub use game::{GameRecord, GameSetup, PlayError, play_game, search_rules};
 pub use player::PlayerConfig;
-pub use seat::{Choice, Seat, forfeit};
+pub use player_stats::{Fault, GameStats, PlayerStats};
+pub use seat::{Choice, Seat, SeatError, forfeit};
 
 use xq_proto::{Adjudication, Totals, VariantStats};
 
@@ -81,6 +83,8 @@ pub struct MatchOutcome {
     pub wall_time: Duration,
     /// Red's view and capture statistics over the complete pairs.
     pub variant: VariantStats,
+    /// Each player's faults and latencies over the complete pairs.
+    pub players: [PlayerStats; 2],
 }
 
 impl MatchOutcome {
@@ -113,6 +117,9 @@ pub enum RunError {
         index: u64,
         source: xq_engine::rules::GameError,
     },
+    /// A player's setting fails every game; the match stopped.
+    #[error("the match stopped: {0}")]
+    Setting(SeatError),
 }
 
 /// Margin (cp) within which a generated opening counts as balanced.
@@ -170,11 +177,17 @@ impl Runner {
         on_game: &(dyn Fn(u64, &GameRecord) + Sync),
     ) -> Result<MatchOutcome, RunError> {
         let started = Instant::now();
+        let failed = AtomicBool::new(false);
         let games: Vec<Result<Option<GameRecord>, RunError>> = self.pool.install(|| {
             (0..spec.pairs.saturating_mul(2))
                 .into_par_iter()
                 .map(|g| {
-                    let record = self.play_one(spec, g, stop)?;
+                    if failed.load(Ordering::Relaxed) {
+                        return Ok(None);
+                    }
+                    let record = self.play_one(spec, g, stop).inspect_err(|_| {
+                        failed.store(true, Ordering::Relaxed);
+                    })?;
                     if let Some(r) = &record {
                         on_game(g, r);
                     }
@@ -192,6 +205,9 @@ impl Runner {
                 outcome.nodes += g.nodes;
                 outcome.search_time += g.search_time;
                 outcome.game_time += g.total_time;
+                for (player, stats) in outcome.players.iter_mut().zip(&g.stats) {
+                    player.add(stats);
+                }
             }
             outcome.totals.add_pair(
                 [&first, &second].map(|g| (g.score_for(0), g.plies() as u64, g.reason.token())),
@@ -250,8 +266,10 @@ impl Runner {
             opening: &opening,
             stop,
         };
-        let record = play_game(&setup, &mut state.seats)
-            .map_err(|source| RunError::Opening { index, source })?;
+        let record = play_game(&setup, &mut state.seats).map_err(|e| match e {
+            PlayError::Opening(source) => RunError::Opening { index, source },
+            PlayError::Setting(e) => RunError::Setting(e),
+        })?;
         Ok(record.map(|r| GameRecord {
             opening_index: index,
             ..r

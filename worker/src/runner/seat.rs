@@ -3,23 +3,27 @@
 //!
 //! A running engine is kept across games and leases: options that changed
 //! (an SPSA lease's θ+ or θ−) are set with `setoption` before the next game;
-//! another executable restarts it.
+//! another executable, dialect or rule set restarts it.
 //!
-//! An external engine that fails (crash, hang, protocol breach) loses the game it
-//! failed in, with the reason recorded and its stderr logged; the process is
-//! dropped (killed) and a fresh one is started for the next game.
+//! An external engine that fails (crash, hang, protocol breach, a move that is
+//! illegal) loses the game it failed in, with the fault recorded and its stderr
+//! logged; the process is dropped (killed) and a fresh one is started for the
+//! next game. A failure that is a setting (a wrong coordinate dialect, a rule set
+//! the engine cannot play) would lose every game alike, so it ends the match.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
-use xq_engine::rules::{Game, Reason};
+use xq_engine::rules::{Game, RuleSet};
 use xq_engine::search::{HistoryEntry, MATE, MAX_PLY, SearchRules, Searcher};
 use xq_engine::{ByColor, Move};
 use xq_proto::Limit;
 
 use super::player::PlayerConfig;
+use super::player_stats::Fault;
 use crate::external::protocol::MATE_CP;
-use crate::external::{EngineFailure, ExternalEngine};
+use crate::external::{EngineFailure, ExternalEngine, dialect};
 use crate::timecontrol::{Clock, go_limit, search_limits};
 
 /// One player's reusable state on one game thread.
@@ -46,43 +50,79 @@ impl Default for Seat {
 /// A player's answer for one move.
 #[derive(Debug)]
 pub struct Choice {
-    /// The move, or why the player forfeits the game.
-    pub mv: Result<Move, Reason>,
+    /// The move, or the fault the player loses by.
+    pub mv: Result<Move, Fault>,
     /// The reported score, centipawns from the mover's view.
     pub score_cp: Option<i32>,
     /// The reported depth, plies (0 when none was reported).
     pub depth: u32,
     pub nodes: u64,
+    /// The time the player is charged: an external engine's from the write of
+    /// `go` to the read of `bestmove`, the built-in engine's search time.
+    pub elapsed: Duration,
 }
 
-/// The reason a failed engine loses its game.
-pub fn forfeit(failure: &EngineFailure) -> Reason {
+/// Why a seat cannot play on.
+#[derive(Debug, thiserror::Error)]
+pub enum SeatError {
+    /// The player loses the game.
+    #[error("{0:?}")]
+    Forfeit(Fault),
+    /// A setting that fails every game: the match stops.
+    #[error("player '{player}': {failure}")]
+    Setting {
+        player: String,
+        failure: EngineFailure,
+    },
+}
+
+/// The fault a failed engine loses its game by.
+pub fn forfeit(failure: &EngineFailure) -> Fault {
     match failure {
-        EngineFailure::Timeout { .. } => Reason::TimeForfeit,
-        EngineFailure::Protocol { .. } => Reason::IllegalMove,
+        EngineFailure::Timeout { .. } => Fault::TimeLoss {
+            overrun_ms: 0,
+            killed: true,
+        },
+        &EngineFailure::Overran {
+            elapsed_ms,
+            allotted_ms,
+            ..
+        } => Fault::TimeLoss {
+            overrun_ms: elapsed_ms.saturating_sub(allotted_ms),
+            killed: false,
+        },
+        EngineFailure::Protocol { .. }
+        | EngineFailure::Probe { .. }
+        | EngineFailure::Dialect { .. }
+        | EngineFailure::Unsupported { .. } => Fault::IllegalMove,
         EngineFailure::Spawn { .. } | EngineFailure::Exited { .. } | EngineFailure::Write(_) => {
-            Reason::Resignation
+            Fault::Crash
         }
     }
 }
 
 impl Seat {
-    /// Gets ready for a new game of `player`: a cleared searcher, or an engine
-    /// process that is started if needed and told a new game begins.
-    pub fn new_game(&mut self, player: &PlayerConfig) -> Result<(), Reason> {
+    /// Gets ready for a new game of `player` under `rules`: a cleared searcher,
+    /// or an engine process that is started if needed and told a new game begins.
+    pub fn new_game(&mut self, player: &PlayerConfig, rules: &RuleSet) -> Result<(), SeatError> {
         self.failure_stderr.clear();
-        if self.hash_mb != player.hash_mb {
-            self.searcher.set_hash_mb(player.hash_mb);
-            self.hash_mb = player.hash_mb;
-        }
-        self.searcher.clear();
         let Some(config) = &player.engine else {
             self.engine = None;
+            if self.hash_mb != player.hash_mb {
+                self.searcher.set_hash_mb(player.hash_mb);
+                self.hash_mb = player.hash_mb;
+            }
+            self.searcher.clear();
             return Ok(());
         };
-        let start = || ExternalEngine::start(config).and_then(|mut e| e.new_game().map(|()| e));
+        let start = || {
+            ExternalEngine::start(config, rules).and_then(|mut e| {
+                tracing::info!(player = %player.name, session = ?e.session(), "engine started");
+                e.new_game().map(|()| e)
+            })
+        };
         let ready = match self.engine.take() {
-            Some(mut engine) => match engine.reconfigure(config) {
+            Some(mut engine) => match engine.reconfigure(config, rules) {
                 Ok(true) => engine.new_game().map(|()| engine),
                 Ok(false) => {
                     drop(engine);
@@ -97,11 +137,15 @@ impl Seat {
                 self.engine = Some(engine);
                 Ok(())
             }
-            Err(failure) => Err(self.fail(player, &failure)),
+            Err(failure) if failure.is_setting() => Err(SeatError::Setting {
+                player: player.name.clone(),
+                failure,
+            }),
+            Err(failure) => Err(SeatError::Forfeit(self.fail(player, &failure))),
         }
     }
 
-    fn fail(&mut self, player: &PlayerConfig, failure: &EngineFailure) -> Reason {
+    fn fail(&mut self, player: &PlayerConfig, failure: &EngineFailure) -> Fault {
         let stderr = self
             .engine
             .take()
@@ -127,10 +171,11 @@ impl Seat {
         clocks: &ByColor<Option<Clock>>,
         rules: &SearchRules,
         stop: &Arc<AtomicBool>,
-    ) -> Choice {
+    ) -> Result<Choice, SeatError> {
         if player.engine.is_some() {
             return self.external(player, game, limit, clocks);
         }
+        let started = Instant::now();
         let moves = std::iter::once(None).chain(game.records().iter().map(|r| Some(r.mv)));
         let history: Vec<HistoryEntry> = game
             .stack()
@@ -147,12 +192,13 @@ impl Seat {
         let r = self
             .searcher
             .search(&mut pos, &history, &limits, &player.params, rules, |_| {});
-        Choice {
-            mv: r.best_move.ok_or(Reason::IllegalMove),
+        Ok(Choice {
+            mv: r.best_move.ok_or(Fault::IllegalMove),
             score_cp: Some(r.score),
             depth: r.depth,
             nodes: r.nodes,
-        }
+            elapsed: started.elapsed(),
+        })
     }
 
     fn external(
@@ -161,37 +207,72 @@ impl Seat {
         game: &Game,
         limit: Limit,
         clocks: &ByColor<Option<Clock>>,
-    ) -> Choice {
+    ) -> Result<Choice, SeatError> {
         let (go, allotted) = go_limit(limit, clocks, game.position().side_to_move());
+        let lost = |fault| Choice {
+            mv: Err(fault),
+            score_cp: None,
+            depth: 0,
+            nodes: 0,
+            elapsed: Duration::ZERO,
+        };
         let Some(engine) = self.engine.as_mut() else {
-            return Choice {
-                mv: Err(Reason::Resignation),
-                score_cp: None,
-                depth: 0,
-                nodes: 0,
-            };
+            return Ok(lost(Fault::Crash));
         };
         let moves: Vec<Move> = game.moves().collect();
-        match engine.go(&game.start().to_fen(), &moves, go, allotted) {
-            Ok(reply) => {
-                let mv = reply.bestmove.as_deref().and_then(Move::parse_coords);
-                if mv.is_none() {
-                    tracing::warn!(player = %player.name, reply = ?reply.bestmove, "engine sent no usable move");
-                }
-                Choice {
-                    mv: mv.ok_or(Reason::IllegalMove),
-                    score_cp: reply.info.score_cp.map(engine_mate_convention),
-                    depth: reply.info.depth.unwrap_or(0),
-                    nodes: reply.info.nodes.unwrap_or(0),
-                }
+        let reply = match engine.go(&game.start().to_fen(), &moves, go, allotted) {
+            Ok(reply) => reply,
+            Err(failure @ EngineFailure::Overran { .. }) => {
+                tracing::warn!(player = %player.name, %failure, "engine lost on time");
+                return Ok(lost(forfeit(&failure)));
             }
-            Err(failure) => Choice {
-                mv: Err(self.fail(player, &failure)),
-                score_cp: None,
-                depth: 0,
-                nodes: 0,
+            Err(failure) => {
+                let mut fault = self.fail(player, &failure);
+                if let (
+                    Fault::TimeLoss { overrun_ms, .. },
+                    EngineFailure::Timeout { after_ms, .. },
+                    Some(a),
+                ) = (&mut fault, &failure, allotted)
+                {
+                    *overrun_ms = after_ms.saturating_sub(a);
+                }
+                return Ok(lost(fault));
+            }
+        };
+        let coords = engine.session().coords;
+        let mv = match reply.bestmove.as_deref() {
+            None => None,
+            Some(text) => match dialect::judge(coords, game.position(), text) {
+                Ok(mv) => mv,
+                Err(mismatch) => {
+                    let failure = EngineFailure::Dialect {
+                        engine: engine.label(),
+                        mismatch,
+                    };
+                    self.engine = None;
+                    return Err(SeatError::Setting {
+                        player: player.name.clone(),
+                        failure,
+                    });
+                }
             },
+        };
+        if mv.is_none() {
+            tracing::warn!(
+                player = %player.name,
+                reply = ?reply.bestmove,
+                engine_said = ?reply.info.string,
+                "engine sent no legal move"
+            );
         }
+        let fault_or_move = mv.ok_or(Fault::IllegalMove);
+        Ok(Choice {
+            mv: fault_or_move,
+            score_cp: reply.info.score_cp.map(engine_mate_convention),
+            depth: reply.info.depth.unwrap_or(0),
+            nodes: reply.info.nodes.unwrap_or(0),
+            elapsed: reply.elapsed,
+        })
     }
 }
 

@@ -1,0 +1,145 @@
+//! The web view: runs, a run's statistics and graphs, workers, engines, and
+//! `/metrics`, served by axum next to the gRPC server.
+//!
+//! # Design
+//!
+//! * Reads go to their own read-only connection ([`Store::reader`]): page
+//!   rendering never queues behind the writer thread, and anyone who can
+//!   reach the address may read, as on fishtest.
+//! * Writes (stopping a run, running a spec again) go through the
+//!   [`Scheduler`] like the gRPC calls, and need an admin token: the
+//!   `authorization: Bearer` header or a `token` form field, checked by the
+//!   same [`Authenticator`] (same hashes, revocations and rate limits) as
+//!   gRPC's `StopRun` and `CreateRun`.
+//! * A run's live part (`/runs/{id}/live`) carries an ETag that changes with
+//!   every counted result; the page's script polls it every 2 s, an
+//!   unchanged run costs a 304, and a changed one is rendered once for all
+//!   pollers ([`pages::LiveCache`]).
+//! * Templates are minijinja files compiled into the binary
+//!   (`web/templates/`); charts are SVG drawn on the server ([`charts`]).
+//!
+//! # Layout
+//!
+//! * [`view`]: what the pages show, built from stored runs.
+//! * [`charts`]: plotters SVG line and bar charts.
+//! * [`pages`]: the handlers.
+
+pub mod charts;
+pub mod pages;
+pub mod view;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{MatchedPath, Request, State};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::{get, post};
+use minijinja::Environment;
+use tokio::net::TcpListener;
+
+use crate::auth::Authenticator;
+use crate::metrics::Metrics;
+use crate::scheduler::Scheduler;
+use crate::store::Store;
+
+/// Everything the handlers share.
+#[derive(Debug)]
+pub struct Web {
+    /// Read-only connection for every page.
+    reader: Store,
+    /// For stopping and creating runs.
+    scheduler: Scheduler,
+    auth: Arc<Authenticator>,
+    metrics: Arc<Metrics>,
+    templates: Environment<'static>,
+    live: pages::LiveCache,
+}
+
+/// The templates, compiled into the binary.
+const TEMPLATES: &[(&str, &str)] = &[
+    ("base.html", include_str!("templates/base.html")),
+    ("macros.html", include_str!("templates/macros.html")),
+    ("runs.html", include_str!("templates/runs.html")),
+    ("run.html", include_str!("templates/run.html")),
+    ("live.html", include_str!("templates/live.html")),
+    ("workers.html", include_str!("templates/workers.html")),
+    ("engines.html", include_str!("templates/engines.html")),
+];
+
+impl Web {
+    /// The view over `reader` (a read connection), stopping and creating runs
+    /// through `scheduler`, with tokens checked by `auth`.
+    pub fn new(
+        reader: Store,
+        scheduler: Scheduler,
+        auth: Arc<Authenticator>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        let mut templates = Environment::new();
+        for (name, source) in TEMPLATES {
+            // The templates are part of the binary and covered by tests.
+            templates
+                .add_template(name, source)
+                .unwrap_or_else(|e| panic!("template {name}: {e}"));
+        }
+        Web {
+            reader,
+            scheduler,
+            auth,
+            metrics,
+            templates,
+            live: pages::LiveCache::default(),
+        }
+    }
+}
+
+/// Every route.
+pub fn router(web: Arc<Web>) -> Router {
+    Router::new()
+        .route("/", get(pages::runs))
+        .route("/runs/{id}", get(pages::run))
+        .route("/runs/{id}/live", get(pages::live))
+        .route("/runs/{id}/stop", post(pages::stop))
+        .route("/runs/{id}/clone", post(pages::clone_run))
+        .route("/workers", get(pages::workers))
+        .route("/engines", get(pages::engines))
+        .route("/metrics", get(pages::metrics))
+        .route("/static/live.js", get(pages::script))
+        .route("/static/style.css", get(pages::style))
+        .fallback(pages::not_found)
+        .layer(middleware::from_fn_with_state(Arc::clone(&web), count))
+        .with_state(web)
+}
+
+/// Counts a request by route and status.
+async fn count(State(web): State<Arc<Web>>, request: Request, next: Next) -> Response {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched", |p| p.as_str())
+        .to_owned();
+    let method = format!("{} {route}", request.method());
+    let start = Instant::now();
+    let response = next.run(request).await;
+    web.metrics.observe(
+        "http",
+        &method,
+        response.status().as_str(),
+        start.elapsed().as_secs_f64(),
+    );
+    response
+}
+
+/// Serves the view on `listener` until `shutdown` completes.
+pub async fn serve(
+    listener: TcpListener,
+    web: Arc<Web>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(web))
+        .with_graceful_shutdown(shutdown)
+        .await
+}

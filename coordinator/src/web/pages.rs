@@ -1,0 +1,443 @@
+//! The handlers: each reads what it needs on the read connection in one
+//! call, builds its [`super::view`] values and renders a template.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Form;
+use axum::extract::rejection::FormRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use minijinja::context;
+use serde::{Deserialize, Serialize};
+
+use super::Web;
+use super::view::{self, Histories, LiveView, RunRow, SpecView};
+use crate::runs::{RunState, RunStatus};
+use crate::store::{StoreError, activity, engines, history, now_ms, runs as run_rows};
+
+/// Why a page could not be served.
+#[derive(Debug, thiserror::Error)]
+pub enum WebError {
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{}", .0.message())]
+    Refused(tonic::Status),
+    #[error("{0}")]
+    Store(StoreError),
+    #[error("cannot render the page: {0}")]
+    Render(String),
+}
+
+impl From<StoreError> for WebError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound(m) => WebError::NotFound(m),
+            StoreError::Invalid(m) => WebError::BadRequest(m),
+            other => WebError::Store(other),
+        }
+    }
+}
+
+impl From<minijinja::Error> for WebError {
+    fn from(e: minijinja::Error) -> Self {
+        WebError::Render(format!("{e:#}"))
+    }
+}
+
+impl From<super::charts::ChartError> for WebError {
+    fn from(e: super::charts::ChartError) -> Self {
+        WebError::Render(e.to_string())
+    }
+}
+
+impl WebError {
+    fn status(&self) -> StatusCode {
+        match self {
+            WebError::NotFound(_) => StatusCode::NOT_FOUND,
+            WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            WebError::Refused(s) => match s.code() {
+                tonic::Code::Unauthenticated => StatusCode::UNAUTHORIZED,
+                tonic::Code::PermissionDenied => StatusCode::FORBIDDEN,
+                tonic::Code::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
+                _ => StatusCode::SERVICE_UNAVAILABLE,
+            },
+            WebError::Store(_) | WebError::Render(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl IntoResponse for WebError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if status.is_server_error() {
+            tracing::error!(error = %self, "web view");
+        }
+        let mut response = (status, format!("{status}: {self}\n")).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"xq-coordinator\""),
+            );
+        }
+        response
+    }
+}
+
+type Page = Result<Response, WebError>;
+
+fn render(web: &Web, name: &str, ctx: minijinja::Value) -> Result<String, WebError> {
+    Ok(web.templates.get_template(name)?.render(ctx)?)
+}
+
+/// `?kind=…&state=…` of the runs list; empty = any.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct Filter {
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    state: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Section {
+    id: &'static str,
+    title: &'static str,
+    runs: Vec<RunRow>,
+}
+
+/// `GET /`: active runs first, then finished and stopped ones.
+pub async fn runs(State(web): State<Arc<Web>>, Query(filter): Query<Filter>) -> Page {
+    for (what, value, allowed) in [
+        (
+            "kind",
+            &filter.kind,
+            &["sprt", "spsa", "games", "variants"][..],
+        ),
+        (
+            "state",
+            &filter.state,
+            &["active", "finished", "stopped"][..],
+        ),
+    ] {
+        if !value.is_empty() && !allowed.contains(&value.as_str()) {
+            return Err(WebError::BadRequest(format!(
+                "unknown {what} {value:?} (one of {})",
+                allowed.join(", ")
+            )));
+        }
+    }
+    let all = web
+        .reader
+        .call(|conn| run_rows::list(conn, now_ms()))
+        .await?;
+    let rows: Vec<RunRow> = all
+        .iter()
+        .map(RunRow::new)
+        .filter(|r| filter.kind.is_empty() || r.kind == filter.kind)
+        .filter(|r| filter.state.is_empty() || r.state == filter.state)
+        .collect();
+    let (active, ended): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| r.state == "active");
+    let sections = vec![
+        Section {
+            id: "active",
+            title: "Active",
+            runs: active,
+        },
+        Section {
+            id: "ended",
+            title: "Finished and stopped",
+            runs: ended,
+        },
+    ];
+    let html = render(&web, "runs.html", context! { sections, filter })?;
+    Ok(Html(html).into_response())
+}
+
+/// A run and the histories its graphs draw, in one read.
+async fn load_run(web: &Web, id: u64) -> Result<(RunStatus, Histories), WebError> {
+    Ok(web
+        .reader
+        .call(move |conn| {
+            let status = run_rows::load(conn, id, now_ms())?;
+            let h = Histories {
+                totals: history::totals(conn, id)?,
+                llr: history::llr(conn, id)?,
+                spsa: run_rows::spsa_history(conn, id)?,
+            };
+            Ok((status, h))
+        })
+        .await?)
+}
+
+/// How long a rendered live part is served to every poller even if its run
+/// changed meanwhile: a run counting results every millisecond is rendered
+/// at most once per this interval, however many browsers poll it.
+pub const LIVE_MAX_AGE: Duration = Duration::from_secs(1);
+
+/// A rendered live part: the ETag it was rendered for, when, and the HTML.
+type Rendered = (String, Instant, Arc<String>);
+
+/// Rendered live parts by run.
+#[derive(Debug, Default)]
+pub struct LiveCache(Mutex<HashMap<u64, Rendered>>);
+
+impl LiveCache {
+    /// The rendered part of run `id` if it is for `etag` or younger than
+    /// [`LIVE_MAX_AGE`]: `(its etag, html)`.
+    fn get(&self, id: u64, etag: &str) -> Option<(String, Arc<String>)> {
+        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(&id)
+            .filter(|(e, at, _)| e == etag || at.elapsed() < LIVE_MAX_AGE)
+            .map(|(e, _, h)| (e.clone(), Arc::clone(h)))
+    }
+
+    fn put(&self, id: u64, etag: String, html: Arc<String>) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.insert(id, (etag, Instant::now(), html));
+    }
+}
+
+/// Renders the live part of run `id` and caches it: `(its etag, html)`.
+async fn render_live(web: &Web, id: u64) -> Result<(String, Arc<String>), WebError> {
+    let (status, h) = load_run(web, id).await?;
+    let live = LiveView::new(&status, &h)?;
+    let html = Arc::new(render(web, "live.html", context! { live })?);
+    web.live.put(id, live.etag.clone(), Arc::clone(&html));
+    Ok((live.etag, html))
+}
+
+/// `GET /runs/{id}`.
+pub async fn run(State(web): State<Arc<Web>>, Path(id): Path<u64>) -> Page {
+    let (status, h) = load_run(&web, id).await?;
+    let live = LiveView::new(&status, &h)?;
+    let live_html = render(&web, "live.html", context! { live })?;
+    let spec = SpecView::new(&status);
+    let row = live.row.clone();
+    let html = render(&web, "run.html", context! { row, live, live_html, spec })?;
+    Ok(Html(html).into_response())
+}
+
+/// `GET /runs/{id}/live`: the live part, or 304 when `If-None-Match` is
+/// its current ETag. `X-Run-State` tells the script when to stop polling.
+pub async fn live(State(web): State<Arc<Web>>, Path(id): Path<u64>, headers: HeaderMap) -> Page {
+    let status = web
+        .reader
+        .call(move |conn| run_rows::load(conn, id, now_ms()))
+        .await?;
+    let (etag, html) = match web.live.get(id, &view::etag(&status)) {
+        Some(cached) => cached,
+        None => render_live(&web, id).await?,
+    };
+    let state = HeaderValue::from_static(status.state.as_str());
+    let tag = HeaderValue::from_str(&etag).map_err(|e| WebError::Render(e.to_string()))?;
+    if headers
+        .get(header::IF_NONE_MATCH)
+        .is_some_and(|v| v.as_bytes() == etag.as_bytes())
+    {
+        return Ok((
+            StatusCode::NOT_MODIFIED,
+            [
+                (header::ETAG, tag),
+                (header::HeaderName::from_static("x-run-state"), state),
+            ],
+        )
+            .into_response());
+    }
+    Ok((
+        [
+            (header::ETAG, tag),
+            (header::HeaderName::from_static("x-run-state"), state),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        Html(html.as_str().to_owned()),
+    )
+        .into_response())
+}
+
+/// The `token` field of an admin form.
+#[derive(Debug, Default, Deserialize)]
+pub struct TokenForm {
+    #[serde(default)]
+    token: String,
+}
+
+/// The admin caller of a write: the bearer header, else the form's token.
+async fn admin(
+    web: &Web,
+    method: &str,
+    headers: &HeaderMap,
+    form: Result<Form<TokenForm>, FormRejection>,
+) -> Result<(), WebError> {
+    let mut headers = headers.clone();
+    if !headers.contains_key(header::AUTHORIZATION)
+        && let Ok(Form(form)) = form
+        && !form.token.trim().is_empty()
+    {
+        let value = HeaderValue::from_str(&format!("Bearer {}", form.token.trim()))
+            .map_err(|_| WebError::BadRequest("the token is not printable ASCII".to_owned()))?;
+        headers.insert(header::AUTHORIZATION, value);
+    }
+    let path = format!("/xq.cluster.v1.RunService/{method}");
+    let principal = web
+        .auth
+        .authorize(&path, &headers)
+        .await
+        .map_err(WebError::Refused)?;
+    tracing::info!(token = %principal.name, method, "web view admin call");
+    Ok(())
+}
+
+/// `POST /runs/{id}/stop` (admin): stops an active run, then shows it.
+pub async fn stop(
+    State(web): State<Arc<Web>>,
+    Path(id): Path<u64>,
+    headers: HeaderMap,
+    form: Result<Form<TokenForm>, FormRejection>,
+) -> Page {
+    admin(&web, "StopRun", &headers, form).await?;
+    let status = web.scheduler.stop_run(id).await?;
+    debug_assert!(status.state != RunState::Active);
+    Ok(Redirect::to(&format!("/runs/{id}")).into_response())
+}
+
+/// `POST /runs/{id}/clone` (admin): a new run with run `id`'s spec.
+pub async fn clone_run(
+    State(web): State<Arc<Web>>,
+    Path(id): Path<u64>,
+    headers: HeaderMap,
+    form: Result<Form<TokenForm>, FormRejection>,
+) -> Page {
+    admin(&web, "CreateRun", &headers, form).await?;
+    let status = web
+        .reader
+        .call(move |conn| run_rows::load(conn, id, now_ms()))
+        .await?;
+    let (new_id, _) = web.scheduler.create_run(status.spec, false).await?;
+    Ok(Redirect::to(&format!("/runs/{new_id}")).into_response())
+}
+
+#[derive(Debug, Serialize)]
+struct WorkerRow {
+    id: u64,
+    name: String,
+    threads: u32,
+    version: String,
+    signature: u64,
+    last_seen: String,
+    ago: String,
+    games: u64,
+    leases_done: u64,
+    leases_expired: u64,
+    current: Option<(u64, u64, u32)>,
+}
+
+fn ago(ms: i64) -> String {
+    let s = (ms / 1000).max(0);
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min", s / 60),
+        3600..86_400 => format!("{} h", s / 3600),
+        _ => format!("{} d", s / 86_400),
+    }
+}
+
+/// `GET /workers`.
+pub async fn workers(State(web): State<Arc<Web>>) -> Page {
+    let now = now_ms();
+    let found = web
+        .reader
+        .call(move |conn| activity::workers(conn, now))
+        .await?;
+    let workers: Vec<WorkerRow> = found
+        .into_iter()
+        .map(|w| WorkerRow {
+            last_seen: view::utc(w.last_seen_ms),
+            ago: ago(now - w.last_seen_ms),
+            id: w.id,
+            name: w.name,
+            threads: w.threads,
+            version: w.version,
+            signature: w.signature,
+            games: w.games,
+            leases_done: w.leases_done,
+            leases_expired: w.leases_expired,
+            current: w.current,
+        })
+        .collect();
+    Ok(Html(render(&web, "workers.html", context! { workers })?).into_response())
+}
+
+#[derive(Debug, Serialize)]
+struct EngineRow {
+    name: String,
+    sha256: String,
+    size: u64,
+    signature: u64,
+    protocol: String,
+    options: String,
+    registered: String,
+}
+
+/// `GET /engines`.
+pub async fn engines(State(web): State<Arc<Web>>) -> Page {
+    let found = web.reader.call(|conn| engines::list(conn)).await?;
+    let engines: Vec<EngineRow> = found
+        .into_iter()
+        .map(|(e, created)| EngineRow {
+            protocol: format!("{:?}", e.protocol).to_lowercase(),
+            options: e
+                .options
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            name: e.name,
+            sha256: e.sha256,
+            size: e.size,
+            signature: e.signature,
+            registered: view::utc(created),
+        })
+        .collect();
+    Ok(Html(render(&web, "engines.html", context! { engines })?).into_response())
+}
+
+/// `GET /metrics`: the Prometheus text format.
+pub async fn metrics(State(web): State<Arc<Web>>) -> Page {
+    let counts = web
+        .reader
+        .call(|conn| activity::counts(conn, now_ms()))
+        .await?;
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        web.metrics.encode(counts),
+    )
+        .into_response())
+}
+
+pub async fn script() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        include_str!("templates/live.js"),
+    )
+        .into_response()
+}
+
+pub async fn style() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/css; charset=utf-8")],
+        include_str!("templates/style.css"),
+    )
+        .into_response()
+}
+
+pub async fn not_found() -> WebError {
+    WebError::NotFound("no such page".to_owned())
+}

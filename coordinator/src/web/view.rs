@@ -1,0 +1,568 @@
+//! What the pages show, as plain serializable values built from stored runs.
+//!
+//! The summary numbers (W/D/L, Elo and its interval, LOS, LLR and bounds)
+//! are taken from [`summary::json`] of the same [`pb::RunStatus`] that
+//! `report --json` prints, and a variants run's report is
+//! [`variants::report`] of its stored totals, so the page and the CLI cannot
+//! disagree. Only what `report` does not print is computed here, with the
+//! statistics module's functions: normalized Elo, and the Elo of each
+//! recorded point of the history.
+
+use serde::Serialize;
+use serde_json::Value;
+use xq_proto::pb;
+
+use super::charts::{self, Bar, ChartError, Level, LineChart, Series};
+use crate::report::summary;
+use crate::report::variants::{self, VariantsReport};
+use crate::runs::{KindSpec, RunStatus, SpsaHistoryRow};
+use crate::stats::elo::{logistic_elo, normalized_elo};
+use crate::stats::{Pentanomial, Results};
+use crate::store::history::{LlrPoint, TotalsPoint};
+
+/// A number with its exact value (for machines) and its shown text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Num {
+    pub value: f64,
+    pub text: String,
+}
+
+fn num(value: f64, decimals: usize) -> Num {
+    Num {
+        value,
+        text: format!("{value:.decimals$}"),
+    }
+}
+
+fn field(summary: &Value, key: &str, decimals: usize) -> Option<Num> {
+    summary
+        .get(key)
+        .and_then(Value::as_f64)
+        .map(|v| num(v, decimals))
+}
+
+pub use crate::store::utc;
+
+/// One line of the runs list (and the head of a run's page).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunRow {
+    pub id: u64,
+    pub name: String,
+    pub kind: &'static str,
+    pub state: &'static str,
+    pub games: u64,
+    pub target_games: Option<u64>,
+    pub in_flight_games: u64,
+    /// Counted games in percent of the target.
+    pub progress: Option<Num>,
+    pub wdl: [u64; 3],
+    pub elo: Option<Num>,
+    pub elo95: Option<Num>,
+    pub los: Option<Num>,
+    pub llr: Option<Num>,
+    pub lower_bound: Option<Num>,
+    pub upper_bound: Option<Num>,
+    /// The SPRT's state (`continue`, `accepted_h0`, `accepted_h1`).
+    pub sprt_state: Option<String>,
+    pub flag: Option<String>,
+    pub created: String,
+    pub updated: String,
+    /// SPSA: iterations done and planned.
+    pub iterations: Option<(u64, u64)>,
+}
+
+impl RunRow {
+    pub fn new(status: &RunStatus) -> Self {
+        let pb_status = pb::RunStatus::from(status.clone());
+        let s = summary::json(&pb_status);
+        let games = 2 * status.totals.pairs;
+        let target_games = status.target_pairs.map(|p| 2 * p);
+        RunRow {
+            id: status.id,
+            name: status.spec.name.clone(),
+            kind: summary::kind(&pb_status),
+            state: summary::state(&pb_status),
+            games,
+            target_games,
+            in_flight_games: 2 * status.pairs_in_flight,
+            progress: target_games
+                .filter(|&t| t > 0)
+                .map(|t| num(100.0 * games as f64 / t as f64, 1)),
+            wdl: [
+                status.totals.wins,
+                status.totals.draws,
+                status.totals.losses,
+            ],
+            elo: field(&s, "elo", 2),
+            elo95: field(&s, "elo95", 2),
+            los: s.get("los").and_then(Value::as_f64).map(|v| Num {
+                value: v,
+                text: format!("{:.1} %", 100.0 * v),
+            }),
+            llr: field(&s, "llr", 3),
+            lower_bound: field(&s, "lower_bound", 3),
+            upper_bound: field(&s, "upper_bound", 3),
+            sprt_state: pb_status
+                .sprt
+                .as_ref()
+                .map(|sp| summary::sprt_state(sp).to_owned()),
+            flag: status.flag.clone(),
+            created: utc(status.created_ms),
+            updated: utc(status.updated_ms),
+            iterations: status.spsa.as_ref().map(|sp| (sp.iter, sp.iterations)),
+        }
+    }
+}
+
+/// One row of the spec with a dev and a base value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairRow {
+    pub key: String,
+    pub dev: String,
+    pub base: String,
+}
+
+/// The spec: what differs between the players, and everything shared.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct SpecView {
+    pub players: Vec<PairRow>,
+    pub shared: Vec<(String, String)>,
+}
+
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::Null => "—".to_owned(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `path = value` rows of a JSON value, depth first.
+fn flatten(v: &Value, path: &str, out: &mut Vec<(String, String)>) {
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_owned()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, v) in m {
+                flatten(v, &join(k), out);
+            }
+        }
+        Value::Array(a) if a.iter().all(|x| !x.is_object() && !x.is_array()) => {
+            let items: Vec<String> = a.iter().map(scalar).collect();
+            out.push((path.to_owned(), items.join(", ")));
+        }
+        Value::Array(a) => {
+            for (i, v) in a.iter().enumerate() {
+                flatten(v, &join(&i.to_string()), out);
+            }
+        }
+        Value::Object(_) => out.push((path.to_owned(), "—".to_owned())),
+        other => out.push((path.to_owned(), scalar(other))),
+    }
+}
+
+impl SpecView {
+    /// The spec's JSON split into the players' sides (`dev_*`/`base_*`
+    /// fields and the lineup's `dev`/`base` entries) and the rest.
+    pub fn new(status: &RunStatus) -> Self {
+        let Ok(spec) = serde_json::to_value(&status.spec) else {
+            return SpecView::default();
+        };
+        let mut view = SpecView::default();
+        let mut shared = Vec::new();
+        for key in ["name", "priority", "batch_pairs"] {
+            if let Some(v) = spec.get(key) {
+                flatten(v, key, &mut shared);
+            }
+        }
+        if let Some(settings) = spec.get("settings") {
+            flatten(settings, "", &mut shared);
+        }
+        if let Some(Value::Object(kind)) = spec.get("kind")
+            && let Some((name, Value::Object(inner))) = kind.iter().next()
+        {
+            let mut inner = inner.clone();
+            let mut lineup = match inner.remove("lineup") {
+                Some(Value::Object(l)) => l,
+                _ => Default::default(),
+            };
+            let sides = [
+                (
+                    "parameters",
+                    inner.remove("dev_params"),
+                    inner.remove("base_params"),
+                ),
+                ("engine", lineup.remove("dev"), lineup.remove("base")),
+                (
+                    "limit",
+                    lineup.remove("dev_limit"),
+                    lineup.remove("base_limit"),
+                ),
+            ];
+            for (label, dev, base) in sides {
+                if dev.is_none() && base.is_none() {
+                    continue;
+                }
+                let side = |v: Option<Value>| {
+                    let mut rows = Vec::new();
+                    flatten(&v.unwrap_or(Value::Null), label, &mut rows);
+                    rows
+                };
+                let (dev, base) = (side(dev), side(base));
+                let mut keys: Vec<&String> = dev.iter().chain(&base).map(|(k, _)| k).collect();
+                keys.sort();
+                keys.dedup();
+                let find = |rows: &[(String, String)], k: &str| {
+                    rows.iter()
+                        .find(|(key, _)| key == k)
+                        .map_or_else(|| "—".to_owned(), |(_, v)| v.clone())
+                };
+                for k in keys {
+                    view.players.push(PairRow {
+                        key: k.clone(),
+                        dev: find(&dev, k),
+                        base: find(&base, k),
+                    });
+                }
+            }
+            let rest = Value::Object(inner);
+            flatten(&rest, name, &mut shared);
+            if !lineup.is_empty() {
+                flatten(
+                    &Value::Object(lineup),
+                    &format!("{name}.lineup"),
+                    &mut shared,
+                );
+            }
+        }
+        view.shared = shared;
+        view
+    }
+}
+
+/// One tuned parameter of an SPSA run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpsaParamView {
+    pub name: String,
+    pub start: f64,
+    pub value: Num,
+    pub min: f64,
+    pub max: f64,
+    pub c_end: f64,
+    pub r_end: f64,
+    /// `(value − start) / c_end` in percent.
+    pub moved: Num,
+}
+
+/// The live part of a run's page: totals, statistics and graphs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LiveView {
+    pub row: RunRow,
+    pub pentanomial: [u64; 5],
+    pub nelo: Option<Num>,
+    pub nelo_lower: Option<Num>,
+    pub nelo_upper: Option<Num>,
+    pub reasons: Vec<(String, u64)>,
+    /// Named SVG charts with their point counts per series.
+    pub charts: Vec<ChartView>,
+    pub spsa: Vec<SpsaParamView>,
+    /// `name, int, value, min, max, c_end, r_end` lines.
+    pub paste_back: String,
+    pub variants: Option<VariantsReport>,
+    /// The ETag of this view: changes whenever a number on it can.
+    pub etag: String,
+}
+
+/// One drawn chart.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChartView {
+    /// `llr`, `elo`, `theta-pct`, `theta-<param>`, `variants`.
+    pub id: String,
+    pub title: String,
+    /// Points per series as drawn (after thinning).
+    pub points: Vec<usize>,
+    pub svg: String,
+}
+
+/// The histories a run's page draws.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Histories {
+    pub totals: Vec<TotalsPoint>,
+    pub llr: Vec<LlrPoint>,
+    pub spsa: Vec<SpsaHistoryRow>,
+}
+
+/// The ETag of a run's live view.
+pub fn etag(status: &RunStatus) -> String {
+    format!(
+        "\"{}-{}-{}-{}\"",
+        status.id,
+        status.updated_ms,
+        status.pairs_in_flight,
+        status.state.as_str()
+    )
+}
+
+fn chart(id: &str, title: &str, c: &LineChart) -> Result<ChartView, ChartError> {
+    Ok(ChartView {
+        id: id.to_owned(),
+        title: title.to_owned(),
+        points: c
+            .series
+            .iter()
+            .map(|s| charts::thin(&s.points).len())
+            .collect(),
+        svg: c.svg()?,
+    })
+}
+
+impl LiveView {
+    pub fn new(status: &RunStatus, h: &Histories) -> Result<Self, ChartError> {
+        let row = RunRow::new(status);
+        let penta = Results::Pentanomial(Pentanomial(status.totals.pentanomial));
+        let nelo = (status.totals.pairs > 0)
+            .then(|| normalized_elo(&penta).ok())
+            .flatten();
+        let mut charts = Vec::new();
+        if let Some(sprt) = &status.sprt {
+            let mut points = vec![(0.0, 0.0)];
+            points.extend(h.llr.iter().map(|p| (2.0 * p.pairs as f64, p.llr)));
+            charts.push(chart(
+                "llr",
+                "LLR against games",
+                &LineChart {
+                    x_label: "games".into(),
+                    y_label: "LLR".into(),
+                    series: vec![Series {
+                        name: "LLR".into(),
+                        points,
+                        secondary: false,
+                    }],
+                    levels: vec![
+                        Level {
+                            name: format!("lower bound {:.2}", sprt.lower_bound),
+                            y: sprt.lower_bound,
+                        },
+                        Level {
+                            name: format!("upper bound {:.2}", sprt.upper_bound),
+                            y: sprt.upper_bound,
+                        },
+                    ],
+                },
+            )?);
+        }
+        let two_players = matches!(status.spec.kind, KindSpec::Sprt(_) | KindSpec::Games(_));
+        if two_players {
+            // Thinned first: the estimate is the costly part of a long history.
+            let estimates: Vec<(f64, f64, f64)> = charts::thin(&h.totals)
+                .iter()
+                .filter_map(|p| {
+                    let e = logistic_elo(&Results::Pentanomial(Pentanomial(p.pentanomial))).ok()?;
+                    Some((2.0 * p.pairs as f64, e.elo, e.elo95))
+                })
+                .collect();
+            let line = |f: fn(&(f64, f64, f64)) -> f64| -> Vec<(f64, f64)> {
+                estimates.iter().map(|e| (e.0, f(e))).collect()
+            };
+            charts.push(chart(
+                "elo",
+                "Elo ± 95 % interval against games",
+                &LineChart {
+                    x_label: "games".into(),
+                    y_label: "Elo".into(),
+                    series: vec![
+                        Series {
+                            name: "Elo".into(),
+                            points: line(|e| e.1),
+                            secondary: false,
+                        },
+                        Series {
+                            name: "lower".into(),
+                            points: line(|e| e.1 - e.2),
+                            secondary: true,
+                        },
+                        Series {
+                            name: "upper".into(),
+                            points: line(|e| e.1 + e.2),
+                            secondary: true,
+                        },
+                    ],
+                    levels: vec![Level {
+                        name: "0".into(),
+                        y: 0.0,
+                    }],
+                },
+            )?);
+        }
+        let mut spsa = Vec::new();
+        let mut paste_back = String::new();
+        if let (KindSpec::Spsa(spec), Some(state)) = (&status.spec.kind, &status.spsa) {
+            for (p, s) in spec.params.iter().zip(&state.params) {
+                let moved = if p.c_end != 0.0 {
+                    100.0 * (s.theta - p.start) / p.c_end
+                } else {
+                    0.0
+                };
+                spsa.push(SpsaParamView {
+                    name: p.name.clone(),
+                    start: p.start,
+                    value: num(s.theta, 2),
+                    min: p.min,
+                    max: p.max,
+                    c_end: p.c_end,
+                    r_end: p.r_end,
+                    moved: num(moved, 1),
+                });
+                paste_back += &format!(
+                    "{}, {}, {:.2}, {}, {}, {}, {}\n",
+                    p.name,
+                    if p.integer { "int" } else { "float" },
+                    s.theta,
+                    p.min,
+                    p.max,
+                    p.c_end,
+                    p.r_end
+                );
+            }
+            let theta = |i: usize, f: &dyn Fn(f64) -> f64| -> Vec<(f64, f64)> {
+                let start = spec.params[i].start;
+                std::iter::once((0.0, f(start)))
+                    .chain(
+                        h.spsa
+                            .iter()
+                            .filter_map(|r| r.theta.get(i).map(|&t| (r.iter as f64, f(t)))),
+                    )
+                    .collect()
+            };
+            let pct_series = spec
+                .params
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let (start, c_end) = (p.start, p.c_end);
+                    Series {
+                        name: p.name.clone(),
+                        points: theta(i, &|t| {
+                            if c_end != 0.0 {
+                                100.0 * (t - start) / c_end
+                            } else {
+                                0.0
+                            }
+                        }),
+                        secondary: false,
+                    }
+                })
+                .collect();
+            charts.push(chart(
+                "theta-pct",
+                "θ − start in % of c_end, against iterations",
+                &LineChart {
+                    x_label: "iterations".into(),
+                    y_label: "% of c_end".into(),
+                    series: pct_series,
+                    levels: vec![Level {
+                        name: "start".into(),
+                        y: 0.0,
+                    }],
+                },
+            )?);
+            for (i, p) in spec.params.iter().enumerate() {
+                charts.push(chart(
+                    &format!("theta-{}", p.name),
+                    &format!("θ of {} against iterations", p.name),
+                    &LineChart {
+                        x_label: "iterations".into(),
+                        y_label: p.name.clone(),
+                        series: vec![Series {
+                            name: p.name.clone(),
+                            points: theta(i, &|t| t),
+                            secondary: false,
+                        }],
+                        levels: vec![Level {
+                            name: format!("start {}", p.start),
+                            y: p.start,
+                        }],
+                    },
+                )?);
+            }
+        }
+        let variants = match &status.spec.kind {
+            KindSpec::Variants(_) => variants::report(&status.variants).ok(),
+            _ => None,
+        };
+        if let Some(report) = &variants {
+            let bars: Vec<Bar> = report
+                .variants
+                .iter()
+                .flat_map(|v| {
+                    [
+                        ("Red win", v.red_win),
+                        ("draw", v.draw),
+                        ("Black win", v.black_win),
+                    ]
+                    .map(|(name, p)| Bar {
+                        group: v.rules.clone(),
+                        name: name.to_owned(),
+                        value: p.rate,
+                        lower: p.lower,
+                        upper: p.upper,
+                    })
+                })
+                .collect();
+            charts.push(ChartView {
+                id: "variants".into(),
+                title: "Results per variant, Red's view, with 95 % Wilson intervals".into(),
+                points: vec![bars.len()],
+                svg: charts::bars(&bars, "share of games")?,
+            });
+        }
+        let mut reasons: Vec<(String, u64)> = status
+            .totals
+            .reasons
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        Ok(LiveView {
+            row,
+            pentanomial: status.totals.pentanomial,
+            nelo: nelo.map(|n| num(n.nelo, 2)),
+            nelo_lower: nelo.map(|n| num(n.lower, 2)),
+            nelo_upper: nelo.map(|n| num(n.upper, 2)),
+            reasons,
+            charts,
+            spsa,
+            paste_back,
+            variants,
+            etag: etag(status),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flatten_names_every_leaf() {
+        let v = serde_json::json!({"limit": {"nodes": 1000}, "rules": "standard", "xs": [1, 2],
+                                   "e": null, "o": [{"a": 1}]});
+        let mut out = Vec::new();
+        flatten(&v, "", &mut out);
+        let get = |k: &str| {
+            out.iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(get("limit.nodes"), Some("1000"));
+        assert_eq!(get("rules"), Some("standard"));
+        assert_eq!(get("xs"), Some("1, 2"));
+        assert_eq!(get("e"), Some("—"));
+        assert_eq!(get("o.0.a"), Some("1"));
+    }
+}

@@ -1,0 +1,198 @@
+//! Helpers for the web view's tests: a plain HTTP/1 client (hyper) and a
+//! headless Chromium that loads a page, dumps the DOM after its scripts ran,
+//! reports JavaScript errors, and takes screenshots.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use http::{HeaderMap, Method, Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
+
+/// An HTTP answer.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: String,
+}
+
+/// One request to `url` (`http://host:port/path`) on a fresh connection.
+pub async fn request(method: Method, url: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+    let uri: http::Uri = url.parse().expect("url");
+    let authority = uri.authority().expect("host:port").to_string();
+    let tcp = tokio::net::TcpStream::connect(&authority)
+        .await
+        .expect("connect to the web view");
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
+        .await
+        .expect("http handshake");
+    tokio::spawn(conn);
+    let mut builder = Request::builder()
+        .method(method)
+        .uri(uri.path_and_query().map_or("/", |p| p.as_str()))
+        .header("host", &authority);
+    for (k, v) in headers {
+        builder = builder.header(*k, *v);
+    }
+    let request = builder
+        .body(Full::new(Bytes::from(body.to_owned())))
+        .expect("request");
+    let response = sender.send_request(request).await.expect("http request");
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("http body")
+        .to_bytes();
+    Answer {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+pub async fn get(url: &str) -> Answer {
+    request(Method::GET, url, &[], "").await
+}
+
+/// A form POST with `body` (`a=b&c=d`) and extra headers.
+pub async fn post_form(url: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+    let mut all = vec![("content-type", "application/x-www-form-urlencoded")];
+    all.extend_from_slice(headers);
+    request(Method::POST, url, &all, body).await
+}
+
+/// Debian's Chromium binary, or a panic that says how to install it.
+pub fn chromium() -> PathBuf {
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        for dir in ["/usr/bin", "/usr/local/bin", "/snap/bin"] {
+            let path = Path::new(dir).join(name);
+            if path.exists() {
+                return path;
+            }
+        }
+    }
+    panic!(
+        "no headless browser found: the web view's browser test needs Chromium \
+         (Debian: `apt-get update && apt-get install -y chromium`; .ci/run installs it)"
+    );
+}
+
+/// What the browser saw of a page.
+#[derive(Debug)]
+pub struct Rendered {
+    /// The DOM after the page's scripts ran.
+    pub dom: String,
+    /// Console lines that report an error (uncaught exceptions, failed scripts).
+    pub js_errors: Vec<String>,
+}
+
+fn headless(profile: &Path) -> Command {
+    let mut cmd = Command::new(chromium());
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--hide-scrollbars",
+        "--enable-logging=stderr",
+        "--v=0",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    cmd
+}
+
+fn run(mut cmd: Command) -> std::process::Output {
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start chromium");
+    let out = child.wait_with_output().expect("chromium output");
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Loads `url`, lets it run for `budget` of virtual time (timers fire, so the
+/// live script polls), and returns the DOM and the JavaScript errors.
+pub fn render(url: &str, profile: &Path, budget: Duration) -> Rendered {
+    let mut cmd = headless(profile);
+    cmd.arg(format!("--virtual-time-budget={}", budget.as_millis()))
+        .arg("--dump-dom")
+        .arg(url);
+    let out = run(cmd);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let js_errors = stderr
+        .lines()
+        .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught"))
+        .filter(|l| l.contains("Uncaught") || l.contains("Error") || l.contains("error"))
+        .map(str::to_owned)
+        .collect();
+    Rendered {
+        dom: String::from_utf8_lossy(&out.stdout).into_owned(),
+        js_errors,
+    }
+}
+
+/// Saves a PNG of `url` at `width`×`height` to `png`.
+pub fn screenshot(url: &str, profile: &Path, png: &Path, (width, height): (u32, u32)) {
+    let mut cmd = headless(profile);
+    cmd.arg(format!("--window-size={width},{height}"))
+        .arg("--virtual-time-budget=1000")
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(url);
+    run(cmd);
+    assert!(
+        png.exists(),
+        "chromium wrote no screenshot to {}",
+        png.display()
+    );
+}
+
+/// The `data-value` of the first element with `data-key="key"` in `dom`,
+/// parsed by serde_json as a `report --json` number is, so that the same
+/// decimal text gives the same `f64`.
+pub fn data_value(dom: &str, key: &str) -> Option<f64> {
+    let at = dom.find(&format!("data-key=\"{key}\""))?;
+    let tag_start = dom[..at].rfind('<')?;
+    let tag_end = at + dom[at..].find('>')?;
+    let tag = &dom[tag_start..tag_end];
+    let v = tag.find("data-value=\"")? + "data-value=\"".len();
+    let end = v + tag[v..].find('"')?;
+    serde_json::from_str(&tag[v..end]).ok()
+}
+
+/// Every `data-value` in `dom`, parsed as [`data_value`] does.
+pub fn data_values(dom: &str) -> Vec<f64> {
+    dom.split("data-value=\"")
+        .skip(1)
+        .filter_map(|rest| serde_json::from_str(&rest[..rest.find('"')?]).ok())
+        .collect()
+}
+
+/// Point counts of every `<polyline>` inside the chart figure `id`.
+pub fn chart_points(dom: &str, id: &str) -> Vec<usize> {
+    let Some(start) = dom.find(&format!("id=\"chart-{id}\"")) else {
+        return Vec::new();
+    };
+    let end = start + dom[start..].find("</figure>").unwrap_or(dom.len() - start);
+    dom[start..end]
+        .split("<polyline")
+        .skip(1)
+        .filter_map(|p| {
+            let s = p.find("points=\"")? + "points=\"".len();
+            let e = s + p[s..].find('"')?;
+            Some(p[s..e].split_whitespace().count())
+        })
+        .collect()
+}
