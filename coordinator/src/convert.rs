@@ -18,6 +18,7 @@ use crate::runs::{
 };
 use crate::scheduler::{Grant, SubmitStatus};
 use crate::stats::sprt::SprtState;
+use crate::store::games::FailureCount;
 use crate::store::leases::LeaseState;
 use crate::store::workers::NewWorker;
 use xq_proto::variant_stats::VariantStats;
@@ -396,6 +397,18 @@ impl From<RunStatus> for pb::RunStatus {
             flag: flag.unwrap_or_default(),
             variants: variants.into_iter().map(Into::into).collect(),
             linked_run_id: linked.unwrap_or(0),
+        }
+    }
+}
+
+impl From<FailureCount> for pb::FailureCount {
+    fn from(f: FailureCount) -> Self {
+        pb::FailureCount {
+            worker_id: f.worker_id,
+            worker_name: f.worker_name,
+            loser: f.loser.into(),
+            reason: f.reason,
+            games: f.games,
         }
     }
 }

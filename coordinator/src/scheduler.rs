@@ -38,6 +38,7 @@ use tokio::sync::broadcast;
 use xq_proto::{BatchOutcome, OpeningSlice, WorkSpec};
 
 use crate::runs::{RunKind, RunSpec, RunState, RunStatus, Slice, SliceWork, SpsaHistoryRow};
+use crate::store::games;
 use crate::store::leases::{self, LeaseState, NewLease};
 use crate::store::runs::{self as run_rows, Candidate};
 use crate::store::workers::{self, NewWorker};
@@ -203,6 +204,13 @@ impl Scheduler {
         self.store.call(|conn| run_rows::list(conn, now_ms())).await
     }
 
+    /// Failures among `id`'s stored games, by worker, loser and reason.
+    pub async fn failures(&self, id: u64) -> Result<Vec<games::FailureCount>, StoreError> {
+        self.store
+            .call(move |conn| games::failure_counts(conn, id))
+            .await
+    }
+
     pub async fn spsa_history(&self, id: u64) -> Result<Vec<SpsaHistoryRow>, StoreError> {
         self.store
             .call(move |conn| run_rows::spsa_history(conn, id))
@@ -330,6 +338,9 @@ impl Scheduler {
         lease_id: u64,
         outcome: BatchOutcome,
     ) -> Result<SubmitStatus, StoreError> {
+        if !outcome.games.is_empty() {
+            self.check_games(worker_id, lease_id, &outcome).await?;
+        }
         let (status, run_id) = self
             .store
             .call(move |conn| {
@@ -359,6 +370,9 @@ impl Scheduler {
                     LeaseState::Active => {
                         leases::set_state(&tx, lease_id, LeaseState::Done, now)?;
                         count_result(&tx, &lease, &outcome, now)?;
+                        let kept: Vec<(u32, &xq_proto::GameRecord)> =
+                            (0u32..).zip(outcome.games.iter()).collect();
+                        games::insert(&tx, lease.run_id, lease_id, worker_id, &kept)?;
                         SubmitStatus::Accepted
                     }
                 };
@@ -370,6 +384,44 @@ impl Scheduler {
             self.changed(run_id);
         }
         Ok(status)
+    }
+}
+
+impl Scheduler {
+    /// Replays a result's games under its lease's rules and checks them
+    /// against its counts (see [`crate::archive`]), off the store's thread:
+    /// a refused game is [`StoreError::Invalid`] and nothing is counted.
+    async fn check_games(
+        &self,
+        worker_id: u64,
+        lease_id: u64,
+        outcome: &BatchOutcome,
+    ) -> Result<(), StoreError> {
+        let rules = self
+            .store
+            .call(move |conn| {
+                let lease = leases::load(conn, lease_id)?
+                    .ok_or_else(|| StoreError::NotFound(format!("no lease {lease_id}")))?;
+                if lease.worker_id != worker_id {
+                    return Err(StoreError::Forbidden(format!(
+                        "lease {lease_id} is not held by worker {worker_id}"
+                    )));
+                }
+                let run = run_rows::load(conn, lease.run_id, now_ms())?;
+                let slice = Slice {
+                    offset: lease.opening_offset,
+                    pairs: lease.pairs,
+                    variant: lease.variant,
+                };
+                Ok(run.spec.kind.ops().slice_work(&run, &slice)?.rules)
+            })
+            .await?;
+        let games = outcome.games.clone();
+        let totals = outcome.totals.clone();
+        tokio::task::spawn_blocking(move || crate::archive::check(&rules, &games, &totals))
+            .await
+            .map_err(|e| StoreError::Join(format!("the game check failed: {e}")))?
+            .map_err(|e| StoreError::Invalid(e.to_string()))
     }
 }
 

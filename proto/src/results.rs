@@ -117,7 +117,7 @@ impl Totals {
 pub struct BatchOutcome {
     /// The counts; `totals.pairs` is the pairs played.
     pub totals: Totals,
-    /// Game records (none yet: the game archive will ask for them).
+    /// The games of the counted pairs, in game order (pair p: games 2p, 2p + 1).
     pub games: Vec<GameRecord>,
     /// Red's view and capture statistics of the same games; required by
     /// variants runs, checked whenever present.

@@ -6,8 +6,13 @@
 //! cargo bench -p xq-tests --bench load
 //! XQ_LOAD_WORKERS=1000 XQ_LOAD_SECS=20 XQ_LOAD_SYNC=normal cargo bench -p xq-tests --bench load
 //! XQ_LOAD_PAUSE_MS=1000 cargo bench -p xq-tests --bench load   # think time per lease
+//! XQ_LOAD_GAMES=1 cargo bench -p xq-tests --bench load   # each result with its 2 games
 //! XQ_LOAD_WEB_POLLERS=100 cargo bench -p xq-tests --bench load  # and 100 browsers on the run page
 //! ```
+//!
+//! With `XQ_LOAD_GAMES=1` every result carries the two games of one real pair
+//! (played once at start by the game runner, 300 nodes per move), which the
+//! coordinator replays and stores: the write cost of the game archive.
 //!
 //! Without a pause every worker calls back to back (a closed loop): the
 //! figures are the server's throughput, and latency is mostly queueing
@@ -59,6 +64,7 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     let workers: usize = env("XQ_LOAD_WORKERS", 1000);
+    let with_games = env("XQ_LOAD_GAMES", 0u8) == 1;
     let secs: u64 = env("XQ_LOAD_SECS", 20);
     let pause = Duration::from_millis(env("XQ_LOAD_PAUSE_MS", 0));
     let pollers: usize = env("XQ_LOAD_WEB_POLLERS", 0);
@@ -77,11 +83,22 @@ fn main() -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    let results = if with_games {
+        let r = real_pair()?;
+        println!(
+            "each result carries 2 games ({} plies)",
+            r.totals.as_ref().map_or(0, |t| t.total_plies)
+        );
+        Some(r)
+    } else {
+        None
+    };
     rt.block_on(run(
         workers,
         Duration::from_secs(secs),
         pause,
         durability,
+        results,
         pollers,
     ))
 }
@@ -96,6 +113,27 @@ struct Tally {
 
 fn micros(since: Instant) -> u32 {
     since.elapsed().as_micros().min(u32::MAX as u128) as u32
+}
+
+/// One real pair played by the game runner, as a worker would submit it.
+fn real_pair() -> anyhow::Result<pb::GameResults> {
+    use xq_worker::BatchPlayer;
+    let mut work = xq_proto::WorkSpec::example();
+    work.pairs = 1;
+    work.openings.count = 1;
+    for p in &mut work.players {
+        p.limit = xq_proto::Limit::Nodes(300);
+        p.hash_mb = 1;
+    }
+    let player = xq_worker::EnginePlayer::new(1)?;
+    let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let outcome = player.play(&work, &cancel, &|_| {})?;
+    ensure!(
+        outcome.games.len() == 2,
+        "the pair has {} games",
+        outcome.games.len()
+    );
+    Ok(outcome.into())
 }
 
 fn draws(pairs: u32) -> pb::GameResults {
@@ -118,6 +156,7 @@ async fn fake_worker(
     start: Arc<Barrier>,
     end: Instant,
     pause: Duration,
+    results: Option<pb::GameResults>,
 ) -> Tally {
     let mut tally = Tally::default();
     use rand::Rng;
@@ -173,7 +212,7 @@ async fn fake_worker(
         let request = pb::SubmitResultRequest {
             worker_id,
             lease_id: lease.lease_id,
-            results: Some(draws(pairs)),
+            results: Some(results.clone().unwrap_or_else(|| draws(pairs))),
         };
         // Resubmit on transient errors, as the real client does.
         loop {
@@ -219,6 +258,7 @@ async fn run(
     duration: Duration,
     pause: Duration,
     durability: Durability,
+    results: Option<pb::GameResults>,
     pollers: usize,
 ) -> anyhow::Result<()> {
     let db = TempDb::new("load");
@@ -284,6 +324,7 @@ async fn run(
                 Arc::clone(&start),
                 end_at,
                 pause,
+                results.clone(),
             ))
         })
         .collect();

@@ -2,6 +2,9 @@
 //! `xq-worker work` (real engine, 200 nodes per move) as child processes on
 //! 127.0.0.1, tokens and runs made with the CLI.
 //!
+//! Every scenario also checks the game archive: the stored games are exactly
+//! the counted games.
+//!
 //! The killed-worker and dead-connection scenarios run by default; the others
 //! (7–12 s each, and the full-disk one mounts a tmpfs, which needs root) are
 //! `#[ignore]`d: `cargo test -p xq-tests --test faults -- --ignored`.
@@ -42,6 +45,22 @@ fn assert_exact(db: &Path, end: &pb::RunStatus, pairs: u64) {
         "SELECT COALESCE(SUM(pairs), 0) FROM leases WHERE state = 'done'",
     );
     assert_eq!(done as u64, pairs, "pairs of counted leases");
+    // The game archive: a game is stored exactly when it is counted, and
+    // only with a counted lease.
+    assert_eq!(
+        query(db, "SELECT COUNT(*) FROM games") as u64,
+        2 * pairs,
+        "stored games = counted games"
+    );
+    assert_eq!(
+        query(
+            db,
+            "SELECT COUNT(*) FROM games g JOIN leases l ON l.id = g.lease_id
+             WHERE l.state != 'done'"
+        ),
+        0,
+        "games of leases that were not counted"
+    );
     assert_eq!(integrity(db), "ok");
 }
 

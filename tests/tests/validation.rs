@@ -32,6 +32,50 @@ fn draws(pairs: u32) -> pb::GameResults {
     }
 }
 
+/// `pairs` pairs of draws by adjudication after `h2e2 h9g7`, with their games;
+/// game `bad` (if any) plays `e2e9`, an illegal move, instead.
+fn drawn_games(pairs: u32, bad: Option<usize>) -> pb::GameResults {
+    let line = |illegal: bool| {
+        let text: &[&str] = if illegal {
+            &["h2e2", "h9g7", "e2e9"]
+        } else {
+            &["h2e2", "h9g7"]
+        };
+        text.iter()
+            .map(|m| xq_engine::Move::parse_coords(m).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let games = (0..2 * pairs as usize)
+        .map(|i| {
+            let moves = line(bad == Some(i));
+            xq_proto::GameRecord {
+                opening_index: (i / 2) as u64,
+                start_fen: xq_engine::START_FEN.to_owned(),
+                per_move: vec![xq_proto::MoveStats::default(); moves.len()],
+                moves,
+                opening_plies: 0,
+                result: xq_engine::rules::GameResult::Draw,
+                reason: "adjudication".to_owned(),
+                red_player: (i % 2) as u8,
+                stderr_tail: String::new(),
+            }
+            .into()
+        })
+        .collect();
+    pb::GameResults {
+        totals: Some(pb::Totals {
+            pairs: pairs.into(),
+            pentanomial: vec![0, 0, pairs.into(), 0, 0],
+            draws: 2 * u64::from(pairs),
+            reasons: [("adjudication".to_owned(), 2 * u64::from(pairs))].into(),
+            total_plies: 4 * u64::from(pairs) + u64::from(bad.is_some()),
+            ..Default::default()
+        }),
+        games,
+        ..Default::default()
+    }
+}
+
 /// `results` with its totals changed by `f`.
 fn tweak(results: &pb::GameResults, f: impl FnOnce(&mut pb::Totals)) -> pb::GameResults {
     let mut r = results.clone();
@@ -138,6 +182,47 @@ async fn bad_submissions_are_refused_naming_the_field_and_change_nothing() {
             })),
             Code::InvalidArgument,
             "results.reasons",
+        ),
+        (
+            "a game that does not replay",
+            worker_id,
+            lease.lease_id,
+            Some(drawn_games(4, Some(3))),
+            Code::InvalidArgument,
+            "results.games[3].moves",
+        ),
+        (
+            "games that contradict the counts",
+            worker_id,
+            lease.lease_id,
+            Some(tweak(&drawn_games(4, None), |t| {
+                t.total_plies += 1;
+            })),
+            Code::InvalidArgument,
+            "results.games",
+        ),
+        (
+            "fewer games than counted",
+            worker_id,
+            lease.lease_id,
+            Some(pb::GameResults {
+                games: drawn_games(4, None).games[..3].to_vec(),
+                ..drawn_games(4, None)
+            }),
+            Code::InvalidArgument,
+            "results.games",
+        ),
+        (
+            "garbled moves",
+            worker_id,
+            lease.lease_id,
+            Some({
+                let mut r = drawn_games(4, None);
+                r.games[5].moves.pop();
+                r
+            }),
+            Code::InvalidArgument,
+            "game.moves",
         ),
         (
             "unknown lease",

@@ -278,6 +278,20 @@ async fn get(
     run_id: u64,
     history: bool,
 ) -> anyhow::Result<(pb::RunStatus, Vec<pb::SpsaHistoryRow>)> {
+    let (run, history, _) = get_all(admin, run_id, history).await?;
+    Ok((run, history))
+}
+
+/// The run, its SPSA history and its failure counts.
+async fn get_all(
+    admin: &mut Admin,
+    run_id: u64,
+    history: bool,
+) -> anyhow::Result<(
+    pb::RunStatus,
+    Vec<pb::SpsaHistoryRow>,
+    Vec<pb::FailureCount>,
+)> {
     let answer = admin
         .get_run(pb::GetRunRequest {
             run_id,
@@ -286,7 +300,7 @@ async fn get(
         .await?
         .into_inner();
     let run = answer.run.context("the coordinator sent no run")?;
-    Ok((run, answer.history))
+    Ok((run, answer.history, answer.failures))
 }
 
 /// `watch RUN`: a progress bar until the run ends.
@@ -323,7 +337,7 @@ pub struct ReportArgs {
 impl ReportArgs {
     pub fn run(self) -> anyhow::Result<()> {
         let (rt, mut admin) = self.remote.connect()?;
-        let (run, rows) = rt.block_on(get(&mut admin, self.run, true))?;
+        let (run, rows, failures) = rt.block_on(get_all(&mut admin, self.run, true))?;
         if report_variants::is_variants(&run) {
             return print_variants(&run, self.json, self.csv);
         }
@@ -333,6 +347,7 @@ impl ReportArgs {
             println!("{}", display::summary_json(&run));
         } else {
             print!("{}", display::summary_text(&run));
+            print!("{}", display::failures(&run, &failures));
             if !rows.is_empty() {
                 print!("\n{}", display::history(&run, &rows, false));
             }

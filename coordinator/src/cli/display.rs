@@ -99,6 +99,41 @@ pub async fn watch(admin: &mut Admin, run_id: u64) -> anyhow::Result<pb::RunStat
 }
 
 /// A human summary of a run.
+/// The failures among a run's stored games, per worker and per player
+/// (engine): `  failures     w1: dev time-forfeit 2, base resignation 1`.
+pub fn failures(s: &pb::RunStatus, failures: &[pb::FailureCount]) -> String {
+    if failures.is_empty() {
+        return "  failures     none among the stored games\n".to_owned();
+    }
+    let player = |p: u32| match (kind(s), p) {
+        ("spsa", 0) => "θ+",
+        ("spsa", _) => "θ−",
+        (_, 0) => "dev",
+        _ => "base",
+    };
+    let mut by_worker: Vec<(String, Vec<String>)> = Vec::new();
+    let mut by_player: std::collections::BTreeMap<(u32, &str), u64> = Default::default();
+    for f in failures {
+        let line = format!("{} {} {}", player(f.loser), f.reason, f.games);
+        let name = format!("{} (#{})", f.worker_name, f.worker_id);
+        match by_worker.last_mut() {
+            Some((n, lines)) if *n == name => lines.push(line),
+            _ => by_worker.push((name, vec![line])),
+        }
+        *by_player.entry((f.loser, f.reason.as_str())).or_default() += f.games;
+    }
+    let mut out = String::from("  failures     by worker:\n");
+    for (name, lines) in by_worker {
+        out += &format!("    {name}: {}\n", lines.join(", "));
+    }
+    let totals: Vec<String> = by_player
+        .iter()
+        .map(|((p, r), n)| format!("{} {r} {n}", player(*p)))
+        .collect();
+    out += &format!("    by engine: {}\n", totals.join(", "));
+    out
+}
+
 pub fn summary_text(s: &pb::RunStatus) -> String {
     let t = s.totals.clone().unwrap_or_default();
     let mut out = format!(
@@ -268,4 +303,39 @@ pub fn verdict(tune: &pb::RunStatus, verify: Option<&pb::RunStatus>) -> Option<S
             v.run_id
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_are_listed_per_worker_and_summed_per_engine() {
+        let run = pb::RunStatus::default();
+        assert!(failures(&run, &[]).contains("none"));
+        let f = |worker_id, name: &str, loser, reason: &str, games| pb::FailureCount {
+            worker_id,
+            worker_name: name.to_owned(),
+            loser,
+            reason: reason.to_owned(),
+            games,
+        };
+        let text = failures(
+            &run,
+            &[
+                f(1, "a", 0, "time-forfeit", 2),
+                f(1, "a", 1, "resignation", 1),
+                f(2, "b", 0, "time-forfeit", 3),
+            ],
+        );
+        assert!(
+            text.contains("a (#1): dev time-forfeit 2, base resignation 1\n"),
+            "{text}"
+        );
+        assert!(text.contains("b (#2): dev time-forfeit 3\n"), "{text}");
+        assert!(
+            text.contains("by engine: dev time-forfeit 5, base resignation 1\n"),
+            "{text}"
+        );
+    }
 }

@@ -11,6 +11,7 @@ mod display;
 mod engine;
 mod match_args;
 mod params;
+mod pgn;
 mod report_variants;
 mod stats;
 mod stats_compare;
@@ -53,6 +54,8 @@ enum Command {
     Stop(cluster::StopArgs),
     /// Manage access tokens in the database (no server needed).
     Token(token::TokenArgs),
+    /// Write a run's stored games as PGN, from the database file.
+    Pgn(pgn::PgnArgs),
     /// Run a coordinator and workers in this process (resumes an identical
     /// unfinished run in the same database).
     Local(cluster::LocalArgs),
@@ -83,6 +86,7 @@ impl Cli {
             Command::Stop(args) => args.run(),
             Command::Local(args) => args.run(player),
             Command::Token(args) => args.run(),
+            Command::Pgn(args) => args.run(),
             Command::Backup(args) => args.run(),
             Command::Restore(args) => args.run(),
         }

@@ -240,6 +240,47 @@ CREATE TABLE run_history (
 );
 CREATE INDEX run_history_by_run ON run_history (run_id, id);
 "#,
+    // 9: the game archive. The games of one counted result are stored with
+    // it, in the same transaction: one compressed blob per result
+    // (store::game_codec) and one row per game with what filters and
+    // failure counts need.
+    r#"
+CREATE TABLE game_batches (
+    lease_id INTEGER PRIMARY KEY REFERENCES leases (id),
+    run_id   INTEGER NOT NULL REFERENCES runs (id),
+    -- The kept games in order of game_index, encoded and compressed.
+    data     BLOB    NOT NULL
+);
+
+CREATE TABLE games (
+    id            INTEGER PRIMARY KEY,
+    run_id        INTEGER NOT NULL REFERENCES runs (id),
+    lease_id      INTEGER NOT NULL REFERENCES game_batches (lease_id),
+    worker_id     INTEGER NOT NULL REFERENCES workers (id),
+    -- The game's place in its lease: pair p has games 2p and 2p + 1.
+    game_index    INTEGER NOT NULL,
+    -- The game's place in its batch's blob (retention may skip games).
+    slot          INTEGER NOT NULL,
+    opening_index INTEGER NOT NULL,
+    -- Which player (0 or 1) had Red.
+    red_player    INTEGER NOT NULL CHECK (red_player IN (0, 1)),
+    result        TEXT    NOT NULL CHECK (result IN ('red', 'black', 'draw')),
+    -- The end reason's token.
+    reason        TEXT    NOT NULL,
+    -- The player (0 or 1) that lost; NULL for a draw.
+    loser         INTEGER CHECK (loser IN (0, 1)),
+    -- Plies played, opening included.
+    plies         INTEGER NOT NULL,
+    -- For a time forfeit: how far the loser overran its time, in ms.
+    overrun_ms    INTEGER,
+    UNIQUE (lease_id, game_index),
+    UNIQUE (lease_id, slot),
+    CHECK ((result = 'draw') = (loser IS NULL))
+);
+
+CREATE INDEX games_by_run_reason ON games (run_id, reason);
+CREATE INDEX games_by_run_worker ON games (run_id, worker_id);
+"#,
 ];
 
 /// Brings the schema up to date in one transaction per migration. Foreign
@@ -371,6 +412,46 @@ mod tests {
         assert!(
             conn.execute("INSERT INTO variant_totals VALUES (99, 0, '{}')", [])
                 .is_err()
+        );
+    }
+
+    #[test]
+    fn the_game_archive_refuses_rows_that_contradict_themselves() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        migrate(&mut conn).unwrap();
+        conn.execute_batch(
+            "INSERT INTO runs (spec, kind, priority, state, created_ms, updated_ms)
+                 VALUES ('{}', 'sprt', 0, 'active', 1, 1);
+             INSERT INTO workers (name, threads, version, signature, registered_ms, last_seen_ms)
+                 VALUES ('w', 1, '0', 0, 1, 1);
+             INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs,
+                                 created_ms, deadline_ms)
+                 VALUES (1, 1, 'done', 0, 1, 1, 2);
+             INSERT INTO game_batches (lease_id, run_id, data) VALUES (1, 1, x'01');",
+        )
+        .unwrap();
+        let insert = |index: i64, result: &str, loser: Option<i64>| {
+            conn.execute(
+                "INSERT INTO games (run_id, lease_id, worker_id, game_index, slot, opening_index,
+                                    red_player, result, reason, loser, plies)
+                 VALUES (1, 1, 1, ?1, ?1, 0, 0, ?2, 'checkmate', ?3, 40)",
+                rusqlite::params![index, result, loser],
+            )
+        };
+        insert(0, "red", Some(1)).unwrap();
+        assert!(insert(0, "black", Some(0)).is_err(), "a game stored twice");
+        assert!(insert(1, "draw", Some(0)).is_err(), "a draw with a loser");
+        assert!(insert(1, "red", None).is_err(), "a win without a loser");
+        assert!(insert(1, "white", Some(0)).is_err(), "an unknown result");
+        insert(1, "draw", None).unwrap();
+        assert!(
+            conn.execute(
+                "INSERT INTO game_batches (lease_id, run_id, data) VALUES (9, 1, x'01')",
+                []
+            )
+            .is_err(),
+            "a batch of no lease"
         );
     }
 

@@ -28,6 +28,8 @@
 //!
 //! * [`migrations`]: the append-only schema list (`PRAGMA user_version`).
 //! * [`backup`]: online backups, their checks and restore.
+//! * [`game_codec`]: the compressed form of a result's games; [`games`]:
+//!   their rows.
 //! * [`runs`], [`leases`], [`workers`], [`tokens`], [`variants`], [`history`]: row-level reads
 //!   and writes on a transaction; the rules that combine them live in [`crate::scheduler`].
 //! * [`activity`]: read-only aggregates (workers with their leases, counts).
@@ -35,6 +37,8 @@
 pub mod activity;
 pub mod backup;
 pub mod engines;
+pub mod game_codec;
+pub mod games;
 pub mod history;
 pub mod leases;
 pub mod migrations;

@@ -8,7 +8,8 @@
 //!   or the Asian code ([`Code`]);
 //! - [`chase`]: which pieces a move chases (捉);
 //! - [`mate`]: mates by checks, for mate threats (杀);
-//! - [`see`]: static exchange evaluation, for chase judgement.
+//! - [`see`]: static exchange evaluation, for chase judgement;
+//! - [`replay`]: checking a game record against the rules ([`replay()`]).
 //!
 //! Interpretations (engine/RULES.md §5 gives each next to its article):
 //! - perpetual check is judged exactly; chases with a static exchange evaluation
@@ -21,6 +22,7 @@ pub mod arbiter;
 pub mod chase;
 pub mod mate;
 pub mod repetition;
+pub mod replay;
 pub mod ruleset;
 pub mod see;
 
@@ -29,4 +31,5 @@ mod tests;
 
 pub use arbiter::{Game, GameError, GameResult, Outcome, PlyRecord, Reason};
 pub use repetition::{Nature, PlyEntry, Verdict, judge_cycle};
+pub use replay::{Claim, ReplayError, replay};
 pub use ruleset::{Code, Odds, PRESETS, RuleSet, RuleSetError, Scoring, Stalemate};

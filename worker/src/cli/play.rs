@@ -8,6 +8,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
+use xq_engine::Position;
 use xq_engine::notation::Notation;
 use xq_engine::params::Params;
 use xq_engine::rules::RuleSet;
@@ -17,7 +18,7 @@ use xq_proto::{Limit, Score};
 
 use crate::external::{Coords, EngineConfig, Protocol, Timeouts};
 use crate::openings::{OpeningBook, Order};
-use crate::pgn::{self, PgnGame};
+use crate::pgn::{self, PgnGame, PgnHeader};
 use crate::runner::{GameRecord, MatchOutcome, MatchSpec, PlayerConfig, Runner};
 
 /// Arguments of `xq-worker play`.
@@ -93,8 +94,8 @@ pub struct PlayArgs {
     /// Write every game to this PGN file.
     #[arg(long)]
     pgn: Option<PathBuf>,
-    /// Move notation in the PGN: coords, wxf or chinese.
-    #[arg(long, default_value = "coords")]
+    /// Move notation in the PGN: iccs, wxf or chinese.
+    #[arg(long, default_value = "iccs")]
     pgn_notation: String,
     /// Print the summary as one JSON object.
     #[arg(long)]
@@ -348,29 +349,30 @@ fn write_pgn(
     notation: Notation,
 ) -> anyhow::Result<()> {
     let date = pgn_date();
-    let variant = spec.rules.name().unwrap_or_else(|| "custom".to_string());
     let mut text = String::new();
     for (i, g) in games.iter().enumerate() {
-        let red = &spec.players[g.red].name;
-        let black = &spec.players[1 - g.red].name;
-        text.push_str(&pgn::write(
-            &PgnGame {
+        let start = Position::from_fen(&g.fen)
+            .with_context(|| format!("game {}: bad start position '{}'", i + 1, g.fen))?;
+        let game = PgnGame {
+            header: PgnHeader {
                 event: "xq-worker match",
                 site: "local",
                 date: &date,
                 round: i as u64 + 1,
-                red,
-                black,
-                result: pgn::result_token(g.result.winner()),
-                fen: &g.fen,
-                variant: &variant,
-                opening: &g.opening,
-                termination: g.reason.token(),
-                moves: &g.moves,
-                conversion: spec.rules.conversion,
+                red: &spec.players[g.red].name,
+                black: &spec.players[1 - g.red].name,
             },
-            notation,
-        ));
+            start: &start,
+            rules: &spec.rules,
+            opening: &g.opening,
+            moves: &g.moves,
+            opening_plies: g.opening_plies,
+            per_move: &g.per_move,
+            outcome: g.outcome(),
+            stderr_tail: &g.stderr_tail,
+        };
+        let pgn = pgn::write(&game, notation).with_context(|| format!("game {}", i + 1))?;
+        text.push_str(&pgn);
     }
     std::fs::write(path, text)
         .with_context(|| format!("cannot write pgn file '{}'", path.display()))

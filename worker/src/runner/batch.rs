@@ -125,7 +125,7 @@ pub fn match_spec(
         offset: work.openings.offset,
         opening_per_game: work.openings.per_game,
         adjudication: work.adjudication,
-        keep_games: false,
+        keep_games: true,
     })
 }
 
@@ -159,7 +159,11 @@ impl BatchPlayer for EnginePlayer {
         let outcome = self.runner.play(&spec, cancel, &on_game)?;
         Ok(BatchOutcome {
             totals: outcome.totals,
-            games: Vec::new(),
+            games: outcome
+                .games
+                .iter()
+                .map(super::GameRecord::archived)
+                .collect(),
             variant: Some(outcome.variant),
         })
     }

@@ -8,8 +8,9 @@ use xq_engine::rules::{Game, GameError, GameResult, Outcome, Reason, RuleSet};
 use xq_engine::search::SearchRules;
 use xq_engine::{ByColor, Color, Move, Position};
 
+use xq_proto::game_record::MAX_STDERR_TAIL_BYTES;
 use xq_proto::variant_stats::{GameSummary, KindCaptures, game_captures};
-use xq_proto::{Adjudication, Limit, Opening, Score};
+use xq_proto::{Adjudication, Limit, MoveStats, Opening, Score};
 
 use super::player::PlayerConfig;
 use super::player_stats::{Fault, GameStats};
@@ -53,6 +54,8 @@ impl GameSetup<'_> {
 /// A finished game.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GameRecord {
+    /// The opening's index in the match's source (0 until the runner sets it).
+    pub opening_index: u64,
     /// The start position's FEN (before the opening moves).
     pub fen: String,
     /// The opening's name.
@@ -73,8 +76,24 @@ pub struct GameRecord {
     pub total_time: Duration,
     /// Captures per convertible kind, every ply included.
     pub captures: [KindCaptures; 4],
+    /// What the mover reported with each move after the opening.
+    pub per_move: Vec<MoveStats>,
+    /// The last stderr lines of an external engine that failed in this game
+    /// (at most [`MAX_STDERR_TAIL_BYTES`]); empty otherwise.
+    pub stderr_tail: String,
     /// Each player's latencies and fault, by player index.
     pub stats: [GameStats; 2],
+}
+
+/// The last `max` bytes of `lines` joined by newlines, cut at a character
+/// boundary.
+fn tail(lines: &[String], max: usize) -> String {
+    let text = lines.join("\n");
+    let mut cut = text.len().saturating_sub(max);
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    text[cut..].to_owned()
 }
 
 /// Why a game could not be played.
@@ -102,6 +121,30 @@ impl GameRecord {
     /// Plies played, opening included.
     pub fn plies(&self) -> usize {
         self.moves.len()
+    }
+
+    /// How the game ended: every ending comes after the last move.
+    pub fn outcome(&self) -> Outcome {
+        Outcome {
+            result: self.result,
+            reason: self.reason,
+            ply: self.moves.len(),
+        }
+    }
+
+    /// The game as the archive keeps it (the wire's record).
+    pub fn archived(&self) -> xq_proto::GameRecord {
+        xq_proto::GameRecord {
+            opening_index: self.opening_index,
+            start_fen: self.fen.clone(),
+            moves: self.moves.clone(),
+            opening_plies: u32::try_from(self.opening_plies).unwrap_or(u32::MAX),
+            result: self.result,
+            reason: self.reason.token().to_owned(),
+            red_player: u8::from(self.red == 1),
+            per_move: self.per_move.clone(),
+            stderr_tail: self.stderr_tail.clone(),
+        }
     }
 
     /// What the variant statistics need of the game.
@@ -156,6 +199,7 @@ pub fn play_game(
     });
     let mut adjudicator = Adjudicator::new(setup.adjudication);
     let (mut nodes, mut search_time) = (0, Duration::ZERO);
+    let mut per_move = Vec::new();
     let mut outcome = game.outcome();
     let mut stats: [GameStats; 2] = Default::default();
     for (i, seat) in seats.iter_mut().enumerate() {
@@ -236,6 +280,14 @@ pub fn play_game(
                 lose(Fault::IllegalMove)
             }
         };
+        if game.records().len() > ply {
+            per_move.push(MoveStats {
+                score_cp: choice.score_cp.unwrap_or(0),
+                depth: choice.depth,
+                nodes: choice.nodes,
+                time_ms: u32::try_from(elapsed.as_millis()).unwrap_or(u32::MAX),
+            });
+        }
         if outcome.is_none() {
             let red_cp = choice
                 .score_cp
@@ -258,6 +310,7 @@ pub fn play_game(
         return Ok(None);
     };
     Ok(Some(GameRecord {
+        opening_index: 0,
         fen: game.start().to_fen(),
         opening: setup.opening.name.clone(),
         opening_plies,
@@ -269,6 +322,13 @@ pub fn play_game(
         search_time,
         total_time: started.elapsed(),
         captures: game_captures(game.records()),
+        per_move,
+        stderr_tail: seats
+            .iter()
+            .find(|s| !s.failure_stderr().is_empty())
+            .map_or_else(String::new, |s| {
+                tail(s.failure_stderr(), MAX_STDERR_TAIL_BYTES)
+            }),
         stats,
     }))
 }
@@ -287,6 +347,14 @@ mod tests {
             engine: None,
             draw_contempt,
         })
+    }
+
+    #[test]
+    fn a_stderr_tail_keeps_the_last_bytes_at_a_character_boundary() {
+        let lines = vec!["first".to_owned(), "炮二平五".to_owned()];
+        assert_eq!(tail(&lines, 100), "first\n炮二平五");
+        assert_eq!(tail(&lines, 7), "平五");
+        assert_eq!(tail(&[], 10), "");
     }
 
     #[test]

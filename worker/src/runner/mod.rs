@@ -266,10 +266,14 @@ impl Runner {
             opening: &opening,
             stop,
         };
-        play_game(&setup, &mut state.seats).map_err(|e| match e {
+        let record = play_game(&setup, &mut state.seats).map_err(|e| match e {
             PlayError::Opening(source) => RunError::Opening { index, source },
             PlayError::Setting(e) => RunError::Setting(e),
-        })
+        })?;
+        Ok(record.map(|r| GameRecord {
+            opening_index: index,
+            ..r
+        }))
     }
 }
 

@@ -16,12 +16,13 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use xq_engine::rules::{Game, RuleSet};
-use xq_engine::search::{HistoryEntry, SearchRules, Searcher};
+use xq_engine::search::{HistoryEntry, MATE, MAX_PLY, SearchRules, Searcher};
 use xq_engine::{ByColor, Move};
 use xq_proto::Limit;
 
 use super::player::PlayerConfig;
 use super::player_stats::Fault;
+use crate::external::protocol::MATE_CP;
 use crate::external::{EngineFailure, ExternalEngine, dialect};
 use crate::timecontrol::{Clock, go_limit, search_limits};
 
@@ -31,6 +32,8 @@ pub struct Seat {
     searcher: Searcher,
     hash_mb: usize,
     engine: Option<ExternalEngine>,
+    /// The last stderr lines of the engine that failed in this game.
+    failure_stderr: Vec<String>,
 }
 
 impl Default for Seat {
@@ -39,6 +42,7 @@ impl Default for Seat {
             searcher: Searcher::new(1),
             hash_mb: 1,
             engine: None,
+            failure_stderr: Vec::new(),
         }
     }
 }
@@ -50,6 +54,8 @@ pub struct Choice {
     pub mv: Result<Move, Fault>,
     /// The reported score, centipawns from the mover's view.
     pub score_cp: Option<i32>,
+    /// The reported depth, plies (0 when none was reported).
+    pub depth: u32,
     pub nodes: u64,
     /// The time the player is charged: an external engine's from the write of
     /// `go` to the read of `bestmove`, the built-in engine's search time.
@@ -99,6 +105,7 @@ impl Seat {
     /// Gets ready for a new game of `player` under `rules`: a cleared searcher,
     /// or an engine process that is started if needed and told a new game begins.
     pub fn new_game(&mut self, player: &PlayerConfig, rules: &RuleSet) -> Result<(), SeatError> {
+        self.failure_stderr.clear();
         let Some(config) = &player.engine else {
             self.engine = None;
             if self.hash_mb != player.hash_mb {
@@ -145,7 +152,14 @@ impl Seat {
             .map(|e| e.stderr_tail())
             .unwrap_or_default();
         tracing::warn!(player = %player.name, %failure, ?stderr, "engine failed; it loses the game");
+        self.failure_stderr = stderr;
         forfeit(failure)
+    }
+
+    /// The last stderr lines of an engine that failed in this game (empty
+    /// when none did), one line each.
+    pub fn failure_stderr(&self) -> &[String] {
+        &self.failure_stderr
     }
 
     /// The move of `player` in `game`, within `limit`.
@@ -181,6 +195,7 @@ impl Seat {
         Ok(Choice {
             mv: r.best_move.ok_or(Fault::IllegalMove),
             score_cp: Some(r.score),
+            depth: r.depth,
             nodes: r.nodes,
             elapsed: started.elapsed(),
         })
@@ -197,6 +212,7 @@ impl Seat {
         let lost = |fault| Choice {
             mv: Err(fault),
             score_cp: None,
+            depth: 0,
             nodes: 0,
             elapsed: Duration::ZERO,
         };
@@ -252,9 +268,22 @@ impl Seat {
         let fault_or_move = mv.ok_or(Fault::IllegalMove);
         Ok(Choice {
             mv: fault_or_move,
-            score_cp: reply.info.score_cp,
+            score_cp: reply.info.score_cp.map(engine_mate_convention),
+            depth: reply.info.depth.unwrap_or(0),
             nodes: reply.info.nodes.unwrap_or(0),
             elapsed: reply.elapsed,
         })
+    }
+}
+
+/// An external engine's score ([`MATE_CP`] − plies for a mate) in the
+/// built-in engine's convention ([`MATE`] − plies), so one reader of scores
+/// (the PGN comments) serves both.
+fn engine_mate_convention(score_cp: i32) -> i32 {
+    let plies = MATE_CP - score_cp.abs();
+    if (0..=MAX_PLY as i32).contains(&plies) {
+        score_cp.signum() * (MATE - plies)
+    } else {
+        score_cp
     }
 }

@@ -1,0 +1,226 @@
+//! The game archive's rows: a counted result's games, written in the
+//! submission's transaction, and read back by filter.
+//!
+//! Each result's kept games are one blob in `game_batches` (see
+//! [`super::game_codec`]) and one row each in `games`; a game's `slot` is its
+//! place in the blob.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Connection, params};
+use xq_engine::rules::GameResult;
+use xq_proto::{GameRecord, pb};
+
+use super::{StoreError, count, game_codec};
+
+/// A stored game with where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchivedGame {
+    pub lease_id: u64,
+    pub worker_id: u64,
+    /// The game's place in its lease (pair p: games 2p and 2p + 1).
+    pub game_index: u32,
+    pub record: GameRecord,
+}
+
+/// Which stored games to read. Every set field must match.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GameFilter {
+    /// The end reason's token.
+    pub reason: Option<String>,
+    pub worker_id: Option<u64>,
+    /// Games lost by this player (0: the engine under test, dev or θ+).
+    pub lost_by: Option<u8>,
+}
+
+fn result_token(r: GameResult) -> &'static str {
+    r.token()
+}
+
+/// The player (0 or 1) that lost `g`, `None` for a draw.
+pub fn loser(g: &GameRecord) -> Option<u8> {
+    let red_lost = match g.result {
+        GameResult::Draw => return None,
+        GameResult::Black => true,
+        GameResult::Red => false,
+    };
+    Some(if red_lost {
+        g.red_player
+    } else {
+        1 - g.red_player
+    })
+}
+
+/// Stores the kept games of lease `lease_id` (`kept[i]` = (game index,
+/// record)); nothing when `kept` is empty. Runs inside the submission's
+/// transaction.
+pub fn insert(
+    conn: &Connection,
+    run_id: u64,
+    lease_id: u64,
+    worker_id: u64,
+    kept: &[(u32, &GameRecord)],
+) -> Result<(), StoreError> {
+    if kept.is_empty() {
+        return Ok(());
+    }
+    let wire: Vec<pb::GameRecord> = kept.iter().map(|(_, g)| (*g).clone().into()).collect();
+    conn.execute(
+        "INSERT INTO game_batches (lease_id, run_id, data) VALUES (?1, ?2, ?3)",
+        params![lease_id as i64, run_id as i64, game_codec::encode(&wire)],
+    )?;
+    let mut row = conn.prepare_cached(
+        "INSERT INTO games (run_id, lease_id, worker_id, game_index, slot, opening_index,
+                            red_player, result, reason, loser, plies)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    for (slot, (index, g)) in kept.iter().enumerate() {
+        row.execute(params![
+            run_id as i64,
+            lease_id as i64,
+            worker_id as i64,
+            i64::from(*index),
+            slot as i64,
+            g.opening_index as i64,
+            i64::from(g.red_player),
+            result_token(g.result),
+            g.reason,
+            loser(g).map(i64::from),
+            g.moves.len() as i64,
+        ])?;
+    }
+    Ok(())
+}
+
+/// Games stored for `run_id`.
+pub fn count_run(conn: &Connection, run_id: u64) -> Result<u64, StoreError> {
+    let n: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM games WHERE run_id = ?1",
+        [run_id as i64],
+        |r| r.get(0),
+    )?;
+    Ok(count(n))
+}
+
+/// The stored games of `run_id` that pass `filter`, in the order they were
+/// counted (lease by lease, game by game).
+pub fn load(
+    conn: &Connection,
+    run_id: u64,
+    filter: &GameFilter,
+) -> Result<Vec<ArchivedGame>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT lease_id, worker_id, game_index, slot FROM games
+         WHERE run_id = ?1
+           AND (?2 IS NULL OR reason = ?2)
+           AND (?3 IS NULL OR worker_id = ?3)
+           AND (?4 IS NULL OR loser = ?4)
+         ORDER BY id",
+    )?;
+    let rows = stmt
+        .query_map(
+            params![
+                run_id as i64,
+                filter.reason,
+                filter.worker_id.map(|w| w as i64),
+                filter.lost_by.map(i64::from)
+            ],
+            |r| {
+                Ok((
+                    count(r.get(0)?),
+                    count(r.get(1)?),
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
+                ))
+            },
+        )?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut batches: BTreeMap<u64, Vec<pb::GameRecord>> = BTreeMap::new();
+    let mut out = Vec::with_capacity(rows.len());
+    for (lease_id, worker_id, game_index, slot) in rows {
+        if let std::collections::btree_map::Entry::Vacant(e) = batches.entry(lease_id) {
+            let blob: Vec<u8> = conn.query_row(
+                "SELECT data FROM game_batches WHERE lease_id = ?1",
+                [lease_id as i64],
+                |r| r.get(0),
+            )?;
+            e.insert(game_codec::decode(&blob).map_err(|e| {
+                StoreError::Schema(format!("stored games of lease {lease_id}: {e}"))
+            })?);
+        }
+        let corrupt = |what: String| {
+            StoreError::Schema(format!(
+                "stored game {game_index} of lease {lease_id}: {what}"
+            ))
+        };
+        let wire = usize::try_from(slot)
+            .ok()
+            .and_then(|s| batches[&lease_id].get(s))
+            .ok_or_else(|| corrupt(format!("no slot {slot} in its batch")))?;
+        let record = GameRecord::try_from(wire.clone()).map_err(|e| corrupt(e.to_string()))?;
+        out.push(ArchivedGame {
+            lease_id,
+            worker_id,
+            game_index: u32::try_from(game_index).unwrap_or(u32::MAX),
+            record,
+        });
+    }
+    Ok(out)
+}
+
+/// One line of failure counts: games lost by `loser` on `worker_id` for
+/// `reason`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailureCount {
+    pub worker_id: u64,
+    pub worker_name: String,
+    /// The player (0 or 1) that lost.
+    pub loser: u8,
+    pub reason: String,
+    pub games: u64,
+}
+
+/// The end reasons that are failures of an engine or its host rather than
+/// results of play.
+pub const FAILURE_REASONS: [&str; 3] = ["time-forfeit", "illegal-move", "resignation"];
+
+/// Failures per worker and losing player in `run_id`'s stored games.
+pub fn failure_counts(conn: &Connection, run_id: u64) -> Result<Vec<FailureCount>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT g.worker_id, w.name, g.loser, g.reason, COUNT(*) FROM games g
+         JOIN workers w ON w.id = g.worker_id
+         WHERE g.run_id = ?1 AND g.reason IN (?2, ?3, ?4)
+         GROUP BY g.worker_id, g.loser, g.reason
+         ORDER BY g.worker_id, g.loser, g.reason",
+    )?;
+    let rows = stmt
+        .query_map(
+            params![
+                run_id as i64,
+                FAILURE_REASONS[0],
+                FAILURE_REASONS[1],
+                FAILURE_REASONS[2]
+            ],
+            |r| {
+                Ok(FailureCount {
+                    worker_id: count(r.get(0)?),
+                    worker_name: r.get(1)?,
+                    loser: u8::try_from(r.get::<_, i64>(2)?).unwrap_or(u8::MAX),
+                    reason: r.get(3)?,
+                    games: count(r.get(4)?),
+                })
+            },
+        )?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// The bytes of `run_id`'s stored blobs and its number of games.
+pub fn stored_bytes(conn: &Connection, run_id: u64) -> Result<(u64, u64), StoreError> {
+    let bytes: i64 = conn.query_row(
+        "SELECT COALESCE(SUM(length(data)), 0) FROM game_batches WHERE run_id = ?1",
+        [run_id as i64],
+        |r| r.get(0),
+    )?;
+    Ok((count(bytes), count_run(conn, run_id)?))
+}

@@ -1,0 +1,140 @@
+//! The game archive end to end: a cluster SPRT with the real engine stores
+//! every counted game, each replays to its stored ending, and
+//! `xq-coordinator pgn` writes them as PGN that independent readers accept
+//! (`tests/py/check_pgn.py`, as in `pgn_reader.rs`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use xq_coordinator::store::Store;
+use xq_coordinator::store::games::{self, GameFilter};
+use xq_engine::Position;
+use xq_engine::rules::{Claim, Outcome, Reason, RuleSet, replay};
+use xq_proto::pb;
+use xq_tests::binary;
+use xq_tests::cluster::{
+    TempDb, TestServer, admin, create, engine_settings, fast_config, spawn_engine_worker,
+    wait_for_end,
+};
+
+fn pgn(db: &Path, run: u64, out: &Path, extra: &[&str]) -> String {
+    let result = Command::new(binary("xq-coordinator"))
+        .arg("pgn")
+        .arg(run.to_string())
+        .arg("--db")
+        .arg(db)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("run xq-coordinator pgn");
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    std::fs::read_to_string(out).expect("pgn written")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_sprt_stores_every_game_and_pgn_writes_them() {
+    let db = TempDb::new("archive");
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(30))).await;
+    let mut admin = admin(&server.url()).await;
+    let weak: HashMap<String, i64> = [("chariot_value".to_owned(), 300)].into();
+    let run = create(
+        &mut admin,
+        pb::RunSpec {
+            name: "chariot 300".to_owned(),
+            priority: 0,
+            batch_pairs: 4,
+            settings: Some(pb::MatchSettings {
+                seed: 5,
+                ..engine_settings(300)
+            }),
+            kind: Some(pb::run_spec::Kind::Sprt(pb::SprtSpec {
+                dev_params: HashMap::new(),
+                base_params: weak,
+                elo0: 0.0,
+                elo1: 10.0,
+                alpha: 0.05,
+                beta: 0.05,
+                model: pb::EloModel::Normalized.into(),
+                max_games: 400,
+                engines: None,
+            })),
+        },
+    )
+    .await;
+    let (stop, handle) = spawn_engine_worker(&server.url(), 2);
+    let end = wait_for_end(&mut admin, run, Duration::from_secs(300)).await;
+    let _ = stop.send(());
+    handle.await.expect("worker task");
+    server.stop().await;
+    let totals = end.totals.expect("totals");
+    let counted = 2 * totals.pairs;
+    assert!(counted >= 40, "{totals:?}");
+
+    let store = Store::open(&db.0).expect("open the database");
+    let stored = store
+        .call(move |conn| games::load(conn, run, &GameFilter::default()))
+        .await
+        .expect("stored games");
+    assert_eq!(stored.len() as u64, counted, "stored games = counted games");
+    let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
+    for g in &stored {
+        let r = &g.record;
+        let ending = Outcome {
+            result: r.result,
+            reason: Reason::from_token(&r.reason).expect("a known reason"),
+            ply: r.moves.len(),
+        };
+        let replayed = replay(
+            Position::from_fen(&r.start_fen).expect("start FEN"),
+            RuleSet::STANDARD,
+            &Claim {
+                moves: &r.moves,
+                opening_plies: r.opening_plies as usize,
+                outcome: ending,
+            },
+        )
+        .unwrap_or_else(|e| panic!("lease {} game {}: {e}", g.lease_id, g.game_index));
+        if ending.reason.is_arbiter() {
+            assert_eq!(replayed.outcome(), Some(ending));
+        }
+        *reasons.entry(r.reason.clone()).or_default() += 1;
+    }
+    let counted_reasons: BTreeMap<String, u64> = totals.reasons.into_iter().collect();
+    assert_eq!(reasons, counted_reasons);
+
+    let dir = std::env::temp_dir().join(format!("xq-archive-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let all = dir.join("all.pgn");
+    let text = pgn(&db.0, run, &all, &[]);
+    assert_eq!(
+        text.matches("[Game \"Chinese Chess\"]").count() as u64,
+        counted
+    );
+    let lost = pgn(&db.0, run, &dir.join("lost.pgn"), &["--filter", "lost"]);
+    assert_eq!(
+        lost.matches("[Game \"Chinese Chess\"]").count() as u64,
+        totals.losses
+    );
+    let python = std::env::var("XQ_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("py/check_pgn.py");
+    let out = Command::new(&python)
+        .arg(&script)
+        .arg(&all)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {python} (set XQ_PYTHON): {e}"));
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
