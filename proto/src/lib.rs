@@ -26,7 +26,8 @@
 //! - [`validate`]: the domain rules a value read from the wire has passed;
 //! - [`error`]: [`Invalid`], the one error of both, and its gRPC status;
 //! - [`cli`]: the command-line flags of these settings, shared by both binaries;
-//! - [`connect`]: a client's channel and bearer-token interceptor.
+//! - [`connect`]: a client's channel and bearer-token interceptor;
+//! - [`utc`]: calendar dates of Unix times.
 
 pub mod adjudication;
 pub mod cli;
@@ -37,6 +38,7 @@ pub mod game_record;
 pub mod limit;
 pub mod openings;
 pub mod results;
+pub mod utc;
 pub mod validate;
 pub mod variant_stats;
 pub mod work;
