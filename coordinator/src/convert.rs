@@ -12,9 +12,10 @@
 use xq_proto::pb;
 use xq_proto::{Invalid, OpeningSource, required};
 
+use crate::runs::health::WorkerHealth;
 use crate::runs::{
     EngineSel, KindSpec, Lineup, MAX_BATCH_PAIRS, MatchSettings, RunKind, RunSpec, RunState,
-    RunStatus, SpsaHistoryRow, VariantTotals,
+    RunStatus, SpsaHistoryRow, VariantTotals, WorkerPolicy,
 };
 use crate::scheduler::{Grant, SubmitStatus};
 use crate::stats::sprt::SprtState;
@@ -42,6 +43,7 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
             threads,
             version,
             bench_signature,
+            bench_nps,
         } = r;
         name("name", &worker_name)?;
         if threads == 0 {
@@ -52,6 +54,7 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
             threads,
             version,
             signature: bench_signature,
+            bench_nps: (bench_nps > 0).then_some(bench_nps),
             token_key: None,
         })
     }
@@ -67,6 +70,7 @@ impl TryFrom<pb::RunSpec> for RunSpec {
             batch_pairs,
             settings,
             kind,
+            workers,
         } = s;
         name("spec.name", &run_name)?;
         let kind = KindSpec::try_from(required("spec.kind", kind)?)?;
@@ -80,12 +84,16 @@ impl TryFrom<pb::RunSpec> for RunSpec {
             }
             b => b,
         };
+        let settings: MatchSettings = required("spec.settings", settings)?.try_into()?;
+        let workers = WorkerPolicy::try_from(workers.unwrap_or_default())?;
+        workers.check(kind.kind(), settings.limit)?;
         Ok(RunSpec {
             name: run_name,
             priority,
             batch_pairs,
-            settings: required("spec.settings", settings)?.try_into()?,
+            settings,
             kind,
+            workers,
         })
     }
 }
@@ -255,6 +263,7 @@ impl From<RunSpec> for pb::RunSpec {
             batch_pairs,
             settings,
             kind,
+            workers,
         } = s;
         let MatchSettings {
             limit,
@@ -279,6 +288,7 @@ impl From<RunSpec> for pb::RunSpec {
                 draw_contempt,
             }),
             kind: Some(kind.into()),
+            workers: (!workers.is_default()).then(|| workers.into()),
         }
     }
 }
@@ -397,6 +407,29 @@ impl From<RunStatus> for pb::RunStatus {
             flag: flag.unwrap_or_default(),
             variants: variants.into_iter().map(Into::into).collect(),
             linked_run_id: linked.unwrap_or(0),
+        }
+    }
+}
+
+impl From<WorkerHealth> for pb::WorkerHealth {
+    fn from(w: WorkerHealth) -> Self {
+        let WorkerHealth {
+            sums,
+            residual,
+            flag,
+            excluded,
+        } = w;
+        pb::WorkerHealth {
+            worker_id: sums.worker_id,
+            worker_name: sums.name,
+            leases: sums.leases,
+            pairs: sums.pairs,
+            pentanomial: sums.pentanomial.to_vec(),
+            time_losses: sums.time_losses,
+            crashes: sums.crashes,
+            residual,
+            flag: flag.unwrap_or_default(),
+            excluded,
         }
     }
 }

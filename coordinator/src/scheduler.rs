@@ -37,12 +37,14 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 use xq_proto::{BatchOutcome, OpeningSlice, WorkSpec};
 
+use crate::runs::exclusion::{self, Excluded};
+use crate::runs::health::{self, WorkerHealth};
 use crate::runs::{RunKind, RunSpec, RunState, RunStatus, Slice, SliceWork, SpsaHistoryRow};
-use crate::store::games;
 use crate::store::leases::{self, LeaseState, NewLease};
 use crate::store::runs::{self as run_rows, Candidate};
 use crate::store::workers::{self, NewWorker};
 use crate::store::{Store, StoreError, now_ms};
+use crate::store::{games, lease_results};
 
 /// Timing of leases.
 #[derive(Debug, Clone, Copy)]
@@ -211,6 +213,11 @@ impl Scheduler {
             .await
     }
 
+    /// Every worker's results and health in run `id` ([`health::for_run`]).
+    pub async fn worker_health(&self, id: u64) -> Result<Vec<WorkerHealth>, StoreError> {
+        self.store.call(move |conn| health::for_run(conn, id)).await
+    }
+
     pub async fn spsa_history(&self, id: u64) -> Result<Vec<SpsaHistoryRow>, StoreError> {
         self.store
             .call(move |conn| run_rows::spsa_history(conn, id))
@@ -248,12 +255,19 @@ impl Scheduler {
                 let now = now_ms();
                 workers::touch(&tx, worker_id, now)?;
                 leases::expire_overdue(&tx, now)?;
-                let candidates = run_rows::candidates(&tx)?;
-                let Some(pick) = pick(&candidates) else {
-                    tx.commit()?;
-                    return Ok(None);
+                let nps = workers::bench_nps(&tx, worker_id)?;
+                let mut candidates = run_rows::candidates(&tx, worker_id)?;
+                let (pick, run) = loop {
+                    let Some(pick) = pick(&candidates).cloned() else {
+                        tx.commit()?;
+                        return Ok(None);
+                    };
+                    let run = run_rows::load(&tx, pick.id, now)?;
+                    if run.spec.workers.admits(nps) {
+                        break (pick, run);
+                    }
+                    candidates.retain(|c| c.id != pick.id);
                 };
-                let run = run_rows::load(&tx, pick.id, now)?;
                 let slice = match leases::take_requeued(&tx, run.id)? {
                     Some(slice) => slice,
                     None => {
@@ -267,7 +281,7 @@ impl Scheduler {
                         slice
                     }
                 };
-                let grant = grant(&tx, &run, worker_id, &slice, now, now + ttl)?;
+                let grant = grant(&tx, &run, worker_id, nps, &slice, now, now + ttl)?;
                 tx.commit()?;
                 Ok(Some(grant))
             })
@@ -426,20 +440,26 @@ impl Scheduler {
 }
 
 /// Stores a lease of `slice` of `run` for the worker and returns it.
+/// A worker of `nps` nodes per second plays the limits the run's speed rule
+/// gives it ([`crate::runs::WorkerPolicy::limit_for`]).
 fn grant(
     conn: &rusqlite::Connection,
     run: &RunStatus,
     worker_id: u64,
+    nps: Option<u64>,
     slice: &Slice,
     now: i64,
     deadline_ms: i64,
 ) -> Result<Grant, StoreError> {
     let SliceWork {
-        players,
+        mut players,
         rules,
         per_game,
         spsa_request,
     } = run.spec.kind.ops().slice_work(run, slice)?;
+    for p in &mut players {
+        p.limit = run.spec.workers.limit_for(p.limit, nps);
+    }
     let settings = &run.spec.settings;
     let work = WorkSpec {
         players,
@@ -484,11 +504,16 @@ fn count_result(
     now: i64,
 ) -> Result<(), StoreError> {
     let run_id = lease.run_id;
+    lease_results::insert(conn, lease, outcome)?;
     run_rows::add_totals(conn, run_id, &outcome.totals, now)?;
     let run = run_rows::load(conn, run_id, now)?;
-    if run.spec.kind.ops().apply(conn, &run, lease, outcome, now)? {
+    let mut finished = run.spec.kind.ops().apply(conn, &run, lease, outcome, now)?;
+    if let Excluded::Workers { finished: f, .. } = exclusion::after_count(conn, &run, lease, now)? {
+        finished = f;
+    }
+    if finished {
         run_rows::set_state(conn, run_id, RunState::Finished, now)?;
-        tracing::info!(run_id, pairs = run.totals.pairs, "run finished");
+        tracing::info!(run_id, "run finished");
     }
     Ok(())
 }
@@ -522,6 +547,7 @@ mod tests {
                 lineup: Default::default(),
                 pairs,
             }),
+            workers: Default::default(),
         }
     }
 
@@ -549,6 +575,7 @@ mod tests {
                 threads: 1,
                 version: "0".to_owned(),
                 signature: 0,
+                bench_nps: None,
                 token_key: None,
             })
             .await
@@ -658,6 +685,224 @@ mod tests {
         assert_eq!(status.variants[0].pairs, 0);
         assert_eq!(status.variants[1].pairs, 2);
         assert_eq!(status.variants[1].stats.draws, 4);
+    }
+
+    /// A lease's outcome with these pentanomial counts (index 2 = DD).
+    fn from_pentanomial(p: [u64; 5]) -> BatchOutcome {
+        let [ll, ld, dd, dw, ww] = p;
+        BatchOutcome {
+            totals: xq_proto::Totals {
+                pairs: p.iter().sum(),
+                pentanomial: p,
+                wins: dw + 2 * ww,
+                draws: ld + 2 * dd + dw,
+                losses: 2 * ll + ld,
+                ..Default::default()
+            },
+            ..BatchOutcome::default()
+        }
+    }
+
+    /// Six workers play a run that excludes flagged workers; worker 0
+    /// reports plausible counts (every lease a valid pentanomial) drawn
+    /// from a distribution about 90 Elo better for the first player. It is
+    /// flagged and excluded, its slices are played again by the others, and
+    /// the run's totals (and LLR) are exactly the honest workers' sum.
+    async fn a_biased_worker_is_excluded(spec: RunSpec) -> (Scheduler, RunStatus, Vec<u64>) {
+        use rand::SeedableRng;
+        let (s, first) = setup(Duration::from_secs(60)).await;
+        let mut workers = vec![first];
+        for i in 1..6 {
+            let id = s
+                .register(NewWorker {
+                    name: format!("w{i}"),
+                    threads: 1,
+                    version: "0".to_owned(),
+                    signature: 0,
+                    bench_nps: None,
+                    token_key: None,
+                })
+                .await
+                .unwrap();
+            workers.push(id);
+        }
+        let (run, _) = s.create_run(spec, false).await.unwrap();
+        let honest = [0.05, 0.2, 0.5, 0.2, 0.05];
+        let biased = [0.02, 0.1, 0.48, 0.3, 0.1];
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(19);
+        let mut honest_sum = xq_proto::Totals::default();
+        let mut biased_after_exclusion = 0;
+        loop {
+            let mut any = false;
+            for (i, &w) in workers.iter().enumerate() {
+                let was_excluded = s
+                    .worker_health(run)
+                    .await
+                    .unwrap()
+                    .iter()
+                    .any(|h| h.excluded);
+                let Some(g) = s.request_work(w).await.unwrap() else {
+                    continue;
+                };
+                if i == 0 && was_excluded {
+                    biased_after_exclusion += 1;
+                }
+                any = true;
+                let probs = if i == 0 { &biased } else { &honest };
+                let outcome = from_pentanomial(crate::stats::sprt::draw_pairs(
+                    probs,
+                    g.work.pairs.into(),
+                    &mut rng,
+                ));
+                let status = s.submit(w, g.lease_id, outcome.clone()).await.unwrap();
+                assert_eq!(status, SubmitStatus::Accepted);
+                if i != 0 {
+                    honest_sum.merge(&outcome.totals);
+                }
+            }
+            if !any {
+                break;
+            }
+        }
+        assert_eq!(biased_after_exclusion, 0, "an excluded worker got work");
+        let status = s.get_run(run).await.unwrap();
+        assert_eq!(status.state, RunState::Finished);
+        let t = &status.totals;
+        assert_eq!(
+            (t.pairs, t.pentanomial, t.wins, t.draws, t.losses),
+            (
+                honest_sum.pairs,
+                honest_sum.pentanomial,
+                honest_sum.wins,
+                honest_sum.draws,
+                honest_sum.losses
+            )
+        );
+        let health = s.worker_health(run).await.unwrap();
+        let excluded: Vec<u64> = health
+            .iter()
+            .filter(|h| h.excluded)
+            .map(|h| h.sums.worker_id)
+            .collect();
+        assert_eq!(excluded, [workers[0]], "{health:#?}");
+        assert!(health[0].flag.as_deref().unwrap().contains("residual"));
+        (s, status, workers)
+    }
+
+    #[tokio::test]
+    async fn a_games_run_excludes_a_biased_worker_and_plays_its_slices_again() {
+        let mut spec = games_spec(1200, 20);
+        spec.workers.exclude_flagged = true;
+        let (_, status, _) = a_biased_worker_is_excluded(spec).await;
+        assert_eq!(status.totals.pairs, 1200);
+    }
+
+    #[tokio::test]
+    async fn an_sprt_run_recounts_its_llr_without_the_excluded_worker() {
+        use crate::stats::sprt::SprtParams;
+        use crate::stats::{EloModel, Pentanomial, Results};
+        let mut spec = games_spec(0, 20);
+        let sprt = SprtParams::new(0.0, 5.0, 0.05, 0.05, EloModel::Normalized).unwrap();
+        spec.kind = KindSpec::Sprt(runs::SprtSpec {
+            dev_params: BTreeMap::new(),
+            base_params: BTreeMap::new(),
+            lineup: Default::default(),
+            sprt,
+            max_pairs: Some(1200),
+        });
+        spec.workers.exclude_flagged = true;
+        let (_, status, _) = a_biased_worker_is_excluded(spec).await;
+        let expected = sprt
+            .evaluate(&Results::Pentanomial(Pentanomial(
+                status.totals.pentanomial,
+            )))
+            .unwrap();
+        assert_eq!(status.sprt.unwrap().llr, expected.llr);
+    }
+
+    #[tokio::test]
+    async fn without_the_policy_a_biased_worker_is_flagged_but_counted() {
+        let (s, w) = setup(Duration::from_secs(60)).await;
+        let other = s
+            .register(NewWorker {
+                name: "other".to_owned(),
+                threads: 1,
+                version: "0".to_owned(),
+                signature: 0,
+                bench_nps: None,
+                token_key: None,
+            })
+            .await
+            .unwrap();
+        let (run, _) = s.create_run(games_spec(400, 100), false).await.unwrap();
+        for (worker, p) in [
+            (w, [5, 20, 50, 20, 5]),
+            (other, [5, 20, 50, 20, 5]),
+            (w, [5, 20, 50, 20, 5]),
+            (other, [0, 5, 40, 40, 15]),
+        ] {
+            let g = s.request_work(worker).await.unwrap().unwrap();
+            s.submit(worker, g.lease_id, from_pentanomial(p))
+                .await
+                .unwrap();
+        }
+        let status = s.get_run(run).await.unwrap();
+        assert_eq!(status.totals.pairs, 400);
+        let health = s.worker_health(run).await.unwrap();
+        assert_eq!(health.len(), 2);
+        assert!(health.iter().all(|h| !h.excluded));
+        assert_eq!(health[1].sums.pentanomial, [5, 25, 90, 60, 20]);
+        assert_eq!(health[0].sums.leases, 2);
+    }
+
+    #[tokio::test]
+    async fn refused_workers_get_no_work_and_scaled_ones_get_their_limits() {
+        use crate::runs::{SpeedRule, WorkerPolicy};
+        let (s, slow) = setup(Duration::from_secs(60)).await;
+        let fast = s
+            .register(NewWorker {
+                name: "fast".to_owned(),
+                threads: 1,
+                version: "0".to_owned(),
+                signature: 0,
+                bench_nps: Some(2_000_000),
+                token_key: None,
+            })
+            .await
+            .unwrap();
+        let mut refusing = games_spec(8, 4);
+        refusing.settings.limit = Limit::MoveTimeMs(100);
+        refusing.workers = WorkerPolicy {
+            exclude_flagged: false,
+            speed: Some(SpeedRule::RefuseBelow { min_nps: 1_000_000 }),
+        };
+        s.create_run(refusing.clone(), false).await.unwrap();
+        assert_eq!(s.request_work(slow).await.unwrap(), None, "not measured");
+        let g = s.request_work(fast).await.unwrap().unwrap();
+        assert_eq!(g.work.players[0].limit, Limit::MoveTimeMs(100));
+
+        let mut scaled = refusing;
+        scaled.name = "scaled".to_owned();
+        scaled.workers.speed = Some(SpeedRule::Scale {
+            reference_nps: 1_000_000,
+        });
+        scaled.priority = 1;
+        s.create_run(scaled, false).await.unwrap();
+        let g = s.request_work(fast).await.unwrap().unwrap();
+        assert!(
+            g.work
+                .players
+                .iter()
+                .all(|p| p.limit == Limit::MoveTimeMs(50))
+        );
+        let g = s.request_work(slow).await.unwrap().unwrap();
+        assert!(
+            g.work
+                .players
+                .iter()
+                .all(|p| p.limit == Limit::MoveTimeMs(100)),
+            "a worker that did not measure plays the run's limit"
+        );
     }
 
     #[test]

@@ -470,10 +470,12 @@ impl RunService for Runs {
         } else {
             (Vec::new(), Vec::new())
         };
+        let workers = self.scheduler.worker_health(run_id).await?;
         Ok(Response::new(pb::GetRunResponse {
             run: Some(run.into()),
             history: history.into_iter().map(Into::into).collect(),
             failures: failures.into_iter().map(Into::into).collect(),
+            workers: workers.into_iter().map(Into::into).collect(),
         }))
     }
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
-use xq_coordinator::runs::{KindSpec, RunState, RunStatus};
+use xq_coordinator::runs::{KindSpec, RunState, RunStatus, SpeedRule};
 use xq_coordinator::stats::sprt::SprtState;
 use xq_coordinator::store::migrations::{self, MIGRATIONS};
 use xq_coordinator::store::{Store, backup, leases, runs};
@@ -167,7 +167,8 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         3 => &[5, 4, 3, 2, 1],
         4 => &[6, 5, 4, 3, 2, 1],
         5 => &[7, 6, 5, 4, 3, 2, 1],
-        _ => &[9, 8, 7, 6, 5, 4, 3, 2, 1],
+        6..=9 => &[9, 8, 7, 6, 5, 4, 3, 2, 1],
+        _ => &[10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
     };
     assert_eq!(ids, expected, "runs of a version-{version} database");
     if version >= 2 {
@@ -208,6 +209,23 @@ fn check_later_runs(back: &ReadBack, version: usize) {
             "the tune names its verification"
         );
     }
+    if version >= 10 {
+        let timed = run(back, 10);
+        assert!(timed.spec.workers.exclude_flagged);
+        assert_eq!(
+            timed.spec.workers.speed,
+            Some(SpeedRule::Scale {
+                reference_nps: 1_000_000
+            })
+        );
+        assert_eq!(timed.totals.pairs, 2, "the excluded result is not counted");
+    }
+    if version < 10 {
+        assert!(
+            back.runs.iter().all(|r| r.spec.workers.is_default()),
+            "runs from before worker policies ask nothing of their workers"
+        );
+    }
     if version >= 4 {
         let variants = run(back, 6);
         assert_eq!(variants.variants.len(), 2);
@@ -233,6 +251,7 @@ fn a_database_from_every_earlier_version_upgrades_and_reads_back_the_same_runs()
     let latest = read_back(&current.0);
     check_version_1_runs(&latest);
     check_later_runs(&latest, MIGRATIONS.len());
+    check_worker_health(&current.0);
     let fresh_schema = migrations::schema_at(MIGRATIONS.len()).unwrap();
     for version in 1..MIGRATIONS.len() {
         let db = made_by(version);
@@ -276,4 +295,28 @@ fn dangling(conn: &Connection) -> bool {
         .unwrap()
         .exists([])
         .unwrap()
+}
+
+/// The per-worker health of the fixture's run 10: worker 4 counted, worker 5
+/// excluded with its reason; runs from before per-lease results have none.
+fn check_worker_health(path: &Path) {
+    let conn = Connection::open(path).unwrap();
+    let health = xq_coordinator::runs::health::for_run(&conn, 10).unwrap();
+    let rows: Vec<_> = health
+        .iter()
+        .map(|h| (h.sums.worker_id, h.sums.pairs, h.excluded))
+        .collect();
+    assert_eq!(rows, [(4, 2, false), (5, 2, true)]);
+    assert!(health[1].flag.as_deref().unwrap().contains("residual 9.12"));
+    assert!(
+        xq_coordinator::runs::health::for_run(&conn, 7)
+            .unwrap()
+            .is_empty()
+    );
+    let nps: Option<i64> = conn
+        .query_row("SELECT bench_nps FROM workers WHERE id = 4", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(nps, Some(812_000));
 }

@@ -58,6 +58,21 @@ impl Limit {
         }
     }
 
+    /// A timed limit with its times multiplied by `factor` (> 0), each at
+    /// least 1 ms; node and depth limits are returned as they are.
+    pub fn time_scaled(self, factor: f64) -> Limit {
+        let scale = |ms: u64| ((ms as f64 * factor).round() as u64).max(1);
+        match self {
+            Limit::MoveTimeMs(ms) => Limit::MoveTimeMs(scale(ms)),
+            Limit::Clock(tc) => Limit::Clock(TimeControl {
+                base_ms: scale(tc.base_ms),
+                inc_ms: if tc.inc_ms == 0 { 0 } else { scale(tc.inc_ms) },
+                ..tc
+            }),
+            other => other,
+        }
+    }
+
     /// Whether the game depends on wall time (and so is not reproducible).
     pub fn is_timed(self) -> bool {
         matches!(self, Limit::MoveTimeMs(_) | Limit::Clock(_))

@@ -171,6 +171,7 @@ async fn fake_worker(
                 threads: 1,
                 version: "load".to_owned(),
                 bench_signature: 0,
+                bench_nps: 0,
             })
             .await
         {

@@ -26,7 +26,7 @@ use xq_proto::pb;
 use xq_proto::pb::run_service_client::RunServiceClient;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
 use xq_proto::{BatchOutcome, WorkSpec};
-use xq_worker::BatchPlayer;
+use xq_worker::{BatchPlayer, Bench};
 
 type EloFn = dyn Fn(&BTreeMap<String, i64>) -> f64 + Send + Sync;
 
@@ -38,6 +38,8 @@ pub struct SimulatedPlayer {
     strength: Box<EloFn>,
     /// Wall time per pair, to keep batches in flight for a while.
     pub pair_delay: Duration,
+    /// The speed it reports at registration (bench nodes per second).
+    pub bench_nps: u64,
 }
 
 impl std::fmt::Debug for SimulatedPlayer {
@@ -67,6 +69,7 @@ impl SimulatedPlayer {
         SimulatedPlayer {
             strength: Box::new(f),
             pair_delay: Duration::ZERO,
+            bench_nps: 1_000_000,
         }
     }
 
@@ -122,8 +125,11 @@ impl BatchPlayer for SimulatedPlayer {
         Ok(out)
     }
 
-    fn signature(&self) -> u64 {
-        42
+    fn bench(&self) -> Bench {
+        Bench {
+            signature: 42,
+            nps: self.bench_nps,
+        }
     }
 }
 
@@ -322,6 +328,7 @@ pub fn games_spec(pairs: u64, batch_pairs: u32) -> pb::RunSpec {
             pairs,
             engines: None,
         })),
+        workers: None,
     }
 }
 
@@ -343,6 +350,7 @@ pub fn sprt_spec(elo0: f64, elo1: f64, max_games: u64) -> pb::RunSpec {
             max_games,
             engines: None,
         })),
+        workers: None,
     }
 }
 
@@ -358,6 +366,7 @@ pub fn spsa_spec(params: Vec<pb::SpsaParam>, games: u64, batch_pairs: u32) -> pb
             games,
             ..Default::default()
         })),
+        workers: None,
     }
 }
 
@@ -391,6 +400,7 @@ pub fn variants_spec(rules: &[&str], pairs: u64, batch_pairs: u32) -> pb::RunSpe
             params: Default::default(),
             pairs,
         })),
+        workers: None,
     }
 }
 

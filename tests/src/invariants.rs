@@ -3,21 +3,27 @@
 //! tests. Each broken rule is one line of [`Report::violations`].
 //!
 //! * The file passes `integrity_check` and `foreign_key_check`.
-//! * Per run, the totals are the sum of its done leases' pairs; the
+//! * Per run, the totals are the sum of its counted leases' pairs (done and
+//!   not set aside by an exclusion); the
 //!   pentanomial has `pairs` entries; W + D + L and the end reasons are
 //!   `2 × pairs`.
 //! * No two done leases of a run share an opening slice (nothing doubled);
 //!   a finished run of fixed size has every slice done exactly once
 //!   (nothing lost).
-//! * SPRT: one history row per counted lease; the stored LLR is the one
+//! * Per-lease results: every done lease has its stored result, of its
+//!   pairs, and no other lease has one; the run's totals (pairs, pentanomial,
+//!   W/D/L) equal the sum of its results not excluded; every excluded result
+//!   belongs to a worker excluded from the run, which got no lease of the
+//!   run after its exclusion.
+//! * SPRT: one history row per done lease; the stored LLR is the one
 //!   recomputed from the totals.
 //! * SPSA: one history row per counted lease, summing to the totals; θ
 //!   replayed from the spec through every applied result in order equals
 //!   each stored θ and the final state.
 //! * Variants: the per-variant totals add up to the run's, and each equals
 //!   its variant's done leases.
-//! * Archived games equal counted games, once the store archives games
-//!   ([`check_archived_games`]).
+//! * Archived games of results still counted equal counted games, once the
+//!   store archives games ([`check_archived_games`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -47,6 +53,9 @@ pub struct Report {
     pub doubled: usize,
     /// Pairs a finished run of fixed size never counted.
     pub lost_pairs: u64,
+    /// Done leases whose results were set aside when their worker was
+    /// excluded (kept, not counted).
+    pub excluded_leases: usize,
     /// What the archive check did (see [`check_archived_games`]).
     pub archive: String,
 }
@@ -84,12 +93,15 @@ pub fn check(db: &Path) -> Report {
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
+#[derive(Clone)]
 struct DoneLease {
     id: u64,
     offset: u64,
     pairs: u64,
     variant: Option<i64>,
     spsa_request: Option<String>,
+    /// Its result was set aside (the worker was excluded from the run).
+    excluded: bool,
 }
 
 fn check_conn(conn: &Connection, report: &mut Report) -> Res<()> {
@@ -138,13 +150,16 @@ fn check_conn(conn: &Connection, report: &mut Report) -> Res<()> {
                 continue;
             }
         };
-        let done = done_leases(conn, id)?;
+        let all_done = done_leases(conn, id)?;
+        let done: Vec<DoneLease> = all_done.iter().filter(|l| !l.excluded).cloned().collect();
+        report.excluded_leases += all_done.len() - done.len();
         let done_pairs: u64 = done.iter().map(|l| l.pairs).sum();
         if done_pairs != pairs {
             v.push(format!(
-                "run {id}: totals count {pairs} pairs, its done leases {done_pairs}"
+                "run {id}: totals count {pairs} pairs, its counted leases {done_pairs}"
             ));
         }
+        check_lease_results(conn, id, &counts[..9], v)?;
         if penta.iter().sum::<u64>() != pairs {
             v.push(format!(
                 "run {id}: pentanomial {penta:?} is not {pairs} pairs"
@@ -173,10 +188,10 @@ fn check_conn(conn: &Connection, report: &mut Report) -> Res<()> {
                     [id as i64],
                     |r| r.get(0),
                 )?;
-                if history as usize != done.len() {
+                if history as usize != all_done.len() {
                     v.push(format!(
                         "run {id}: {history} SPRT history rows, {} done leases",
-                        done.len()
+                        all_done.len()
                     ));
                 }
                 if pairs > 0 {
@@ -203,8 +218,10 @@ fn check_conn(conn: &Connection, report: &mut Report) -> Res<()> {
 
 fn done_leases(conn: &Connection, run: u64) -> Res<Vec<DoneLease>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT id, opening_offset, pairs, variant, spsa_request FROM leases
-         WHERE run_id = ?1 AND state = 'done' ORDER BY id",
+        "SELECT id, opening_offset, pairs, variant, spsa_request,
+                EXISTS (SELECT 1 FROM lease_results r WHERE r.lease_id = leases.id
+                        AND r.excluded_ms IS NOT NULL)
+         FROM leases WHERE run_id = ?1 AND state = 'done' ORDER BY id",
     )?;
     let rows = stmt.query_map([run as i64], |r| {
         Ok(DoneLease {
@@ -213,9 +230,71 @@ fn done_leases(conn: &Connection, run: u64) -> Res<Vec<DoneLease>> {
             pairs: r.get::<_, i64>(2)? as u64,
             variant: r.get(3)?,
             spsa_request: r.get(4)?,
+            excluded: r.get(5)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The per-lease results of run `id` against its leases and its totals
+/// `counts` (`[pairs, pentanomial ×5, W, D, L]`).
+fn check_lease_results(conn: &Connection, id: u64, counts: &[u64], v: &mut Vec<String>) -> Res<()> {
+    let bad: Vec<(i64, String)> = conn
+        .prepare_cached(
+            "SELECT l.id, l.state FROM leases l LEFT JOIN lease_results r ON r.lease_id = l.id
+             WHERE l.run_id = ?1 AND ((l.state = 'done') != (r.lease_id IS NOT NULL)
+                                      OR r.pairs != l.pairs OR r.run_id != l.run_id
+                                      OR r.worker_id != l.worker_id)",
+        )?
+        .query_map([id as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for (lease, state) in bad {
+        v.push(format!(
+            "run {id}: lease {lease} ({state}) and its stored result disagree (missing, extra or another slice)"
+        ));
+    }
+    let sums: Vec<u64> = conn.query_row(
+        "SELECT COALESCE(SUM(pairs), 0), COALESCE(SUM(penta_ll), 0), COALESCE(SUM(penta_ld), 0),
+                COALESCE(SUM(penta_dd), 0), COALESCE(SUM(penta_dw), 0), COALESCE(SUM(penta_ww), 0),
+                COALESCE(SUM(wins), 0), COALESCE(SUM(draws), 0), COALESCE(SUM(losses), 0)
+         FROM lease_results WHERE run_id = ?1 AND excluded_ms IS NULL",
+        [id as i64],
+        |r| {
+            (0..9)
+                .map(|i| r.get::<_, i64>(i).map(|n| n as u64))
+                .collect()
+        },
+    )?;
+    if sums != counts {
+        v.push(format!(
+            "run {id}: totals {counts:?} (pairs, pentanomial, W/D/L) but its counted lease results sum to {sums:?}"
+        ));
+    }
+    let stray: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM lease_results r WHERE r.run_id = ?1 AND r.excluded_ms IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM run_excluded_workers e
+                         WHERE e.run_id = r.run_id AND e.worker_id = r.worker_id)",
+        [id as i64],
+        |r| r.get(0),
+    )?;
+    if stray > 0 {
+        v.push(format!(
+            "run {id}: {stray} results set aside of workers not excluded from it"
+        ));
+    }
+    let after: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM leases l JOIN run_excluded_workers e
+             ON e.run_id = l.run_id AND e.worker_id = l.worker_id
+         WHERE l.run_id = ?1 AND l.created_ms > e.unix_ms",
+        [id as i64],
+        |r| r.get(0),
+    )?;
+    if after > 0 {
+        v.push(format!(
+            "run {id}: {after} leases handed to workers after their exclusion from it"
+        ));
+    }
+    Ok(())
 }
 
 /// Done slices never overlap; a finished run of fixed size has them all.
@@ -433,7 +512,10 @@ pub fn check_archived_games(conn: &Connection, v: &mut Vec<String>) -> Res<Strin
         return Ok("no game archive in this schema: stored = counted not checked".to_owned());
     }
     let mut stmt = conn.prepare(
-        "SELECT runs.id, 2 * runs.pairs, (SELECT COUNT(*) FROM games g WHERE g.run_id = runs.id)
+        "SELECT runs.id, 2 * runs.pairs,
+                (SELECT COUNT(*) FROM games g WHERE g.run_id = runs.id
+                 AND NOT EXISTS (SELECT 1 FROM lease_results r WHERE r.lease_id = g.lease_id
+                                 AND r.excluded_ms IS NOT NULL))
          FROM runs",
     )?;
     let rows = stmt
@@ -554,6 +636,52 @@ mod tests {
         assert!(text.contains("overlap on openings 1..2"), "{text}");
         assert!(text.contains("W+D+L [4, 0, 3] is not 2 × 4"), "{text}");
         assert_eq!(report.games, 8);
+    }
+
+    #[test]
+    fn lease_results_that_disagree_with_leases_or_totals_are_reported() {
+        let path = std::env::temp_dir().join(format!("xq-invariants-lr-{}.db", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut conn = Connection::open(&path).unwrap();
+        xq_coordinator::store::migrations::migrate(&mut conn).unwrap();
+        conn.execute(
+            "INSERT INTO runs (id, spec, kind, priority, state, target_pairs, pairs, penta_dd,
+                               wins, draws, losses, created_ms, updated_ms)
+             VALUES (1, ?1, 'games', 0, 'active', 10, 4, 4, 0, 8, 0, 1, 1)",
+            [GAMES_SPEC],
+        )
+        .unwrap();
+        conn.execute_batch(
+            "INSERT INTO run_reasons VALUES (1, 'checkmate', 8);
+             INSERT INTO workers (id, name, threads, version, signature, registered_ms, last_seen_ms)
+                 VALUES (1, 'w', 1, '0', 0, 1, 1);
+             INSERT INTO leases (id, run_id, worker_id, state, opening_offset, pairs, created_ms, deadline_ms)
+                 VALUES (1, 1, 1, 'done', 0, 2, 1, 1), (2, 1, 1, 'done', 2, 2, 1, 1),
+                        (3, 1, 1, 'done', 4, 2, 1, 1);
+             INSERT INTO lease_results (lease_id, run_id, worker_id, pairs, penta_ll, penta_ld,
+                 penta_dd, penta_dw, penta_ww, wins, draws, losses, total_plies, time_losses,
+                 crashes, reasons, excluded_ms)
+             VALUES (1, 1, 1, 2, 0, 0, 2, 0, 0, 0, 4, 0, 10, 0, 0, '{}', NULL),
+                    (3, 1, 1, 2, 0, 0, 2, 0, 0, 0, 4, 0, 10, 0, 0, '{}', 5);",
+        )
+        .unwrap();
+        drop(conn);
+        let report = check(&path);
+        let _ = std::fs::remove_file(&path);
+        let text = report.violations.join("\n");
+        assert!(
+            text.contains("lease 2 (done) and its stored result disagree"),
+            "{text}"
+        );
+        assert!(
+            text.contains("counted lease results sum to [2, 0, 0, 2, 0, 0, 0, 4, 0]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("1 results set aside of workers not excluded"),
+            "{text}"
+        );
+        assert_eq!(report.excluded_leases, 1);
     }
 
     #[test]

@@ -42,6 +42,7 @@ async fn raw_worker(url: &str) -> (WorkerClient, u64) {
             threads: 1,
             version: "test".to_owned(),
             bench_signature: 0,
+            bench_nps: 0,
         })
         .await
         .unwrap()
@@ -110,6 +111,75 @@ async fn a_fixed_games_run_totals_exactly() {
     let summary = handle.await.unwrap();
     assert_eq!(summary.pairs_accepted, 45);
     assert_eq!(summary.leases_accepted, 6);
+    server.stop().await;
+}
+
+/// Five honest simulated workers and one that reports plausible counts from
+/// a match 150 Elo better for the first player: the run, which excludes
+/// flagged workers, flags and excludes that one, plays its slices again, and
+/// ends with exactly the honest workers' results (the simulated player's
+/// games depend only on the opening, so the honest result is known).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_reporting_biased_counts_is_flagged_excluded_and_its_results_set_aside() {
+    let db = TempDb::new("biased");
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
+    let mut admin = admin(&server.url()).await;
+    let mut spec = games_spec(600, 10);
+    spec.workers = Some(pb::WorkerPolicy {
+        exclude_flagged: true,
+        ..Default::default()
+    });
+    let run = create(&mut admin, spec).await;
+    let mut workers = Vec::new();
+    for i in 0..6 {
+        let mut player = SimulatedPlayer::first_player_stronger(if i == 0 { 150.0 } else { 0.0 });
+        player.pair_delay = Duration::from_millis(1);
+        workers.push(worker(&server.url(), Arc::new(player)));
+    }
+    let end = wait_for_end(&mut admin, run, Duration::from_secs(60)).await;
+    assert_eq!(end.state(), pb::RunState::Finished);
+    let answer = admin
+        .get_run(pb::GetRunRequest {
+            run_id: run,
+            include_history: false,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let excluded: Vec<&pb::WorkerHealth> = answer.workers.iter().filter(|w| w.excluded).collect();
+    assert_eq!(excluded.len(), 1, "{:#?}", answer.workers);
+    assert!(excluded[0].flag.contains("residual"), "{:?}", excluded[0]);
+    let p = &excluded[0].pentanomial;
+    assert!(
+        p[3] + p[4] > p[0] + p[1],
+        "the excluded worker is the biased one: {p:?}"
+    );
+
+    let mut work = xq_proto::WorkSpec::example();
+    work.openings.seed = 7;
+    work.openings.offset = 0;
+    work.pairs = 600;
+    let honest = SimulatedPlayer::first_player_stronger(0.0)
+        .play(&work, &Default::default(), &|_| {})
+        .unwrap()
+        .totals;
+    let t = totals(&end);
+    assert_exact(&t, 600);
+    assert_eq!(
+        (t.pentanomial.clone(), t.wins, t.draws, t.losses),
+        (
+            honest.pentanomial.to_vec(),
+            honest.wins,
+            honest.draws,
+            honest.losses
+        ),
+        "the run counts exactly the honest results"
+    );
+    for (stop, handle) in workers {
+        let _ = stop.send(());
+        let _ = handle.await;
+    }
     server.stop().await;
 }
 

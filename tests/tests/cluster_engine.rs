@@ -39,6 +39,7 @@ async fn sprt_accepts_the_defaults_against_a_chariot_worth_300() {
                 max_games: 2000,
                 engines: None,
             })),
+            workers: None,
         },
     )
     .await;
@@ -81,6 +82,7 @@ async fn spsa_moves_a_bad_chariot_value_toward_its_default() {
                 games: 240,
                 ..Default::default()
             })),
+            workers: None,
         },
     )
     .await;
@@ -177,6 +179,7 @@ mod registry {
                     ..Default::default()
                 }),
             })),
+            workers: None,
         }
     }
 

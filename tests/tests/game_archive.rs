@@ -66,6 +66,7 @@ async fn a_cluster_sprt_stores_every_game_and_pgn_writes_them() {
                 max_games: 400,
                 engines: None,
             })),
+            workers: None,
         },
     )
     .await;

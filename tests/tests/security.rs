@@ -15,6 +15,7 @@ fn register() -> pb::RegisterRequest {
         threads: 1,
         version: "test".to_owned(),
         bench_signature: 0,
+        bench_nps: 0,
     }
 }
 

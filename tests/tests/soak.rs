@@ -389,6 +389,13 @@ fn spec(kind: &str, n: u64) -> pb::RunSpec {
         batch_pairs: 4,
         settings: Some(settings(seed)),
         kind: Some(kind_spec),
+        // Every kind that can exclude flagged workers does, so exclusions
+        // (and their recounts) happen under the faults whenever a worker is
+        // flagged; SPSA cannot.
+        workers: Some(pb::WorkerPolicy {
+            exclude_flagged: kind != "spsa",
+            ..Default::default()
+        }),
     }
 }
 
@@ -581,6 +588,10 @@ async fn chaos_soak_loses_and_doubles_nothing() {
     println!(
         "soak: results lost: {lost_results} acknowledged results not counted, {} pairs of finished runs never counted; results doubled: {}",
         report.lost_pairs, report.doubled
+    );
+    println!(
+        "soak: exclusions: {} results set aside (kept, not counted) of flagged workers",
+        report.excluded_leases
     );
     println!("soak: archive: {}", report.archive);
     println!("soak: {} invariant violations", violations.len());

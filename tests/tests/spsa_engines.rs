@@ -64,6 +64,7 @@ fn tune(engine: &str, params: Vec<pb::SpsaParam>, games: u64) -> pb::RunSpec {
             pairs_per_iteration: 4,
             ..Default::default()
         })),
+        workers: None,
     }
 }
 

@@ -100,6 +100,7 @@ async fn bad_submissions_are_refused_naming_the_field_and_change_nothing() {
             threads: 1,
             version: "t".to_owned(),
             bench_signature: 0,
+            bench_nps: 0,
         })
         .await
         .unwrap()

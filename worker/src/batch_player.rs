@@ -9,6 +9,15 @@ use xq_proto::{BatchOutcome, WorkSpec};
 
 /// Plays a lease's game pairs. The real implementation is the rayon game
 /// runner ([`crate::EnginePlayer`]).
+/// A bench of the built-in engine, measured once at the worker's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Bench {
+    /// `Nodes searched`: equal for every build whose search behaves the same.
+    pub signature: u64,
+    /// Nodes per second on this machine (0: not measured).
+    pub nps: u64,
+}
+
 pub trait BatchPlayer: Send + Sync + 'static {
     /// Plays `work` to completion (or until `cancel` is set, then returns the pairs finished so far),
     /// calling `progress(pairs_done)` as pairs finish. Blocking: the client calls it on a blocking thread.
@@ -18,8 +27,8 @@ pub trait BatchPlayer: Send + Sync + 'static {
         cancel: &Arc<AtomicBool>,
         progress: &(dyn Fn(u32) + Sync),
     ) -> anyhow::Result<BatchOutcome>;
-    /// Engine bench signature reported at registration.
-    fn signature(&self) -> u64;
+    /// The engine's bench on this machine, reported at registration.
+    fn bench(&self) -> Bench;
     /// Where registered external engines must be put (as
     /// [`crate::engine_cache`] lays them out) before `play`; `None` when this
     /// player cannot play external engines.

@@ -223,11 +223,13 @@ impl Client {
     }
 
     async fn register(&mut self) -> Result<bool, ClientError> {
+        let bench = self.player.bench();
         let request = pb::RegisterRequest {
             name: self.config.name.clone(),
             threads: self.config.threads,
             version: env!("CARGO_PKG_VERSION").to_owned(),
-            bench_signature: self.player.signature(),
+            bench_signature: bench.signature,
+            bench_nps: bench.nps,
         };
         let answer = self
             .retry("register", |mut rpc| {
@@ -244,7 +246,11 @@ impl Client {
         };
         self.worker_id = answer.worker_id;
         self.heartbeat = Duration::from_millis(answer.heartbeat_interval_ms.max(50));
-        tracing::info!(worker_id = self.worker_id, "registered");
+        tracing::info!(
+            worker_id = self.worker_id,
+            bench_nps = bench.nps,
+            "registered"
+        );
         Ok(true)
     }
 

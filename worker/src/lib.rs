@@ -32,5 +32,5 @@ pub mod pgn;
 pub mod runner;
 pub mod timecontrol;
 
-pub use batch_player::BatchPlayer;
+pub use batch_player::{BatchPlayer, Bench};
 pub use runner::EnginePlayer;

@@ -10,6 +10,7 @@ use clap::{Args, Subcommand};
 use tonic::transport::Identity;
 use xq_coordinator::auth::{Rate, RateLimits};
 use xq_coordinator::local::{LocalCluster, PlayerFactory};
+use xq_coordinator::report::workers;
 use xq_coordinator::scheduler::SchedulerConfig;
 use xq_coordinator::server::{self, ServerConfig};
 use xq_coordinator::store::{Durability, Store, StoreOptions};
@@ -232,8 +233,9 @@ impl StatusArgs {
         rt.block_on(async {
             match self.run {
                 Some(id) => {
-                    let run = get(&mut admin, id, false).await?.0;
+                    let (run, _, _, workers) = get_all(&mut admin, id, false).await?;
                     print!("{}", display::summary_text(&run));
+                    print!("{}", workers::text(&workers));
                     print!("{}", linked(&mut admin, &run).await?);
                 }
                 None => {
@@ -278,11 +280,11 @@ async fn get(
     run_id: u64,
     history: bool,
 ) -> anyhow::Result<(pb::RunStatus, Vec<pb::SpsaHistoryRow>)> {
-    let (run, history, _) = get_all(admin, run_id, history).await?;
+    let (run, history, _, _) = get_all(admin, run_id, history).await?;
     Ok((run, history))
 }
 
-/// The run, its SPSA history and its failure counts.
+/// The run, its SPSA history, its failure counts and its workers' health.
 async fn get_all(
     admin: &mut Admin,
     run_id: u64,
@@ -291,6 +293,7 @@ async fn get_all(
     pb::RunStatus,
     Vec<pb::SpsaHistoryRow>,
     Vec<pb::FailureCount>,
+    Vec<pb::WorkerHealth>,
 )> {
     let answer = admin
         .get_run(pb::GetRunRequest {
@@ -300,7 +303,7 @@ async fn get_all(
         .await?
         .into_inner();
     let run = answer.run.context("the coordinator sent no run")?;
-    Ok((run, answer.history, answer.failures))
+    Ok((run, answer.history, answer.failures, answer.workers))
 }
 
 /// `watch RUN`: a progress bar until the run ends.
@@ -337,17 +340,20 @@ pub struct ReportArgs {
 impl ReportArgs {
     pub fn run(self) -> anyhow::Result<()> {
         let (rt, mut admin) = self.remote.connect()?;
-        let (run, rows, failures) = rt.block_on(get_all(&mut admin, self.run, true))?;
+        let (run, rows, failures, health) = rt.block_on(get_all(&mut admin, self.run, true))?;
         if report_variants::is_variants(&run) {
-            return print_variants(&run, self.json, self.csv);
+            return print_variants(&run, &health, self.json, self.csv);
         }
         if self.csv {
             print!("{}", display::history(&run, &rows, true));
         } else if self.json {
-            println!("{}", display::summary_json(&run));
+            let mut v = display::summary_json(&run);
+            v["workers"] = workers::json(&health);
+            println!("{v}");
         } else {
             print!("{}", display::summary_text(&run));
             print!("{}", display::failures(&run, &failures));
+            print!("{}", workers::text(&health));
             if !rows.is_empty() {
                 print!("\n{}", display::history(&run, &rows, false));
             }
@@ -357,17 +363,25 @@ impl ReportArgs {
     }
 }
 
-/// Prints a variants run's report as text, JSON or CSV.
-fn print_variants(run: &pb::RunStatus, json: bool, csv: bool) -> anyhow::Result<()> {
+/// Prints a variants run's report as text, JSON or CSV, with its workers'
+/// health (not in CSV).
+fn print_variants(
+    run: &pb::RunStatus,
+    health: &[pb::WorkerHealth],
+    json: bool,
+    csv: bool,
+) -> anyhow::Result<()> {
     let state = display::state(run);
     if csv {
         print!("{}", report_variants::csv(run)?.unwrap_or_default());
     } else if json {
-        if let Some(v) = report_variants::json(run, state)? {
+        if let Some(mut v) = report_variants::json(run, state)? {
+            v["workers"] = workers::json(health);
             println!("{v}");
         }
     } else {
         print!("{}", report_variants::text(run, state)?.unwrap_or_default());
+        print!("{}", workers::text(health));
     }
     Ok(())
 }
@@ -532,7 +546,7 @@ impl LocalArgs {
             }
             cluster.stop().await?;
             if report_variants::is_variants(&last) {
-                return print_variants(&last, json, false);
+                return print_variants(&last, &[], json, false);
             }
             let verdict = display::verdict(&last, verify.as_ref());
             if json {

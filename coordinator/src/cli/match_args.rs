@@ -41,6 +41,20 @@ pub struct MatchArgs {
     name: Option<String>,
     #[command(flatten)]
     adjudication: AdjudicationArgs,
+    /// Exclude workers the residual test or their crash and time-loss rates
+    /// flag: their results are kept but no longer counted and the run is
+    /// recounted without them (not for spsa: applied results cannot be
+    /// taken back).
+    #[arg(long)]
+    exclude_flagged: bool,
+    /// Timed runs: scale each worker's time limits by N / the worker's bench
+    /// nodes per second.
+    #[arg(long, value_name = "N", conflicts_with = "refuse_below_nps")]
+    scale_to_nps: Option<u64>,
+    /// Timed runs: no work for workers whose bench is slower than N nodes per
+    /// second (or that did not measure it).
+    #[arg(long, value_name = "N")]
+    refuse_below_nps: Option<u64>,
 }
 
 impl MatchArgs {
@@ -71,6 +85,11 @@ impl MatchArgs {
                 draw_contempt: self.draw_contempt == OnOff::On,
             }),
             kind: Some(kind),
+            workers: Some(pb::WorkerPolicy {
+                exclude_flagged: self.exclude_flagged,
+                scale_to_nps: self.scale_to_nps.unwrap_or(0),
+                refuse_below_nps: self.refuse_below_nps.unwrap_or(0),
+            }),
         })
     }
 }

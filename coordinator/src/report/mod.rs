@@ -3,6 +3,8 @@
 //! * [`summary`]: any run's summary as JSON (`report --json`, the web view).
 //! * [`variants`]: the per-variant report of a variants run and the
 //!   comparisons with its first variant.
+//! * [`workers`]: a run's per-worker health table.
 
 pub mod summary;
 pub mod variants;
+pub mod workers;

@@ -8,6 +8,7 @@ use super::{Kind, Lineup, MatchSettings, Params, RunKind, RunStatus, Slice, Slic
 use crate::convert;
 use crate::spsa::SpsaState;
 use crate::store::StoreError;
+use crate::store::lease_results::StoredResult;
 use crate::store::leases::Lease;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,6 +53,18 @@ impl Kind for GamesSpec {
         run: &RunStatus,
         _: &Lease,
         _: &BatchOutcome,
+        _: i64,
+    ) -> Result<bool, StoreError> {
+        Ok(run.totals.pairs >= self.pairs)
+    }
+
+    /// Nothing of its own to rebuild.
+    fn recount(
+        &self,
+        _: &Connection,
+        run: &RunStatus,
+        _: &[StoredResult],
+        _: &Lease,
         _: i64,
     ) -> Result<bool, StoreError> {
         Ok(run.totals.pairs >= self.pairs)

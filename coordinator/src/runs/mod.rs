@@ -11,7 +11,10 @@
 //! (SPRT, games), θ+ (SPSA) or the engine with Red in a pair's first game
 //! (variants, whose per-variant statistics are from Red's view).
 
+pub mod exclusion;
 pub mod games;
+pub mod health;
+pub mod policy;
 pub mod sprt;
 pub mod spsa;
 pub mod variants;
@@ -29,8 +32,10 @@ use crate::stats::elo::{EloEstimate, logistic_elo};
 use crate::stats::sprt::SprtOutcome;
 use crate::stats::{Pentanomial, Results};
 use crate::store::StoreError;
+use crate::store::lease_results::StoredResult;
 use crate::store::leases::Lease;
 pub use games::GamesSpec;
+pub use policy::{SpeedRule, WorkerPolicy};
 pub use sprt::SprtSpec;
 pub use spsa::SpsaSpec;
 pub use variants::{VariantTotals, VariantsSpec};
@@ -56,6 +61,10 @@ pub struct RunSpec {
     pub batch_pairs: u32,
     pub settings: MatchSettings,
     pub kind: KindSpec,
+    /// What the run asks of its workers. Absent from stored specs that ask
+    /// nothing (and from every spec stored before schema version 11).
+    #[serde(default, skip_serializing_if = "WorkerPolicy::is_default")]
+    pub workers: WorkerPolicy,
 }
 
 /// How games are played, for both players of every lease.
@@ -347,6 +356,20 @@ pub trait Kind {
         run: &RunStatus,
         lease: &Lease,
         outcome: &BatchOutcome,
+        now: i64,
+    ) -> Result<bool, StoreError>;
+
+    /// Rebuilds the kind's own state from `kept`, the results still counted
+    /// after workers were excluded (the run's totals, which `run` shows, are
+    /// already rebuilt; `lease` is the result whose count excluded them);
+    /// returns whether the run is at its end. Inside the same transaction
+    /// (see [`exclusion`]).
+    fn recount(
+        &self,
+        conn: &Connection,
+        run: &RunStatus,
+        kept: &[StoredResult],
+        lease: &Lease,
         now: i64,
     ) -> Result<bool, StoreError>;
 }

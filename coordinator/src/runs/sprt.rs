@@ -12,6 +12,7 @@ use crate::spsa::SpsaState;
 use crate::stats::sprt::{SprtParams, SprtState};
 use crate::stats::{EloModel, Pentanomial, Results};
 use crate::store::StoreError;
+use crate::store::lease_results::StoredResult;
 use crate::store::leases::Lease;
 use crate::store::runs as run_rows;
 
@@ -87,6 +88,19 @@ impl Kind for SprtSpec {
         run_rows::save_sprt(conn, run.id, lease.id, run.totals.pairs, &test, now)?;
         Ok(test.state != SprtState::Continue
             || self.max_pairs.is_some_and(|m| run.totals.pairs >= m))
+    }
+
+    /// The test on the rebuilt totals; it replaces the history row of the
+    /// result that caused the recount.
+    fn recount(
+        &self,
+        conn: &Connection,
+        run: &RunStatus,
+        _: &[StoredResult],
+        lease: &Lease,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        self.apply(conn, run, lease, &BatchOutcome::default(), now)
     }
 }
 

@@ -21,6 +21,7 @@ use crate::spsa::{self, SpsaConfig, SpsaError, SpsaParamSpec, SpsaResult, SpsaSt
 use crate::stats::EloModel;
 use crate::stats::sprt::SprtParams;
 use crate::store::StoreError;
+use crate::store::lease_results::StoredResult;
 use crate::store::leases::Lease;
 use crate::store::runs as run_rows;
 
@@ -127,6 +128,7 @@ impl SpsaSpec {
             batch_pairs: DEFAULT_BATCH_PAIRS,
             settings: run.spec.settings.clone(),
             kind: KindSpec::Sprt(kind),
+            workers: run.spec.workers,
         }
     }
 }
@@ -260,6 +262,22 @@ impl Kind for SpsaSpec {
             );
         }
         Ok(state.finished())
+    }
+
+    /// Refused: θ cannot be taken back (runs that exclude workers are not
+    /// SPSA runs; see [`super::WorkerPolicy::check`]).
+    fn recount(
+        &self,
+        _: &Connection,
+        run: &RunStatus,
+        _: &[StoredResult],
+        _: &Lease,
+        _: i64,
+    ) -> Result<bool, StoreError> {
+        Err(StoreError::Invalid(format!(
+            "spsa run {}: results already applied to θ cannot be set aside",
+            run.id
+        )))
     }
 }
 
@@ -472,6 +490,7 @@ mod tests {
                     draw_contempt: true,
                 },
                 kind: KindSpec::Spsa(spec),
+                workers: Default::default(),
             },
             state: RunState::Active,
             totals: Totals::default(),

@@ -24,6 +24,7 @@ use xq_proto::{BatchOutcome, Invalid, pb};
 use super::{Kind, Params, RunKind, RunStatus, Slice, SliceWork};
 use crate::convert;
 use crate::store::StoreError;
+use crate::store::lease_results::StoredResult;
 use crate::store::leases::Lease;
 use crate::store::variants as variant_rows;
 
@@ -113,6 +114,38 @@ impl Kind for VariantsSpec {
             });
         totals.add(outcome, stats);
         variant_rows::save(conn, run.id, index, &totals)?;
+        Ok(run.totals.pairs >= self.target_pairs())
+    }
+
+    /// Every variant's totals from the kept results of its leases.
+    fn recount(
+        &self,
+        conn: &Connection,
+        run: &RunStatus,
+        kept: &[StoredResult],
+        _: &Lease,
+        _: i64,
+    ) -> Result<bool, StoreError> {
+        for (index, rules) in self.rules.iter().enumerate() {
+            let mut totals = VariantTotals {
+                rules: rules.clone(),
+                ..Default::default()
+            };
+            for r in super::exclusion::of_variant(kept, index) {
+                let stats = r.stats.as_ref().ok_or_else(|| {
+                    StoreError::Schema(format!(
+                        "variants lease {} has no stored statistics",
+                        r.lease_id
+                    ))
+                })?;
+                let outcome = BatchOutcome {
+                    totals: r.totals.clone(),
+                    ..BatchOutcome::default()
+                };
+                totals.add(&outcome, stats);
+            }
+            variant_rows::save(conn, run.id, index, &totals)?;
+        }
         Ok(run.totals.pairs >= self.target_pairs())
     }
 }

@@ -4,7 +4,9 @@
 //! (the deadline passed), `released` (the worker handed it back) or
 //! `cancelled` (the run ended). An expired or released lease's slice
 //! (`opening_offset`, `pairs`, and for variants runs `variant`) is handed out
-//! again exactly once, by a new lease; `reissued` marks that it was.
+//! again exactly once, by a new lease; `reissued` marks that it was. So is
+//! the slice of a done lease whose result was set aside when its worker was
+//! excluded from the run ([`super::lease_results::exclude`]).
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -137,23 +139,27 @@ pub fn expire_overdue(conn: &Connection, now: i64) -> Result<usize, StoreError> 
     )?)
 }
 
-/// Claims the lowest expired or released, not yet reissued slice of a run.
+/// The leases (as `l`) whose slice is handed out again: expired, released,
+/// or done with a result set aside because its worker was excluded.
+pub const REQUEUED: &str = "(l.state IN ('expired', 'released') OR (l.state = 'done' AND EXISTS
+    (SELECT 1 FROM lease_results r WHERE r.lease_id = l.id AND r.excluded_ms IS NOT NULL)))";
+
+/// Claims the lowest requeued ([`REQUEUED`]), not yet reissued slice of a run.
 pub fn take_requeued(conn: &Connection, run_id: u64) -> Result<Option<Slice>, StoreError> {
+    let sql = format!(
+        "UPDATE leases SET reissued = 1
+         WHERE id = (SELECT id FROM leases l WHERE run_id = ?1 AND reissued = 0
+                     AND {REQUEUED} ORDER BY opening_offset, id LIMIT 1)
+         RETURNING opening_offset, pairs, variant"
+    );
     let row = conn
-        .query_row(
-            "UPDATE leases SET reissued = 1
-             WHERE id = (SELECT id FROM leases WHERE run_id = ?1 AND reissued = 0
-                         AND state IN ('expired', 'released') ORDER BY opening_offset, id LIMIT 1)
-             RETURNING opening_offset, pairs, variant",
-            [run_id as i64],
-            |r| {
-                Ok(Slice {
-                    offset: count(r.get(0)?),
-                    pairs: r.get(1)?,
-                    variant: r.get::<_, Option<i64>>(2)?.map(|v| count(v) as usize),
-                })
-            },
-        )
+        .query_row(&sql, [run_id as i64], |r| {
+            Ok(Slice {
+                offset: count(r.get(0)?),
+                pairs: r.get(1)?,
+                variant: r.get::<_, Option<i64>>(2)?.map(|v| count(v) as usize),
+            })
+        })
         .optional()?;
     Ok(row)
 }

@@ -281,6 +281,55 @@ CREATE TABLE games (
 CREATE INDEX games_by_run_reason ON games (run_id, reason);
 CREATE INDEX games_by_run_worker ON games (run_id, worker_id);
 "#,
+    // 11 (issue 19; the lead renumbers it after issue 17's 10): every counted
+    // result per lease, written in the same transaction as the count; the
+    // workers excluded from a run (their results kept, not counted); each
+    // worker's measured speed.
+    r#"
+CREATE TABLE lease_results (
+    lease_id    INTEGER PRIMARY KEY REFERENCES leases (id),
+    run_id      INTEGER NOT NULL REFERENCES runs (id),
+    worker_id   INTEGER NOT NULL REFERENCES workers (id),
+    -- The lease's counts, first player's view, as in runs.
+    pairs       INTEGER NOT NULL,
+    penta_ll    INTEGER NOT NULL,
+    penta_ld    INTEGER NOT NULL,
+    penta_dd    INTEGER NOT NULL,
+    penta_dw    INTEGER NOT NULL,
+    penta_ww    INTEGER NOT NULL,
+    wins        INTEGER NOT NULL,
+    draws       INTEGER NOT NULL,
+    losses      INTEGER NOT NULL,
+    total_plies INTEGER NOT NULL,
+    -- Games lost on time, and lost to an engine failure (crash, no start,
+    -- illegal move), by either player.
+    time_losses INTEGER NOT NULL,
+    crashes     INTEGER NOT NULL,
+    -- Games by end reason (JSON object) and a variants run's statistics
+    -- (VariantStats as JSON; NULL for other kinds).
+    reasons     TEXT    NOT NULL,
+    variant     TEXT,
+    -- Set once the worker was excluded from the run: the result is kept but
+    -- no longer counted in the run's totals.
+    excluded_ms INTEGER,
+    CHECK (pairs = penta_ll + penta_ld + penta_dd + penta_dw + penta_ww),
+    CHECK (wins + draws + losses = 2 * pairs)
+);
+CREATE INDEX lease_results_by_run_worker ON lease_results (run_id, worker_id);
+
+CREATE TABLE run_excluded_workers (
+    run_id    INTEGER NOT NULL REFERENCES runs (id),
+    worker_id INTEGER NOT NULL REFERENCES workers (id),
+    -- Why: the residual or the failure rates that flagged the worker.
+    reason    TEXT    NOT NULL,
+    unix_ms   INTEGER NOT NULL,
+    PRIMARY KEY (run_id, worker_id)
+);
+
+-- Nodes per second of the worker's `xq-engine bench` at its start; NULL for
+-- a worker that did not measure it.
+ALTER TABLE workers ADD COLUMN bench_nps INTEGER;
+"#,
 ];
 
 /// Brings the schema up to date in one transaction per migration. Foreign

@@ -40,6 +40,7 @@ pub mod engines;
 pub mod game_codec;
 pub mod games;
 pub mod history;
+pub mod lease_results;
 pub mod leases;
 pub mod migrations;
 pub mod runs;

@@ -279,7 +279,21 @@ pub fn add_totals(conn: &Connection, id: u64, o: &Totals, now: i64) -> Result<()
     super::history::record(conn, id, now)
 }
 
-/// Stores the SPRT state after a counted result and its history row.
+/// Zeroes the run's counted totals and reasons, before they are rebuilt
+/// from its stored results.
+pub fn reset_totals(conn: &Connection, id: u64) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE runs SET pairs = 0, penta_ll = 0, penta_ld = 0, penta_dd = 0, penta_dw = 0,
+             penta_ww = 0, wins = 0, draws = 0, losses = 0, total_plies = 0
+         WHERE id = ?1",
+        [id as i64],
+    )?;
+    conn.execute("DELETE FROM run_reasons WHERE run_id = ?1", [id as i64])?;
+    Ok(())
+}
+
+/// Stores the SPRT state after a counted result and its history row (a
+/// recount replaces the row of the result that caused it).
 pub fn save_sprt(
     conn: &Connection,
     id: u64,
@@ -293,7 +307,8 @@ pub fn save_sprt(
         params![id as i64, outcome.llr, outcome.state.as_str()],
     )?;
     conn.execute(
-        "INSERT INTO sprt_history (lease_id, run_id, pairs, llr, unix_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT OR REPLACE INTO sprt_history (lease_id, run_id, pairs, llr, unix_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
         params![lease_id as i64, id as i64, pairs as i64, outcome.llr, now],
     )?;
     Ok(())
@@ -399,7 +414,8 @@ pub struct Candidate {
     pub pairs_issued: u64,
     pub pairs_counted: u64,
     pub pairs_in_flight: u64,
-    /// Whether an expired or released slice waits to be handed out again.
+    /// Whether an expired, released or excluded slice waits to be handed
+    /// out again.
     pub has_requeued: bool,
 }
 
@@ -410,16 +426,21 @@ impl Candidate {
     }
 }
 
-/// Every active run. Call [`super::leases::expire_overdue`] first.
-pub fn candidates(conn: &Connection) -> Result<Vec<Candidate>, StoreError> {
-    let mut stmt = conn.prepare_cached(
+/// Every active run `worker_id` was not excluded from. Call
+/// [`super::leases::expire_overdue`] first.
+pub fn candidates(conn: &Connection, worker_id: u64) -> Result<Vec<Candidate>, StoreError> {
+    let sql = format!(
         "SELECT id, priority, target_pairs, pairs_issued, pairs,
             (SELECT COALESCE(SUM(pairs), 0) FROM leases l WHERE l.run_id = runs.id AND l.state = 'active'),
-            EXISTS (SELECT 1 FROM leases l WHERE l.run_id = runs.id
-                    AND l.state IN ('expired', 'released') AND l.reissued = 0)
-         FROM runs WHERE state = 'active'",
-    )?;
-    let rows = stmt.query_map([], |r| {
+            EXISTS (SELECT 1 FROM leases l WHERE l.run_id = runs.id AND l.reissued = 0
+                    AND {requeued})
+         FROM runs WHERE state = 'active'
+         AND NOT EXISTS (SELECT 1 FROM run_excluded_workers e
+                         WHERE e.run_id = runs.id AND e.worker_id = ?1)",
+        requeued = super::leases::REQUEUED
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([worker_id as i64], |r| {
         Ok(Candidate {
             id: r.get::<_, i64>(0)? as u64,
             priority: r.get(1)?,

@@ -11,6 +11,9 @@ pub struct NewWorker {
     pub threads: u32,
     pub version: String,
     pub signature: u64,
+    /// Nodes per second of that bench on the worker's machine; `None`: not
+    /// measured.
+    pub bench_nps: Option<u64>,
     /// The key of the token that registered it (see [`crate::auth::Principal`]).
     pub token_key: Option<i64>,
 }
@@ -19,8 +22,8 @@ pub struct NewWorker {
 pub fn insert(conn: &Connection, worker: &NewWorker, now: i64) -> Result<u64, StoreError> {
     conn.execute(
         "INSERT INTO workers (name, threads, version, signature, registered_ms, last_seen_ms,
-                              token_key)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
+                              token_key, bench_nps)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)",
         params![
             worker.name,
             worker.threads,
@@ -28,6 +31,7 @@ pub fn insert(conn: &Connection, worker: &NewWorker, now: i64) -> Result<u64, St
             worker.signature as i64,
             now,
             worker.token_key,
+            worker.bench_nps.map(|n| n.min(i64::MAX as u64) as i64),
         ],
     )?;
     Ok(conn.last_insert_rowid() as u64)
@@ -46,4 +50,14 @@ pub fn touch(conn: &Connection, id: u64, now: i64) -> Result<(), StoreError> {
         Some(_) => Ok(()),
         None => Err(StoreError::NotFound(format!("unknown worker {id}"))),
     }
+}
+
+/// The worker's measured speed (bench nodes per second), if it sent one.
+pub fn bench_nps(conn: &Connection, id: u64) -> Result<Option<u64>, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT bench_nps FROM workers WHERE id = ?1")?
+        .query_row([id as i64], |r| r.get::<_, Option<i64>>(0))
+        .optional()?
+        .flatten()
+        .map(super::count))
 }

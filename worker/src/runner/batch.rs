@@ -10,16 +10,16 @@ use xq_engine::rules::RuleSet;
 use xq_proto::{BatchOutcome, OpeningSource, PlayerSpec, WorkSpec};
 
 use super::{MatchSpec, PlayerConfig, Runner};
-use crate::BatchPlayer;
 use crate::external::{EngineConfig, Timeouts};
 use crate::openings::{OpeningBook, Order};
+use crate::{BatchPlayer, Bench};
 
 /// Plays leases on a [`Runner`]: with the built-in engine, or with registered
 /// external engines found in the engine cache (see [`crate::engine_cache`]).
 #[derive(Debug)]
 pub struct EnginePlayer {
     runner: Runner,
-    signature: OnceLock<u64>,
+    bench: OnceLock<Bench>,
     cache: PathBuf,
     /// The book of the last lease's opening source: a run's leases all carry
     /// the same source, so its lines are parsed once, not once per lease.
@@ -36,7 +36,7 @@ impl EnginePlayer {
     pub fn with_cache(threads: usize, cache: PathBuf) -> anyhow::Result<EnginePlayer> {
         Ok(EnginePlayer {
             runner: Runner::new(threads)?,
-            signature: OnceLock::new(),
+            bench: OnceLock::new(),
             cache,
             book: Mutex::new(None),
         })
@@ -172,17 +172,21 @@ impl BatchPlayer for EnginePlayer {
         Some(&self.cache)
     }
 
-    /// The `Nodes searched` count of `xq-engine bench` at its default depth:
-    /// equal for every build whose search behaves the same.
-    fn signature(&self) -> u64 {
-        *self.signature.get_or_init(|| {
+    /// `xq-engine bench` at its default depth, once: its `Nodes searched`
+    /// count (equal for every build whose search behaves the same) and its
+    /// speed on this machine.
+    fn bench(&self) -> Bench {
+        *self.bench.get_or_init(|| {
             xq_engine::bench::run(
                 xq_engine::bench::DEFAULT_DEPTH,
                 &Params::default(),
                 &mut std::io::sink(),
             )
-            .map(|r| r.nodes)
-            .unwrap_or(0)
+            .map(|r| Bench {
+                signature: r.nodes,
+                nps: r.nps(),
+            })
+            .unwrap_or_default()
         })
     }
 }

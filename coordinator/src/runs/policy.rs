@@ -1,0 +1,207 @@
+//! What a run asks of its workers: whether flagged workers are excluded
+//! ([`super::exclusion`]) and, for timed runs, how a worker's measured speed
+//! (its `xq-engine bench` nodes per second, sent at registration) bears on
+//! its leases.
+
+use serde::{Deserialize, Serialize};
+use xq_proto::{Invalid, Limit, pb};
+
+use super::RunKind;
+
+/// A run's rules for its workers; the default asks nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct WorkerPolicy {
+    /// Exclude workers that [`super::health`] flags: their results are set
+    /// aside and the run recounted without them. Not for SPSA runs.
+    #[serde(default)]
+    pub exclude_flagged: bool,
+    /// Timed runs: what a worker's speed changes.
+    #[serde(default)]
+    pub speed: Option<SpeedRule>,
+}
+
+/// How a timed run treats a worker's measured speed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpeedRule {
+    /// Scale the worker's time limits by `reference_nps / worker_nps`, so
+    /// every worker searches about as many nodes per move as a machine of
+    /// `reference_nps` would (fishtest's time-control scaling). A worker that
+    /// did not measure its speed plays the limits as they are.
+    Scale { reference_nps: u64 },
+    /// Hand no work to a worker slower than `min_nps` (or that did not
+    /// measure its speed).
+    RefuseBelow { min_nps: u64 },
+}
+
+/// Largest factor by which [`SpeedRule::Scale`] stretches or shrinks a limit:
+/// a worker measured 100 times slower than the reference is as slow as it can
+/// get, not a reason for a game of hours.
+pub const MAX_SCALE: f64 = 8.0;
+
+impl WorkerPolicy {
+    pub fn is_default(&self) -> bool {
+        *self == WorkerPolicy::default()
+    }
+
+    /// Checks the policy against the run's kind and limit.
+    pub fn check(&self, kind: RunKind, limit: Limit) -> Result<(), Invalid> {
+        if self.exclude_flagged && kind == RunKind::Spsa {
+            return Err(Invalid::new(
+                "spec.workers.exclude_flagged",
+                "SPSA runs cannot exclude workers: every applied result has already moved θ \
+                 and cannot be taken back",
+            ));
+        }
+        if self.speed.is_some() && !limit.is_timed() {
+            return Err(Invalid::new(
+                "spec.workers",
+                format!(
+                    "a speed rule needs a timed limit (movetime or tc); {limit} plays the same on \
+                     every machine"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether a worker of `nps` (`None`: not measured) may play the run.
+    pub fn admits(&self, nps: Option<u64>) -> bool {
+        match self.speed {
+            Some(SpeedRule::RefuseBelow { min_nps }) => nps.is_some_and(|n| n >= min_nps),
+            _ => true,
+        }
+    }
+
+    /// A worker of `nps`'s limit for a lease whose limit is `limit`.
+    pub fn limit_for(&self, limit: Limit, nps: Option<u64>) -> Limit {
+        match (self.speed, nps) {
+            (Some(SpeedRule::Scale { reference_nps }), Some(n)) if n > 0 => {
+                let factor = (reference_nps as f64 / n as f64).clamp(1.0 / MAX_SCALE, MAX_SCALE);
+                limit.time_scaled(factor)
+            }
+            _ => limit,
+        }
+    }
+}
+
+impl TryFrom<pb::WorkerPolicy> for WorkerPolicy {
+    type Error = Invalid;
+
+    fn try_from(p: pb::WorkerPolicy) -> Result<Self, Invalid> {
+        let pb::WorkerPolicy {
+            exclude_flagged,
+            scale_to_nps,
+            refuse_below_nps,
+        } = p;
+        let speed = match (scale_to_nps, refuse_below_nps) {
+            (0, 0) => None,
+            (n, 0) => Some(SpeedRule::Scale { reference_nps: n }),
+            (0, n) => Some(SpeedRule::RefuseBelow { min_nps: n }),
+            _ => {
+                return Err(Invalid::new(
+                    "spec.workers",
+                    "scale_to_nps and refuse_below_nps exclude each other",
+                ));
+            }
+        };
+        Ok(WorkerPolicy {
+            exclude_flagged,
+            speed,
+        })
+    }
+}
+
+impl From<WorkerPolicy> for pb::WorkerPolicy {
+    fn from(p: WorkerPolicy) -> Self {
+        let (scale_to_nps, refuse_below_nps) = match p.speed {
+            None => (0, 0),
+            Some(SpeedRule::Scale { reference_nps }) => (reference_nps, 0),
+            Some(SpeedRule::RefuseBelow { min_nps }) => (0, min_nps),
+        };
+        pb::WorkerPolicy {
+            exclude_flagged: p.exclude_flagged,
+            scale_to_nps,
+            refuse_below_nps,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xq_proto::TimeControl;
+
+    #[test]
+    fn a_slower_worker_gets_more_time_and_a_faster_one_less() {
+        let policy = WorkerPolicy {
+            speed: Some(SpeedRule::Scale {
+                reference_nps: 1_000_000,
+            }),
+            ..WorkerPolicy::default()
+        };
+        let tc = Limit::Clock(TimeControl {
+            base_ms: 10_000,
+            inc_ms: 100,
+            moves_to_go: None,
+        });
+        let slow = policy.limit_for(tc, Some(500_000));
+        assert_eq!(
+            slow,
+            Limit::Clock(TimeControl {
+                base_ms: 20_000,
+                inc_ms: 200,
+                moves_to_go: None
+            })
+        );
+        assert_eq!(
+            policy.limit_for(Limit::MoveTimeMs(100), Some(4_000_000)),
+            Limit::MoveTimeMs(25)
+        );
+        assert_eq!(
+            policy.limit_for(Limit::MoveTimeMs(100), None),
+            Limit::MoveTimeMs(100)
+        );
+        assert_eq!(
+            policy.limit_for(Limit::MoveTimeMs(100), Some(1)),
+            Limit::MoveTimeMs(800),
+            "clamped at MAX_SCALE"
+        );
+    }
+
+    #[test]
+    fn refusal_admits_only_measured_workers_at_least_as_fast() {
+        let policy = WorkerPolicy {
+            speed: Some(SpeedRule::RefuseBelow { min_nps: 1000 }),
+            ..WorkerPolicy::default()
+        };
+        assert!(policy.admits(Some(1000)));
+        assert!(!policy.admits(Some(999)));
+        assert!(!policy.admits(None));
+        assert!(WorkerPolicy::default().admits(None));
+    }
+
+    #[test]
+    fn spsa_exclusion_and_speed_rules_on_untimed_runs_are_refused_with_the_reason() {
+        let exclude = WorkerPolicy {
+            exclude_flagged: true,
+            speed: None,
+        };
+        let err = exclude.check(RunKind::Spsa, Limit::Nodes(100)).unwrap_err();
+        assert!(err.to_string().contains("cannot be taken back"), "{err}");
+        exclude.check(RunKind::Sprt, Limit::Nodes(100)).unwrap();
+        let speed = WorkerPolicy {
+            speed: Some(SpeedRule::RefuseBelow { min_nps: 1 }),
+            ..WorkerPolicy::default()
+        };
+        let err = speed.check(RunKind::Games, Limit::Nodes(100)).unwrap_err();
+        assert!(err.to_string().contains("timed limit"), "{err}");
+        speed.check(RunKind::Games, Limit::MoveTimeMs(100)).unwrap();
+        let both = pb::WorkerPolicy {
+            exclude_flagged: false,
+            scale_to_nps: 1,
+            refuse_below_nps: 1,
+        };
+        assert!(WorkerPolicy::try_from(both).is_err());
+    }
+}
