@@ -563,23 +563,27 @@ mod tests {
         }
     }
 
+    /// Registers a worker named `name` that measured `bench_nps`.
+    async fn register(s: &Scheduler, name: &str, bench_nps: Option<u64>) -> u64 {
+        s.register(NewWorker {
+            name: name.to_owned(),
+            threads: 1,
+            version: "0".to_owned(),
+            signature: 0,
+            bench_nps,
+            token_key: None,
+        })
+        .await
+        .unwrap()
+    }
+
     async fn setup(ttl: Duration) -> (Scheduler, u64) {
         let config = SchedulerConfig {
             lease_ttl: ttl,
             ..SchedulerConfig::default()
         };
         let scheduler = Scheduler::new(Store::open_in_memory().unwrap(), config);
-        let worker = scheduler
-            .register(NewWorker {
-                name: "w".to_owned(),
-                threads: 1,
-                version: "0".to_owned(),
-                signature: 0,
-                bench_nps: None,
-                token_key: None,
-            })
-            .await
-            .unwrap();
+        let worker = register(&scheduler, "w", None).await;
         (scheduler, worker)
     }
 
@@ -713,18 +717,7 @@ mod tests {
         let (s, first) = setup(Duration::from_secs(60)).await;
         let mut workers = vec![first];
         for i in 1..6 {
-            let id = s
-                .register(NewWorker {
-                    name: format!("w{i}"),
-                    threads: 1,
-                    version: "0".to_owned(),
-                    signature: 0,
-                    bench_nps: None,
-                    token_key: None,
-                })
-                .await
-                .unwrap();
-            workers.push(id);
+            workers.push(register(&s, &format!("w{i}"), None).await);
         }
         let (run, _) = s.create_run(spec, false).await.unwrap();
         let honest = [0.05, 0.2, 0.5, 0.2, 0.05];
@@ -823,17 +816,7 @@ mod tests {
     #[tokio::test]
     async fn without_the_policy_a_biased_worker_is_flagged_but_counted() {
         let (s, w) = setup(Duration::from_secs(60)).await;
-        let other = s
-            .register(NewWorker {
-                name: "other".to_owned(),
-                threads: 1,
-                version: "0".to_owned(),
-                signature: 0,
-                bench_nps: None,
-                token_key: None,
-            })
-            .await
-            .unwrap();
+        let other = register(&s, "other", None).await;
         let (run, _) = s.create_run(games_spec(400, 100), false).await.unwrap();
         for (worker, p) in [
             (w, [5, 20, 50, 20, 5]),
@@ -859,17 +842,7 @@ mod tests {
     async fn refused_workers_get_no_work_and_scaled_ones_get_their_limits() {
         use crate::runs::{SpeedRule, WorkerPolicy};
         let (s, slow) = setup(Duration::from_secs(60)).await;
-        let fast = s
-            .register(NewWorker {
-                name: "fast".to_owned(),
-                threads: 1,
-                version: "0".to_owned(),
-                signature: 0,
-                bench_nps: Some(2_000_000),
-                token_key: None,
-            })
-            .await
-            .unwrap();
+        let fast = register(&s, "fast", Some(2_000_000)).await;
         let mut refusing = games_spec(8, 4);
         refusing.settings.limit = Limit::MoveTimeMs(100);
         refusing.workers = WorkerPolicy {

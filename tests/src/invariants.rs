@@ -606,30 +606,43 @@ mod tests {
 
     const GAMES_SPEC: &str = r#"{"name":"g","priority":0,"batch_pairs":2,"settings":{"limit":{"nodes":200},"hash_mb":1,"rules":"standard","openings":{"builtin":{"random_plies":4}},"seed":1,"adjudication":{"resign_cp":1000,"resign_moves":4,"draw_cp":10,"draw_moves":8,"draw_after_move":40,"max_plies":80}},"kind":{"games":{"dev_params":{},"base_params":{},"pairs":10}}}"#;
 
-    #[test]
-    fn a_doubled_slice_lost_pairs_and_bad_totals_are_reported() {
-        let path = std::env::temp_dir().join(format!("xq-invariants-{}.db", std::process::id()));
+    /// [`check`] on a database holding games run 1 (10 pairs, 4 counted as
+    /// DD, `state`, W/D/L `wdl`, 8 checkmates), worker 1, and then `sql`.
+    fn check_with(tag: &str, state: &str, wdl: [i64; 3], sql: &str) -> Report {
+        let path =
+            std::env::temp_dir().join(format!("xq-invariants-{tag}-{}.db", std::process::id()));
         let _ = std::fs::remove_file(&path);
         let mut conn = Connection::open(&path).unwrap();
         xq_coordinator::store::migrations::migrate(&mut conn).unwrap();
         conn.execute(
             "INSERT INTO runs (id, spec, kind, priority, state, target_pairs, pairs, penta_dd,
                                wins, draws, losses, created_ms, updated_ms)
-             VALUES (1, ?1, 'games', 0, 'finished', 10, 4, 4, 4, 0, 3, 1, 1)",
-            [GAMES_SPEC],
+             VALUES (1, ?1, 'games', 0, ?2, 10, 4, 4, ?3, ?4, ?5, 1, 1)",
+            rusqlite::params![GAMES_SPEC, state, wdl[0], wdl[1], wdl[2]],
         )
         .unwrap();
         conn.execute_batch(
             "INSERT INTO run_reasons VALUES (1, 'checkmate', 8);
              INSERT INTO workers (id, name, threads, version, signature, registered_ms, last_seen_ms)
-                 VALUES (1, 'w', 1, '0', 0, 1, 1);
-             INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs, created_ms, deadline_ms)
-                 VALUES (1, 1, 'done', 0, 2, 1, 1), (1, 1, 'done', 1, 2, 1, 1);",
+                 VALUES (1, 'w', 1, '0', 0, 1, 1);",
         )
         .unwrap();
+        conn.execute_batch(sql).unwrap();
         drop(conn);
         let report = check(&path);
         let _ = std::fs::remove_file(&path);
+        report
+    }
+
+    #[test]
+    fn a_doubled_slice_lost_pairs_and_bad_totals_are_reported() {
+        let report = check_with(
+            "doubled",
+            "finished",
+            [4, 0, 3],
+            "INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs, created_ms, deadline_ms)
+                 VALUES (1, 1, 'done', 0, 2, 1, 1), (1, 1, 'done', 1, 2, 1, 1);",
+        );
         assert_eq!(report.doubled, 1, "{:?}", report.violations);
         assert_eq!(report.lost_pairs, 7, "{:?}", report.violations);
         let text = report.violations.join("\n");
@@ -640,22 +653,11 @@ mod tests {
 
     #[test]
     fn lease_results_that_disagree_with_leases_or_totals_are_reported() {
-        let path = std::env::temp_dir().join(format!("xq-invariants-lr-{}.db", std::process::id()));
-        let _ = std::fs::remove_file(&path);
-        let mut conn = Connection::open(&path).unwrap();
-        xq_coordinator::store::migrations::migrate(&mut conn).unwrap();
-        conn.execute(
-            "INSERT INTO runs (id, spec, kind, priority, state, target_pairs, pairs, penta_dd,
-                               wins, draws, losses, created_ms, updated_ms)
-             VALUES (1, ?1, 'games', 0, 'active', 10, 4, 4, 0, 8, 0, 1, 1)",
-            [GAMES_SPEC],
-        )
-        .unwrap();
-        conn.execute_batch(
-            "INSERT INTO run_reasons VALUES (1, 'checkmate', 8);
-             INSERT INTO workers (id, name, threads, version, signature, registered_ms, last_seen_ms)
-                 VALUES (1, 'w', 1, '0', 0, 1, 1);
-             INSERT INTO leases (id, run_id, worker_id, state, opening_offset, pairs, created_ms, deadline_ms)
+        let report = check_with(
+            "results",
+            "active",
+            [0, 8, 0],
+            "INSERT INTO leases (id, run_id, worker_id, state, opening_offset, pairs, created_ms, deadline_ms)
                  VALUES (1, 1, 1, 'done', 0, 2, 1, 1), (2, 1, 1, 'done', 2, 2, 1, 1),
                         (3, 1, 1, 'done', 4, 2, 1, 1);
              INSERT INTO lease_results (lease_id, run_id, worker_id, pairs, penta_ll, penta_ld,
@@ -663,11 +665,7 @@ mod tests {
                  crashes, reasons, excluded_ms)
              VALUES (1, 1, 1, 2, 0, 0, 2, 0, 0, 0, 4, 0, 10, 0, 0, '{}', NULL),
                     (3, 1, 1, 2, 0, 0, 2, 0, 0, 0, 4, 0, 10, 0, 0, '{}', 5);",
-        )
-        .unwrap();
-        drop(conn);
-        let report = check(&path);
-        let _ = std::fs::remove_file(&path);
+        );
         let text = report.violations.join("\n");
         assert!(
             text.contains("lease 2 (done) and its stored result disagree"),
