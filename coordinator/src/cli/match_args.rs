@@ -347,4 +347,83 @@ mod tests {
         };
         assert_eq!((c.moves_to_go, c.base_ms, c.inc_ms), (0, 10_000, 100));
     }
+
+    #[derive(Debug, clap::Parser)]
+    struct Flags {
+        #[command(flatten)]
+        m: MatchArgs,
+    }
+
+    fn spec(args: &[&str], kind: pb::run_spec::Kind) -> anyhow::Result<pb::RunSpec> {
+        use clap::Parser;
+        let flags = Flags::try_parse_from(std::iter::once("t").chain(args.iter().copied()))?;
+        flags.m.spec(kind, "t")
+    }
+
+    fn games() -> pb::run_spec::Kind {
+        pb::run_spec::Kind::Games(pb::GamesSpec {
+            pairs: 10,
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn worker_rules_reach_the_wire_and_the_coordinator_checks_them() {
+        use xq_coordinator::runs::{RunSpec, SpeedRule};
+        let wire = spec(
+            &[
+                "--movetime",
+                "100",
+                "--exclude-flagged",
+                "--scale-to-nps",
+                "500000",
+            ],
+            games(),
+        )
+        .unwrap();
+        let run = RunSpec::try_from(wire).unwrap();
+        assert!(run.workers.exclude_flagged);
+        assert_eq!(
+            run.workers.speed,
+            Some(SpeedRule::Scale {
+                reference_nps: 500_000
+            })
+        );
+        assert!(
+            spec(
+                &[
+                    "--movetime",
+                    "100",
+                    "--scale-to-nps",
+                    "1",
+                    "--refuse-below-nps",
+                    "1"
+                ],
+                games()
+            )
+            .is_err()
+        );
+        let untimed = spec(&["--nodes", "100", "--refuse-below-nps", "1000"], games()).unwrap();
+        let err = RunSpec::try_from(untimed).unwrap_err().to_string();
+        assert!(err.contains("timed limit"), "{err}");
+        let tune = pb::run_spec::Kind::Spsa(pb::SpsaSpec {
+            params: vec![pb::SpsaParam {
+                name: "chariot_value".to_owned(),
+                start: 850.0,
+                min: 700.0,
+                max: 1000.0,
+                c_end: 20.0,
+                r_end: 0.002,
+                is_float: false,
+            }],
+            games: 100,
+            ..Default::default()
+        });
+        let err = RunSpec::try_from(spec(&["--nodes", "100", "--exclude-flagged"], tune).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("SPSA runs cannot exclude workers"), "{err}");
+        let plain = spec(&["--nodes", "100"], games()).unwrap();
+        assert!(RunSpec::try_from(plain).unwrap().workers.is_default());
+    }
 }
