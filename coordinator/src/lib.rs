@@ -23,6 +23,9 @@
 //!   workers converts in `xq_proto`.
 //! * [`server`]: the thin tonic services, `run(listener, db, shutdown)`, and
 //!   the one place store errors become statuses.
+//! * [`archive`]: the checks of a result's games; [`game_export`]: a run's
+//!   stored games read back by filter and written as PGN (`pgn`, the
+//!   `ExportGames` RPC, the web view).
 //! * [`local`]: embedded local mode (server and workers in one process).
 //! * [`web`]: the web view (runs, graphs, workers, engines) over a read
 //!   connection, and `/metrics` ([`metrics`]).
@@ -30,6 +33,7 @@
 pub mod archive;
 pub mod auth;
 pub mod convert;
+pub mod game_export;
 pub mod local;
 pub mod metrics;
 pub mod report;
