@@ -116,7 +116,11 @@ fn main() -> anyhow::Result<()> {
         ))?;
         lines.push(format!(
             "  {:<13} SubmitResult p50 {:>7.2} ms  p99 {:>7.2} ms  {:>6.0} results/s",
-            if with_games { "with games" } else { "without games" },
+            if with_games {
+                "with games"
+            } else {
+                "without games"
+            },
             s.submit_p50_ms,
             s.submit_p99_ms,
             s.results_per_s
@@ -476,7 +480,9 @@ async fn run(
 /// Whether any submission was refused as invalid (a bench whose results do
 /// not pass the checks measures nothing).
 fn results_refused(errors: &BTreeMap<String, u64>) -> bool {
-    errors.keys().any(|k| k.starts_with("submit InvalidArgument"))
+    errors
+        .keys()
+        .any(|k| k.starts_with("submit InvalidArgument"))
 }
 
 #[derive(Default)]

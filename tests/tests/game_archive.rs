@@ -20,7 +20,12 @@ use xq_tests::cluster::{
 };
 
 fn pgn(db: &Path, run: u64, out: &Path, extra: &[&str]) -> String {
-    pgn_from(&["--db", db.to_str().expect("a UTF-8 path")], run, out, extra)
+    pgn_from(
+        &["--db", db.to_str().expect("a UTF-8 path")],
+        run,
+        out,
+        extra,
+    )
 }
 
 /// `pgn RUN` reading from `source` (`--db FILE` or `--coordinator URL …`).
@@ -141,7 +146,14 @@ async fn a_cluster_sprt_stores_every_game_and_pgn_writes_them() {
         assert_eq!(from_server, from_db, "pgn {extra:?}");
     }
     let refused = Command::new(binary("xq-coordinator"))
-        .args(["pgn", &run.to_string(), "--coordinator", &url, "--token", "nope"])
+        .args([
+            "pgn",
+            &run.to_string(),
+            "--coordinator",
+            &url,
+            "--token",
+            "nope",
+        ])
         .arg("--out")
         .arg(dir.join("refused.pgn"))
         .output()
