@@ -9,8 +9,9 @@
 //!
 //! First the game runner plays a pool of real games (`XQ_ARCHIVE_POOL_PAIRS`
 //! pairs, built-in engine, `XQ_ARCHIVE_NODES` nodes per move, built-in
-//! openings with 4 random plies, the CLI's default adjudication), with their
-//! per-move statistics. Then a fixed-games run of `XQ_ARCHIVE_GAMES` games
+//! openings with 4 random plies, each game its own opening (the example
+//! lease's `per_game`) so that no two games repeat, the default
+//! adjudication), with their per-move statistics. Then a fixed-games run of `XQ_ARCHIVE_GAMES` games
 //! in leases of 8 pairs is created on a fresh database, each lease is handed
 //! out by the scheduler (a real lease row), and its 16 games, taken from the
 //! pool in turn, are stored by `store::games::insert` (the function the
