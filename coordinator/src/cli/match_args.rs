@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::bail;
 use clap::{Args, ValueEnum};
 use xq_proto::cli::{AdjudicationArgs, LimitArgs, OpeningArgs};
-use xq_proto::{Limit, pb};
+use xq_proto::{Limit, Retention, pb};
 
 use super::params;
 
@@ -55,6 +55,11 @@ pub struct MatchArgs {
     /// second (or that did not measure it).
     #[arg(long, value_name = "N")]
     refuse_below_nps: Option<u64>,
+    /// Which counted games the archive stores: all, decisive, failures (time
+    /// losses, crashes, illegal moves and disputable chase rulings) or none.
+    /// Every game is still checked against the counts.
+    #[arg(long, default_value = "all")]
+    keep_games: Retention,
 }
 
 impl MatchArgs {
@@ -90,6 +95,7 @@ impl MatchArgs {
                 scale_to_nps: self.scale_to_nps.unwrap_or(0),
                 refuse_below_nps: self.refuse_below_nps.unwrap_or(0),
             }),
+            keep_games: pb::GameRetention::from(self.keep_games).into(),
         })
     }
 }

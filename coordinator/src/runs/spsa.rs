@@ -129,6 +129,7 @@ impl SpsaSpec {
             settings: run.spec.settings.clone(),
             kind: KindSpec::Sprt(kind),
             workers: run.spec.workers,
+            keep_games: run.spec.keep_games,
         }
     }
 }
@@ -491,6 +492,7 @@ mod tests {
                 },
                 kind: KindSpec::Spsa(spec),
                 workers: Default::default(),
+                keep_games: Default::default(),
             },
             state: RunState::Active,
             totals: Totals::default(),
