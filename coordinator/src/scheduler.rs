@@ -35,7 +35,7 @@
 use std::time::Duration;
 
 use tokio::sync::broadcast;
-use xq_proto::{BatchOutcome, OpeningSlice, WorkSpec};
+use xq_proto::{BatchOutcome, OpeningSlice, OpeningSource, WorkSpec};
 
 use crate::runs::{RunKind, RunSpec, RunState, RunStatus, Slice, SliceWork, SpsaHistoryRow};
 use crate::store::games;
@@ -153,6 +153,9 @@ impl Scheduler {
         self.store
             .call(move |conn| {
                 let tx = conn.transaction()?;
+                if let OpeningSource::Book { sha256 } = &spec.settings.openings {
+                    crate::store::assets::check_book(&tx, sha256)?;
+                }
                 let spsa = spec.kind.ops_mut().prepare(&tx, &spec.settings)?;
                 if reuse && let Some(id) = run_rows::find_active_identical(&tx, &spec)? {
                     return Ok((id, true));
@@ -164,10 +167,21 @@ impl Scheduler {
             .await
     }
 
-    /// The executable with this SHA-256, if registered.
-    pub async fn engine_bytes(&self, sha256: String) -> Result<Option<Vec<u8>>, StoreError> {
+    /// The size of the blob with this SHA-256 (an engine or an asset), if stored.
+    pub async fn blob_size(&self, sha256: String) -> Result<Option<u64>, StoreError> {
         self.store
-            .call(move |conn| crate::store::engines::bytes(conn, &sha256))
+            .call(move |conn| crate::store::blobs::size(conn, &sha256))
+            .await
+    }
+
+    /// Chunk `seq` of the blob `sha256` (see [`crate::store::blobs`]).
+    pub async fn blob_chunk(
+        &self,
+        sha256: String,
+        seq: u64,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        self.store
+            .call(move |conn| crate::store::blobs::chunk(conn, &sha256, seq))
             .await
     }
 

@@ -21,9 +21,9 @@ pub trait BatchPlayer: Send + Sync + 'static {
     /// Engine bench signature reported at registration.
     fn signature(&self) -> u64;
     /// Where registered external engines must be put (as
-    /// [`crate::engine_cache`] lays them out) before `play`; `None` when this
+    /// [`crate::blob_cache`] lays them out) before `play`; `None` when this
     /// player cannot play external engines.
-    fn engine_cache(&self) -> Option<&Path> {
+    fn blob_cache(&self) -> Option<&Path> {
         None
     }
 }
