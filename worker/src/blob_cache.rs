@@ -311,6 +311,20 @@ pub fn bench_signature(
             timeout.as_secs()
         );
     }
+    if !options.is_empty()
+        && let Some(complaint) = text.lines().find(|l| complains(l))
+    {
+        anyhow::bail!(
+            "'{}' refused its options ({}): {}",
+            path.display(),
+            options
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            complaint.trim()
+        );
+    }
     parse_nodes_searched(&text).with_context(|| {
         let tail: Vec<&str> = text.lines().rev().take(3).collect();
         format!(
@@ -319,6 +333,16 @@ pub fn bench_signature(
             tail
         )
     })
+}
+
+/// Whether an engine's output line reports an error (`info string error: …`
+/// of xq-engine, `info string ERROR: …` or `ERROR: …` of the Stockfish family
+/// when a network file does not load).
+fn complains(line: &str) -> bool {
+    let l = line.trim_start();
+    let l = l.strip_prefix("info string").map_or(l, str::trim_start);
+    l.get(..5).is_some_and(|w| w.eq_ignore_ascii_case("error"))
+        && l.get(5..).is_some_and(|rest| rest.starts_with([':', ' ']))
 }
 
 /// Distinguishes concurrent bench runs' output files.
@@ -346,6 +370,17 @@ mod tests {
             Some(4846400)
         );
         assert_eq!(parse_nodes_searched("Nodes searched: x\nnothing"), None);
+    }
+
+    #[test]
+    fn complaints_are_recognised() {
+        assert!(complains("info string error: bad ParamFile 'x': no"));
+        assert!(complains(
+            "info string ERROR: The network file nn.nnue was not loaded"
+        ));
+        assert!(complains("ERROR: Network evaluation parameters compatible"));
+        assert!(!complains("info depth 3 score cp 20 pv h2e2"));
+        assert!(!complains("info string errors are fine to mention later"));
     }
 
     fn temp_dir(tag: &str) -> PathBuf {
@@ -421,6 +456,7 @@ mod tests {
         assert!(e.contains("asset short is 10 bytes"), "{e}");
         let mut d = Download::begin(&dir, &other, "asset long").unwrap();
         assert!(d.push(&bytes[..10], 5).is_err());
+        drop(d);
         let mut d = Download::begin(&dir, &other, "asset moving").unwrap();
         d.push(&bytes[..10], size).unwrap();
         assert!(d.push(&bytes[..10], size + 1).is_err());
