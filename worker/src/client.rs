@@ -107,7 +107,44 @@ pub struct ClientSummary {
     pub leases_dropped: u64,
 }
 
-type Rpc = WorkerServiceClient<InterceptedService<Channel, Auth>>;
+/// A worker-service client with its token.
+pub type Rpc = WorkerServiceClient<InterceptedService<Channel, Auth>>;
+
+/// Downloads the blob `sha256` (described as `what`, for errors) into the
+/// blob cache `dir` with `DownloadBlob`: each chunk is written and hashed as
+/// it arrives, and the file is kept only when its size and digest are right
+/// (see [`blob_cache::Download`]). Returns the cached copy's path, or why
+/// there is none.
+pub async fn download_blob(
+    rpc: &mut Rpc,
+    dir: &Path,
+    sha256: &str,
+    what: &str,
+    executable: bool,
+) -> Result<std::path::PathBuf, String> {
+    let mut download = blob_cache::Download::begin(dir, sha256, what).map_err(|e| e.to_string())?;
+    let request = pb::DownloadBlobRequest {
+        sha256: sha256.to_owned(),
+    };
+    let mut stream = rpc
+        .download_blob(request)
+        .await
+        .map_err(|s| format!("cannot download {what}: {}", s.message()))?
+        .into_inner();
+    loop {
+        match stream.message().await {
+            Ok(Some(chunk)) => download
+                .push(&chunk.data, chunk.size)
+                .map_err(|e| e.to_string())?,
+            Ok(None) => break,
+            Err(s) => return Err(format!("cannot download {what}: {}", s.message())),
+        }
+    }
+    tokio::task::spawn_blocking(move || download.finish(executable))
+        .await
+        .map_err(|e| format!("the cache task for {what} failed: {e}"))?
+        .map_err(|e| e.to_string())
+}
 
 /// Runs the client until `shutdown` completes (then hands back the lease in
 /// play) or an unrecoverable error (the coordinator refuses a call, the
@@ -509,30 +546,7 @@ impl Client {
             .await
             .unwrap_or(false);
         if !cached {
-            let mut download =
-                blob_cache::Download::begin(dir, sha256, what).map_err(|e| e.to_string())?;
-            let request = pb::DownloadBlobRequest {
-                sha256: sha256.to_owned(),
-            };
-            let mut stream = self
-                .rpc
-                .download_blob(request)
-                .await
-                .map_err(|s| format!("cannot download {what}: {}", s.message()))?
-                .into_inner();
-            loop {
-                match stream.message().await {
-                    Ok(Some(chunk)) => download
-                        .push(&chunk.data, chunk.size)
-                        .map_err(|e| e.to_string())?,
-                    Ok(None) => break,
-                    Err(s) => return Err(format!("cannot download {what}: {}", s.message())),
-                }
-            }
-            let path = tokio::task::spawn_blocking(move || download.finish(executable))
-                .await
-                .map_err(|e| format!("the cache task for {what} failed: {e}"))?
-                .map_err(|e| e.to_string())?;
+            let path = download_blob(&mut self.rpc, dir, sha256, what, executable).await?;
             tracing::info!(what, path = %path.display(), "downloaded and verified");
         }
         self.verified.insert(sha256.to_owned());
