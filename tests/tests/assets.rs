@@ -252,33 +252,19 @@ async fn unknown_assets_and_bad_books_are_refused_by_name() {
     let dbs = r.db.0.to_str().unwrap();
     let engine = xq_tests::binary("xq-engine");
     let engine = engine.to_str().unwrap();
-    let e = coordinator(&[
-        "engine",
-        "add",
-        "lost",
-        engine,
-        "--db",
-        dbs,
-        "--option",
-        "ParamFile=asset:nope.toml",
-    ])
-    .unwrap_err();
+    let add_with = |name: &str, option: &str| {
+        coordinator(&[
+            "engine", "add", name, engine, "--db", dbs, "--option", option,
+        ])
+        .unwrap_err()
+    };
+    let e = add_with("lost", "ParamFile=asset:nope.toml");
     assert!(
         e.contains("no asset named 'nope.toml'") && e.contains("ParamFile"),
         "{e}"
     );
     let missing = "0".repeat(64);
-    let e = coordinator(&[
-        "engine",
-        "add",
-        "lost",
-        engine,
-        "--db",
-        dbs,
-        "--option",
-        &format!("ParamFile=asset:{missing}"),
-    ])
-    .unwrap_err();
+    let e = add_with("lost", &format!("ParamFile=asset:{missing}"));
     assert!(e.contains(&missing), "{e}");
     let e = coordinator(&["asset", "add", "/no/such/file", "--db", dbs]).unwrap_err();
     assert!(e.contains("/no/such/file"), "{e}");
@@ -286,17 +272,7 @@ async fn unknown_assets_and_bad_books_are_refused_by_name() {
     let bad = r.files.0.join("bad.toml");
     std::fs::write(&bad, "chariot_value = 99999\n").unwrap();
     coordinator(&["asset", "add", bad.to_str().unwrap(), "--db", dbs]).unwrap();
-    let e = coordinator(&[
-        "engine",
-        "add",
-        "broken",
-        engine,
-        "--db",
-        dbs,
-        "--option",
-        "ParamFile=asset:bad.toml",
-    ])
-    .unwrap_err();
+    let e = add_with("broken", "ParamFile=asset:bad.toml");
     assert!(e.contains("bad ParamFile"), "{e}");
 
     let server =
