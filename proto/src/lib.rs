@@ -22,13 +22,15 @@
 //!   [`BatchOutcome`];
 //! - [`variant_stats`]: Red's view of a batch and capture conversion per kind,
 //!   for rule-variant studies;
-//! - [`game_record`]: one game as the game archive will keep it;
+//! - [`game_record`]: one game as the game archive keeps it, and which
+//!   games a run keeps ([`Retention`]);
 //! - [`convert`]: shape conversion to and from [`pb`] (`From`/`TryFrom`);
 //! - [`validate`]: the domain rules a value read from the wire has passed;
 //! - [`error`]: [`Invalid`], the one error of both, and its gRPC status;
 //! - [`cli`]: the command-line flags of these settings, shared by both binaries;
 //! - [`connect`]: a client's channel and bearer-token interceptor;
-//! - [`utc`]: calendar dates of Unix times.
+//! - [`utc`]: calendar dates of Unix times;
+//! - [`uci_variant`]: the `UCI_Variant` a rule set asks an external engine for.
 
 pub mod adjudication;
 pub mod blob;
@@ -40,6 +42,7 @@ pub mod game_record;
 pub mod limit;
 pub mod openings;
 pub mod results;
+pub mod uci_variant;
 pub mod utc;
 pub mod validate;
 pub mod variant_stats;
@@ -58,7 +61,7 @@ pub use cluster::v1 as pb;
 
 pub use adjudication::Adjudication;
 pub use error::{Invalid, invalid, required};
-pub use game_record::{GameRecord, MoveStats};
+pub use game_record::{GameRecord, MoveStats, Retention, RetentionError};
 pub use limit::{Limit, LimitError, TimeControl, TimeControlError};
 pub use openings::{MAX_RANDOM_PLIES, Opening, OpeningError, OpeningSource};
 pub use results::{BatchOutcome, Score, Totals};

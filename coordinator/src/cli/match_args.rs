@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use xq_proto::cli::{AdjudicationArgs, LimitArgs, OpeningArgs};
-use xq_proto::{Limit, OpeningSource, pb};
+use xq_proto::{Limit, OpeningSource, Retention, pb};
 
 use super::params;
 
@@ -47,6 +47,11 @@ pub struct MatchArgs {
     name: Option<String>,
     #[command(flatten)]
     adjudication: AdjudicationArgs,
+    /// Which counted games the archive stores: all, decisive, failures (time
+    /// losses, crashes, illegal moves and disputable chase rulings) or none.
+    /// Every game is still checked against the counts.
+    #[arg(long, default_value = "all")]
+    keep_games: Retention,
 }
 
 impl MatchArgs {
@@ -99,6 +104,7 @@ impl MatchArgs {
                 draw_contempt: self.draw_contempt == OnOff::On,
             }),
             kind: Some(kind),
+            keep_games: pb::GameRetention::from(self.keep_games).into(),
         })
     }
 }

@@ -21,7 +21,8 @@ use std::collections::BTreeMap;
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use xq_proto::{
-    Adjudication, BatchOutcome, EngineRef, Invalid, Limit, OpeningSource, PlayerSpec, Totals, pb,
+    Adjudication, BatchOutcome, EngineRef, Invalid, Limit, OpeningSource, PlayerSpec, Retention,
+    Totals, pb,
 };
 
 use crate::spsa::{SpsaRequest, SpsaState};
@@ -56,6 +57,11 @@ pub struct RunSpec {
     pub batch_pairs: u32,
     pub settings: MatchSettings,
     pub kind: KindSpec,
+    /// Which counted games the archive stores. Left out of the stored JSON
+    /// when it is the default, so specs stored before it still compare
+    /// equal.
+    #[serde(default, skip_serializing_if = "Retention::is_all")]
+    pub keep_games: Retention,
 }
 
 /// How games are played, for both players of every lease.
@@ -154,7 +160,7 @@ impl EngineSel {
             let parsed: xq_engine::rules::RuleSet = rules
                 .parse()
                 .map_err(|e| StoreError::Invalid(format!("rules: {e}")))?;
-            xq_worker::external::choose_variant(offered.as_deref(), &parsed).map_err(|why| {
+            xq_proto::uci_variant::choose_variant(offered.as_deref(), &parsed).map_err(|why| {
                 StoreError::Invalid(format!(
                     "engine '{}' cannot play rule set '{rules}': {why}",
                     self.name

@@ -165,6 +165,22 @@ pub fn check_book(conn: &Connection, sha256: &str) -> Result<u64, StoreError> {
     Ok(openings)
 }
 
+/// The opening book asset `sha256` as inline lines (comments and blank lines
+/// dropped, each line checked), for the coordinator's check of a result's
+/// openings. Read whole: a book is lines of text, checked when its run was
+/// created ([`check_book`]).
+pub fn book_lines(conn: &Connection, sha256: &str) -> Result<xq_proto::OpeningSource, StoreError> {
+    let bad = |why: String| StoreError::Invalid(format!("opening book asset:{sha256}: {why}"));
+    let mut bytes = Vec::new();
+    if !blobs::write_to(conn, sha256, &mut bytes)? {
+        return Err(StoreError::NotFound(format!(
+            "no asset with sha256 {sha256} is registered"
+        )));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8 text: {e}")))?;
+    xq_proto::OpeningSource::from_file_text(&text).map_err(|e| bad(e.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,6 +248,12 @@ mod tests {
         }
         assert_eq!(check_book(&conn, &sha(good.as_bytes())).unwrap(), 2);
         assert_eq!(check_book(&conn, "good").unwrap(), 2);
+        let xq_proto::OpeningSource::Lines(lines) =
+            book_lines(&conn, &sha(good.as_bytes())).unwrap()
+        else {
+            panic!("lines");
+        };
+        assert_eq!(lines.len(), 2);
         let e = check_book(&conn, "bad").unwrap_err().to_string();
         assert!(
             e.contains(&sha(bad.as_bytes())) && e.contains("line 2") && e.contains("h2e3"),
