@@ -14,10 +14,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use xq_engine::rules::{Claim, Outcome, Reason, RuleSet, replay};
 use xq_engine::{Color, Position};
-use xq_proto::{
-    GameRecord, Invalid, OpeningError, OpeningSlice, OpeningSource, Score, Totals, invalid,
-};
-use xq_worker::openings::{OpeningBook, OpeningMaker, Order};
+use xq_proto::{GameRecord, Invalid, OpeningSlice, OpeningSource, Score, Totals, invalid};
+use xq_worker::openings::{BookError, OpeningBook, OpeningMaker, Order};
 
 /// Checks `games` against the rules `rules` and the submitted `totals`.
 pub fn check(rules: &str, games: &[GameRecord], totals: &Totals) -> Result<(), Invalid> {
@@ -173,12 +171,19 @@ pub struct OpeningBooks(Arc<Mutex<HashMap<u64, Arc<OpeningBook>>>>);
 pub const MAX_BOOKS: usize = 64;
 
 impl OpeningBooks {
-    /// The book of run `run_id`, parsed from `source` the first time.
-    pub fn get(
-        &self,
-        run_id: u64,
-        source: &OpeningSource,
-    ) -> Result<Arc<OpeningBook>, OpeningError> {
+    /// Whether the book of run `run_id` is kept.
+    pub fn contains(&self, run_id: u64) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(&run_id)
+    }
+
+    /// The book of run `run_id`, parsed from `source` the first time. A book
+    /// asset ([`OpeningSource::Book`]) must come as the lines of its text
+    /// (the coordinator has no blob cache): the caller reads it from the store
+    /// when [`OpeningBooks::contains`] says the run's book is not kept.
+    pub fn get(&self, run_id: u64, source: &OpeningSource) -> Result<Arc<OpeningBook>, BookError> {
         let cached = self
             .0
             .lock()
@@ -188,7 +193,7 @@ impl OpeningBooks {
         if let Some(book) = cached {
             return Ok(book);
         }
-        let book = Arc::new(OpeningBook::load(source)?);
+        let book = Arc::new(OpeningBook::load(source, std::path::Path::new(""))?);
         let mut books = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if books.len() >= MAX_BOOKS {
             books.clear();

@@ -116,6 +116,28 @@ pub fn check_params(
     Ok(())
 }
 
+/// Per-run engine options may not name assets: an engine's assets are part of
+/// its registration (`engine add --option`), where its bench signature is
+/// measured with them.
+pub fn no_asset_options(
+    field: &str,
+    options: &std::collections::HashMap<String, String>,
+) -> Result<(), Invalid> {
+    match options
+        .iter()
+        .find(|(_, v)| xq_proto::blob::asset_reference(v).is_some())
+    {
+        Some((name, value)) => Err(Invalid::new(
+            format!("{field}.{name}"),
+            format!(
+                "{value:?} names an asset; a run's options cannot (register the engine with \
+                 it: engine add --option {name}={value})"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The lineup a request names; registry entries are resolved when the run is
 /// created.
 pub fn lineup(field: &str, engines: Option<pb::EngineChoice>) -> Result<Lineup, Invalid> {
@@ -130,6 +152,8 @@ pub fn lineup(field: &str, engines: Option<pb::EngineChoice>) -> Result<Lineup, 
     else {
         return Ok(Lineup::default());
     };
+    no_asset_options(&format!("{field}.dev_options"), &dev_options)?;
+    no_asset_options(&format!("{field}.base_options"), &base_options)?;
     let sel = |name: String, options: std::collections::HashMap<String, String>| {
         (!name.is_empty()).then(|| EngineSel {
             name,
@@ -618,5 +642,26 @@ impl From<SpsaHistoryRow> for pb::SpsaHistoryRow {
             theta,
             unix_ms,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runs_options_cannot_name_assets() {
+        let choice = |value: &str| pb::EngineChoice {
+            dev_engine: "pika".to_owned(),
+            dev_options: [("EvalFile".to_owned(), value.to_owned())].into(),
+            ..Default::default()
+        };
+        assert!(lineup("sprt.engines", Some(choice("/nets/nn.nnue"))).is_ok());
+        let e = lineup("sprt.engines", Some(choice("asset:nn.nnue"))).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("sprt.engines.dev_options.EvalFile") && text.contains("engine add"),
+            "{text}"
+        );
     }
 }

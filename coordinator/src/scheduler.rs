@@ -35,7 +35,7 @@
 use std::time::Duration;
 
 use tokio::sync::broadcast;
-use xq_proto::{BatchOutcome, Invalid, OpeningSlice, Retention, WorkSpec};
+use xq_proto::{BatchOutcome, Invalid, OpeningSlice, OpeningSource, Retention, WorkSpec};
 
 use crate::archive::{self, OpeningBooks};
 
@@ -160,6 +160,9 @@ impl Scheduler {
         self.store
             .call(move |conn| {
                 let tx = conn.transaction()?;
+                if let OpeningSource::Book { sha256 } = &spec.settings.openings {
+                    crate::store::assets::check_book(&tx, sha256)?;
+                }
                 let spsa = spec.kind.ops_mut().prepare(&tx, &spec.settings)?;
                 if reuse && let Some(id) = run_rows::find_active_identical(&tx, &spec)? {
                     return Ok((id, true));
@@ -171,10 +174,21 @@ impl Scheduler {
             .await
     }
 
-    /// The executable with this SHA-256, if registered.
-    pub async fn engine_bytes(&self, sha256: String) -> Result<Option<Vec<u8>>, StoreError> {
+    /// The size of the blob with this SHA-256 (an engine or an asset), if stored.
+    pub async fn blob_size(&self, sha256: String) -> Result<Option<u64>, StoreError> {
         self.store
-            .call(move |conn| crate::store::engines::bytes(conn, &sha256))
+            .call(move |conn| crate::store::blobs::size(conn, &sha256))
+            .await
+    }
+
+    /// Chunk `seq` of the blob `sha256` (see [`crate::store::blobs`]).
+    pub async fn blob_chunk(
+        &self,
+        sha256: String,
+        seq: u64,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        self.store
+            .call(move |conn| crate::store::blobs::chunk(conn, &sha256, seq))
             .await
     }
 
@@ -421,7 +435,8 @@ impl Scheduler {
         lease_id: u64,
         outcome: &BatchOutcome,
     ) -> Result<Retention, StoreError> {
-        let (run_id, rules, openings, keep) = self
+        let books = self.books.clone();
+        let (run_id, rules, openings, book_lines, keep) = self
             .store
             .call(move |conn| {
                 let lease = leases::load(conn, lease_id)?
@@ -439,7 +454,19 @@ impl Scheduler {
                 };
                 let work = run.spec.kind.ops().slice_work(&run, &slice)?;
                 let openings = opening_slice(&run, &slice, work.per_game);
-                Ok((run.id, work.rules, openings, run.spec.keep_games))
+                let book_lines = match &openings.source {
+                    OpeningSource::Book { sha256 } if !books.contains(run.id) => {
+                        Some(crate::store::assets::book_lines(conn, sha256)?)
+                    }
+                    _ => None,
+                };
+                Ok((
+                    run.id,
+                    work.rules,
+                    openings,
+                    book_lines,
+                    run.spec.keep_games,
+                ))
             })
             .await?;
         let games = outcome.games.clone();
@@ -447,7 +474,7 @@ impl Scheduler {
         let books = self.books.clone();
         tokio::task::spawn_blocking(move || {
             let book = books
-                .get(run_id, &openings.source)
+                .get(run_id, book_lines.as_ref().unwrap_or(&openings.source))
                 .map_err(|e| Invalid::new("run.openings", e))?;
             archive::check_openings(&openings, &book, &rules, &games)?;
             archive::check(&rules, &games, &totals)

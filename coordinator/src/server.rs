@@ -364,28 +364,44 @@ impl WorkerService for Workers {
         }))
     }
 
-    type DownloadEngineStream = EngineStream;
+    type DownloadBlobStream = BlobStream;
 
-    async fn download_engine(
+    async fn download_blob(
         &self,
-        request: Request<pb::DownloadEngineRequest>,
-    ) -> Result<Response<EngineStream>, Status> {
-        let pb::DownloadEngineRequest { sha256 } = request.into_inner();
+        request: Request<pb::DownloadBlobRequest>,
+    ) -> Result<Response<BlobStream>, Status> {
+        let pb::DownloadBlobRequest { sha256 } = request.into_inner();
         if !xq_proto::is_sha256_hex(&sha256) {
             return Err(Status::invalid_argument(format!(
                 "invalid sha256: {sha256:?} is not 64 lowercase hex digits"
             )));
         }
-        let bytes = self
+        let size = self
             .scheduler
-            .engine_bytes(sha256.clone())
+            .blob_size(sha256.clone())
             .await?
-            .ok_or_else(|| Status::not_found(format!("no engine with sha256 {sha256}")))?;
-        let chunks: Vec<Result<pb::EngineChunk, Status>> = bytes
-            .chunks(ENGINE_CHUNK_BYTES)
-            .map(|c| Ok(pb::EngineChunk { data: c.to_vec() }))
-            .collect();
-        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+            .ok_or_else(|| Status::not_found(format!("no engine or asset with sha256 {sha256}")))?;
+        // Chunks are read one at a time, each in its own store call, and sent
+        // through a short queue: a download holds at most a few chunks in
+        // memory and never the store's connection for longer than one read.
+        let (tx, rx) = mpsc::channel(BLOB_QUEUE_CHUNKS);
+        let scheduler = self.scheduler.clone();
+        tokio::spawn(async move {
+            for seq in 0..xq_proto::blob::chunk_count(size) {
+                let chunk = match scheduler.blob_chunk(sha256.clone(), seq).await {
+                    Ok(Some(data)) => Ok(pb::BlobChunk { data, size }),
+                    Ok(None) => Err(Status::data_loss(format!(
+                        "blob {sha256} lacks its chunk {seq}"
+                    ))),
+                    Err(e) => Err(Status::from(e)),
+                };
+                let failed = chunk.is_err();
+                if tx.send(chunk).await.is_err() || failed {
+                    return;
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }
 
     async fn report_engine_mismatch(
@@ -413,11 +429,11 @@ impl WorkerService for Workers {
     }
 }
 
-/// Bytes per chunk of an engine download (gRPC messages stay well below the
-/// 4 MiB default limit).
-const ENGINE_CHUNK_BYTES: usize = 1 << 20;
+/// Chunks of a blob download read ahead of the network (of
+/// [`xq_proto::blob::BLOB_CHUNK_BYTES`] each, well below gRPC's 4 MiB limit).
+const BLOB_QUEUE_CHUNKS: usize = 4;
 
-type EngineStream = Pin<Box<dyn Stream<Item = Result<pb::EngineChunk, Status>> + Send>>;
+type BlobStream = Pin<Box<dyn Stream<Item = Result<pb::BlobChunk, Status>> + Send>>;
 
 struct Runs {
     scheduler: Scheduler,

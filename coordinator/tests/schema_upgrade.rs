@@ -13,7 +13,7 @@ use rusqlite::Connection;
 use xq_coordinator::runs::{KindSpec, RunState, RunStatus, SpeedRule};
 use xq_coordinator::stats::sprt::SprtState;
 use xq_coordinator::store::migrations::{self, MIGRATIONS};
-use xq_coordinator::store::{Store, backup, leases, runs};
+use xq_coordinator::store::{Store, assets, backup, blobs, leases, runs};
 
 /// A time after every fixture's lease deadline but lease 4's.
 const NOW: i64 = 1_800_000_000_000;
@@ -167,7 +167,7 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         3 => &[5, 4, 3, 2, 1],
         4 => &[6, 5, 4, 3, 2, 1],
         5 => &[7, 6, 5, 4, 3, 2, 1],
-        6..=9 => &[9, 8, 7, 6, 5, 4, 3, 2, 1],
+        6..=10 => &[9, 8, 7, 6, 5, 4, 3, 2, 1],
         _ => &[10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
     };
     assert_eq!(ids, expected, "runs of a version-{version} database");
@@ -209,7 +209,7 @@ fn check_later_runs(back: &ReadBack, version: usize) {
             "the tune names its verification"
         );
     }
-    if version >= 10 {
+    if version >= 11 {
         let timed = run(back, 10);
         assert!(timed.spec.workers.exclude_flagged);
         assert_eq!(
@@ -220,7 +220,7 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         );
         assert_eq!(timed.totals.pairs, 2, "the excluded result is not counted");
     }
-    if version < 10 {
+    if version < 11 {
         assert!(
             back.runs.iter().all(|r| r.spec.workers.is_default()),
             "runs from before worker policies ask nothing of their workers"
@@ -286,6 +286,34 @@ fn a_database_from_every_earlier_version_upgrades_and_reads_back_the_same_runs()
             !dangling(&conn),
             "foreign keys after upgrading from {version}"
         );
+        check_registry(&conn, version);
+    }
+    check_registry(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
+}
+
+/// The executable of version 3 reads back from its chunks; the asset of
+/// version 10 is listed.
+fn check_registry(conn: &Connection, version: usize) {
+    let engine = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+    let mut bytes = Vec::new();
+    let found = blobs::write_to(conn, engine, &mut bytes).unwrap();
+    assert_eq!(
+        found,
+        version >= 3,
+        "engine blob of a version-{version} database"
+    );
+    if found {
+        assert_eq!(bytes, [0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00]);
+    }
+    let names: Vec<String> = assets::list(conn)
+        .unwrap()
+        .into_iter()
+        .map(|a| a.name)
+        .collect();
+    let expected: &[&str] = if version >= 10 { &["book.epd"] } else { &[] };
+    assert_eq!(names, expected, "assets of a version-{version} database");
+    if version >= 10 {
+        assert_eq!(assets::check_book(conn, "book.epd").unwrap(), 1);
     }
 }
 

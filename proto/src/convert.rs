@@ -249,6 +249,7 @@ impl From<OpeningSource> for pb::OpeningSource {
                 Kind::Builtin(pb::BuiltinOpenings { random_plies })
             }
             OpeningSource::Lines(lines) => Kind::Lines(pb::OpeningLines { lines }),
+            OpeningSource::Book { sha256 } => Kind::Book(pb::OpeningBook { sha256 }),
         };
         pb::OpeningSource { kind: Some(kind) }
     }
@@ -265,6 +266,7 @@ impl OpeningSource {
                 OpeningSource::Builtin { random_plies }
             }
             Kind::Lines(pb::OpeningLines { lines }) => OpeningSource::Lines(lines),
+            Kind::Book(pb::OpeningBook { sha256 }) => OpeningSource::Book { sha256 },
         };
         source.validate(field)?;
         Ok(source)

@@ -14,6 +14,7 @@
 //! - [`limit`]: [`Limit`] and [`TimeControl`], with their text forms
 //!   (`nodes=N`, `depth=D`, `movetime=MS`, `tc=40/60+0.5`);
 //! - [`adjudication`]: [`Adjudication`], with its one default;
+//! - [`blob`]: the registry's content-addressed blobs (chunk size, `asset:` references);
 //! - [`openings`]: [`OpeningSource`] and the opening-line format;
 //! - [`work`]: what a lease asks for ([`WorkSpec`], [`PlayerSpec`],
 //!   [`EngineRef`], [`OpeningSlice`]);
@@ -32,6 +33,7 @@
 //! - [`uci_variant`]: the `UCI_Variant` a rule set asks an external engine for.
 
 pub mod adjudication;
+pub mod blob;
 pub mod cli;
 pub mod connect;
 pub mod convert;

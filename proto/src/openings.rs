@@ -27,6 +27,9 @@ pub enum OpeningSource {
     /// Opening lines in the [module's format](self), indexed modulo their
     /// number; each one parses.
     Lines(Vec<String>),
+    /// An opening book stored as an asset of the registry: a file of lines in
+    /// the [module's format](self), named by its SHA-256 (lowercase hex).
+    Book { sha256: String },
 }
 
 impl OpeningSource {

@@ -58,6 +58,10 @@ impl OpeningSource {
                     "need at least one line and no empty lines",
                 )
             }
+            OpeningSource::Book { sha256 } if !is_sha256_hex(sha256) => invalid(
+                format!("{field}.book.sha256"),
+                format!("{sha256:?} is not 64 lowercase hex digits"),
+            ),
             _ => Ok(()),
         }
     }

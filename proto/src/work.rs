@@ -134,14 +134,25 @@ pub struct EngineRef {
     pub sha256: String,
     /// Size of the executable in bytes.
     pub size: u64,
-    /// The `Nodes searched` count of its `bench`.
+    /// The `Nodes searched` count of its `bench` (with the assets its
+    /// options name set, when there are any).
     pub signature: u64,
     pub protocol: Protocol,
-    /// Options set after the handshake.
+    /// Options set after the handshake; a value `asset:<sha256>` names an
+    /// asset of the registry, set as its cached copy's path.
     pub options: BTreeMap<String, String>,
     /// How it numbers ranks; `None` to detect it at the handshake.
     #[serde(default)]
     pub coords: Option<Coords>,
+}
+
+impl EngineRef {
+    /// The options that name an asset, as (option, asset SHA-256), by option name.
+    pub fn asset_options(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.options
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_str(), crate::blob::asset_sha256(v)?)))
+    }
 }
 
 /// Whether `s` is a SHA-256 in lowercase hex.

@@ -106,7 +106,7 @@ mod registry {
     use xq_coordinator::store::engines;
     use xq_coordinator::store::{Store, now_ms};
     use xq_proto::{Coords, EngineRef, Protocol};
-    use xq_worker::engine_cache;
+    use xq_worker::blob_cache as engine_cache;
 
     use super::*;
 
@@ -128,7 +128,8 @@ mod registry {
     ) -> EngineRef {
         let bytes = std::fs::read(path).expect("read the engine");
         let signature =
-            engine_cache::bench_signature(path, Duration::from_secs(300)).expect("bench signature");
+            engine_cache::bench_signature(path, Protocol::Uci, &[], Duration::from_secs(300))
+                .expect("bench signature");
         let engine = EngineRef {
             name: name.to_owned(),
             sha256: engine_cache::sha256_hex(&bytes),
@@ -157,7 +158,7 @@ mod registry {
         let added = engine.clone();
         store
             .call(move |c| {
-                engines::add(c, &added, &[], &bytes, now_ms())?;
+                engines::add(c, &added, &[], &bytes[..], now_ms())?;
                 engines::set_variants(c, &added.name, session.offered_variants.as_deref())
             })
             .await

@@ -38,7 +38,7 @@ fn draws(pairs: u32) -> pb::GameResults {
 /// plays `a0a9`, a Red move with Black to move, instead.
 fn drawn_games(lease: &pb::Lease, bad: Option<usize>) -> pb::GameResults {
     let work = xq_proto::WorkSpec::try_from(lease.work.clone().unwrap()).unwrap();
-    let book = OpeningBook::load(&work.openings.source).unwrap();
+    let book = OpeningBook::load(&work.openings.source, std::path::Path::new("")).unwrap();
     let mut maker = OpeningMaker::default();
     let pairs = work.pairs;
     let games: Vec<pb::GameRecord> = (0..2 * pairs as usize)

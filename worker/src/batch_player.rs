@@ -30,9 +30,9 @@ pub trait BatchPlayer: Send + Sync + 'static {
     /// The engine's bench on this machine, reported at registration.
     fn bench(&self) -> Bench;
     /// Where registered external engines must be put (as
-    /// [`crate::engine_cache`] lays them out) before `play`; `None` when this
+    /// [`crate::blob_cache`] lays them out) before `play`; `None` when this
     /// player cannot play external engines.
-    fn engine_cache(&self) -> Option<&Path> {
+    fn blob_cache(&self) -> Option<&Path> {
         None
     }
 }

@@ -29,11 +29,11 @@ use tonic::{Code, Status};
 use xq_proto::pb;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
 
-use crate::engine_cache;
+use crate::blob_cache;
 
 use crate::BatchPlayer;
 pub use xq_proto::connect::{Auth, channel};
-use xq_proto::{BatchOutcome, EngineRef, Invalid, WorkSpec};
+use xq_proto::{BatchOutcome, EngineRef, Invalid, OpeningSource, WorkSpec};
 
 /// How the client reaches the coordinator and describes itself. Its
 /// `Debug` output leaves the token out.
@@ -115,7 +115,44 @@ pub struct ClientSummary {
     pub results_refused: u64,
 }
 
-type Rpc = WorkerServiceClient<InterceptedService<Channel, Auth>>;
+/// A worker-service client with its token.
+pub type Rpc = WorkerServiceClient<InterceptedService<Channel, Auth>>;
+
+/// Downloads the blob `sha256` (described as `what`, for errors) into the
+/// blob cache `dir` with `DownloadBlob`: each chunk is written and hashed as
+/// it arrives, and the file is kept only when its size and digest are right
+/// (see [`blob_cache::Download`]). Returns the cached copy's path, or why
+/// there is none.
+pub async fn download_blob(
+    rpc: &mut Rpc,
+    dir: &Path,
+    sha256: &str,
+    what: &str,
+    executable: bool,
+) -> Result<std::path::PathBuf, String> {
+    let mut download = blob_cache::Download::begin(dir, sha256, what).map_err(|e| e.to_string())?;
+    let request = pb::DownloadBlobRequest {
+        sha256: sha256.to_owned(),
+    };
+    let mut stream = rpc
+        .download_blob(request)
+        .await
+        .map_err(|s| format!("cannot download {what}: {}", s.message()))?
+        .into_inner();
+    loop {
+        match stream.message().await {
+            Ok(Some(chunk)) => download
+                .push(&chunk.data, chunk.size)
+                .map_err(|e| e.to_string())?,
+            Ok(None) => break,
+            Err(s) => return Err(format!("cannot download {what}: {}", s.message())),
+        }
+    }
+    tokio::task::spawn_blocking(move || download.finish(executable))
+        .await
+        .map_err(|e| format!("the cache task for {what} failed: {e}"))?
+        .map_err(|e| e.to_string())
+}
 
 /// Runs the client until `shutdown` completes (then hands back the lease in
 /// play) or an unrecoverable error (the coordinator refuses a call, the
@@ -139,6 +176,7 @@ pub async fn run(
         heartbeat: Duration::from_secs(5),
         summary: ClientSummary::default(),
         signatures: std::collections::HashMap::new(),
+        verified: std::collections::HashSet::new(),
     };
     let work = client.serve();
     tokio::pin!(work, shutdown);
@@ -159,8 +197,11 @@ struct Client {
     config: ClientConfig,
     player: Arc<dyn BatchPlayer>,
     rpc: Rpc,
-    /// Bench signatures measured on this machine, by engine SHA-256.
+    /// Bench signatures measured on this machine, by engine SHA-256 and the
+    /// assets its options name.
     signatures: std::collections::HashMap<String, u64>,
+    /// Blobs of the cache this process has verified (by SHA-256).
+    verified: std::collections::HashSet<String>,
     stop: watch::Receiver<bool>,
     worker_id: u64,
     heartbeat: Duration,
@@ -323,6 +364,21 @@ impl Client {
             pairs = work.pairs,
             "playing lease"
         );
+        if let OpeningSource::Book { sha256 } = &work.openings.source {
+            let fetched = match self.player.blob_cache().map(Path::to_path_buf) {
+                Some(dir) => {
+                    let what = format!("opening book asset:{sha256}");
+                    self.fetch_blob(&dir, sha256, &what, false).await
+                }
+                None => Err("this player cannot read opening books from the registry".into()),
+            };
+            if let Err(e) = fetched {
+                tracing::warn!(lease_id, error = %e, "cannot have the lease's opening book");
+                self.release(lease_id).await;
+                self.summary.leases_dropped += 1;
+                return Ok(());
+            }
+        }
         for engine in work.players.iter().filter_map(|p| p.engine.clone()) {
             if !self.prepare_engine(lease_id, &engine).await? {
                 self.release(lease_id).await;
@@ -507,60 +563,67 @@ impl Client {
         }
     }
 
-    /// Makes sure `engine` is in the player's cache (downloading and verifying it
-    /// if needed) and that its bench signature here matches the registry's.
+    /// Makes sure the blob `sha256` (described as `what`) is in the player's
+    /// cache `dir`, downloading it chunk by chunk and verifying it as it is
+    /// written if needed. A blob verified once by this process is not hashed
+    /// again. `Err` says why it cannot be had.
+    async fn fetch_blob(
+        &mut self,
+        dir: &Path,
+        sha256: &str,
+        what: &str,
+        executable: bool,
+    ) -> Result<(), String> {
+        if self.verified.contains(sha256) {
+            return Ok(());
+        }
+        let (dir2, sha) = (dir.to_path_buf(), sha256.to_owned());
+        let cached = tokio::task::spawn_blocking(move || blob_cache::has(&dir2, &sha))
+            .await
+            .unwrap_or(false);
+        if !cached {
+            let path = download_blob(&mut self.rpc, dir, sha256, what, executable).await?;
+            tracing::info!(what, path = %path.display(), "downloaded and verified");
+        }
+        self.verified.insert(sha256.to_owned());
+        Ok(())
+    }
+
+    /// Makes sure `engine` and the assets its options name are in the
+    /// player's cache (downloading and verifying them if needed) and that its
+    /// bench signature here, measured with those assets, matches the registry's.
     /// `false` when it cannot be played: the mismatch or failure is reported.
     async fn prepare_engine(
         &mut self,
         lease_id: u64,
         engine: &EngineRef,
     ) -> Result<bool, ClientError> {
-        let Some(dir) = self.player.engine_cache().map(Path::to_path_buf) else {
+        let Some(dir) = self.player.blob_cache().map(Path::to_path_buf) else {
             tracing::warn!(engine = %engine.name, "this player cannot play external engines");
             return Ok(false);
         };
-        if !engine_cache::has(&dir, &engine.sha256) {
-            let request = pb::DownloadEngineRequest {
-                sha256: engine.sha256.clone(),
-            };
-            let mut bytes = Vec::new();
-            let download = async {
-                let mut stream = self.rpc.download_engine(request).await?.into_inner();
-                while let Some(chunk) = stream.message().await? {
-                    bytes.extend_from_slice(&chunk.data);
-                    if bytes.len() as u64 > engine.size {
-                        return Err(Status::data_loss("the download is larger than the engine"));
-                    }
-                }
-                Ok(())
-            };
-            if let Err(status) = download.await {
-                tracing::warn!(engine = %engine.name, error = %status, "cannot download the engine");
+        let what = format!("engine '{}'", engine.name);
+        if let Err(e) = self.fetch_blob(&dir, &engine.sha256, &what, true).await {
+            tracing::warn!(engine = %engine.name, error = %e, "cannot have the engine");
+            return Ok(false);
+        }
+        let mut key = engine.sha256.clone();
+        for (option, sha) in engine.asset_options() {
+            let what = format!("asset {option}=asset:{sha} of engine '{}'", engine.name);
+            if let Err(e) = self.fetch_blob(&dir, sha, &what, false).await {
+                tracing::warn!(engine = %engine.name, error = %e, "cannot have the engine's asset");
                 return Ok(false);
             }
-            let (dir2, sha) = (dir.clone(), engine.sha256.clone());
-            let stored =
-                tokio::task::spawn_blocking(move || engine_cache::store(&dir2, &sha, &bytes)).await;
-            match stored {
-                Ok(Ok(path)) => {
-                    tracing::info!(engine = %engine.name, path = %path.display(), "engine downloaded")
-                }
-                Ok(Err(e)) => {
-                    tracing::warn!(engine = %engine.name, error = %e, "bad engine download");
-                    return Ok(false);
-                }
-                Err(e) => {
-                    tracing::warn!(engine = %engine.name, error = %e, "engine cache task failed");
-                    return Ok(false);
-                }
-            }
+            key += &format!(" {option}={sha}");
         }
-        let measured = match self.signatures.get(&engine.sha256) {
+        let measured = match self.signatures.get(&key) {
             Some(&s) => s,
             None => {
-                let path = engine_cache::path(&dir, &engine.sha256);
+                let path = blob_cache::path(&dir, &engine.sha256);
+                let options = blob_cache::asset_paths(&dir, engine);
+                let protocol = engine.protocol;
                 let bench = tokio::task::spawn_blocking(move || {
-                    engine_cache::bench_signature(&path, Duration::from_secs(300))
+                    blob_cache::bench_signature(&path, protocol, &options, Duration::from_secs(300))
                 })
                 .await;
                 let s = match bench {
@@ -574,7 +637,7 @@ impl Client {
                         0
                     }
                 };
-                self.signatures.insert(engine.sha256.clone(), s);
+                self.signatures.insert(key, s);
                 s
             }
         };

@@ -20,14 +20,14 @@
 //!   submit), with back-off and graceful shutdown;
 //! - [`rejected`]: results the coordinator refused, kept on disk;
 //! - [`external`]: UCI and UCCI engine processes as players;
-//! - [`engine_cache`]: downloaded engine executables, verified by SHA-256;
+//! - [`blob_cache`]: downloaded engine executables and assets, verified by SHA-256;
 //! - [`cli`]: the `xq-worker` command line.
 
 pub mod adjudication;
 pub mod batch_player;
+pub mod blob_cache;
 pub mod cli;
 pub mod client;
-pub mod engine_cache;
 pub mod external;
 pub mod openings;
 pub mod pgn;

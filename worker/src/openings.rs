@@ -3,6 +3,7 @@
 //! loaded from an [`xq_proto::OpeningSource`], whose module documents the
 //! line format and the indexing).
 
+use std::path::Path;
 use std::sync::Arc;
 
 use rand::seq::SliceRandom;
@@ -35,6 +36,29 @@ pub const FIRST_MOVES: [(&str, &str, &str); 16] = [
     ("铁滑车", "车一进一", "i0i1"),
 ];
 
+/// Why a lease's openings cannot be played.
+#[derive(Debug, thiserror::Error)]
+pub enum BookError {
+    #[error(transparent)]
+    Lines(#[from] OpeningError),
+    #[error("opening book asset:{sha256}: {source}")]
+    Asset {
+        sha256: String,
+        source: BookAssetError,
+    },
+}
+
+/// What is wrong with a cached opening book.
+#[derive(Debug, thiserror::Error)]
+pub enum BookAssetError {
+    #[error("cannot read its cached copy: {0}")]
+    Read(std::io::Error),
+    #[error("not UTF-8 text (at byte {offset})")]
+    Utf8 { offset: usize },
+    #[error("{0}")]
+    Lines(OpeningError),
+}
+
 /// The order in which openings are taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Order {
@@ -56,14 +80,34 @@ pub enum OpeningBook {
 
 impl OpeningBook {
     /// The book of `source`; lines are parsed here (once per source: callers
-    /// keep the book for as long as the source does not change).
-    pub fn load(source: &OpeningSource) -> Result<OpeningBook, OpeningError> {
+    /// keep the book for as long as the source does not change). A book asset
+    /// is read from its verified copy in the blob cache `cache` (see
+    /// [`crate::blob_cache`]), which the caller has fetched.
+    pub fn load(source: &OpeningSource, cache: &Path) -> Result<OpeningBook, BookError> {
         Ok(match source {
             OpeningSource::Builtin { random_plies } => OpeningBook::Builtin {
                 random_plies: *random_plies,
             },
             OpeningSource::Lines(lines) => {
                 OpeningBook::Lines(parse_lines(&lines.join("\n"))?.into())
+            }
+            OpeningSource::Book { sha256 } => {
+                let path = crate::blob_cache::path(cache, sha256);
+                let book = |source| BookError::Asset {
+                    sha256: sha256.clone(),
+                    source,
+                };
+                let text = std::fs::read(&path).map_err(|e| book(BookAssetError::Read(e)))?;
+                let text = String::from_utf8(text).map_err(|e| {
+                    book(BookAssetError::Utf8 {
+                        offset: e.utf8_error().valid_up_to(),
+                    })
+                })?;
+                OpeningBook::Lines(
+                    parse_lines(&text)
+                        .map_err(|e| book(BookAssetError::Lines(e)))?
+                        .into(),
+                )
             }
         })
     }

@@ -101,7 +101,7 @@ pub fn permission(path: &str) -> Option<Permission> {
             | "Heartbeat"
             | "SubmitResult"
             | "ReleaseLease"
-            | "DownloadEngine"
+            | "DownloadBlob"
             | "ReportEngineMismatch",
         ) => Some(Permission::Work),
         ("xq.cluster.v1.RunService", "ListRuns" | "GetRun" | "WatchRun" | "ExportGames") => {

@@ -10,11 +10,12 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use xq_coordinator::spin_options::{self, SpinOption};
-use xq_coordinator::store::engines::{self, MAX_ENGINE_BYTES};
 use xq_coordinator::store::{Store, now_ms};
+use xq_coordinator::store::{assets, blobs, engines};
 use xq_engine::rules::RuleSet;
+use xq_proto::blob::MAX_BLOB_BYTES;
 use xq_proto::{Coords, EngineRef, Protocol};
-use xq_worker::engine_cache;
+use xq_worker::blob_cache;
 use xq_worker::external::{EngineConfig, ExternalEngine, Timeouts};
 
 /// `engine …`.
@@ -27,8 +28,9 @@ pub struct EngineArgs {
 #[derive(Debug, Subcommand)]
 enum EngineCommand {
     /// Stores an engine executable in the registry under NAME, with the bench
-    /// signature it prints (`PATH bench` must print `Nodes searched: N`) and
-    /// the spin options it advertises (SPSA runs can tune those).
+    /// signature it prints (`PATH bench` must print `Nodes searched: N`; with
+    /// options naming assets, UCI `bench` with those set) and the spin options
+    /// it advertises (SPSA runs can tune those).
     Add {
         /// Registry name (1 to 64 characters), used by `--dev-engine`/`--base-engine`.
         name: String,
@@ -40,7 +42,10 @@ enum EngineCommand {
         /// Protocol the engine speaks: uci or ucci.
         #[arg(long, default_value = "uci")]
         protocol: String,
-        /// An option set after the handshake, `NAME=VALUE` (repeatable).
+        /// An option set after the handshake, `NAME=VALUE` (repeatable). A
+        /// value `asset:NAME` or `asset:SHA256` names a registered asset
+        /// (`xq-coordinator asset add`): workers set the path of their cached
+        /// copy, e.g. `--option EvalFile=asset:pikafish.nnue`.
         #[arg(long = "option")]
         options: Vec<String>,
         /// How the engine numbers ranks: 0-9 (UCCI, ElephantEye, Pikafish) or
@@ -76,56 +81,63 @@ impl EngineArgs {
                 let Some(protocol) = Protocol::parse(&protocol) else {
                     bail!("unknown protocol {protocol:?}; expected uci or ucci")
                 };
-                let options = options
-                    .iter()
-                    .map(|o| match o.split_once('=') {
-                        Some((n, v)) => Ok((n.trim().to_owned(), v.trim().to_owned())),
-                        None => bail!("bad engine option {o:?}: expected NAME=VALUE"),
-                    })
-                    .collect::<anyhow::Result<BTreeMap<_, _>>>()?;
-                let bytes = std::fs::read(&path)
+                let store =
+                    Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
+                let runtime = tokio::runtime::Runtime::new()?;
+                let options = parse_options(&options, &store, &runtime)?;
+                let (sha256, size) = std::fs::File::open(&path)
+                    .map(std::io::BufReader::new)
+                    .and_then(blob_cache::sha256_of_reader)
                     .with_context(|| format!("cannot read engine {}", path.display()))?;
-                if bytes.len() > MAX_ENGINE_BYTES {
+                if size > MAX_BLOB_BYTES {
                     bail!(
-                        "engine {} is {} bytes; the registry takes at most {MAX_ENGINE_BYTES}",
-                        path.display(),
-                        bytes.len()
+                        "engine {} is {size} bytes; the registry takes at most {MAX_BLOB_BYTES}",
+                        path.display()
                     );
                 }
-                let signature =
-                    engine_cache::bench_signature(&path, Duration::from_secs(bench_timeout))?;
-                let spins = advertised_spins(&path, protocol, Duration::from_secs(bench_timeout))?;
-                let engine = EngineRef {
+                let mut engine = EngineRef {
                     name,
-                    sha256: engine_cache::sha256_hex(&bytes),
-                    size: bytes.len() as u64,
-                    signature,
+                    sha256,
+                    size,
+                    signature: 0,
                     protocol,
                     options,
                     coords,
                 };
+                // The assets the options name, copied out of the registry
+                // (and verified) so that the engine is benched and shaken
+                // hands with exactly what workers will give it.
+                let assets = AssetDir::new()?;
+                for (option, sha) in engine.asset_options() {
+                    let what = format!("asset {option}=asset:{sha}");
+                    assets.extract(&store, &runtime, sha, &what)?;
+                }
+                let bench_timeout = Duration::from_secs(bench_timeout);
+                engine.signature = blob_cache::bench_signature(
+                    &path,
+                    protocol,
+                    &blob_cache::asset_paths(&assets.0, &engine),
+                    bench_timeout,
+                )?;
+                let spins = advertised_spins(&path, protocol, bench_timeout)?;
                 let config = EngineConfig {
                     path: path.clone(),
                     args: Vec::new(),
                     protocol,
-                    options: engine
-                        .options
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect(),
+                    options: blob_cache::options_with_paths(&assets.0, &engine),
                     timeouts: Timeouts::default(),
                     coords,
                 };
                 let session = ExternalEngine::start(&config, &RuleSet::STANDARD)
                     .map(|e| e.session().clone())
                     .with_context(|| format!("engine {} fails its handshake", path.display()))?;
-                let store =
-                    Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
-                let runtime = tokio::runtime::Runtime::new()?;
                 let added = engine.clone();
                 let stored = spins.clone();
+                let source = std::fs::File::open(&path)
+                    .map(std::io::BufReader::new)
+                    .with_context(|| format!("cannot read engine {}", path.display()))?;
                 runtime.block_on(store.call(move |conn| {
-                    engines::add(conn, &added, &stored, &bytes, now_ms())?;
+                    engines::add(conn, &added, &stored, source, now_ms())?;
                     engines::set_variants(conn, &added.name, session.offered_variants.as_deref())
                 }))?;
                 println!(
@@ -155,6 +167,84 @@ impl EngineArgs {
             }
         }
         Ok(())
+    }
+}
+
+/// `NAME=VALUE` options; a value `asset:NAME` or `asset:SHA256` is resolved
+/// to `asset:SHA256` of a registered asset (an unknown one is refused, named).
+fn parse_options(
+    list: &[String],
+    store: &Store,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut options = BTreeMap::new();
+    for o in list {
+        let Some((name, value)) = o.split_once('=') else {
+            bail!("bad engine option {o:?}: expected NAME=VALUE");
+        };
+        let (name, mut value) = (name.trim().to_owned(), value.trim().to_owned());
+        if name.is_empty() {
+            bail!("bad engine option {o:?}: the option has no name");
+        }
+        if let Some(reference) = xq_proto::blob::asset_reference(&value) {
+            let reference = reference.to_owned();
+            let sha = runtime
+                .block_on(store.call(move |conn| assets::resolve(conn, &reference)))
+                .with_context(|| format!("engine option {o:?}"))?;
+            value = format!("{}{sha}", xq_proto::blob::ASSET_PREFIX);
+        }
+        options.insert(name, value);
+    }
+    Ok(options)
+}
+
+/// A temporary folder laid out like a worker's blob cache, removed on drop.
+struct AssetDir(PathBuf);
+
+impl AssetDir {
+    fn new() -> anyhow::Result<AssetDir> {
+        static DIRS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "xq-engine-add-{}-{}",
+            std::process::id(),
+            DIRS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
+        Ok(AssetDir(dir))
+    }
+
+    /// Copies the stored blob `sha256` (described as `what`) here, checking
+    /// its digest as it is written.
+    fn extract(
+        &self,
+        store: &Store,
+        runtime: &tokio::runtime::Runtime,
+        sha256: &str,
+        what: &str,
+    ) -> anyhow::Result<()> {
+        let mut download = blob_cache::Download::begin(&self.0, sha256, what)?;
+        let sha = sha256.to_owned();
+        let size = runtime
+            .block_on(store.call(move |conn| blobs::size(conn, &sha)))?
+            .with_context(|| format!("{what} is not registered"))?;
+        for seq in 0..xq_proto::blob::chunk_count(size) {
+            let sha = sha256.to_owned();
+            let data = runtime
+                .block_on(store.call(move |conn| blobs::chunk(conn, &sha, seq)))?
+                .with_context(|| format!("{what}: the registry lacks its chunk {seq}"))?;
+            download.push(&data, size)?;
+        }
+        if size == 0 {
+            download.push(&[], 0)?;
+        }
+        download.finish(false)?;
+        Ok(())
+    }
+}
+
+impl Drop for AssetDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

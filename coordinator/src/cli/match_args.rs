@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use xq_proto::cli::{AdjudicationArgs, LimitArgs, OpeningArgs};
-use xq_proto::{Limit, Retention, pb};
+use xq_proto::{Limit, OpeningSource, Retention, pb};
 
 use super::params;
 
@@ -27,6 +27,12 @@ pub struct MatchArgs {
     draw_contempt: OnOff,
     #[command(flatten)]
     openings: OpeningArgs,
+    /// An opening book in the registry instead of --openings: `asset:SHA256`,
+    /// or a FILE, sent as its SHA-256 (the coordinator must hold it: add it
+    /// with `xq-coordinator asset add FILE`). Leases then carry the hash, not
+    /// the lines; workers download and cache the book once.
+    #[arg(long, value_name = "asset:SHA256|FILE")]
+    book: Option<String>,
     /// Opening seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -70,6 +76,28 @@ impl MatchArgs {
         }
     }
 
+    /// `--book` when given, else `--openings`.
+    fn opening_source(&self) -> anyhow::Result<OpeningSource> {
+        let Some(book) = &self.book else {
+            return Ok(self.openings.source()?);
+        };
+        let sha256 = match xq_proto::blob::asset_reference(book) {
+            Some(sha) if xq_proto::is_sha256_hex(sha) => sha.to_owned(),
+            Some(other) => bail!(
+                "--book asset:{other}: name a book by its SHA-256 (`xq-coordinator asset list` \
+                 shows it) or give its file"
+            ),
+            None => {
+                let file = std::fs::File::open(book)
+                    .with_context(|| format!("cannot read the opening book {book}"))?;
+                xq_worker::blob_cache::sha256_of_reader(std::io::BufReader::new(file))
+                    .with_context(|| format!("cannot read the opening book {book}"))?
+                    .0
+            }
+        };
+        Ok(OpeningSource::Book { sha256 })
+    }
+
     /// The spec with this kind.
     pub fn spec(
         &self,
@@ -84,7 +112,7 @@ impl MatchArgs {
                 limit: Some(self.limit()?.into()),
                 hash_mb: self.hash,
                 rules: self.rules.clone(),
-                openings: Some(self.openings.source()?.into()),
+                openings: Some(self.opening_source()?.into()),
                 seed: self.seed,
                 adjudication: Some(self.adjudication.adjudication().into()),
                 draw_contempt: self.draw_contempt == OnOff::On,

@@ -5,6 +5,7 @@
 use clap::{Parser, Subcommand};
 use xq_coordinator::local::PlayerFactory;
 
+mod asset;
 mod backup;
 mod cluster;
 mod display;
@@ -62,6 +63,8 @@ enum Command {
     Local(cluster::LocalArgs),
     /// The engine registry: add and list external engine executables.
     Engine(engine::EngineArgs),
+    /// The registry's assets: add and list network files and opening books.
+    Asset(asset::AssetArgs),
     /// Copy the database to FILE while the server keeps running (SQLite's
     /// online backup: one consistent snapshot, checked before it is kept).
     Backup(backup::BackupArgs),
@@ -76,6 +79,7 @@ impl Cli {
         match self.command {
             Command::Stats(args) => args.run(),
             Command::Engine(args) => args.run(),
+            Command::Asset(args) => args.run(),
             Command::Serve(args) => args.run(),
             Command::Sprt(args) => args.run(),
             Command::Spsa(args) => args.run(),

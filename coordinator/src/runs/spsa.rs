@@ -331,6 +331,7 @@ impl TryFrom<pb::SpsaSpec> for SpsaSpec {
         if !engine.is_empty() && engine.chars().count() > 64 {
             return Err(Invalid::new("spsa.engine", "longer than 64 characters"));
         }
+        crate::convert::no_asset_options("spsa.engine_options", &engine_options)?;
         let engine = (!engine.is_empty()).then(|| EngineSel {
             name: engine,
             options: engine_options.into_iter().collect(),

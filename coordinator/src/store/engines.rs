@@ -5,11 +5,8 @@ use std::collections::BTreeMap;
 use rusqlite::{Connection, OptionalExtension, params};
 use xq_proto::{Coords, EngineRef, Protocol};
 
-use super::StoreError;
+use super::{StoreError, blobs};
 use crate::spin_options::SpinOption;
-
-/// The largest executable the registry accepts, in bytes.
-pub const MAX_ENGINE_BYTES: usize = 64 << 20;
 
 fn protocol_name(p: Protocol) -> &'static str {
     match p {
@@ -18,24 +15,26 @@ fn protocol_name(p: Protocol) -> &'static str {
     }
 }
 
-/// Registers `bytes` (whose SHA-256, size, signature, protocol and options
-/// `engine` gives, and which advertised the spin options `spins`) under
-/// `engine.name`. A name is registered once.
+/// Registers the executable `source` yields (whose SHA-256, size, signature,
+/// protocol and options `engine` gives, and which advertised the spin options
+/// `spins`) under `engine.name`, storing it as a blob (see [`blobs::insert`]).
+/// A name is registered once; every asset its options name must be stored.
 pub fn add(
     conn: &mut Connection,
     engine: &EngineRef,
     spins: &[SpinOption],
-    bytes: &[u8],
+    source: impl std::io::Read,
     now: i64,
 ) -> Result<(), StoreError> {
-    if bytes.len() > MAX_ENGINE_BYTES {
-        return Err(StoreError::Invalid(format!(
-            "engine '{}' is {} bytes; the registry takes at most {MAX_ENGINE_BYTES}",
-            engine.name,
-            bytes.len()
-        )));
-    }
     let tx = conn.transaction()?;
+    for (option, sha) in engine.asset_options() {
+        if blobs::size(&tx, sha)?.is_none() {
+            return Err(StoreError::NotFound(format!(
+                "engine '{}': option {option} names asset {sha}, which is not registered",
+                engine.name
+            )));
+        }
+    }
     let taken: Option<String> = tx
         .query_row(
             "SELECT sha256 FROM engines WHERE name = ?1",
@@ -49,10 +48,10 @@ pub fn add(
             engine.name
         )));
     }
-    tx.execute(
-        "INSERT OR IGNORE INTO engine_binaries (sha256, bytes) VALUES (?1, ?2)",
-        params![engine.sha256, bytes],
-    )?;
+    blobs::insert(&tx, &engine.sha256, engine.size, source).map_err(|e| match e {
+        StoreError::Invalid(m) => StoreError::Invalid(format!("engine '{}': {m}", engine.name)),
+        e => e,
+    })?;
     tx.execute(
         "INSERT INTO engines (name, sha256, size, signature, protocol, options, created_ms,
                               spin_options, coords)
@@ -174,17 +173,6 @@ pub fn variants(conn: &Connection, name: &str) -> Result<Option<Option<Vec<Strin
     })
 }
 
-/// The executable with this SHA-256.
-pub fn bytes(conn: &Connection, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
-    Ok(conn
-        .query_row(
-            "SELECT bytes FROM engine_binaries WHERE sha256 = ?1",
-            [sha256],
-            |r| r.get(0),
-        )
-        .optional()?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,11 +193,17 @@ mod tests {
     fn add_get_list_and_bytes() {
         let mut conn = Connection::open_in_memory().unwrap();
         super::super::migrations::migrate(&mut conn).unwrap();
-        let sha = "a".repeat(64);
+        let sha = xq_worker::blob_cache::sha256_hex(b"abc");
         let spins = crate::spin_options::parse("option name Hash type spin default 8 min 1 max 64");
-        add(&mut conn, &engine("old", &sha), &spins, b"abc", 1).unwrap();
-        add(&mut conn, &engine("same-bytes", &sha), &[], b"abc", 2).unwrap();
-        let again = add(&mut conn, &engine("old", &"b".repeat(64)), &[], b"xyz", 3);
+        add(&mut conn, &engine("old", &sha), &spins, &b"abc"[..], 1).unwrap();
+        add(&mut conn, &engine("same-bytes", &sha), &[], &b"abc"[..], 2).unwrap();
+        let again = add(
+            &mut conn,
+            &engine("old", &"b".repeat(64)),
+            &[],
+            &b"xyz"[..],
+            3,
+        );
         assert!(matches!(again, Err(StoreError::Invalid(m)) if m.contains("'old' exists")));
         assert_eq!(get(&conn, "old").unwrap(), Some(engine("old", &sha)));
         assert_eq!(get(&conn, "nope").unwrap(), None);
@@ -226,11 +220,24 @@ mod tests {
         );
         assert_eq!(variants(&conn, "same-bytes").unwrap(), Some(None));
         assert!(set_variants(&conn, "nope", None).is_err());
-        assert_eq!(bytes(&conn, &sha).unwrap().as_deref(), Some(&b"abc"[..]));
-        let huge = vec![0u8; MAX_ENGINE_BYTES + 1];
-        assert!(matches!(
-            add(&mut conn, &engine("huge", &"c".repeat(64)), &[], &huge, 4),
-            Err(StoreError::Invalid(_))
-        ));
+        let mut out = Vec::new();
+        assert!(blobs::write_to(&conn, &sha, &mut out).unwrap());
+        assert_eq!(out, b"abc");
+        let other = xq_worker::blob_cache::sha256_hex(b"abe");
+        let changed = add(&mut conn, &engine("changed", &other), &[], &b"abd"[..], 4);
+        assert!(
+            matches!(&changed, Err(StoreError::Invalid(m)) if m.contains("engine 'changed'")),
+            "{changed:?}"
+        );
+        let mut with_asset = engine("netted", &sha);
+        let net = "d".repeat(64);
+        with_asset
+            .options
+            .insert("EvalFile".to_owned(), format!("asset:{net}"));
+        let e = add(&mut conn, &with_asset, &[], &b"abc"[..], 5)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("EvalFile") && e.contains(&net), "{e}");
+        assert_eq!(get(&conn, "netted").unwrap(), None);
     }
 }

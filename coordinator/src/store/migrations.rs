@@ -281,7 +281,41 @@ CREATE TABLE games (
 CREATE INDEX games_by_run_reason ON games (run_id, reason);
 CREATE INDEX games_by_run_worker ON games (run_id, worker_id);
 "#,
-    // 11 (issue 19; the lead renumbers it after issue 17's 10): every counted
+    // 10: content-addressed blobs in chunks (engine executables and assets:
+    // network files, opening books) and assets by name. The executables of
+    // migration 3 move into chunks of xq_proto::blob::BLOB_CHUNK_BYTES
+    // (1048576) bytes; `engines.sha256` now references `blobs`.
+    r#"
+ALTER TABLE engine_binaries RENAME TO blobs;
+ALTER TABLE blobs ADD COLUMN size INTEGER NOT NULL DEFAULT 0 CHECK (size >= 0);
+UPDATE blobs SET size = length(bytes);
+-- Chunk `seq` (0-based) holds bytes [seq * 1048576, (seq + 1) * 1048576) of
+-- the blob; every chunk but the last is full; a blob of size 0 has none.
+CREATE TABLE blob_chunks (
+    sha256 TEXT    NOT NULL REFERENCES blobs (sha256),
+    seq    INTEGER NOT NULL CHECK (seq >= 0),
+    data   BLOB    NOT NULL,
+    PRIMARY KEY (sha256, seq)
+);
+WITH RECURSIVE parts (sha256, seq) AS (
+    SELECT sha256, 0 FROM blobs WHERE size > 0
+    UNION ALL
+    SELECT parts.sha256, parts.seq + 1 FROM parts JOIN blobs USING (sha256)
+     WHERE (parts.seq + 1) * 1048576 < blobs.size
+)
+INSERT INTO blob_chunks (sha256, seq, data)
+SELECT parts.sha256, parts.seq, substr(blobs.bytes, parts.seq * 1048576 + 1, 1048576)
+  FROM parts JOIN blobs USING (sha256);
+ALTER TABLE blobs DROP COLUMN bytes;
+CREATE TABLE assets (
+    -- The name `asset:NAME` and `asset list` use; 1 to 128 characters.
+    name       TEXT    PRIMARY KEY,
+    sha256     TEXT    NOT NULL REFERENCES blobs (sha256),
+    created_ms INTEGER NOT NULL
+);
+CREATE INDEX assets_by_sha256 ON assets (sha256);
+"#,
+    // 11 (issue 19): every counted
     // result per lease, written in the same transaction as the count; the
     // workers excluded from a run (their results kept, not counted); each
     // worker's measured speed.

@@ -28,6 +28,8 @@
 //!
 //! * [`migrations`]: the append-only schema list (`PRAGMA user_version`).
 //! * [`backup`]: online backups, their checks and restore.
+//! * [`blobs`]: content-addressed blobs in chunks; [`engines`] and [`assets`]: the
+//!   registry's names for them.
 //! * [`game_codec`]: the compressed form of a result's games; [`games`]:
 //!   their rows.
 //! * [`runs`], [`leases`], [`workers`], [`tokens`], [`variants`], [`history`]: row-level reads
@@ -35,7 +37,9 @@
 //! * [`activity`]: read-only aggregates (workers with their leases, counts).
 
 pub mod activity;
+pub mod assets;
 pub mod backup;
+pub mod blobs;
 pub mod engines;
 pub mod game_codec;
 pub mod games;

@@ -189,7 +189,8 @@ impl PlayArgs {
             engine(&self.base_engine, &self.base_options, self.base_coords)?,
         )?;
         let rules: RuleSet = self.rules.parse()?;
-        let openings = OpeningBook::load(&self.openings.source()?)?;
+        let openings =
+            OpeningBook::load(&self.openings.source()?, &crate::blob_cache::default_dir())?;
         let order = match self.order.as_str() {
             "sequential" => Order::Sequential,
             "random" => Order::Random,

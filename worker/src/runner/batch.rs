@@ -15,7 +15,7 @@ use crate::openings::{OpeningBook, Order};
 use crate::{BatchPlayer, Bench};
 
 /// Plays leases on a [`Runner`]: with the built-in engine, or with registered
-/// external engines found in the engine cache (see [`crate::engine_cache`]).
+/// external engines found in the engine cache (see [`crate::blob_cache`]).
 #[derive(Debug)]
 pub struct EnginePlayer {
     runner: Runner,
@@ -29,7 +29,7 @@ pub struct EnginePlayer {
 impl EnginePlayer {
     /// A player with `threads` game threads and the default engine cache.
     pub fn new(threads: usize) -> anyhow::Result<EnginePlayer> {
-        Self::with_cache(threads, crate::engine_cache::default_dir())
+        Self::with_cache(threads, crate::blob_cache::default_dir())
     }
 
     /// A player with `threads` game threads whose external engines are in `cache`.
@@ -55,7 +55,7 @@ impl EnginePlayer {
         {
             return Ok(book.clone());
         }
-        let book = OpeningBook::load(source).context("the lease's openings")?;
+        let book = OpeningBook::load(source, &self.cache).context("the lease's openings")?;
         *last = Some((source.clone(), book.clone()));
         Ok(book)
     }
@@ -79,14 +79,10 @@ fn player(
         limit: spec.limit,
         hash_mb: spec.hash_mb.max(1) as usize,
         engine: spec.engine.as_ref().map(|e| EngineConfig {
-            path: crate::engine_cache::path(cache, &e.sha256),
+            path: crate::blob_cache::path(cache, &e.sha256),
             args: Vec::new(),
             protocol: e.protocol,
-            options: e
-                .options
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            options: crate::blob_cache::options_with_paths(cache, e),
             timeouts: Timeouts::default(),
             coords: e.coords,
         }),
@@ -168,7 +164,7 @@ impl BatchPlayer for EnginePlayer {
         })
     }
 
-    fn engine_cache(&self) -> Option<&Path> {
+    fn blob_cache(&self) -> Option<&Path> {
         Some(&self.cache)
     }
 
@@ -204,7 +200,9 @@ mod tests {
         }
         for on in [true, false] {
             work.draw_contempt = on;
-            let book = OpeningBook::load(&work.openings.source).unwrap();
+            let book =
+                OpeningBook::load(&work.openings.source, std::path::Path::new("/nonexistent"))
+                    .unwrap();
             let spec = match_spec(&work, book, std::path::Path::new("/nonexistent")).unwrap();
             for p in &spec.players {
                 assert_eq!(p.draw_contempt, on);

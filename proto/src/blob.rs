@@ -1,0 +1,49 @@
+//! Content-addressed blobs of the registry (engine executables and assets:
+//! network files, opening books) and the `asset:` references that name them.
+//!
+//! A blob is stored and streamed in chunks of [`BLOB_CHUNK_BYTES`] (the last
+//! one shorter), so neither the coordinator nor a worker holds a whole blob
+//! in memory.
+
+/// Bytes per chunk, in the store and on the wire (`DownloadBlob`).
+pub const BLOB_CHUNK_BYTES: usize = 1 << 20;
+
+/// The largest blob the registry takes, in bytes (networks run to hundreds of MiB).
+pub const MAX_BLOB_BYTES: u64 = 4 << 30;
+
+/// The prefix of an option value or `--book` argument that names an asset.
+pub const ASSET_PREFIX: &str = "asset:";
+
+/// What follows [`ASSET_PREFIX`] in `value` (a SHA-256 or an asset name), or
+/// `None` when `value` names no asset.
+pub fn asset_reference(value: &str) -> Option<&str> {
+    value.strip_prefix(ASSET_PREFIX).map(str::trim)
+}
+
+/// The SHA-256 a resolved option value names (`asset:<64 hex digits>`).
+pub fn asset_sha256(value: &str) -> Option<&str> {
+    asset_reference(value).filter(|s| crate::is_sha256_hex(s))
+}
+
+/// The number of chunks of a blob of `size` bytes.
+pub fn chunk_count(size: u64) -> u64 {
+    size.div_ceil(BLOB_CHUNK_BYTES as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_and_chunk_counts() {
+        let sha = "ab".repeat(32);
+        assert_eq!(asset_reference("asset:nn.bin"), Some("nn.bin"));
+        assert_eq!(asset_reference("/tmp/nn.bin"), None);
+        assert_eq!(asset_sha256(&format!("asset:{sha}")), Some(sha.as_str()));
+        assert_eq!(asset_sha256("asset:nn.bin"), None);
+        assert_eq!(chunk_count(0), 0);
+        assert_eq!(chunk_count(1), 1);
+        assert_eq!(chunk_count(BLOB_CHUNK_BYTES as u64), 1);
+        assert_eq!(chunk_count(BLOB_CHUNK_BYTES as u64 + 1), 2);
+    }
+}
