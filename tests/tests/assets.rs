@@ -134,6 +134,7 @@ fn games(book: &str) -> pb::RunSpec {
     pb::RunSpec {
         name: "assets".to_owned(),
         keep_games: Default::default(),
+        workers: None,
         priority: 0,
         batch_pairs: 2,
         settings: Some(settings),
