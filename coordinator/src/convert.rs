@@ -19,6 +19,7 @@ use crate::runs::{
 use crate::scheduler::{Grant, SubmitStatus};
 use crate::stats::sprt::SprtState;
 use crate::store::games::FailureCount;
+use crate::store::history::LlrPoint;
 use crate::store::leases::LeaseState;
 use crate::store::workers::NewWorker;
 use xq_proto::variant_stats::VariantStats;
@@ -409,6 +410,15 @@ impl From<FailureCount> for pb::FailureCount {
             loser: f.loser.into(),
             reason: f.reason,
             games: f.games,
+        }
+    }
+}
+
+impl From<LlrPoint> for pb::LlrPoint {
+    fn from(p: LlrPoint) -> Self {
+        pb::LlrPoint {
+            pairs: p.pairs,
+            llr: p.llr,
         }
     }
 }

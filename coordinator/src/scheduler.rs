@@ -38,11 +38,11 @@ use tokio::sync::broadcast;
 use xq_proto::{BatchOutcome, OpeningSlice, WorkSpec};
 
 use crate::runs::{RunKind, RunSpec, RunState, RunStatus, Slice, SliceWork, SpsaHistoryRow};
-use crate::store::games;
 use crate::store::leases::{self, LeaseState, NewLease};
 use crate::store::runs::{self as run_rows, Candidate};
 use crate::store::workers::{self, NewWorker};
 use crate::store::{Store, StoreError, now_ms};
+use crate::store::{games, history};
 
 /// Timing of leases.
 #[derive(Debug, Clone, Copy)]
@@ -209,6 +209,11 @@ impl Scheduler {
         self.store
             .call(move |conn| games::failure_counts(conn, id))
             .await
+    }
+
+    /// An SPRT's LLR after every counted result, oldest first.
+    pub async fn llr_history(&self, id: u64) -> Result<Vec<history::LlrPoint>, StoreError> {
+        self.store.call(move |conn| history::llr(conn, id)).await
     }
 
     pub async fn spsa_history(&self, id: u64) -> Result<Vec<SpsaHistoryRow>, StoreError> {

@@ -462,18 +462,20 @@ impl RunService for Runs {
             include_history,
         } = request.into_inner();
         let run = self.scheduler.get_run(run_id).await?;
-        let (history, failures) = if include_history {
+        let (history, failures, llr) = if include_history {
             (
                 self.scheduler.spsa_history(run_id).await?,
                 self.scheduler.failures(run_id).await?,
+                self.scheduler.llr_history(run_id).await?,
             )
         } else {
-            (Vec::new(), Vec::new())
+            (Vec::new(), Vec::new(), Vec::new())
         };
         Ok(Response::new(pb::GetRunResponse {
             run: Some(run.into()),
             history: history.into_iter().map(Into::into).collect(),
             failures: failures.into_iter().map(Into::into).collect(),
+            llr_history: llr.into_iter().map(Into::into).collect(),
         }))
     }
 

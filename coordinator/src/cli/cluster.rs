@@ -278,7 +278,7 @@ async fn get(
     run_id: u64,
     history: bool,
 ) -> anyhow::Result<(pb::RunStatus, Vec<pb::SpsaHistoryRow>)> {
-    let (run, history, _) = get_all(admin, run_id, history).await?;
+    let (run, history, _, _) = get_all(admin, run_id, history).await?;
     Ok((run, history))
 }
 
@@ -291,6 +291,7 @@ async fn get_all(
     pb::RunStatus,
     Vec<pb::SpsaHistoryRow>,
     Vec<pb::FailureCount>,
+    Vec<pb::LlrPoint>,
 )> {
     let answer = admin
         .get_run(pb::GetRunRequest {
@@ -300,7 +301,7 @@ async fn get_all(
         .await?
         .into_inner();
     let run = answer.run.context("the coordinator sent no run")?;
-    Ok((run, answer.history, answer.failures))
+    Ok((run, answer.history, answer.failures, answer.llr_history))
 }
 
 /// `watch RUN`: a progress bar until the run ends.
@@ -332,12 +333,20 @@ pub struct ReportArgs {
     /// Print the summary as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Also draw the run's charts into this file, SVG or PNG by its
+    /// extension: SPSA θ (in % of c_end, then each parameter's absolute
+    /// value) against iterations; SPRT LLR against games with its bounds.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
 }
 
 impl ReportArgs {
     pub fn run(self) -> anyhow::Result<()> {
         let (rt, mut admin) = self.remote.connect()?;
-        let (run, rows, failures) = rt.block_on(get_all(&mut admin, self.run, true))?;
+        let (run, rows, failures, llr) = rt.block_on(get_all(&mut admin, self.run, true))?;
+        if let Some(path) = &self.plot {
+            super::plot::write(path, &super::plot::panels(&run, &rows, &llr)?)?;
+        }
         if report_variants::is_variants(&run) {
             return print_variants(&run, self.json, self.csv);
         }
