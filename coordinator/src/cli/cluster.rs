@@ -435,19 +435,24 @@ struct LocalCommon<T: Args> {
     /// to stderr).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     http: SocketAddr,
+    /// When the run ends, draw its charts into this file (SVG or PNG by its
+    /// extension), as `report RUN --plot`; a tune's verification SPRT adds
+    /// its LLR panel.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
     #[command(flatten)]
     run: T,
 }
 
 impl LocalArgs {
     pub fn run(self, player: &PlayerFactory) -> anyhow::Result<()> {
-        let (db, threads, workers, json, http, run) = match self.run {
+        let (db, threads, workers, json, (http, plot), run) = match self.run {
             LocalRun::Sprt(c) => (
                 c.db,
                 c.threads,
                 c.workers,
                 c.json,
-                c.http,
+                (c.http, c.plot),
                 RunArgs::Sprt(c.run),
             ),
             LocalRun::Spsa(c) => (
@@ -455,7 +460,7 @@ impl LocalArgs {
                 c.threads,
                 c.workers,
                 c.json,
-                c.http,
+                (c.http, c.plot),
                 RunArgs::Spsa(c.run),
             ),
             LocalRun::Games(c) => (
@@ -463,7 +468,7 @@ impl LocalArgs {
                 c.threads,
                 c.workers,
                 c.json,
-                c.http,
+                (c.http, c.plot),
                 RunArgs::Games(c.run),
             ),
             LocalRun::Variants(c) => (
@@ -471,10 +476,18 @@ impl LocalArgs {
                 c.threads,
                 c.workers,
                 c.json,
-                c.http,
+                (c.http, c.plot),
                 RunArgs::Variants(c.run),
             ),
         };
+        if let Some(path) = &plot {
+            xq_coordinator::web::charts::ImageFormat::from_path(path)?;
+            if matches!(run, RunArgs::Games(_) | RunArgs::Variants(_)) {
+                anyhow::bail!(
+                    "--plot draws SPSA runs (θ) and SPRT runs (LLR), not games or variants runs"
+                );
+            }
+        }
         let spec = run.spec()?;
         let player = player(threads.max(1))?;
         runtime()?.block_on(async {
@@ -538,6 +551,14 @@ impl LocalArgs {
                         }
                     });
                 }
+            }
+            if let Some(path) = &plot {
+                let mut panels = Vec::new();
+                for id in std::iter::once(created.run_id).chain(verify.as_ref().map(|v| v.run_id)) {
+                    let (run, rows, _, llr) = get_all(&mut admin, id, true).await?;
+                    panels.extend(super::plot::panels(&run, &rows, &llr)?);
+                }
+                super::plot::write(path, &panels)?;
             }
             cluster.stop().await?;
             if report_variants::is_variants(&last) {
