@@ -8,11 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use xq_proto::pb;
 use xq_tests::binary;
 use xq_tests::cluster::{
-    ADMIN_TOKEN, SimulatedPlayer, TempDb, TestServer, admin, create, fast_config, games_spec,
-    spawn_worker, sprt_spec, spsa_spec, wait_for_end, wait_for_pairs,
+    ADMIN_TOKEN, SimulatedPlayer, TempDb, TestServer, admin, create, fast_config,
+    finished_sprt_and_spsa, games_spec, spawn_worker, wait_for_pairs,
 };
 use xq_tests::web::polylines;
 
@@ -67,40 +66,8 @@ async fn report_plot_draws_theta_and_llr_as_svg_and_png() {
     let url = server.url();
     let mut grpc = admin(&url).await;
 
+    let (sprt, sprt_end, spsa) = finished_sprt_and_spsa(&url, &mut grpc).await;
     let strong = Arc::new(SimulatedPlayer::first_player_stronger(60.0));
-    let (stop, worker) = spawn_worker(&url, strong.clone(), 2);
-    let sprt = create(&mut grpc, sprt_spec(0.0, 10.0, 20_000)).await;
-    let sprt_end = wait_for_end(&mut grpc, sprt, Duration::from_secs(120)).await;
-    let _ = stop.send(());
-    worker.await.unwrap();
-    assert_eq!(sprt_end.state(), pb::RunState::Finished);
-
-    let param = |name: &str, start: f64| pb::SpsaParam {
-        name: name.to_owned(),
-        start,
-        min: start - 100.0,
-        max: start + 100.0,
-        c_end: 10.0,
-        r_end: 0.005,
-        is_float: false,
-    };
-    let spsa = create(
-        &mut grpc,
-        spsa_spec(
-            vec![param("chariot_value", 850.0), param("horse_value", 400.0)],
-            80,
-            4,
-        ),
-    )
-    .await;
-    let tuned = Arc::new(SimulatedPlayer::with_strength(|p| {
-        let x = p.get("chariot_value").copied().unwrap_or(850) as f64;
-        -0.05 * (x - 900.0) * (x - 900.0)
-    }));
-    let (stop, worker) = spawn_worker(&url, tuned, 2);
-    wait_for_end(&mut grpc, spsa, Duration::from_secs(120)).await;
-    let _ = stop.send(());
-    worker.await.unwrap();
 
     // SPRT: one panel, the LLR from the origin plus one point per counted
     // result (leases of 8 pairs = 16 games), and both bounds.
