@@ -1,6 +1,8 @@
 //! The coordinator: statistics, scheduling, storage and the gRPC server.
 //! Its wire types and their conversion are `xq_proto`'s; it uses `xq_worker`
-//! only for local mode's embedded workers.
+//! for local mode's embedded workers, for the openings a runner plays (the
+//! archive's opening check regenerates them with the runner's own code) and
+//! for the PGN writer `xq-worker play --pgn` shares.
 //!
 //! # Layout
 //!
@@ -23,6 +25,9 @@
 //!   workers converts in `xq_proto`.
 //! * [`server`]: the thin tonic services, `run(listener, db, shutdown)`, and
 //!   the one place store errors become statuses.
+//! * [`archive`]: the checks of a result's games; [`game_export`]: a run's
+//!   stored games read back by filter and written as PGN (`pgn`, the
+//!   `ExportGames` RPC, the web view).
 //! * [`local`]: embedded local mode (server and workers in one process).
 //! * [`web`]: the web view (runs, graphs, workers, engines) over a read
 //!   connection, and `/metrics` ([`metrics`]).
@@ -30,6 +35,7 @@
 pub mod archive;
 pub mod auth;
 pub mod convert;
+pub mod game_export;
 pub mod local;
 pub mod metrics;
 pub mod report;
