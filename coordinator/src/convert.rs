@@ -22,6 +22,7 @@ use crate::runs::{
 use crate::scheduler::{Grant, SubmitStatus};
 use crate::stats::sprt::SprtState;
 use crate::store::games::{ArchivedGame, FailureCount};
+use crate::store::history::LlrPoint;
 use crate::store::leases::LeaseState;
 use crate::store::workers::NewWorker;
 use xq_proto::variant_stats::VariantStats;
@@ -618,6 +619,15 @@ impl From<FailureCount> for pb::FailureCount {
             reason: f.reason,
             games: f.games,
             overruns_ms: f.overruns_ms,
+        }
+    }
+}
+
+impl From<LlrPoint> for pb::LlrPoint {
+    fn from(p: LlrPoint) -> Self {
+        pb::LlrPoint {
+            pairs: p.pairs,
+            llr: p.llr,
         }
     }
 }

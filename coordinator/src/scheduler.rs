@@ -46,7 +46,7 @@ use crate::store::leases::{self, LeaseState, NewLease};
 use crate::store::runs::{self as run_rows, Candidate};
 use crate::store::workers::{self, NewWorker};
 use crate::store::{Store, StoreError, now_ms};
-use crate::store::{games, lease_results};
+use crate::store::{games, history, lease_results};
 
 /// Timing of leases.
 #[derive(Debug, Clone, Copy)]
@@ -235,6 +235,11 @@ impl Scheduler {
     /// Every worker's results and health in run `id` ([`health::for_run`]).
     pub async fn worker_health(&self, id: u64) -> Result<Vec<WorkerHealth>, StoreError> {
         self.store.call(move |conn| health::for_run(conn, id)).await
+    }
+
+    /// An SPRT's LLR after every counted result, oldest first.
+    pub async fn llr_history(&self, id: u64) -> Result<Vec<history::LlrPoint>, StoreError> {
+        self.store.call(move |conn| history::llr(conn, id)).await
     }
 
     pub async fn spsa_history(&self, id: u64) -> Result<Vec<SpsaHistoryRow>, StoreError> {

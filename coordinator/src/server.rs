@@ -489,13 +489,14 @@ impl RunService for Runs {
             include_history,
         } = request.into_inner();
         let run = self.scheduler.get_run(run_id).await?;
-        let (history, failures) = if include_history {
+        let (history, failures, llr) = if include_history {
             (
                 self.scheduler.spsa_history(run_id).await?,
                 self.scheduler.failures(run_id).await?,
+                self.scheduler.llr_history(run_id).await?,
             )
         } else {
-            (Vec::new(), Vec::new())
+            (Vec::new(), Vec::new(), Vec::new())
         };
         let workers = self.scheduler.worker_health(run_id).await?;
         Ok(Response::new(pb::GetRunResponse {
@@ -503,6 +504,7 @@ impl RunService for Runs {
             history: history.into_iter().map(Into::into).collect(),
             failures: failures.into_iter().map(Into::into).collect(),
             workers: workers.into_iter().map(Into::into).collect(),
+            llr_history: llr.into_iter().map(Into::into).collect(),
         }))
     }
 

@@ -453,6 +453,51 @@ pub async fn wait_for_end(admin: &mut AdminClient, run_id: u64, limit: Duration)
 }
 
 /// Polls until the run has counted at least `pairs` pairs.
+/// A finished SPRT (0/10, the first player 60 Elo stronger) and a finished
+/// 80-game SPSA of `chariot_value` and `horse_value` in leases of 4 pairs (a
+/// strength peaked at chariot 900), both played by simulated players:
+/// (SPRT id, its final status, SPSA id).
+pub async fn finished_sprt_and_spsa(
+    url: &str,
+    grpc: &mut AdminClient,
+) -> (u64, pb::RunStatus, u64) {
+    let strong = Arc::new(SimulatedPlayer::first_player_stronger(60.0));
+    let (stop, worker) = spawn_worker(url, strong, 2);
+    let sprt = create(grpc, sprt_spec(0.0, 10.0, 20_000)).await;
+    let sprt_end = wait_for_end(grpc, sprt, Duration::from_secs(120)).await;
+    let _ = stop.send(());
+    worker.await.unwrap();
+    assert_eq!(sprt_end.state(), pb::RunState::Finished);
+
+    let param = |name: &str, start: f64| pb::SpsaParam {
+        name: name.to_owned(),
+        start,
+        min: start - 100.0,
+        max: start + 100.0,
+        c_end: 10.0,
+        r_end: 0.005,
+        is_float: false,
+    };
+    let spsa = create(
+        grpc,
+        spsa_spec(
+            vec![param("chariot_value", 850.0), param("horse_value", 400.0)],
+            80,
+            4,
+        ),
+    )
+    .await;
+    let tuned = Arc::new(SimulatedPlayer::with_strength(|p| {
+        let x = p.get("chariot_value").copied().unwrap_or(850) as f64;
+        -0.05 * (x - 900.0) * (x - 900.0)
+    }));
+    let (stop, worker) = spawn_worker(url, tuned, 2);
+    wait_for_end(grpc, spsa, Duration::from_secs(120)).await;
+    let _ = stop.send(());
+    worker.await.unwrap();
+    (sprt, sprt_end, spsa)
+}
+
 pub async fn wait_for_pairs(admin: &mut AdminClient, run_id: u64, pairs: u64) {
     for _ in 0..2000 {
         let s = status(admin, run_id).await;

@@ -186,8 +186,12 @@ pub fn chart_points(dom: &str, id: &str) -> Vec<usize> {
         return Vec::new();
     };
     let end = start + dom[start..].find("</figure>").unwrap_or(dom.len() - start);
-    dom[start..end]
-        .split("<polyline")
+    polylines(&dom[start..end])
+}
+
+/// The point count of every `<polyline>` in an SVG (or HTML) text, in order.
+pub fn polylines(svg: &str) -> Vec<usize> {
+    svg.split("<polyline")
         .skip(1)
         .filter_map(|p| {
             let s = p.find("points=\"")? + "points=\"".len();

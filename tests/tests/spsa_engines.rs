@@ -15,6 +15,7 @@ use xq_tests::binary;
 use xq_tests::cluster::{
     TempDb, TestServer, admin, create, engine_settings, fast_config, spawn_worker, wait_for_end,
 };
+use xq_tests::web::polylines;
 use xq_worker::EnginePlayer;
 
 /// `xq-coordinator engine add NAME xq-engine --db DB`; returns its output.
@@ -168,8 +169,11 @@ fn local_mode_tunes_then_verifies_with_a_linked_sprt() {
     )
     .expect("write params");
     let cache = cache("verify");
+    let plot = db.0.with_extension("plot.svg");
     let out = Command::new(binary("xq-coordinator"))
         .args(["local", "spsa", "--engine", "xq", "--games", "240"])
+        .arg("--plot")
+        .arg(&plot)
         .args([
             "--pairs-per-iteration",
             "4",
@@ -201,6 +205,13 @@ fn local_mode_tunes_then_verifies_with_a_linked_sprt() {
         text.contains("tuned, and the tune is +") && text.contains("H1 accepted"),
         "{text}"
     );
+    // --plot: the tune's two θ panels (120 pairs in leases of 4 = 30 results
+    // plus the start), then the verification's LLR panel.
+    let svg = std::fs::read_to_string(&plot).expect("the plot file");
+    let _ = std::fs::remove_file(&plot);
+    let lines = polylines(&svg);
+    assert_eq!(lines.iter().filter(|&&n| n == 31).count(), 2, "{lines:?}");
+    assert!(svg.contains("height=\"840\"") && svg.contains("LLR against games"));
     let _ = std::fs::remove_dir_all(cache);
     let _ = std::fs::remove_file(params);
 }

@@ -14,7 +14,7 @@ use xq_proto::pb;
 use xq_tests::binary;
 use xq_tests::cluster::{
     ADMIN_TOKEN, SimulatedPlayer, TempDb, TestServer, WORKER_TOKEN, admin, create, fast_config,
-    games_spec, spawn_engine_worker, spawn_worker, sprt_spec, spsa_spec, status, variants_spec,
+    finished_sprt_and_spsa, games_spec, spawn_engine_worker, spawn_worker, status, variants_spec,
     wait_for_end, wait_for_pairs,
 };
 use xq_tests::web::{self, chart_points, data_value, data_values};
@@ -182,40 +182,8 @@ async fn a_browser_renders_every_page_with_the_numbers_of_report_json() {
     let base = server.web_url();
     let mut grpc = admin(&url).await;
 
+    let (sprt, _, spsa) = finished_sprt_and_spsa(&url, &mut grpc).await;
     let strong: Arc<SimulatedPlayer> = Arc::new(SimulatedPlayer::first_player_stronger(60.0));
-    let (stop, worker) = spawn_worker(&url, strong.clone(), 2);
-    let sprt = create(&mut grpc, sprt_spec(0.0, 10.0, 20_000)).await;
-    let sprt_end = wait_for_end(&mut grpc, sprt, Duration::from_secs(120)).await;
-    let _ = stop.send(());
-    worker.await.unwrap();
-    assert_eq!(sprt_end.state(), pb::RunState::Finished);
-
-    let param = |name: &str, start: f64| pb::SpsaParam {
-        name: name.to_owned(),
-        start,
-        min: start - 100.0,
-        max: start + 100.0,
-        c_end: 10.0,
-        r_end: 0.005,
-        is_float: false,
-    };
-    let spsa = create(
-        &mut grpc,
-        spsa_spec(
-            vec![param("chariot_value", 850.0), param("horse_value", 400.0)],
-            80,
-            4,
-        ),
-    )
-    .await;
-    let tuned = Arc::new(SimulatedPlayer::with_strength(|p| {
-        let x = p.get("chariot_value").copied().unwrap_or(850) as f64;
-        -0.05 * (x - 900.0) * (x - 900.0)
-    }));
-    let (stop, worker) = spawn_worker(&url, tuned, 2);
-    wait_for_end(&mut grpc, spsa, Duration::from_secs(120)).await;
-    let _ = stop.send(());
-    worker.await.unwrap();
 
     let variants = create(&mut grpc, variants_spec(&["standard", "conversion"], 3, 1)).await;
     let (stop, worker) = spawn_engine_worker(&url, 2);

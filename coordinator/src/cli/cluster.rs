@@ -241,7 +241,7 @@ impl StatusArgs {
         rt.block_on(async {
             match self.run {
                 Some(id) => {
-                    let (run, _, _, workers) = get_all(&mut admin, id, false).await?;
+                    let (run, _, _, workers, _) = get_all(&mut admin, id, false).await?;
                     print!("{}", display::summary_text(&run));
                     print!("{}", workers::text(&workers));
                     print!("{}", linked(&mut admin, &run).await?);
@@ -288,11 +288,12 @@ async fn get(
     run_id: u64,
     history: bool,
 ) -> anyhow::Result<(pb::RunStatus, Vec<pb::SpsaHistoryRow>)> {
-    let (run, history, _, _) = get_all(admin, run_id, history).await?;
+    let (run, history, _, _, _) = get_all(admin, run_id, history).await?;
     Ok((run, history))
 }
 
-/// The run, its SPSA history, its failure counts and its workers' health.
+/// The run, its SPSA history, its failure counts, its workers' health and an
+/// SPRT's LLR history.
 async fn get_all(
     admin: &mut Admin,
     run_id: u64,
@@ -302,6 +303,7 @@ async fn get_all(
     Vec<pb::SpsaHistoryRow>,
     Vec<pb::FailureCount>,
     Vec<pb::WorkerHealth>,
+    Vec<pb::LlrPoint>,
 )> {
     let answer = admin
         .get_run(pb::GetRunRequest {
@@ -311,7 +313,13 @@ async fn get_all(
         .await?
         .into_inner();
     let run = answer.run.context("the coordinator sent no run")?;
-    Ok((run, answer.history, answer.failures, answer.workers))
+    Ok((
+        run,
+        answer.history,
+        answer.failures,
+        answer.workers,
+        answer.llr_history,
+    ))
 }
 
 /// `watch RUN`: a progress bar until the run ends.
@@ -343,12 +351,21 @@ pub struct ReportArgs {
     /// Print the summary as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Also draw the run's charts into this file, SVG or PNG by its
+    /// extension: SPSA θ (in % of c_end, then each parameter's absolute
+    /// value) against iterations; SPRT LLR against games with its bounds.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
 }
 
 impl ReportArgs {
     pub fn run(self) -> anyhow::Result<()> {
         let (rt, mut admin) = self.remote.connect()?;
-        let (run, rows, failures, health) = rt.block_on(get_all(&mut admin, self.run, true))?;
+        let (run, rows, failures, health, llr) =
+            rt.block_on(get_all(&mut admin, self.run, true))?;
+        if let Some(path) = &self.plot {
+            super::plot::write(path, &super::plot::panels(&run, &rows, &llr)?)?;
+        }
         if report_variants::is_variants(&run) {
             return print_variants(&run, &health, self.json, self.csv);
         }
@@ -448,19 +465,24 @@ struct LocalCommon<T: Args> {
     /// to stderr).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     http: SocketAddr,
+    /// When the run ends, draw its charts into this file (SVG or PNG by its
+    /// extension), as `report RUN --plot`; a tune's verification SPRT adds
+    /// its LLR panel.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
     #[command(flatten)]
     run: T,
 }
 
 impl LocalArgs {
     pub fn run(self, player: &PlayerFactory) -> anyhow::Result<()> {
-        let (db, threads, workers, json, http, run) = match self.run {
+        let (db, threads, workers, json, (http, plot), run) = match self.run {
             LocalRun::Sprt(c) => (
                 c.db,
                 c.threads,
                 c.workers,
                 c.json,
-                c.http,
+                (c.http, c.plot),
                 RunArgs::Sprt(c.run),
             ),
             LocalRun::Spsa(c) => (
@@ -468,7 +490,7 @@ impl LocalArgs {
                 c.threads,
                 c.workers,
                 c.json,
-                c.http,
+                (c.http, c.plot),
                 RunArgs::Spsa(c.run),
             ),
             LocalRun::Games(c) => (
@@ -476,7 +498,7 @@ impl LocalArgs {
                 c.threads,
                 c.workers,
                 c.json,
-                c.http,
+                (c.http, c.plot),
                 RunArgs::Games(c.run),
             ),
             LocalRun::Variants(c) => (
@@ -484,10 +506,18 @@ impl LocalArgs {
                 c.threads,
                 c.workers,
                 c.json,
-                c.http,
+                (c.http, c.plot),
                 RunArgs::Variants(c.run),
             ),
         };
+        if let Some(path) = &plot {
+            xq_coordinator::web::charts::ImageFormat::from_path(path)?;
+            if matches!(run, RunArgs::Games(_) | RunArgs::Variants(_)) {
+                anyhow::bail!(
+                    "--plot draws SPSA runs (θ) and SPRT runs (LLR), not games or variants runs"
+                );
+            }
+        }
         let spec = run.spec()?;
         let player = player(threads.max(1))?;
         runtime()?.block_on(async {
@@ -551,6 +581,14 @@ impl LocalArgs {
                         }
                     });
                 }
+            }
+            if let Some(path) = &plot {
+                let mut panels = Vec::new();
+                for id in std::iter::once(created.run_id).chain(verify.as_ref().map(|v| v.run_id)) {
+                    let (run, rows, _, _, llr) = get_all(&mut admin, id, true).await?;
+                    panels.extend(super::plot::panels(&run, &rows, &llr)?);
+                }
+                super::plot::write(path, &panels)?;
             }
             cluster.stop().await?;
             if report_variants::is_variants(&last) {

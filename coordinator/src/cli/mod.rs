@@ -13,6 +13,7 @@ mod engine;
 mod match_args;
 mod params;
 mod pgn;
+mod plot;
 mod report_variants;
 mod stats;
 mod stats_compare;

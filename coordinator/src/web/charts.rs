@@ -1,8 +1,14 @@
-//! Server-drawn SVG charts (plotters' SVG backend): lines against games or
-//! iterations, and bars with 95 % intervals.
+//! Charts drawn by plotters: lines against games or iterations, and bars
+//! with 95 % intervals. A line chart draws onto any plotters backend: the
+//! web view's SVG and `report --plot`'s stacked SVG or PNG ([`panels`]).
+//! Text uses DejaVu Sans embedded in the binary (the `dejavu` crate), so a
+//! PNG needs no system font.
 //!
 //! Every series is drawn as one `<polyline>` with one point per value given
 //! (after [`thin`]), so a browser test can count them.
+
+use std::path::Path;
+use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -107,9 +113,116 @@ fn canvas(svg: &mut String) -> DrawingArea<SVGBackend<'_>, Shift> {
     root
 }
 
+/// Registers the embedded DejaVu Sans as plotters' `sans-serif` once; every
+/// text layout (SVG) and glyph (PNG) is measured and drawn with it.
+fn fonts() -> Result<(), ChartError> {
+    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+    REGISTERED
+        .get_or_init(|| {
+            plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+                .map_err(|_| "the embedded DejaVu Sans font does not parse".to_owned())
+        })
+        .clone()
+        .map_err(ChartError)
+}
+
+/// An image file's format, from its name's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageFormat {
+    Svg,
+    Png,
+}
+
+impl ImageFormat {
+    /// `.svg` or `.png` (any case); anything else is refused, naming it.
+    pub fn from_path(path: &Path) -> Result<Self, ChartError> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("svg") => Ok(ImageFormat::Svg),
+            Some("png") => Ok(ImageFormat::Png),
+            _ => Err(ChartError(format!(
+                "{} names no image format: give a file ending in .svg or .png",
+                path.display()
+            ))),
+        }
+    }
+}
+
+/// A titled chart: one panel of a stacked image.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Panel {
+    pub title: String,
+    pub chart: LineChart,
+}
+
+/// The panels stacked top to bottom, each [`SIZE`] with its title above,
+/// as an SVG document or PNG file bytes.
+pub fn panels(panels: &[Panel], format: ImageFormat) -> Result<Vec<u8>, ChartError> {
+    fn draw_all<DB: DrawingBackend>(
+        root: &DrawingArea<DB, Shift>,
+        panels: &[Panel],
+    ) -> Result<(), ChartError> {
+        root.fill(&WHITE).map_err(err)?;
+        for (area, p) in root
+            .split_evenly((panels.len().max(1), 1))
+            .iter()
+            .zip(panels)
+        {
+            p.chart.draw(area, Some(&p.title))?;
+        }
+        root.present().map_err(err)
+    }
+    let (w, h) = (SIZE.0, SIZE.1 * panels.len().max(1) as u32);
+    match format {
+        ImageFormat::Svg => {
+            let mut svg = String::new();
+            draw_all(
+                &SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area(),
+                panels,
+            )?;
+            Ok(svg.into_bytes())
+        }
+        ImageFormat::Png => {
+            let mut rgb = vec![0u8; w as usize * h as usize * 3];
+            draw_all(
+                &BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area(),
+                panels,
+            )?;
+            let mut out = Vec::new();
+            let mut encoder = png::Encoder::new(&mut out, w, h);
+            encoder.set_color(png::ColorType::Rgb);
+            encoder.set_depth(png::BitDepth::Eight);
+            let mut writer = encoder.write_header().map_err(err)?;
+            writer.write_image_data(&rgb).map_err(err)?;
+            writer.finish().map_err(err)?;
+            Ok(out)
+        }
+    }
+}
+
 impl LineChart {
     /// The chart as an SVG document; an empty chart says so.
     pub fn svg(&self) -> Result<String, ChartError> {
+        let mut svg = String::new();
+        {
+            let root = canvas(&mut svg);
+            self.draw(&root, None)?;
+            root.present().map_err(err)?;
+        }
+        Ok(svg)
+    }
+
+    /// Draws the chart, with `caption` above it if given, onto any plotters
+    /// backend's area.
+    pub fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        caption: Option<&str>,
+    ) -> Result<(), ChartError> {
+        fonts()?;
         let series: Vec<Series> = self
             .series
             .iter()
@@ -125,67 +238,68 @@ impl LineChart {
             .flat_map(|s| s.points.iter().map(|p| p.1))
             .chain(self.levels.iter().map(|l| l.y));
         let (y0, y1) = range(ys);
-        let mut svg = String::new();
-        {
-            let root = canvas(&mut svg);
-            let mut chart = ChartBuilder::on(&root)
-                .margin(12)
-                .x_label_area_size(36)
-                .y_label_area_size(56)
-                .build_cartesian_2d(x0.max(0.0)..x1, y0..y1)
-                .map_err(err)?;
+        let mut builder = ChartBuilder::on(root);
+        builder
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(56);
+        if let Some(caption) = caption {
+            builder.caption(caption, ("sans-serif", 16));
+        }
+        let mut chart = builder
+            .build_cartesian_2d(x0.max(0.0)..x1, y0..y1)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(self.x_label.as_str())
+            .y_desc(self.y_label.as_str())
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(err)?;
+        for level in &self.levels {
+            let style = RGBColor(120, 120, 120).stroke_width(1);
             chart
-                .configure_mesh()
-                .x_desc(self.x_label.as_str())
-                .y_desc(self.y_label.as_str())
-                .light_line_style(RGBColor(235, 235, 235))
-                .draw()
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x0.max(0.0), level.y), (x1, level.y)],
+                    style,
+                )))
+                .map_err(err)?
+                .label(level.name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], style));
+        }
+        let mut colour = 0;
+        for s in &series {
+            let c = PALETTE[colour % PALETTE.len()];
+            let style = if s.secondary {
+                c.mix(0.45).stroke_width(1)
+            } else {
+                colour += 1;
+                c.stroke_width(2)
+            };
+            let drawn = chart
+                .draw_series(LineSeries::new(s.points.iter().copied(), style))
                 .map_err(err)?;
-            for level in &self.levels {
-                let style = RGBColor(120, 120, 120).stroke_width(1);
-                chart
-                    .draw_series(std::iter::once(PathElement::new(
-                        vec![(x0.max(0.0), level.y), (x1, level.y)],
-                        style,
-                    )))
-                    .map_err(err)?
-                    .label(level.name.as_str())
+            if !s.secondary {
+                drawn
+                    .label(s.name.as_str())
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], style));
             }
-            let mut colour = 0;
-            for s in &series {
-                let c = PALETTE[colour % PALETTE.len()];
-                let style = if s.secondary {
-                    c.mix(0.45).stroke_width(1)
-                } else {
-                    colour += 1;
-                    c.stroke_width(2)
-                };
-                let drawn = chart
-                    .draw_series(LineSeries::new(s.points.iter().copied(), style))
-                    .map_err(err)?;
-                if !s.secondary {
-                    drawn
-                        .label(s.name.as_str())
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], style));
-                }
-            }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(200, 200, 200))
-                .position(SeriesLabelPosition::UpperLeft)
-                .draw()
-                .map_err(err)?;
-            root.present().map_err(err)?;
         }
-        Ok(svg)
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(200, 200, 200))
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()
+            .map_err(err)?;
+        Ok(())
     }
 }
 
 /// Bars with interval whiskers, grouped (e.g. per variant: Red win, draw,
 /// Black win), on a `[0, 1]` axis.
 pub fn bars(bars: &[Bar], y_label: &str) -> Result<String, ChartError> {
+    fonts()?;
     let mut groups: Vec<&str> = Vec::new();
     let mut names: Vec<&str> = Vec::new();
     for b in bars {
@@ -298,6 +412,77 @@ mod tests {
         assert!(svg.starts_with("<svg"), "{svg}");
         assert!(polylines(&svg).contains(&37), "{:?}", polylines(&svg));
         assert!(svg.contains("LLR") && svg.contains("games"));
+    }
+
+    fn line(name: &str, n: usize) -> LineChart {
+        LineChart {
+            x_label: "iterations".into(),
+            y_label: name.into(),
+            series: vec![Series {
+                name: name.into(),
+                points: (0..n).map(|i| (i as f64, (i * i) as f64)).collect(),
+                secondary: false,
+            }],
+            levels: vec![Level {
+                name: "start".into(),
+                y: 0.0,
+            }],
+        }
+    }
+
+    fn stack(sizes: &[usize]) -> Vec<Panel> {
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| Panel {
+                title: format!("panel {i}"),
+                chart: line(&format!("p{i}"), n),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_stacked_svg_keeps_every_point_of_every_panel() {
+        let svg =
+            String::from_utf8(panels(&stack(&[37, 12, 2500]), ImageFormat::Svg).unwrap()).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("height=\"840\""));
+        let lines = polylines(&svg);
+        for n in [37, 12, thin(&[0; 2500]).len()] {
+            assert!(lines.contains(&n), "{n} points missing from {lines:?}");
+        }
+        assert!(svg.contains("panel 0") && svg.contains("panel 2"));
+    }
+
+    #[test]
+    fn a_png_decodes_at_the_stacked_size_with_its_text_drawn() {
+        let bytes = panels(&stack(&[20, 30]), ImageFormat::Png).unwrap();
+        let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        assert_eq!((info.width, info.height), (SIZE.0, 2 * SIZE.1));
+        assert_eq!(info.color_type, png::ColorType::Rgb);
+        // The caption band above the second panel's plot holds dark glyph pixels.
+        let dark = (SIZE.1 as usize..SIZE.1 as usize + 30)
+            .flat_map(|y| (0..SIZE.0 as usize).map(move |x| (y * SIZE.0 as usize + x) * 3))
+            .filter(|&i| buf[i] < 128 && buf[i + 1] < 128 && buf[i + 2] < 128)
+            .count();
+        assert!(dark > 20, "no caption drawn: {dark} dark pixels");
+    }
+
+    #[test]
+    fn the_format_comes_from_the_extension() {
+        assert_eq!(
+            ImageFormat::from_path(Path::new("run.SVG")).unwrap(),
+            ImageFormat::Svg
+        );
+        assert_eq!(
+            ImageFormat::from_path(Path::new("a/b.png")).unwrap(),
+            ImageFormat::Png
+        );
+        let e = ImageFormat::from_path(Path::new("plot.jpg")).unwrap_err();
+        assert!(e.to_string().contains("plot.jpg"), "{e}");
+        assert!(ImageFormat::from_path(Path::new("plot")).is_err());
     }
 
     #[test]

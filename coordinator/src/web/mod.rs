@@ -21,11 +21,13 @@
 //! # Layout
 //!
 //! * [`view`]: what the pages show, built from stored runs.
-//! * [`charts`]: plotters SVG line and bar charts.
+//! * [`run_charts`]: which charts a run has (also `report --plot`'s).
+//! * [`charts`]: plotters line and bar charts, SVG or PNG.
 //! * [`pages`]: the handlers.
 
 pub mod charts;
 pub mod pages;
+pub mod run_charts;
 pub mod view;
 
 use std::future::Future;

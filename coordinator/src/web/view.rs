@@ -12,7 +12,8 @@ use serde::Serialize;
 use serde_json::Value;
 use xq_proto::pb;
 
-use super::charts::{self, Bar, ChartError, Level, LineChart, Series};
+use super::charts::{self, Bar, ChartError};
+use super::run_charts::{self, RunChart, ThetaParam, ThetaPoint};
 use crate::report::summary;
 use crate::report::variants::{self, VariantsReport};
 use crate::runs::{KindSpec, RunStatus, SpsaHistoryRow};
@@ -308,16 +309,18 @@ pub fn etag(status: &RunStatus) -> String {
     )
 }
 
-fn chart(id: &str, title: &str, c: &LineChart) -> Result<ChartView, ChartError> {
+fn chart(c: &RunChart) -> Result<ChartView, ChartError> {
     Ok(ChartView {
-        id: id.to_owned(),
-        title: title.to_owned(),
+        id: c.id.clone(),
+        title: c.panel.title.clone(),
         points: c
+            .panel
+            .chart
             .series
             .iter()
             .map(|s| charts::thin(&s.points).len())
             .collect(),
-        svg: c.svg()?,
+        svg: c.panel.chart.svg()?,
     })
 }
 
@@ -330,31 +333,12 @@ impl LiveView {
             .flatten();
         let mut charts = Vec::new();
         if let Some(sprt) = &status.sprt {
-            let mut points = vec![(0.0, 0.0)];
-            points.extend(h.llr.iter().map(|p| (2.0 * p.pairs as f64, p.llr)));
-            charts.push(chart(
-                "llr",
-                "LLR against games",
-                &LineChart {
-                    x_label: "games".into(),
-                    y_label: "LLR".into(),
-                    series: vec![Series {
-                        name: "LLR".into(),
-                        points,
-                        secondary: false,
-                    }],
-                    levels: vec![
-                        Level {
-                            name: format!("lower bound {:.2}", sprt.lower_bound),
-                            y: sprt.lower_bound,
-                        },
-                        Level {
-                            name: format!("upper bound {:.2}", sprt.upper_bound),
-                            y: sprt.upper_bound,
-                        },
-                    ],
-                },
-            )?);
+            let history: Vec<(u64, f64)> = h.llr.iter().map(|p| (p.pairs, p.llr)).collect();
+            charts.push(chart(&run_charts::llr(
+                sprt.lower_bound,
+                sprt.upper_bound,
+                &history,
+            ))?);
         }
         let two_players = matches!(status.spec.kind, KindSpec::Sprt(_) | KindSpec::Games(_));
         if two_players {
@@ -366,38 +350,7 @@ impl LiveView {
                     Some((2.0 * p.pairs as f64, e.elo, e.elo95))
                 })
                 .collect();
-            let line = |f: fn(&(f64, f64, f64)) -> f64| -> Vec<(f64, f64)> {
-                estimates.iter().map(|e| (e.0, f(e))).collect()
-            };
-            charts.push(chart(
-                "elo",
-                "Elo ± 95 % interval against games",
-                &LineChart {
-                    x_label: "games".into(),
-                    y_label: "Elo".into(),
-                    series: vec![
-                        Series {
-                            name: "Elo".into(),
-                            points: line(|e| e.1),
-                            secondary: false,
-                        },
-                        Series {
-                            name: "lower".into(),
-                            points: line(|e| e.1 - e.2),
-                            secondary: true,
-                        },
-                        Series {
-                            name: "upper".into(),
-                            points: line(|e| e.1 + e.2),
-                            secondary: true,
-                        },
-                    ],
-                    levels: vec![Level {
-                        name: "0".into(),
-                        y: 0.0,
-                    }],
-                },
-            )?);
+            charts.push(chart(&run_charts::elo(&estimates))?);
         }
         let mut spsa = Vec::new();
         let mut paste_back = String::new();
@@ -429,66 +382,25 @@ impl LiveView {
                     p.r_end
                 );
             }
-            let theta = |i: usize, f: &dyn Fn(f64) -> f64| -> Vec<(f64, f64)> {
-                let start = spec.params[i].start;
-                std::iter::once((0.0, f(start)))
-                    .chain(
-                        h.spsa
-                            .iter()
-                            .filter_map(|r| r.theta.get(i).map(|&t| (r.iter as f64, f(t)))),
-                    )
-                    .collect()
-            };
-            let pct_series = spec
+            let params: Vec<ThetaParam<'_>> = spec
                 .params
                 .iter()
-                .enumerate()
-                .map(|(i, p)| {
-                    let (start, c_end) = (p.start, p.c_end);
-                    Series {
-                        name: p.name.clone(),
-                        points: theta(i, &|t| {
-                            if c_end != 0.0 {
-                                100.0 * (t - start) / c_end
-                            } else {
-                                0.0
-                            }
-                        }),
-                        secondary: false,
-                    }
+                .map(|p| ThetaParam {
+                    name: &p.name,
+                    start: p.start,
+                    c_end: p.c_end,
                 })
                 .collect();
-            charts.push(chart(
-                "theta-pct",
-                "θ − start in % of c_end, against iterations",
-                &LineChart {
-                    x_label: "iterations".into(),
-                    y_label: "% of c_end".into(),
-                    series: pct_series,
-                    levels: vec![Level {
-                        name: "start".into(),
-                        y: 0.0,
-                    }],
-                },
-            )?);
-            for (i, p) in spec.params.iter().enumerate() {
-                charts.push(chart(
-                    &format!("theta-{}", p.name),
-                    &format!("θ of {} against iterations", p.name),
-                    &LineChart {
-                        x_label: "iterations".into(),
-                        y_label: p.name.clone(),
-                        series: vec![Series {
-                            name: p.name.clone(),
-                            points: theta(i, &|t| t),
-                            secondary: false,
-                        }],
-                        levels: vec![Level {
-                            name: format!("start {}", p.start),
-                            y: p.start,
-                        }],
-                    },
-                )?);
+            let history: Vec<ThetaPoint<'_>> = h
+                .spsa
+                .iter()
+                .map(|r| ThetaPoint {
+                    iter: r.iter,
+                    theta: &r.theta,
+                })
+                .collect();
+            for c in run_charts::spsa(&params, &history) {
+                charts.push(chart(&c)?);
             }
         }
         let variants = match &status.spec.kind {
