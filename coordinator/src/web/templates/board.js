@@ -1,7 +1,8 @@
 // The game page's board: draws the position after each ply from the FENs
 // the server replayed (#game-data), and steps through them with the
-// buttons, the arrow keys (← →, Home, End) or a click on a move. The
-// current ply is kept in #replay's data-ply, its FEN in data-fen.
+// buttons, the arrow keys (← →, Home, End) or a click on a move; a link
+// ending in #ply=N opens at ply N. The current ply is kept in #replay's
+// data-ply, its FEN in data-fen.
 (function () {
   "use strict";
   var root = document.getElementById("replay");
@@ -156,6 +157,7 @@
   });
 
   drawGrid();
-  show(0);
+  var linked = /^#ply=(\d+)$/.exec(window.location.hash);
+  show(linked ? Number(linked[1]) : 0);
   root.dataset.js = "ready";
 })();
