@@ -130,10 +130,15 @@
       });
     }
     var rows = document.querySelectorAll("#moves tbody tr");
+    var list = document.querySelector(".moves-side");
     for (var i = 0; i < rows.length; i++) {
       var current = Number(rows[i].dataset.ply) === ply;
       rows[i].classList.toggle("current", current);
-      if (current && rows[i].scrollIntoView) { rows[i].scrollIntoView({ block: "nearest" }); }
+      // Scroll the move list only, never the page.
+      var top = rows[i].offsetTop, bottom = top + rows[i].offsetHeight;
+      if (current && list && (top < list.scrollTop || bottom > list.scrollTop + list.clientHeight)) {
+        list.scrollTop = top - list.clientHeight / 2;
+      }
     }
     document.getElementById("first").disabled = ply === 0;
     document.getElementById("prev").disabled = ply === 0;
