@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::web::chromium;
+use crate::web::{HEADLESS, chromium};
 
 /// How long one protocol call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -40,15 +40,8 @@ impl Browser {
             .arg("-c")
             .arg("exec \"$0\" \"$@\" 3<&0 4>&1 0</dev/null 1>/dev/null")
             .arg(chromium())
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--no-first-run",
-                "--hide-scrollbars",
-                "--remote-debugging-pipe",
-            ])
+            .args(HEADLESS)
+            .arg("--remote-debugging-pipe")
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg(format!("--window-size={width},{height}"))
             .stdin(Stdio::piped())

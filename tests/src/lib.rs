@@ -81,3 +81,24 @@ pub fn binary(name: &str) -> PathBuf {
     }
     path
 }
+
+/// `xq-coordinator pgn RUN --db DB --out OUT` with `extra` flags; the PGN it
+/// wrote. Panics with the command's stderr if it fails.
+pub fn pgn_export(db: &std::path::Path, run: u64, out: &std::path::Path, extra: &[&str]) -> String {
+    let result = Command::new(binary("xq-coordinator"))
+        .arg("pgn")
+        .arg(run.to_string())
+        .arg("--db")
+        .arg(db)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("run xq-coordinator pgn");
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    std::fs::read_to_string(out).expect("pgn written")
+}

@@ -10,30 +10,17 @@ use std::time::Duration;
 use xq_engine::rules::GameResult;
 use xq_engine::{Move, START_FEN};
 use xq_proto::{GameRecord, MoveStats, pb};
-use xq_tests::binary;
 use xq_tests::cluster::{
     ADMIN_TOKEN, TempDb, TestServer, WORKER_TOKEN, admin, create, engine_settings, fast_config,
     games_spec, spawn_engine_worker, status, wait_for_end, worker_client,
 };
+use xq_tests::pgn_export;
 use xq_tests::web;
 
 /// `xq-coordinator pgn RUN` of the database at `db` with `extra` flags.
 fn cli_pgn(db: &Path, run: u64, extra: &[&str]) -> String {
     let out = std::env::temp_dir().join(format!("xq-web-games-{}-{run}.pgn", std::process::id()));
-    let result = std::process::Command::new(binary("xq-coordinator"))
-        .args(["pgn", &run.to_string(), "--db"])
-        .arg(db)
-        .arg("--out")
-        .arg(&out)
-        .args(extra)
-        .output()
-        .expect("run xq-coordinator pgn");
-    assert!(
-        result.status.success(),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
-    let text = std::fs::read_to_string(&out).expect("pgn written");
+    let text = pgn_export(db, run, &out, extra);
     let _ = std::fs::remove_file(&out);
     text
 }
