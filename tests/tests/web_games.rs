@@ -303,6 +303,11 @@ async fn only_an_admin_creates_a_run_from_the_form_and_refusals_are_shown() {
             answer.body
         );
         assert!(!answer.body.contains(ADMIN_TOKEN), "the token is echoed");
+        assert!(
+            answer.body.contains("name=\"nodes\" value=\"500\""),
+            "the form is not filled in again: {}",
+            answer.body
+        );
     }
     assert!(runs(&mut grpc).await.is_empty(), "a bad form created a run");
 
