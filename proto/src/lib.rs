@@ -27,7 +27,8 @@
 //! - [`error`]: [`Invalid`], the one error of both, and its gRPC status;
 //! - [`cli`]: the command-line flags of these settings, shared by both binaries;
 //! - [`connect`]: a client's channel and bearer-token interceptor;
-//! - [`utc`]: calendar dates of Unix times.
+//! - [`utc`]: calendar dates of Unix times;
+//! - [`uci_variant`]: the `UCI_Variant` a rule set asks an external engine for.
 
 pub mod adjudication;
 pub mod cli;
@@ -38,6 +39,7 @@ pub mod game_record;
 pub mod limit;
 pub mod openings;
 pub mod results;
+pub mod uci_variant;
 pub mod utc;
 pub mod validate;
 pub mod variant_stats;

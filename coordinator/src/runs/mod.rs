@@ -154,7 +154,7 @@ impl EngineSel {
             let parsed: xq_engine::rules::RuleSet = rules
                 .parse()
                 .map_err(|e| StoreError::Invalid(format!("rules: {e}")))?;
-            xq_worker::external::choose_variant(offered.as_deref(), &parsed).map_err(|why| {
+            xq_proto::uci_variant::choose_variant(offered.as_deref(), &parsed).map_err(|why| {
                 StoreError::Invalid(format!(
                     "engine '{}' cannot play rule set '{rules}': {why}",
                     self.name

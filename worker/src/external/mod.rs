@@ -9,7 +9,5 @@ pub mod process;
 pub mod protocol;
 
 pub use dialect::{Coords, Dialect, DialectMismatch};
-pub use process::{
-    EngineConfig, EngineFailure, ExternalEngine, Reply, Session, Timeouts, choose_variant,
-};
+pub use process::{EngineConfig, EngineFailure, ExternalEngine, Reply, Session, Timeouts};
 pub use protocol::{Go, Info, Protocol, ProtocolText, TimeUnit};

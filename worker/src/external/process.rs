@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use xq_engine::rules::RuleSet;
 use xq_engine::{Move, Position, START_FEN};
+use xq_proto::uci_variant::choose_variant;
 
 use super::dialect::{self, Coords, Dialect, DialectMismatch};
 use super::protocol::{self, Go, Info, Protocol, ProtocolText, TimeUnit};
@@ -199,44 +200,6 @@ pub struct ExternalEngine {
     session: Session,
     /// The command buffer, reused.
     out: String,
-}
-
-/// The `UCI_Variant` value for `rules`, or why an engine offering `offered`
-/// (`None`: no `UCI_Variant` option) cannot play them. An engine that offers the
-/// rule set's own name (as `xq-engine` does) is told it; one that offers
-/// `xiangqi`, or offers no variants, plays standard Xiangqi, which serves every
-/// rule set with the standard moves: all but capture conversion, which changes
-/// what pieces are.
-pub fn choose_variant(
-    offered: Option<&[String]>,
-    rules: &RuleSet,
-) -> Result<Option<String>, String> {
-    let name = rules.name();
-    if let (Some(vars), Some(name)) = (offered, &name)
-        && name.split('+').all(|part| vars.iter().any(|x| x == part))
-    {
-        return Ok(Some(name.clone()));
-    }
-    if rules.conversion {
-        return Err(match offered {
-            Some(vars) => format!(
-                "capture conversion changes the pieces, and its UCI_Variant offers no such \
-                 variant (it offers {})",
-                vars.join(", ")
-            ),
-            None => "capture conversion changes the pieces, and the engine offers no \
-                     UCI_Variant to ask for it"
-                .to_string(),
-        });
-    }
-    match offered {
-        Some(vars) if vars.iter().any(|x| x == "xiangqi") => Ok(Some("xiangqi".to_string())),
-        Some(vars) => Err(format!(
-            "its UCI_Variant offers no xiangqi (it offers {})",
-            vars.join(", ")
-        )),
-        None => Ok(None),
-    }
 }
 
 impl ExternalEngine {
