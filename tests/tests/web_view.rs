@@ -467,6 +467,10 @@ async fn a_browser_renders_every_page_with_the_numbers_of_report_json() {
         .unwrap();
     assert!(shown.contains(&p), "G-test p {p} not shown");
     assert!(page.dom.contains("Capture conversion in conversion"));
+    assert!(
+        page.dom.contains("id=\"games-link\""),
+        "no link to the games"
+    );
     assert!(page.dom.contains("id=\"chart-variants\""));
 
     // The active run polls its live part.
