@@ -1,15 +1,23 @@
 //! Checking a result's games before they are counted and stored.
 //!
 //! A result's games are accepted only when there are none (a worker that
-//! keeps no games) or exactly one per counted game, each replays legally from
-//! its start position to its stated result, reason and ply under the lease's
-//! rules ([`xq_engine::rules::replay`]), and together they give exactly the
+//! keeps no games) or exactly one per counted game, each starts from the
+//! opening its lease gave it ([`check_openings`]: the coordinator
+//! regenerates it), replays legally from its start position to its stated
+//! result, reason and ply under the lease's rules
+//! ([`xq_engine::rules::replay`]), and together they give exactly the
 //! submitted counts. Otherwise the whole result is refused, naming the game
-//! (`results.games[i]`) and the ply.
+//! (`results.games[i]`), the field and the ply.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use xq_engine::rules::{Claim, Outcome, Reason, RuleSet, replay};
 use xq_engine::{Color, Position};
-use xq_proto::{GameRecord, Invalid, Score, Totals, invalid};
+use xq_proto::{
+    GameRecord, Invalid, OpeningError, OpeningSlice, OpeningSource, Score, Totals, invalid,
+};
+use xq_worker::openings::{OpeningBook, OpeningMaker, Order};
 
 /// Checks `games` against the rules `rules` and the submitted `totals`.
 pub fn check(rules: &str, games: &[GameRecord], totals: &Totals) -> Result<(), Invalid> {
@@ -83,6 +91,113 @@ pub fn totals_of(games: &[GameRecord]) -> Totals {
     t
 }
 
+/// Checks that game `i` of `games` started from opening
+/// `slice.index_of_game(i)` of `book` as the runner plays it (leases are
+/// played in [`Order::Sequential`]): the same `opening_index`, the same
+/// start position, and the opening's moves as its first `opening_plies`
+/// moves, all of them unless the game ended inside the opening.
+pub fn check_openings(
+    slice: &OpeningSlice,
+    book: &OpeningBook,
+    rules: &str,
+    games: &[GameRecord],
+) -> Result<(), Invalid> {
+    let rules: RuleSet = rules
+        .parse()
+        .map_err(|e| Invalid::new("lease.rules", format!("{e}")))?;
+    let mut maker = OpeningMaker::default();
+    let mut last: Option<(u64, xq_proto::Opening)> = None;
+    for (i, g) in games.iter().enumerate() {
+        let field = |f: &str| format!("results.games[{i}].{f}");
+        let index = slice.index_of_game(i as u64);
+        if g.opening_index != index {
+            return invalid(
+                field("opening_index"),
+                format!("{} where the lease gave opening {index}", g.opening_index),
+            );
+        }
+        let opening = match &last {
+            Some((at, o)) if *at == index => o,
+            _ => {
+                let o = maker.opening(book, slice.seed, Order::Sequential, index);
+                &last.insert((index, o)).1
+            }
+        };
+        let normal = |fen: &str| {
+            Position::from_fen(fen).ok().map(|mut p| {
+                p.set_conversion(rules.conversion);
+                p.to_fen()
+            })
+        };
+        if normal(&g.start_fen) != normal(&opening.fen) {
+            return invalid(
+                field("start_fen"),
+                format!(
+                    "'{}' is not the start of opening {index} ('{}')",
+                    g.start_fen, opening.fen
+                ),
+            );
+        }
+        let plies = g.opening_plies as usize;
+        let book_moves = &opening.moves;
+        let ended_inside = plies < book_moves.len() && g.moves.len() == plies;
+        if plies > book_moves.len() || (plies < book_moves.len() && !ended_inside) {
+            return invalid(
+                field("opening_plies"),
+                format!(
+                    "{plies} where opening {index} has {} moves",
+                    book_moves.len()
+                ),
+            );
+        }
+        if let Some(ply) = (0..plies).find(|&p| g.moves[p] != book_moves[p]) {
+            return invalid(
+                field("moves"),
+                format!(
+                    "ply {ply}: {} where opening {index} plays {}",
+                    g.moves[ply], book_moves[ply]
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The parsed opening books of runs, by run id: a run's source never
+/// changes, so its lines are parsed once. Holds at most [`MAX_BOOKS`] runs
+/// (then starts over).
+#[derive(Debug, Clone, Default)]
+pub struct OpeningBooks(Arc<Mutex<HashMap<u64, Arc<OpeningBook>>>>);
+
+/// Most runs whose books [`OpeningBooks`] keeps.
+pub const MAX_BOOKS: usize = 64;
+
+impl OpeningBooks {
+    /// The book of run `run_id`, parsed from `source` the first time.
+    pub fn get(
+        &self,
+        run_id: u64,
+        source: &OpeningSource,
+    ) -> Result<Arc<OpeningBook>, OpeningError> {
+        let cached = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&run_id)
+            .cloned();
+        if let Some(book) = cached {
+            return Ok(book);
+        }
+        let book = Arc::new(OpeningBook::load(source)?);
+        let mut books = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if books.len() >= MAX_BOOKS {
+            books.clear();
+        }
+        books.insert(run_id, Arc::clone(&book));
+        Ok(book)
+    }
+}
+
 fn check_one(rules: &RuleSet, g: &GameRecord) -> Result<(), Invalid> {
     let start =
         Position::from_fen(&g.start_fen).map_err(|e| Invalid::new("start_fen", format!("{e}")))?;
@@ -124,6 +239,7 @@ mod tests {
             reason: reason.to_owned(),
             red_player,
             stderr_tail: String::new(),
+            overrun_ms: None,
         }
     }
 

@@ -9,16 +9,18 @@
 //! cannot be forgotten; a garbled request names the field, and an
 //! `*_UNSPECIFIED` enum value is rejected.
 
+use prost::Message;
 use xq_proto::pb;
-use xq_proto::{Invalid, OpeningSource, required};
+use xq_proto::{GameRecord, Invalid, OpeningSource, Retention, required};
 
+use crate::game_export::{Export, ExportedGame, GameQuery};
 use crate::runs::{
     EngineSel, KindSpec, Lineup, MAX_BATCH_PAIRS, MatchSettings, RunKind, RunSpec, RunState,
     RunStatus, SpsaHistoryRow, VariantTotals,
 };
 use crate::scheduler::{Grant, SubmitStatus};
 use crate::stats::sprt::SprtState;
-use crate::store::games::FailureCount;
+use crate::store::games::{ArchivedGame, FailureCount};
 use crate::store::leases::LeaseState;
 use crate::store::workers::NewWorker;
 use xq_proto::variant_stats::VariantStats;
@@ -67,6 +69,7 @@ impl TryFrom<pb::RunSpec> for RunSpec {
             batch_pairs,
             settings,
             kind,
+            keep_games,
         } = s;
         name("spec.name", &run_name)?;
         let kind = KindSpec::try_from(required("spec.kind", kind)?)?;
@@ -86,6 +89,7 @@ impl TryFrom<pb::RunSpec> for RunSpec {
             batch_pairs,
             settings: required("spec.settings", settings)?.try_into()?,
             kind,
+            keep_games: Retention::from_wire(keep_games, "spec.keep_games")?,
         })
     }
 }
@@ -255,6 +259,7 @@ impl From<RunSpec> for pb::RunSpec {
             batch_pairs,
             settings,
             kind,
+            keep_games,
         } = s;
         let MatchSettings {
             limit,
@@ -279,6 +284,7 @@ impl From<RunSpec> for pb::RunSpec {
                 draw_contempt,
             }),
             kind: Some(kind.into()),
+            keep_games: pb::GameRetention::from(keep_games).into(),
         }
     }
 }
@@ -401,6 +407,151 @@ impl From<RunStatus> for pb::RunStatus {
     }
 }
 
+impl TryFrom<pb::GameFilter> for GameQuery {
+    type Error = Invalid;
+
+    fn try_from(f: pb::GameFilter) -> Result<Self, Invalid> {
+        let pb::GameFilter {
+            reason,
+            worker,
+            lost,
+        } = f;
+        let mut q = GameQuery {
+            worker: (!worker.is_empty()).then_some(worker),
+            lost,
+            ..GameQuery::default()
+        };
+        if !reason.is_empty() {
+            q = q
+                .with_reason(&reason)
+                .map_err(|e| Invalid::new("filter.reason", e))?;
+        }
+        Ok(q)
+    }
+}
+
+impl From<GameQuery> for pb::GameFilter {
+    fn from(q: GameQuery) -> Self {
+        let GameQuery {
+            reason,
+            worker,
+            lost,
+        } = q;
+        pb::GameFilter {
+            reason: reason.unwrap_or_default(),
+            worker: worker.unwrap_or_default(),
+            lost,
+        }
+    }
+}
+
+impl From<ExportedGame> for pb::StoredGame {
+    fn from(g: ExportedGame) -> Self {
+        let ExportedGame {
+            game:
+                ArchivedGame {
+                    lease_id,
+                    worker_id,
+                    game_index,
+                    record,
+                },
+            rules,
+        } = g;
+        pb::StoredGame {
+            lease_id,
+            worker_id,
+            game_index,
+            rules,
+            record: Some(record.into()),
+        }
+    }
+}
+
+impl TryFrom<pb::StoredGame> for ExportedGame {
+    type Error = Invalid;
+
+    fn try_from(g: pb::StoredGame) -> Result<Self, Invalid> {
+        let pb::StoredGame {
+            lease_id,
+            worker_id,
+            game_index,
+            rules,
+            record,
+        } = g;
+        Ok(ExportedGame {
+            game: ArchivedGame {
+                lease_id,
+                worker_id,
+                game_index,
+                record: GameRecord::try_from(required("record", record)?)?,
+            },
+            rules,
+        })
+    }
+}
+
+/// An export as stream messages of at most about `max_bytes` each (a chunk
+/// holds at least one game); a run without games is one empty chunk, so the
+/// client still learns the run's name and players.
+pub fn export_chunks(export: Export, max_bytes: usize) -> Vec<pb::ExportGamesResponse> {
+    let Export {
+        run_id: _,
+        run_name,
+        players,
+        games,
+    } = export;
+    let chunk = || pb::ExportGamesResponse {
+        run_name: run_name.clone(),
+        players: players.to_vec(),
+        games: Vec::new(),
+    };
+    let mut out = vec![chunk()];
+    let mut bytes = 0;
+    for g in games {
+        let wire = pb::StoredGame::from(g);
+        let len = wire.encoded_len();
+        if bytes > 0 && bytes + len > max_bytes {
+            out.push(chunk());
+            bytes = 0;
+        }
+        bytes += len;
+        if let Some(last) = out.last_mut() {
+            last.games.push(wire);
+        }
+    }
+    out
+}
+
+/// The export of run `run_id` that `chunks` (in order) carry.
+pub fn export_of_chunks(
+    run_id: u64,
+    chunks: Vec<pb::ExportGamesResponse>,
+) -> Result<Export, Invalid> {
+    let mut export = Export {
+        run_id,
+        run_name: String::new(),
+        players: Default::default(),
+        games: Vec::new(),
+    };
+    for (i, c) in chunks.into_iter().enumerate() {
+        let pb::ExportGamesResponse {
+            run_name,
+            players,
+            games,
+        } = c;
+        export.players = <[String; 2]>::try_from(players)
+            .map_err(|p| Invalid::new("players", format!("{} names, not 2", p.len())))?;
+        export.run_name = run_name;
+        for (j, g) in games.into_iter().enumerate() {
+            export.games.push(
+                ExportedGame::try_from(g)
+                    .map_err(|e| e.within(&format!("chunks[{i}].games[{j}]")))?,
+            );
+        }
+    }
+    Ok(export)
+}
+
 impl From<FailureCount> for pb::FailureCount {
     fn from(f: FailureCount) -> Self {
         pb::FailureCount {
@@ -409,6 +560,7 @@ impl From<FailureCount> for pb::FailureCount {
             loser: f.loser.into(),
             reason: f.reason,
             games: f.games,
+            overruns_ms: f.overruns_ms,
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The coordinator: statistics, scheduling, storage and the gRPC server.
 //! Its wire types and their conversion are `xq_proto`'s; it uses `xq_worker`
-//! only for local mode's embedded workers.
+//! for local mode's embedded workers, for the openings a runner plays (the
+//! archive's opening check regenerates them with the runner's own code) and
+//! for the PGN writer `xq-worker play --pgn` shares.
 //!
 //! # Layout
 //!
@@ -12,7 +14,6 @@
 //! * [`report`]: reports computed from run totals (variants runs).
 //! * [`run_args`]: a new run's arguments (the CLI's flags, the web form's
 //!   fields) and the one builder of its spec.
-//! * [`pgn`]: a run's stored games, selected by filter, as PGN.
 //! * [`runs`]: runs as domain types; the [`runs::Kind`] trait (next slice,
 //!   the players of a slice, apply a result, finished, status), implemented
 //!   once per kind in `runs/{sprt,spsa,games,variants}.rs` with the kind's
@@ -26,6 +27,9 @@
 //!   workers converts in `xq_proto`.
 //! * [`server`]: the thin tonic services, `run(listener, db, shutdown)`, and
 //!   the one place store errors become statuses.
+//! * [`archive`]: the checks of a result's games; [`game_export`]: a run's
+//!   stored games read back by filter and written as PGN (`pgn`, the
+//!   `ExportGames` RPC, the web view).
 //! * [`local`]: embedded local mode (server and workers in one process).
 //! * [`web`]: the web view (runs, graphs, workers, engines) over a read
 //!   connection, and `/metrics` ([`metrics`]).
@@ -33,9 +37,9 @@
 pub mod archive;
 pub mod auth;
 pub mod convert;
+pub mod game_export;
 pub mod local;
 pub mod metrics;
-pub mod pgn;
 pub mod report;
 pub mod run_args;
 pub mod runs;

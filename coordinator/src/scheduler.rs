@@ -35,7 +35,9 @@
 use std::time::Duration;
 
 use tokio::sync::broadcast;
-use xq_proto::{BatchOutcome, OpeningSlice, WorkSpec};
+use xq_proto::{BatchOutcome, Invalid, OpeningSlice, Retention, WorkSpec};
+
+use crate::archive::{self, OpeningBooks};
 
 use crate::runs::{RunKind, RunSpec, RunState, RunStatus, Slice, SliceWork, SpsaHistoryRow};
 use crate::store::games;
@@ -95,6 +97,8 @@ pub struct Scheduler {
     config: SchedulerConfig,
     /// Ids of runs that changed (results counted, stopped), for watchers.
     changes: broadcast::Sender<u64>,
+    /// Runs' parsed openings, for the opening check of their games.
+    books: OpeningBooks,
 }
 
 fn ms(d: Duration) -> i64 {
@@ -123,6 +127,7 @@ impl Scheduler {
             store,
             config,
             changes,
+            books: OpeningBooks::default(),
         }
     }
 
@@ -338,9 +343,11 @@ impl Scheduler {
         lease_id: u64,
         outcome: BatchOutcome,
     ) -> Result<SubmitStatus, StoreError> {
-        if !outcome.games.is_empty() {
-            self.check_games(worker_id, lease_id, &outcome).await?;
-        }
+        let keep = if outcome.games.is_empty() {
+            Retention::None
+        } else {
+            self.check_games(worker_id, lease_id, &outcome).await?
+        };
         let (status, run_id) = self
             .store
             .call(move |conn| {
@@ -370,8 +377,10 @@ impl Scheduler {
                     LeaseState::Active => {
                         leases::set_state(&tx, lease_id, LeaseState::Done, now)?;
                         count_result(&tx, &lease, &outcome, now)?;
-                        let kept: Vec<(u32, &xq_proto::GameRecord)> =
-                            (0u32..).zip(outcome.games.iter()).collect();
+                        let kept: Vec<(u32, &xq_proto::GameRecord)> = (0u32..)
+                            .zip(outcome.games.iter())
+                            .filter(|(_, g)| keep.keeps(g.result, &g.reason))
+                            .collect();
                         games::insert(&tx, lease.run_id, lease_id, worker_id, &kept)?;
                         SubmitStatus::Accepted
                     }
@@ -391,13 +400,14 @@ impl Scheduler {
     /// Replays a result's games under its lease's rules and checks them
     /// against its counts (see [`crate::archive`]), off the store's thread:
     /// a refused game is [`StoreError::Invalid`] and nothing is counted.
+    /// Returns which of the games the run keeps.
     async fn check_games(
         &self,
         worker_id: u64,
         lease_id: u64,
         outcome: &BatchOutcome,
-    ) -> Result<(), StoreError> {
-        let rules = self
+    ) -> Result<Retention, StoreError> {
+        let (run_id, rules, openings, keep) = self
             .store
             .call(move |conn| {
                 let lease = leases::load(conn, lease_id)?
@@ -413,15 +423,37 @@ impl Scheduler {
                     pairs: lease.pairs,
                     variant: lease.variant,
                 };
-                Ok(run.spec.kind.ops().slice_work(&run, &slice)?.rules)
+                let work = run.spec.kind.ops().slice_work(&run, &slice)?;
+                let openings = opening_slice(&run, &slice, work.per_game);
+                Ok((run.id, work.rules, openings, run.spec.keep_games))
             })
             .await?;
         let games = outcome.games.clone();
         let totals = outcome.totals.clone();
-        tokio::task::spawn_blocking(move || crate::archive::check(&rules, &games, &totals))
-            .await
-            .map_err(|e| StoreError::Join(format!("the game check failed: {e}")))?
-            .map_err(|e| StoreError::Invalid(e.to_string()))
+        let books = self.books.clone();
+        tokio::task::spawn_blocking(move || {
+            let book = books
+                .get(run_id, &openings.source)
+                .map_err(|e| Invalid::new("run.openings", e))?;
+            archive::check_openings(&openings, &book, &rules, &games)?;
+            archive::check(&rules, &games, &totals)
+        })
+        .await
+        .map_err(|e| StoreError::Join(format!("the game check failed: {e}")))?
+        .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        Ok(keep)
+    }
+}
+
+/// The openings of `slice` of `run`, as its lease carries them.
+fn opening_slice(run: &RunStatus, slice: &Slice, per_game: bool) -> OpeningSlice {
+    let settings = &run.spec.settings;
+    OpeningSlice {
+        source: settings.openings.clone(),
+        seed: settings.seed,
+        offset: slice.offset,
+        count: slice.pairs.into(),
+        per_game,
     }
 }
 
@@ -444,13 +476,7 @@ fn grant(
     let work = WorkSpec {
         players,
         rules,
-        openings: OpeningSlice {
-            source: settings.openings.clone(),
-            seed: settings.seed,
-            offset: slice.offset,
-            count: slice.pairs.into(),
-            per_game,
-        },
+        openings: opening_slice(run, slice, per_game),
         pairs: slice.pairs,
         adjudication: settings.adjudication,
         draw_contempt: settings.draw_contempt,
@@ -522,6 +548,7 @@ mod tests {
                 lineup: Default::default(),
                 pairs,
             }),
+            keep_games: Default::default(),
         }
     }
 

@@ -23,7 +23,8 @@ use xq_proto::{BatchOutcome, Invalid, required};
 
 use crate::auth::owners::Owners;
 use crate::auth::{AuthLayer, Authenticator, EphemeralToken, Principal, RateLimits};
-use crate::convert::lease_state;
+use crate::convert::{self, lease_state};
+use crate::game_export::{self, GameQuery};
 use crate::metrics::{GrpcMetricsLayer, Metrics};
 use crate::runs::{RunSpec, RunState};
 use crate::scheduler::{Scheduler, SchedulerConfig};
@@ -191,6 +192,7 @@ pub async fn run_with_web(
         }
         None => None,
     };
+    let export_reader = store.reader()?;
     drop(store);
     let limit = config.max_message_bytes;
     let mut builder = tonic::transport::Server::builder();
@@ -212,6 +214,7 @@ pub async fn run_with_web(
             RunServiceServer::new(Runs {
                 scheduler,
                 shutdown: signal,
+                reader: export_reader,
             })
             .max_decoding_message_size(limit),
         )
@@ -419,7 +422,15 @@ type EngineStream = Pin<Box<dyn Stream<Item = Result<pb::EngineChunk, Status>> +
 struct Runs {
     scheduler: Scheduler,
     shutdown: Shutdown,
+    /// Long reads (game exports) go here, not to the writer's queue.
+    reader: Store,
 }
+
+/// Largest encoded chunk of a game export, in bytes (well below the 4 MiB
+/// a client decodes by default).
+const EXPORT_CHUNK_BYTES: usize = 1 << 20;
+
+type ExportStream = Pin<Box<dyn Stream<Item = Result<pb::ExportGamesResponse, Status>> + Send>>;
 
 /// How often a watch stream re-reads a run even without a counted result
 /// (pairs in flight change when leases are handed out or expire).
@@ -523,6 +534,27 @@ impl RunService for Runs {
             }
         });
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    type ExportGamesStream = ExportStream;
+
+    async fn export_games(
+        &self,
+        request: Request<pb::ExportGamesRequest>,
+    ) -> Result<Response<Self::ExportGamesStream>, Status> {
+        let pb::ExportGamesRequest { run_id, filter } = request.into_inner();
+        if run_id == 0 {
+            return Err(bad("run_id", "must be at least 1"));
+        }
+        let query = GameQuery::try_from(filter.unwrap_or_default())?;
+        let export = self
+            .reader
+            .call(move |conn| game_export::export(conn, run_id, &query))
+            .await?;
+        let chunks = convert::export_chunks(export, EXPORT_CHUNK_BYTES);
+        Ok(Response::new(Box::pin(tokio_stream::iter(
+            chunks.into_iter().map(Ok),
+        ))))
     }
 }
 

@@ -12,7 +12,7 @@ use crate::error::{Invalid, invalid, required};
 use crate::game_record::{MoveStats, pack_moves, unpack_moves};
 use crate::{
     Adjudication, BatchOutcome, Coords, EngineRef, GameRecord, Limit, OpeningSlice, OpeningSource,
-    PlayerSpec, Protocol, TimeControl, Totals, VariantStats, WorkSpec, pb,
+    PlayerSpec, Protocol, Retention, TimeControl, Totals, VariantStats, WorkSpec, pb,
 };
 
 impl From<WorkSpec> for pb::WorkSpec {
@@ -520,6 +520,31 @@ impl From<GameResult> for pb::GameResult {
     }
 }
 
+impl From<Retention> for pb::GameRetention {
+    fn from(r: Retention) -> Self {
+        match r {
+            Retention::All => pb::GameRetention::All,
+            Retention::Decisive => pb::GameRetention::Decisive,
+            Retention::Failures => pb::GameRetention::Failures,
+            Retention::None => pb::GameRetention::None,
+        }
+    }
+}
+
+impl Retention {
+    /// The retention of a wire value at `field`; unspecified is the default,
+    /// [`Retention::All`].
+    pub fn from_wire(value: i32, field: &str) -> Result<Self, Invalid> {
+        match pb::GameRetention::try_from(value) {
+            Ok(pb::GameRetention::Unspecified | pb::GameRetention::All) => Ok(Retention::All),
+            Ok(pb::GameRetention::Decisive) => Ok(Retention::Decisive),
+            Ok(pb::GameRetention::Failures) => Ok(Retention::Failures),
+            Ok(pb::GameRetention::None) => Ok(Retention::None),
+            Err(_) => invalid(field, format!("unknown value {value}")),
+        }
+    }
+}
+
 impl From<GameRecord> for pb::GameRecord {
     fn from(g: GameRecord) -> Self {
         let GameRecord {
@@ -532,6 +557,7 @@ impl From<GameRecord> for pb::GameRecord {
             red_player,
             per_move,
             stderr_tail,
+            overrun_ms,
         } = g;
         pb::GameRecord {
             opening_index,
@@ -546,6 +572,7 @@ impl From<GameRecord> for pb::GameRecord {
             nodes: per_move.iter().map(|m| m.nodes).collect(),
             time_ms: per_move.iter().map(|m| m.time_ms).collect(),
             stderr_tail,
+            overrun_ms,
         }
     }
 }
@@ -567,6 +594,7 @@ impl TryFrom<pb::GameRecord> for GameRecord {
             nodes,
             time_ms,
             stderr_tail,
+            overrun_ms,
         } = g;
         let result = match pb::GameResult::try_from(result) {
             Ok(pb::GameResult::RedWins) => GameResult::Red,
@@ -603,6 +631,7 @@ impl TryFrom<pb::GameRecord> for GameRecord {
             red_player: u8::try_from(red_player).unwrap_or(u8::MAX),
             per_move,
             stderr_tail,
+            overrun_ms,
         };
         record.validate()?;
         Ok(record)
@@ -698,6 +727,7 @@ mod tests {
             red_player: 1,
             per_move: vec![MoveStats::default(); 2],
             stderr_tail: String::new(),
+            overrun_ms: None,
         };
         let wire = pb::GameRecord::from(record.clone());
         assert_eq!(wire.moves.len(), 6);
@@ -718,5 +748,33 @@ mod tests {
             GameRecord::try_from(stats).unwrap_err().field,
             "game.per_move"
         );
+        let forfeit = GameRecord {
+            reason: "time-forfeit".to_owned(),
+            overrun_ms: Some(37),
+            ..record.clone()
+        };
+        let wire = pb::GameRecord::from(forfeit.clone());
+        assert_eq!(wire.overrun_ms, Some(37));
+        assert_eq!(GameRecord::try_from(wire.clone()).unwrap(), forfeit);
+        let mut mate = wire;
+        mate.reason = "checkmate".to_owned();
+        assert_eq!(
+            GameRecord::try_from(mate).unwrap_err().field,
+            "game.overrun_ms"
+        );
+    }
+
+    #[test]
+    fn retention_round_trips_and_unspecified_means_all() {
+        for r in Retention::ALL {
+            let wire = pb::GameRetention::from(r) as i32;
+            assert_eq!(Retention::from_wire(wire, "spec.keep_games"), Ok(r));
+        }
+        assert_eq!(
+            Retention::from_wire(0, "spec.keep_games"),
+            Ok(Retention::All)
+        );
+        let err = Retention::from_wire(99, "spec.keep_games").unwrap_err();
+        assert_eq!(err.field, "spec.keep_games");
     }
 }

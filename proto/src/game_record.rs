@@ -1,8 +1,15 @@
-//! One played game as the game archive will keep it ([`GameRecord`]). The
-//! wire carries these in `GameResults.games`; no worker sends them yet.
+//! One played game as the game archive keeps it ([`GameRecord`], carried in
+//! the wire's `GameResults.games`), and which of a run's games it keeps
+//! ([`Retention`]).
 
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
 use xq_engine::Move;
-use xq_engine::rules::GameResult;
+use xq_engine::rules::{GameResult, Reason};
+
+use crate::Totals;
 
 /// Most plies a game can have; the runner's own caps are far lower.
 pub const MAX_PLIES_PER_GAME: usize = 10_000;
@@ -14,7 +21,7 @@ pub const MAX_STDERR_TAIL_BYTES: usize = 4096;
 /// Invariants (checked on the wire): `opening_plies ≤ moves.len() ≤`
 /// [`MAX_PLIES_PER_GAME`]; `per_move` has one entry per move after the
 /// opening; `red_player` is 0 or 1; `stderr_tail` is at most
-/// [`MAX_STDERR_TAIL_BYTES`].
+/// [`MAX_STDERR_TAIL_BYTES`]; `overrun_ms` is set only for a time forfeit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GameRecord {
     /// The opening's index in the run's source.
@@ -34,6 +41,130 @@ pub struct GameRecord {
     pub per_move: Vec<MoveStats>,
     /// The last stderr lines of an external engine that failed in this game.
     pub stderr_tail: String,
+    /// For a time forfeit: how far the loser overran its time, ms (a lower
+    /// bound when the runner stopped waiting for a hung engine).
+    pub overrun_ms: Option<u64>,
+}
+
+impl GameRecord {
+    /// The player (0 or 1) that lost, `None` for a draw.
+    pub fn loser(&self) -> Option<u8> {
+        match self.result {
+            GameResult::Draw => None,
+            GameResult::Black => Some(self.red_player),
+            GameResult::Red => Some(1 - self.red_player),
+        }
+    }
+}
+
+/// End reasons that are failures of an engine or its host rather than
+/// results of play: a time loss, an illegal move, a crash (an engine that
+/// crashed, hung or did not start loses by resignation).
+pub const ENGINE_FAILURES: [Reason; 3] = [
+    Reason::TimeForfeit,
+    Reason::IllegalMove,
+    Reason::Resignation,
+];
+
+/// The arbiter's repetition rulings that engines and other arbiters dispute
+/// (chases, art. 25–26; plain perpetual check is not among them).
+pub const DISPUTED_RULINGS: [Reason; 3] = [
+    Reason::PerpetualChase,
+    Reason::PerpetualCheckAndChase,
+    Reason::MutualPerpetual,
+];
+
+/// Which of a run's counted games the archive stores. Every game is still
+/// replayed and checked against the counts; retention decides only what is
+/// stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Retention {
+    /// Every game (the default).
+    #[default]
+    All,
+    /// Games with a winner.
+    Decisive,
+    /// [`ENGINE_FAILURES`] and [`DISPUTED_RULINGS`].
+    Failures,
+    /// No game.
+    None,
+}
+
+impl Retention {
+    /// Every retention, in the CLI's order.
+    pub const ALL: [Retention; 4] = [
+        Retention::All,
+        Retention::Decisive,
+        Retention::Failures,
+        Retention::None,
+    ];
+
+    /// The CLI's and the status's name: `all`, `decisive`, `failures`, `none`.
+    pub fn token(self) -> &'static str {
+        match self {
+            Retention::All => "all",
+            Retention::Decisive => "decisive",
+            Retention::Failures => "failures",
+            Retention::None => "none",
+        }
+    }
+
+    /// Whether the default (for specs that leave it out).
+    pub fn is_all(&self) -> bool {
+        *self == Retention::All
+    }
+
+    /// Whether a game with `result` ended by the reason token `reason` is
+    /// kept.
+    pub fn keeps(self, result: GameResult, reason: &str) -> bool {
+        let among = |list: &[Reason]| list.iter().any(|r| r.token() == reason);
+        match self {
+            Retention::All => true,
+            Retention::Decisive => result != GameResult::Draw,
+            Retention::Failures => among(&ENGINE_FAILURES) || among(&DISPUTED_RULINGS),
+            Retention::None => false,
+        }
+    }
+
+    /// How many of the games counted in `totals` this retention keeps (what
+    /// the archive must hold after them); the reasons must be counted for
+    /// [`Retention::Failures`].
+    pub fn kept_of(self, totals: &Totals) -> u64 {
+        match self {
+            Retention::All => totals.games(),
+            Retention::Decisive => totals.wins + totals.losses,
+            Retention::Failures => totals
+                .reasons
+                .iter()
+                .filter(|(reason, _)| self.keeps(GameResult::Red, reason))
+                .map(|(_, n)| n)
+                .sum(),
+            Retention::None => 0,
+        }
+    }
+}
+
+impl fmt::Display for Retention {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.token())
+    }
+}
+
+/// A retention name that is none of [`Retention::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown game retention '{0}'; expected all, decisive, failures or none")]
+pub struct RetentionError(pub String);
+
+impl FromStr for Retention {
+    type Err = RetentionError;
+
+    fn from_str(s: &str) -> Result<Self, RetentionError> {
+        Retention::ALL
+            .into_iter()
+            .find(|r| r.token() == s)
+            .ok_or_else(|| RetentionError(s.to_owned()))
+    }
 }
 
 /// What a player reported with one move.
@@ -63,4 +194,36 @@ pub fn unpack_moves(bytes: &[u8]) -> Option<Vec<Move>> {
         .chunks_exact(2)
         .map(|c| Move::from_raw(u16::from_le_bytes([c[0], c[1]])))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retention_keeps_what_it_names_and_counts_it_from_the_totals() {
+        let mut t = Totals::default();
+        t.add_pair([
+            (crate::Score::Win, 10, "time-forfeit"),
+            (crate::Score::Draw, 20, "repetition"),
+        ]);
+        t.add_pair([
+            (crate::Score::Loss, 10, "checkmate"),
+            (crate::Score::Draw, 20, "perpetual-chase"),
+        ]);
+        let kept = |r: Retention| r.kept_of(&t);
+        assert_eq!(
+            Retention::ALL.map(kept),
+            [4, 2, 2, 0],
+            "all, decisive, failures, none"
+        );
+        assert!(Retention::Failures.keeps(GameResult::Draw, "mutual-perpetual"));
+        assert!(!Retention::Failures.keeps(GameResult::Red, "perpetual-check"));
+        assert!(!Retention::Decisive.keeps(GameResult::Draw, "time-forfeit"));
+        for r in Retention::ALL {
+            assert_eq!(r.token().parse::<Retention>(), Ok(r));
+        }
+        let err = "some".parse::<Retention>().unwrap_err().to_string();
+        assert!(err.contains("'some'"), "{err}");
+    }
 }

@@ -21,7 +21,8 @@
 //!   [`BatchOutcome`];
 //! - [`variant_stats`]: Red's view of a batch and capture conversion per kind,
 //!   for rule-variant studies;
-//! - [`game_record`]: one game as the game archive will keep it;
+//! - [`game_record`]: one game as the game archive keeps it, and which
+//!   games a run keeps ([`Retention`]);
 //! - [`convert`]: shape conversion to and from [`pb`] (`From`/`TryFrom`);
 //! - [`validate`]: the domain rules a value read from the wire has passed;
 //! - [`error`]: [`Invalid`], the one error of both, and its gRPC status;
@@ -58,7 +59,7 @@ pub use cluster::v1 as pb;
 
 pub use adjudication::Adjudication;
 pub use error::{Invalid, invalid, required};
-pub use game_record::{GameRecord, MoveStats};
+pub use game_record::{GameRecord, MoveStats, Retention, RetentionError};
 pub use limit::{Limit, LimitError, TimeControl, TimeControlError};
 pub use openings::{MAX_RANDOM_PLIES, Opening, OpeningError, OpeningSource};
 pub use results::{BatchOutcome, Score, Totals};

@@ -3,6 +3,8 @@
 //! [`crate::convert`] call these after building a value, so a value read from
 //! the wire has passed them; senders may call them too.
 
+use xq_engine::rules::Reason;
+
 use crate::error::{Invalid, invalid};
 use crate::game_record::{MAX_PLIES_PER_GAME, MAX_STDERR_TAIL_BYTES};
 use crate::variant_stats::CONVERTIBLE;
@@ -250,6 +252,17 @@ impl GameRecord {
             return invalid(
                 "game.stderr_tail",
                 format!("more than {MAX_STDERR_TAIL_BYTES} bytes"),
+            );
+        }
+        if let Some(ms) = self.overrun_ms
+            && self.reason != Reason::TimeForfeit.token()
+        {
+            return invalid(
+                "game.overrun_ms",
+                format!(
+                    "{ms} ms for a game ended by {}, not a time forfeit",
+                    self.reason
+                ),
             );
         }
         Ok(())

@@ -167,6 +167,24 @@ pub struct OpeningSlice {
     pub per_game: bool,
 }
 
+/// The opening index of game `game` (0-based; pair `game / 2`) of a slice
+/// starting at `offset`: `offset + game / 2`, or with `per_game`
+/// `2·offset + game`.
+pub fn opening_index(offset: u64, per_game: bool, game: u64) -> u64 {
+    if per_game {
+        offset.saturating_mul(2).saturating_add(game)
+    } else {
+        offset.saturating_add(game / 2)
+    }
+}
+
+impl OpeningSlice {
+    /// The opening index of the slice's game `game` ([`opening_index`]).
+    pub fn index_of_game(&self, game: u64) -> u64 {
+        opening_index(self.offset, self.per_game, game)
+    }
+}
+
 impl WorkSpec {
     /// A small valid lease (two built-in players, 8 pairs), for tests and
     /// examples.

@@ -7,12 +7,18 @@
 //! XQ_LOAD_WORKERS=1000 XQ_LOAD_SECS=20 XQ_LOAD_SYNC=normal cargo bench -p xq-tests --bench load
 //! XQ_LOAD_PAUSE_MS=1000 cargo bench -p xq-tests --bench load   # think time per lease
 //! XQ_LOAD_GAMES=1 cargo bench -p xq-tests --bench load   # each result with its 2 games
+//! XQ_LOAD_GAMES=both cargo bench -p xq-tests --bench load  # without, then with, side by side
 //! XQ_LOAD_WEB_POLLERS=100 cargo bench -p xq-tests --bench load  # and 100 browsers on the run page
 //! ```
 //!
 //! With `XQ_LOAD_GAMES=1` every result carries the two games of one real pair
 //! (played once at start by the game runner, 300 nodes per move), which the
-//! coordinator replays and stores: the write cost of the game archive.
+//! coordinator checks (opening regenerated, replay, counts) and stores: the
+//! write cost of the game archive. The run's openings are one line
+//! ([`BENCH_OPENING`]), so every lease's opening is that pair's: the fake
+//! workers only set each game's `opening_index` to their lease's.
+//! `XQ_LOAD_GAMES=both` runs the bench without games, then with, on fresh
+//! databases in one process, and prints the two side by side.
 //!
 //! Without a pause every worker calls back to back (a closed loop): the
 //! figures are the server's throughput, and latency is mostly queueing
@@ -64,7 +70,11 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     let workers: usize = env("XQ_LOAD_WORKERS", 1000);
-    let with_games = env("XQ_LOAD_GAMES", 0u8) == 1;
+    let modes: &[bool] = match std::env::var("XQ_LOAD_GAMES").as_deref() {
+        Ok("1") => &[true],
+        Ok("both") => &[false, true],
+        _ => &[false],
+    };
     let secs: u64 = env("XQ_LOAD_SECS", 20);
     let pause = Duration::from_millis(env("XQ_LOAD_PAUSE_MS", 0));
     let pollers: usize = env("XQ_LOAD_WEB_POLLERS", 0);
@@ -83,24 +93,57 @@ fn main() -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let results = if with_games {
+    let pair = if modes.contains(&true) {
         let r = real_pair()?;
         println!(
-            "each result carries 2 games ({} plies)",
+            "with games, each result carries 2 games ({} plies)",
             r.totals.as_ref().map_or(0, |t| t.total_plies)
         );
         Some(r)
     } else {
         None
     };
-    rt.block_on(run(
-        workers,
-        Duration::from_secs(secs),
-        pause,
-        durability,
-        results,
-        pollers,
-    ))
+    let mut lines = Vec::new();
+    for &with_games in modes {
+        let results = if with_games { pair.clone() } else { None };
+        let s = rt.block_on(run(
+            workers,
+            Duration::from_secs(secs),
+            pause,
+            durability,
+            results,
+            pollers,
+        ))?;
+        lines.push(format!(
+            "  {:<13} SubmitResult p50 {:>7.2} ms  p99 {:>7.2} ms  {:>6.0} results/s",
+            if with_games {
+                "with games"
+            } else {
+                "without games"
+            },
+            s.submit_p50_ms,
+            s.submit_p99_ms,
+            s.results_per_s
+        ));
+    }
+    if lines.len() > 1 {
+        println!("side by side ({workers} workers, pause {pause:?}):");
+        for l in lines {
+            println!("{l}");
+        }
+    }
+    Ok(())
+}
+
+/// The only opening of the bench's run: every opening index is this line.
+const BENCH_OPENING: &str =
+    "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1 moves h2e2 h9g7";
+
+/// What one bench run measured.
+struct Summary {
+    submit_p50_ms: f64,
+    submit_p99_ms: f64,
+    results_per_s: f64,
 }
 
 #[derive(Default)]
@@ -121,6 +164,8 @@ fn real_pair() -> anyhow::Result<pb::GameResults> {
     let mut work = xq_proto::WorkSpec::example();
     work.pairs = 1;
     work.openings.count = 1;
+    work.openings.offset = 0;
+    work.openings.source = xq_proto::OpeningSource::Lines(vec![BENCH_OPENING.to_owned()]);
     for p in &mut work.players {
         p.limit = xq_proto::Limit::Nodes(300);
         p.hash_mb = 1;
@@ -209,10 +254,19 @@ async fn fake_worker(
             continue;
         };
         let pairs = lease.work.as_ref().map_or(0, |w| w.pairs);
+        let offset = lease
+            .work
+            .as_ref()
+            .and_then(|w| w.openings.as_ref())
+            .map_or(0, |o| o.offset);
+        let mut results = results.clone().unwrap_or_else(|| draws(pairs));
+        for g in &mut results.games {
+            g.opening_index = offset;
+        }
         let request = pb::SubmitResultRequest {
             worker_id,
             lease_id: lease.lease_id,
-            results: Some(results.clone().unwrap_or_else(|| draws(pairs))),
+            results: Some(results),
         };
         // Resubmit on transient errors, as the real client does.
         loop {
@@ -260,7 +314,7 @@ async fn run(
     durability: Durability,
     results: Option<pb::GameResults>,
     pollers: usize,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Summary> {
     let db = TempDb::new("load");
     let store = Store::open_with(
         &db.0,
@@ -310,7 +364,11 @@ async fn run(
         let _ = stopped.await;
     }));
     let mut admin_client = run_client(&url, Some(&admin));
-    let run = create(&mut admin_client, games_spec(1 << 40, 1)).await;
+    let mut spec = games_spec(1 << 40, 1);
+    if let Some(s) = spec.settings.as_mut() {
+        s.openings = Some(xq_proto::OpeningSource::Lines(vec![BENCH_OPENING.to_owned()]).into());
+    }
+    let run = create(&mut admin_client, spec).await;
 
     let start = Arc::new(Barrier::new(workers + 1));
     // The clock starts once every worker is set up.
@@ -407,7 +465,24 @@ async fn run(
         "results lost or counted twice: run has {counted} pairs, workers were told {} were accepted",
         total.accepted_pairs
     );
-    Ok(())
+    ensure!(
+        !results_refused(&total.errors),
+        "results were refused: {:?}",
+        total.errors
+    );
+    Ok(Summary {
+        submit_p50_ms: percentile(&total.submit, 0.5),
+        submit_p99_ms: percentile(&total.submit, 0.99),
+        results_per_s: total.submit.len() as f64 / elapsed,
+    })
+}
+
+/// Whether any submission was refused as invalid (a bench whose results do
+/// not pass the checks measures nothing).
+fn results_refused(errors: &BTreeMap<String, u64>) -> bool {
+    errors
+        .keys()
+        .any(|k| k.starts_with("submit InvalidArgument"))
 }
 
 #[derive(Default)]

@@ -312,6 +312,7 @@ fn dev() -> std::collections::HashMap<String, i64> {
 /// A fixed-games run; the dev player is `players[0]` (it sets [`DEV_MARK`]).
 pub fn games_spec(pairs: u64, batch_pairs: u32) -> pb::RunSpec {
     pb::RunSpec {
+        keep_games: Default::default(),
         name: "games".to_owned(),
         priority: 0,
         batch_pairs,
@@ -328,6 +329,7 @@ pub fn games_spec(pairs: u64, batch_pairs: u32) -> pb::RunSpec {
 /// An SPRT run of dev (`dev = 1`) against base.
 pub fn sprt_spec(elo0: f64, elo1: f64, max_games: u64) -> pb::RunSpec {
     pb::RunSpec {
+        keep_games: Default::default(),
         name: "sprt".to_owned(),
         priority: 0,
         batch_pairs: 8,
@@ -349,6 +351,7 @@ pub fn sprt_spec(elo0: f64, elo1: f64, max_games: u64) -> pb::RunSpec {
 /// An SPSA run over the given parameters.
 pub fn spsa_spec(params: Vec<pb::SpsaParam>, games: u64, batch_pairs: u32) -> pb::RunSpec {
     pb::RunSpec {
+        keep_games: Default::default(),
         name: "spsa".to_owned(),
         priority: 0,
         batch_pairs,
@@ -365,6 +368,7 @@ pub fn spsa_spec(params: Vec<pb::SpsaParam>, games: u64, batch_pairs: u32) -> pb
 /// that games stay short.
 pub fn variants_spec(rules: &[&str], pairs: u64, batch_pairs: u32) -> pb::RunSpec {
     pb::RunSpec {
+        keep_games: Default::default(),
         name: "variants".to_owned(),
         priority: 0,
         batch_pairs,
@@ -459,11 +463,25 @@ pub fn spawn_worker(
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<xq_worker::client::ClientSummary>,
 ) {
+    spawn_worker_with(url, player, threads, |_| {})
+}
+
+/// [`spawn_worker`] with its client configuration changed by `configure`.
+pub fn spawn_worker_with(
+    url: &str,
+    player: Arc<dyn BatchPlayer>,
+    threads: u32,
+    configure: impl FnOnce(&mut xq_worker::client::ClientConfig),
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<xq_worker::client::ClientSummary>,
+) {
     let mut config =
         xq_worker::client::ClientConfig::new(url.to_owned(), "test".to_owned(), threads);
     config.token = Some(WORKER_TOKEN.to_owned());
     config.backoff_initial = Duration::from_millis(20);
     config.backoff_max = Duration::from_millis(200);
+    configure(&mut config);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let handle = tokio::spawn(async move {
         xq_worker::client::run(config, player, async {

@@ -416,10 +416,12 @@ fn check_variants(
     Ok(())
 }
 
-/// **Archive hook.** Once the store keeps every game of a counted result
-/// (issue 17), each run's stored games must equal its counted games. Until a
-/// `games` table with a `run_id` column exists this checks nothing and says
-/// so; when it appears, it compares `COUNT(*)` per run with `2 × pairs`.
+/// **Archive hook.** A game is stored exactly when it is counted and its
+/// run's retention keeps it: each run's stored games must number
+/// [`xq_proto::Retention::kept_of`] its counted totals (all games, the
+/// decisive ones, the failures or none), and each stored game must be one
+/// the retention keeps. Without a `games` table with a `run_id` column this
+/// checks nothing and says so.
 pub fn check_archived_games(conn: &Connection, v: &mut Vec<String>) -> Res<String> {
     let has_archive = conn
         .query_row(
@@ -433,29 +435,76 @@ pub fn check_archived_games(conn: &Connection, v: &mut Vec<String>) -> Res<Strin
         return Ok("no game archive in this schema: stored = counted not checked".to_owned());
     }
     let mut stmt = conn.prepare(
-        "SELECT runs.id, 2 * runs.pairs, (SELECT COUNT(*) FROM games g WHERE g.run_id = runs.id)
-         FROM runs",
+        "SELECT id, spec, pairs, wins, draws, losses,
+                (SELECT COUNT(*) FROM games g WHERE g.run_id = runs.id)
+         FROM runs ORDER BY id",
     )?;
     let rows = stmt
         .query_map([], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
+                r.get::<_, String>(1)?,
+                [2, 3, 4, 5].map(|i| r.get::<_, i64>(i).map(|n| n as u64)),
+                r.get::<_, i64>(6)? as u64,
             ))
         })?
         .collect::<Result<Vec<_>, _>>()?;
     let mut stored = 0;
-    for (run, counted, archived) in rows {
+    for (run, spec, counts, archived) in rows {
+        let [pairs, wins, draws, losses] = counts.map(|c| c.unwrap_or(0));
         stored += archived;
-        if counted != archived {
+        let keep = match serde_json::from_str::<RunSpec>(&spec) {
+            Ok(s) => s.keep_games,
+            Err(e) => {
+                v.push(format!("run {run}: spec does not decode: {e}"));
+                continue;
+            }
+        };
+        let mut reasons =
+            conn.prepare("SELECT reason, games FROM run_reasons WHERE run_id = ?1")?;
+        let totals = xq_proto::Totals {
+            pairs,
+            wins,
+            draws,
+            losses,
+            reasons: reasons
+                .query_map([run], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+                })?
+                .collect::<Result<_, _>>()?,
+            ..Default::default()
+        };
+        let kept = keep.kept_of(&totals);
+        if kept != archived {
             v.push(format!(
-                "run {run}: {archived} games stored, {counted} counted"
+                "run {run}: {archived} games stored, {kept} of {} counted kept by retention {keep}",
+                totals.games()
+            ));
+        }
+        let mut games = conn.prepare("SELECT result, reason FROM games WHERE run_id = ?1")?;
+        let outside = games
+            .query_map([run], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .filter(|(result, reason)| {
+                let result = match result.as_str() {
+                    "draw" => xq_engine::rules::GameResult::Draw,
+                    "red" => xq_engine::rules::GameResult::Red,
+                    _ => xq_engine::rules::GameResult::Black,
+                };
+                !keep.keeps(result, reason)
+            })
+            .count();
+        if outside > 0 {
+            v.push(format!(
+                "run {run}: {outside} stored games that retention {keep} does not keep"
             ));
         }
     }
     Ok(format!(
-        "{stored} archived games checked against the counted ones"
+        "{stored} archived games checked against the counted ones their retention keeps"
     ))
 }
 

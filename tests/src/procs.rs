@@ -206,8 +206,21 @@ pub fn token_add(db: &Path, role: &str, name: &str) -> String {
 /// `xq-coordinator games …` with the real engine at `nodes` per move and
 /// games capped at 120 plies: the new run's id.
 pub fn create_games_run(url: &str, token: &str, pairs: u64, batch: u32, nodes: u64) -> u64 {
+    create_games_run_keeping(url, token, pairs, batch, nodes, "all")
+}
+
+/// [`create_games_run`] with `--keep-games keep`.
+pub fn create_games_run_keeping(
+    url: &str,
+    token: &str,
+    pairs: u64,
+    batch: u32,
+    nodes: u64,
+    keep: &str,
+) -> u64 {
     let out = Command::new(binary("xq-coordinator"))
         .args(["games", "--coordinator", url, "--token", token])
+        .args(["--keep-games", keep])
         .args(["--pairs", &pairs.to_string()])
         .args(["--batch-pairs", &batch.to_string()])
         .args([

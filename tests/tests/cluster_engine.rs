@@ -24,6 +24,7 @@ async fn sprt_accepts_the_defaults_against_a_chariot_worth_300() {
     let run = create(
         &mut admin,
         pb::RunSpec {
+            keep_games: Default::default(),
             name: "chariot 300".to_owned(),
             priority: 0,
             batch_pairs: 4,
@@ -64,6 +65,7 @@ async fn spsa_moves_a_bad_chariot_value_toward_its_default() {
     let run = create(
         &mut admin,
         pb::RunSpec {
+            keep_games: Default::default(),
             name: "chariot from 400".to_owned(),
             priority: 0,
             batch_pairs: 4,
@@ -163,6 +165,7 @@ mod registry {
 
     fn games(pairs: u64, dev: &str, base: &str) -> pb::RunSpec {
         pb::RunSpec {
+            keep_games: Default::default(),
             name: "registered engines".to_owned(),
             priority: 0,
             batch_pairs: 2,

@@ -395,8 +395,12 @@ mod matches {
     }
 
     fn play(dev: Option<EngineConfig>, pairs: u64) -> MatchOutcome {
+        play_with(player("dev", dev), pairs)
+    }
+
+    fn play_with(dev: PlayerConfig, pairs: u64) -> MatchOutcome {
         let spec = MatchSpec {
-            players: [player("dev", dev), player("base", None)],
+            players: [dev, player("base", None)],
             rules: RuleSet::default(),
             pairs,
             openings: OpeningBook::Builtin { random_plies: 2 },
@@ -426,6 +430,35 @@ mod matches {
         exact(&o, 3);
         // Same engine, same node limit, colours swapped: every pair scores 1.
         assert_eq!(o.totals.pentanomial, [0, 0, 3, 0, 0], "{:?}", o.totals);
+    }
+
+    #[test]
+    fn a_time_loss_carries_its_overrun_into_the_archived_game() {
+        let mut cfg = config(
+            fake_uci("overrun-match", "sleep 0.4; echo 'bestmove h2e2'"),
+            Protocol::Uci,
+        );
+        cfg.timeouts.margin_ms = 50;
+        cfg.timeouts.overrun_wait_ms = 2_000;
+        let mut dev = player("dev", Some(cfg));
+        dev.limit = Limit::MoveTimeMs(100);
+        let o = play_with(dev, 1);
+        exact(&o, 1);
+        assert_eq!(
+            o.totals.reasons.get("time-forfeit"),
+            Some(&2),
+            "{:?}",
+            o.totals
+        );
+        for g in &o.games {
+            let archived = g.archived();
+            let ms = archived.overrun_ms.expect("a time forfeit's overrun");
+            assert!((250..2_000).contains(&ms), "overrun {ms} ms");
+            let wire = xq_proto::pb::GameRecord::from(archived.clone());
+            assert_eq!(xq_proto::GameRecord::try_from(wire), Ok(archived));
+        }
+        let o = play(None, 1);
+        assert!(o.games.iter().all(|g| g.archived().overrun_ms.is_none()));
     }
 
     #[test]

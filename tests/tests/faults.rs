@@ -3,7 +3,8 @@
 //! 127.0.0.1, tokens and runs made with the CLI.
 //!
 //! Every scenario also checks the game archive: the stored games are exactly
-//! the counted games.
+//! the counted games that the run's retention keeps (all, decisive only in
+//! the killed-worker scenario, none in the killed-coordinator one).
 //!
 //! The killed-worker and dead-connection scenarios run by default; the others
 //! (7–12 s each, and the full-disk one mounts a tmpfs, which needs root) are
@@ -13,9 +14,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
-use xq_proto::pb;
+use xq_proto::{Retention, pb};
 use xq_tests::cluster::{AdminClient, run_client, status, wait_for_end};
-use xq_tests::procs::{Coordinator, TempDir, Worker, create_games_run, token_add};
+use xq_tests::procs::{
+    Coordinator, TempDir, Worker, create_games_run, create_games_run_keeping, token_add,
+};
 use xq_tests::proxy::{ChaosProxy, Fault};
 
 const NODES: u64 = 200;
@@ -35,6 +38,11 @@ fn integrity(db: &Path) -> String {
 /// Totals describe exactly `pairs` pairs, and the pairs of `done` leases
 /// (each counted once) add up to the same.
 fn assert_exact(db: &Path, end: &pb::RunStatus, pairs: u64) {
+    assert_exact_keeping(db, end, pairs, Retention::All);
+}
+
+/// [`assert_exact`] for a run that keeps the games `keep` keeps.
+fn assert_exact_keeping(db: &Path, end: &pb::RunStatus, pairs: u64, keep: Retention) {
     let t = end.totals.clone().unwrap();
     assert_eq!(t.pairs, pairs);
     assert_eq!(t.pentanomial.iter().sum::<u64>(), pairs);
@@ -45,13 +53,20 @@ fn assert_exact(db: &Path, end: &pb::RunStatus, pairs: u64) {
         "SELECT COALESCE(SUM(pairs), 0) FROM leases WHERE state = 'done'",
     );
     assert_eq!(done as u64, pairs, "pairs of counted leases");
-    // The game archive: a game is stored exactly when it is counted, and
-    // only with a counted lease.
+    // The game archive: a game is stored exactly when it is counted and
+    // its retention keeps it, and only with a counted lease.
     assert_eq!(
         query(db, "SELECT COUNT(*) FROM games") as u64,
-        2 * pairs,
-        "stored games = counted games"
+        keep.kept_of(&xq_proto::Totals::from_wire(Some(t), "totals").unwrap()),
+        "stored games = counted games that the retention {keep} keeps"
     );
+    if keep == Retention::Decisive {
+        assert_eq!(
+            query(db, "SELECT COUNT(*) FROM games WHERE result = 'draw'"),
+            0,
+            "draws stored by a decisive-only run"
+        );
+    }
     assert_eq!(
         query(
             db,
@@ -117,7 +132,7 @@ async fn a_killed_workers_lease_expires_and_is_played_again() {
     let s = Setup::new("fault-a");
     let db = s.db();
     let coordinator = Coordinator::start(&db, 0, &["--lease-secs", "2"], &s.dir.join("c.log"));
-    let run = create_games_run(&coordinator.url(), &s.admin, 12, 2, NODES);
+    let run = create_games_run_keeping(&coordinator.url(), &s.admin, 12, 2, NODES, "decisive");
     let mut victim = s.worker(&coordinator, "victim");
     victim.wait_for_log("playing lease", Duration::from_secs(30));
     victim.kill();
@@ -125,7 +140,7 @@ async fn a_killed_workers_lease_expires_and_is_played_again() {
     let mut client = s.client(&coordinator);
     let end = wait_for_end(&mut client, run, RUN_LIMIT).await;
     assert_eq!(end.state(), pb::RunState::Finished);
-    assert_exact(&db, &end, 12);
+    assert_exact_keeping(&db, &end, 12, Retention::Decisive);
     let requeued = query(
         &db,
         "SELECT COUNT(*) FROM leases WHERE state = 'expired' AND reissued = 1",
@@ -144,7 +159,7 @@ async fn a_killed_coordinator_restarts_on_the_same_database_and_the_run_continue
     let log = s.dir.join("c.log");
     let mut coordinator = Coordinator::start(&db, 0, &["--lease-secs", "3"], &log);
     let port = coordinator.port();
-    let run = create_games_run(&coordinator.url(), &s.admin, 16, 2, NODES);
+    let run = create_games_run_keeping(&coordinator.url(), &s.admin, 16, 2, NODES, "none");
     let _w1 = s.worker(&coordinator, "w1");
     let _w2 = s.worker(&coordinator, "w2");
     let mut client = s.client(&coordinator);
@@ -158,7 +173,8 @@ async fn a_killed_coordinator_restarts_on_the_same_database_and_the_run_continue
     let mut client = s.client(&coordinator);
     let end = wait_for_end(&mut client, run, RUN_LIMIT).await;
     assert_eq!(end.state(), pb::RunState::Finished);
-    assert_exact(&db, &end, 16);
+    assert_exact_keeping(&db, &end, 16, Retention::None);
+    assert_eq!(query(&db, "SELECT COUNT(*) FROM game_batches"), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

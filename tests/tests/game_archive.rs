@@ -13,11 +13,39 @@ use xq_coordinator::store::games::{self, GameFilter};
 use xq_engine::Position;
 use xq_engine::rules::{Claim, Outcome, Reason, RuleSet, replay};
 use xq_proto::pb;
+use xq_tests::binary;
 use xq_tests::cluster::{
-    TempDb, TestServer, admin, create, engine_settings, fast_config, spawn_engine_worker,
-    wait_for_end,
+    TempDb, TestServer, WORKER_TOKEN, admin, create, engine_settings, fast_config,
+    spawn_engine_worker, wait_for_end,
 };
-use xq_tests::pgn_export;
+
+fn pgn(db: &Path, run: u64, out: &Path, extra: &[&str]) -> String {
+    pgn_from(
+        &["--db", db.to_str().expect("a UTF-8 path")],
+        run,
+        out,
+        extra,
+    )
+}
+
+/// `pgn RUN` reading from `source` (`--db FILE` or `--coordinator URL …`).
+fn pgn_from(source: &[&str], run: u64, out: &Path, extra: &[&str]) -> String {
+    let result = Command::new(binary("xq-coordinator"))
+        .arg("pgn")
+        .arg(run.to_string())
+        .args(source)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("run xq-coordinator pgn");
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    std::fs::read_to_string(out).expect("pgn written")
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_sprt_stores_every_game_and_pgn_writes_them() {
@@ -29,6 +57,7 @@ async fn a_cluster_sprt_stores_every_game_and_pgn_writes_them() {
     let run = create(
         &mut admin,
         pb::RunSpec {
+            keep_games: Default::default(),
             name: "chariot 300".to_owned(),
             priority: 0,
             batch_pairs: 4,
@@ -54,7 +83,6 @@ async fn a_cluster_sprt_stores_every_game_and_pgn_writes_them() {
     let end = wait_for_end(&mut admin, run, Duration::from_secs(300)).await;
     let _ = stop.send(());
     handle.await.expect("worker task");
-    server.stop().await;
     let totals = end.totals.expect("totals");
     let counted = 2 * totals.pairs;
     assert!(counted >= 40, "{totals:?}");
@@ -94,16 +122,44 @@ async fn a_cluster_sprt_stores_every_game_and_pgn_writes_them() {
     let dir = std::env::temp_dir().join(format!("xq-archive-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let all = dir.join("all.pgn");
-    let text = pgn_export(&db.0, run, &all, &[]);
+    let text = pgn(&db.0, run, &all, &[]);
     assert_eq!(
         text.matches("[Game \"Chinese Chess\"]").count() as u64,
         counted
     );
-    let lost = pgn_export(&db.0, run, &dir.join("lost.pgn"), &["--filter", "lost"]);
+    let lost = pgn(&db.0, run, &dir.join("lost.pgn"), &["--filter", "lost"]);
     assert_eq!(
         lost.matches("[Game \"Chinese Chess\"]").count() as u64,
         totals.losses
     );
+    // The served coordinator streams the same games, filtered the same way,
+    // to a read (worker) token: the same PGN byte for byte.
+    let url = server.url();
+    let served = ["--coordinator", url.as_str(), "--token", WORKER_TOKEN];
+    for extra in [
+        &[][..],
+        &["--filter", "lost"][..],
+        &["--filter", "reason=adjudication", "--notation", "wxf"][..],
+    ] {
+        let from_db = pgn(&db.0, run, &dir.join("db.pgn"), extra);
+        let from_server = pgn_from(&served, run, &dir.join("served.pgn"), extra);
+        assert_eq!(from_server, from_db, "pgn {extra:?}");
+    }
+    let refused = Command::new(binary("xq-coordinator"))
+        .args([
+            "pgn",
+            &run.to_string(),
+            "--coordinator",
+            &url,
+            "--token",
+            "nope",
+        ])
+        .arg("--out")
+        .arg(dir.join("refused.pgn"))
+        .output()
+        .expect("run xq-coordinator pgn");
+    assert!(!refused.status.success());
+    server.stop().await;
     let python = std::env::var("XQ_PYTHON").unwrap_or_else(|_| "python3".to_owned());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("py/check_pgn.py");
     let out = Command::new(&python)
@@ -118,4 +174,63 @@ async fn a_cluster_sprt_stores_every_game_and_pgn_writes_them() {
         String::from_utf8_lossy(&out.stderr)
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_keeps_decisive_games_stores_only_those_and_says_so() {
+    let db = TempDb::new("decisive");
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(30))).await;
+    let mut admin = admin(&server.url()).await;
+    let weak: HashMap<String, i64> = [("chariot_value".to_owned(), 300)].into();
+    let spec = pb::RunSpec {
+        keep_games: pb::GameRetention::Decisive.into(),
+        name: "decisive only".to_owned(),
+        priority: 0,
+        batch_pairs: 2,
+        settings: Some(engine_settings(300)),
+        kind: Some(pb::run_spec::Kind::Games(pb::GamesSpec {
+            dev_params: HashMap::new(),
+            base_params: weak,
+            pairs: 8,
+            engines: None,
+        })),
+    };
+    let run = create(&mut admin, spec).await;
+    let (stop, handle) = spawn_engine_worker(&server.url(), 2);
+    let end = wait_for_end(&mut admin, run, Duration::from_secs(300)).await;
+    let _ = stop.send(());
+    handle.await.expect("worker task");
+    let totals = end.totals.clone().expect("totals");
+    assert_eq!(totals.pairs, 8);
+    let store = Store::open(&db.0).expect("open the database");
+    let stored = store
+        .call(move |conn| games::load(conn, run, &GameFilter::default()))
+        .await
+        .expect("stored games");
+    assert_eq!(
+        stored.len() as u64,
+        totals.wins + totals.losses,
+        "stored = decisive counted games ({totals:?})"
+    );
+    assert!(
+        stored
+            .iter()
+            .all(|g| g.record.result != xq_engine::rules::GameResult::Draw)
+    );
+    let report = Command::new(binary("xq-coordinator"))
+        .args(["report", &run.to_string(), "--coordinator", &server.url()])
+        .args(["--token", WORKER_TOKEN])
+        .output()
+        .expect("run xq-coordinator report");
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(text.contains("games kept   decisive\n"), "{text}");
+    let status = Command::new(binary("xq-coordinator"))
+        .args(["status", "--coordinator", &server.url()])
+        .args(["--token", WORKER_TOKEN])
+        .output()
+        .expect("run xq-coordinator status");
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains("keeps decisive games"), "{text}");
+    server.stop().await;
 }

@@ -384,6 +384,7 @@ fn spec(kind: &str, n: u64) -> pb::RunSpec {
         }),
     };
     pb::RunSpec {
+        keep_games: Default::default(),
         name: format!("soak {kind}"),
         priority: 0,
         batch_pairs: 4,

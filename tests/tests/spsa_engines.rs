@@ -53,6 +53,7 @@ fn chariot(start: f64, min: f64, max: f64) -> pb::SpsaParam {
 
 fn tune(engine: &str, params: Vec<pb::SpsaParam>, games: u64) -> pb::RunSpec {
     pb::RunSpec {
+        keep_games: Default::default(),
         name: "external tune".to_owned(),
         priority: 0,
         batch_pairs: 0,

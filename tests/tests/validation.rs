@@ -6,6 +6,7 @@ use std::time::Duration;
 use tonic::Code;
 use xq_proto::pb;
 use xq_tests::cluster::*;
+use xq_worker::openings::{OpeningBook, OpeningMaker, Order};
 
 /// A refused submission: what it is, worker id, lease id, results, the
 /// expected code and a word the message must contain.
@@ -32,43 +33,45 @@ fn draws(pairs: u32) -> pb::GameResults {
     }
 }
 
-/// `pairs` pairs of draws by adjudication after `h2e2 h9g7`, with their games;
-/// game `bad` (if any) plays `e2e9`, an illegal move, instead.
-fn drawn_games(pairs: u32, bad: Option<usize>) -> pb::GameResults {
-    let line = |illegal: bool| {
-        let text: &[&str] = if illegal {
-            &["h2e2", "h9g7", "e2e9"]
-        } else {
-            &["h2e2", "h9g7"]
-        };
-        text.iter()
-            .map(|m| xq_engine::Move::parse_coords(m).unwrap())
-            .collect::<Vec<_>>()
-    };
-    let games = (0..2 * pairs as usize)
+/// The lease's pairs drawn by adjudication right after their openings (as
+/// every runner makes them), with their games; game `bad` (if any) then
+/// plays `a0a9`, a Red move with Black to move, instead.
+fn drawn_games(lease: &pb::Lease, bad: Option<usize>) -> pb::GameResults {
+    let work = xq_proto::WorkSpec::try_from(lease.work.clone().unwrap()).unwrap();
+    let book = OpeningBook::load(&work.openings.source).unwrap();
+    let mut maker = OpeningMaker::default();
+    let pairs = work.pairs;
+    let games: Vec<pb::GameRecord> = (0..2 * pairs as usize)
         .map(|i| {
-            let moves = line(bad == Some(i));
+            let index = work.openings.index_of_game(i as u64);
+            let opening = maker.opening(&book, work.openings.seed, Order::Sequential, index);
+            let mut moves = opening.moves.clone();
+            if bad == Some(i) {
+                moves.push(xq_engine::Move::parse_coords("a0a9").unwrap());
+            }
             xq_proto::GameRecord {
-                opening_index: (i / 2) as u64,
-                start_fen: xq_engine::START_FEN.to_owned(),
-                per_move: vec![xq_proto::MoveStats::default(); moves.len()],
+                opening_index: index,
+                start_fen: opening.fen.clone(),
+                per_move: vec![xq_proto::MoveStats::default(); moves.len() - opening.moves.len()],
+                opening_plies: opening.moves.len() as u32,
                 moves,
-                opening_plies: 0,
                 result: xq_engine::rules::GameResult::Draw,
                 reason: "adjudication".to_owned(),
                 red_player: (i % 2) as u8,
                 stderr_tail: String::new(),
+                overrun_ms: None,
             }
             .into()
         })
         .collect();
+    let plies: u64 = games.iter().map(|g| g.moves.len() as u64 / 2).sum();
     pb::GameResults {
         totals: Some(pb::Totals {
             pairs: pairs.into(),
             pentanomial: vec![0, 0, pairs.into(), 0, 0],
             draws: 2 * u64::from(pairs),
             reasons: [("adjudication".to_owned(), 2 * u64::from(pairs))].into(),
-            total_plies: 4 * u64::from(pairs) + u64::from(bad.is_some()),
+            total_plies: plies,
             ..Default::default()
         }),
         games,
@@ -187,15 +190,55 @@ async fn bad_submissions_are_refused_naming_the_field_and_change_nothing() {
             "a game that does not replay",
             worker_id,
             lease.lease_id,
-            Some(drawn_games(4, Some(3))),
+            Some(drawn_games(&lease, Some(3))),
             Code::InvalidArgument,
             "results.games[3].moves",
+        ),
+        (
+            "a game from another opening",
+            worker_id,
+            lease.lease_id,
+            Some({
+                let mut r = drawn_games(&lease, None);
+                r.games[2].opening_index += 1;
+                r
+            }),
+            Code::InvalidArgument,
+            "results.games[2].opening_index",
+        ),
+        (
+            "a game from another start position",
+            worker_id,
+            lease.lease_id,
+            Some({
+                let mut r = drawn_games(&lease, None);
+                r.games[4].start_fen = "4k4/9/9/9/9/9/9/9/4A4/3AK4 w - - 0 1".to_owned();
+                r
+            }),
+            Code::InvalidArgument,
+            "results.games[4].start_fen",
+        ),
+        (
+            "a game whose opening moves differ",
+            worker_id,
+            lease.lease_id,
+            Some({
+                let mut r = drawn_games(&lease, None);
+                let (a, b) = (
+                    r.games[1].moves[0..2].to_vec(),
+                    r.games[1].moves[2..4].to_vec(),
+                );
+                r.games[1].moves.splice(0..4, b.into_iter().chain(a));
+                r
+            }),
+            Code::InvalidArgument,
+            "results.games[1].moves",
         ),
         (
             "games that contradict the counts",
             worker_id,
             lease.lease_id,
-            Some(tweak(&drawn_games(4, None), |t| {
+            Some(tweak(&drawn_games(&lease, None), |t| {
                 t.total_plies += 1;
             })),
             Code::InvalidArgument,
@@ -206,8 +249,8 @@ async fn bad_submissions_are_refused_naming_the_field_and_change_nothing() {
             worker_id,
             lease.lease_id,
             Some(pb::GameResults {
-                games: drawn_games(4, None).games[..3].to_vec(),
-                ..drawn_games(4, None)
+                games: drawn_games(&lease, None).games[..3].to_vec(),
+                ..drawn_games(&lease, None)
             }),
             Code::InvalidArgument,
             "results.games",
@@ -217,7 +260,7 @@ async fn bad_submissions_are_refused_naming_the_field_and_change_nothing() {
             worker_id,
             lease.lease_id,
             Some({
-                let mut r = drawn_games(4, None);
+                let mut r = drawn_games(&lease, None);
                 r.games[5].moves.pop();
                 r
             }),

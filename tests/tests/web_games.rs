@@ -56,6 +56,7 @@ fn game(red_player: u8, moves: &str, result: GameResult, reason: &str) -> GameRe
         reason: reason.to_owned(),
         red_player,
         stderr_tail: String::new(),
+        overrun_ms: None,
     }
 }
 
@@ -129,6 +130,7 @@ async fn games_pages_filter_page_and_download_what_pgn_writes() {
                 pairs: 28,
                 engines: None,
             })),
+            keep_games: Default::default(),
         },
     )
     .await;

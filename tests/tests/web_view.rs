@@ -10,9 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use xq_coordinator::pgn;
+use xq_coordinator::game_export::{self, GameQuery};
 use xq_coordinator::store::Store;
-use xq_coordinator::store::games::GameFilter;
 use xq_engine::Position;
 use xq_proto::pb;
 use xq_tests::binary;
@@ -188,18 +187,15 @@ fn replay_a_game(db: &std::path::Path, run: u64, base: &str, profile: &std::path
         .unwrap();
     let store = Store::open(db).expect("open the database");
     let export = rt
-        .block_on(store.call(move |conn| pgn::export(conn, run, &GameFilter::default())))
+        .block_on(store.call(move |conn| game_export::export(conn, run, &GameQuery::default())))
         .expect("stored games");
-    let g = export
+    let exported = export
         .games
         .iter()
-        .find(|g| g.record.moves.len() >= 14)
+        .find(|g| g.game.record.moves.len() >= 14)
         .expect("a game of 14 plies");
-    let r = &g.record;
-    let rules = export
-        .context
-        .rules_of(g.lease_id)
-        .expect("the lease's rules");
+    let (g, r) = (&exported.game, &exported.game.record);
+    let rules: xq_engine::rules::RuleSet = exported.rules.parse().expect("the lease's rules");
     let mut pos = Position::from_fen(&r.start_fen).unwrap();
     pos.set_conversion(rules.conversion);
     let mut positions = vec![pos.clone()];

@@ -17,7 +17,7 @@
 //!   result that was already complete is submitted (one attempt) instead.
 
 use std::future::Future;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
@@ -54,6 +54,8 @@ pub struct ClientConfig {
     pub backoff_initial: Duration,
     /// Longest retry delay.
     pub backoff_max: Duration,
+    /// Where results the coordinator refuses are kept ([`crate::rejected`]).
+    pub rejected_dir: PathBuf,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -64,12 +66,14 @@ impl std::fmt::Debug for ClientConfig {
             .field("tls", &self.ca_pem.is_some())
             .field("name", &self.name)
             .field("threads", &self.threads)
+            .field("rejected_dir", &self.rejected_dir)
             .finish_non_exhaustive()
     }
 }
 
 impl ClientConfig {
-    /// Defaults: back-off from 250 ms to 30 s.
+    /// Defaults: back-off from 250 ms to 30 s; refused results kept in
+    /// [`crate::rejected::default_dir`].
     pub fn new(coordinator: impl Into<String>, name: impl Into<String>, threads: u32) -> Self {
         ClientConfig {
             coordinator: coordinator.into(),
@@ -79,6 +83,7 @@ impl ClientConfig {
             threads,
             backoff_initial: Duration::from_millis(250),
             backoff_max: Duration::from_secs(30),
+            rejected_dir: crate::rejected::default_dir(),
         }
     }
 }
@@ -103,8 +108,11 @@ pub struct ClientSummary {
     pub leases_accepted: u64,
     /// Game pairs in those leases.
     pub pairs_accepted: u64,
-    /// Leases handed back or dropped (expired, cancelled, shut down).
+    /// Leases handed back or dropped (expired, cancelled, shut down,
+    /// refused).
     pub leases_dropped: u64,
+    /// Results the coordinator refused (kept in the rejected directory).
+    pub results_refused: u64,
 }
 
 type Rpc = WorkerServiceClient<InterceptedService<Channel, Auth>>;
@@ -446,7 +454,7 @@ impl Client {
             }
         } else {
             self.rpc
-                .submit_result(request)
+                .submit_result(request.clone())
                 .await
                 .map(tonic::Response::into_inner)
         };
@@ -464,9 +472,31 @@ impl Client {
                     "result not counted"
                 );
             }
+            Err(status) if transient(&status) => {
+                self.summary.leases_dropped += 1;
+                tracing::error!(lease_id, error = %status, "result not delivered; dropping it");
+            }
             Err(status) => {
                 self.summary.leases_dropped += 1;
-                tracing::error!(lease_id, error = %status, "result refused; dropping it");
+                self.summary.results_refused += 1;
+                let dir = &self.config.rejected_dir;
+                match crate::rejected::keep(dir, &request, &self.config.coordinator, &status) {
+                    Ok(path) => tracing::error!(
+                        lease_id,
+                        code = ?status.code(),
+                        message = %status.message(),
+                        path = %path.display(),
+                        "result refused by the coordinator; kept it, not retrying"
+                    ),
+                    Err(e) => tracing::error!(
+                        lease_id,
+                        code = ?status.code(),
+                        message = %status.message(),
+                        dir = %dir.display(),
+                        error = %e,
+                        "result refused by the coordinator; could not keep it"
+                    ),
+                }
             }
         }
     }

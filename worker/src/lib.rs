@@ -9,7 +9,8 @@
 //!   and the per-search budget a move gets from a limit and the clocks;
 //! - [`adjudication`]: the adjudicator that applies `xq_proto::Adjudication`;
 //! - [`openings`]: the sixteen first moves with random plies, or opening
-//!   lines, as a playable [`openings::OpeningBook`];
+//!   lines, as a playable [`openings::OpeningBook`], made as every runner
+//!   makes them ([`openings::OpeningMaker`]);
 //! - [`pgn`]: PGN output in coordinates, WXF or Chinese notation;
 //! - [`runner`]: games on a rayon pool, one search state per thread, and
 //!   [`EnginePlayer`], the [`BatchPlayer`] that plays the coordinator's leases;
@@ -17,6 +18,7 @@
 //!   and the runner;
 //! - [`client`]: the coordinator client loop (register, lease, play, heartbeat,
 //!   submit), with back-off and graceful shutdown;
+//! - [`rejected`]: results the coordinator refused, kept on disk;
 //! - [`external`]: UCI and UCCI engine processes as players;
 //! - [`engine_cache`]: downloaded engine executables, verified by SHA-256;
 //! - [`cli`]: the `xq-worker` command line.
@@ -29,6 +31,7 @@ pub mod engine_cache;
 pub mod external;
 pub mod openings;
 pub mod pgn;
+pub mod rejected;
 pub mod runner;
 pub mod timecontrol;
 

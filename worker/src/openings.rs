@@ -8,6 +8,9 @@ use std::sync::Arc;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use xq_engine::params::Params;
+use xq_engine::rules::RuleSet;
+use xq_engine::search::{Limits, SearchRules, Searcher};
 use xq_engine::{Move, Position};
 use xq_proto::openings::parse_lines;
 use xq_proto::{Opening, OpeningError, OpeningSource};
@@ -83,6 +86,50 @@ impl OpeningBook {
             }
             OpeningBook::Lines(lines) => lines[pick(lines.len(), seed, order, index)].clone(),
         }
+    }
+}
+
+/// Margin (cp) within which a generated opening counts as balanced.
+pub const BALANCE_MARGIN: i32 = 150;
+/// Depth of the search that judges a generated opening.
+pub const BALANCE_DEPTH: u32 = 4;
+
+/// Openings exactly as every runner plays them: [`OpeningBook::opening`]
+/// with generated lines judged balanced by a depth-[`BALANCE_DEPTH`] search
+/// (default parameters, standard rules) within ±[`BALANCE_MARGIN`] cp. The
+/// coordinator regenerates a result's openings with it to check them.
+#[derive(Debug)]
+pub struct OpeningMaker {
+    probe: Searcher,
+}
+
+impl Default for OpeningMaker {
+    fn default() -> Self {
+        OpeningMaker {
+            probe: Searcher::new(1),
+        }
+    }
+}
+
+impl OpeningMaker {
+    /// Opening number `index` of `book` for `seed` and `order`.
+    pub fn opening(&mut self, book: &OpeningBook, seed: u64, order: Order, index: u64) -> Opening {
+        let rules = SearchRules::from(&RuleSet::STANDARD);
+        let probe = &mut self.probe;
+        let mut balanced = |pos: &Position| {
+            probe.clear();
+            let mut p = pos.clone();
+            let r = probe.search(
+                &mut p,
+                &[],
+                &Limits::depth(BALANCE_DEPTH),
+                &Params::default(),
+                &rules,
+                |_| {},
+            );
+            r.score.abs() <= BALANCE_MARGIN
+        };
+        book.opening(seed, order, index, &mut balanced)
     }
 }
 

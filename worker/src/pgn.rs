@@ -29,7 +29,9 @@
 //!   moves are in the movetext); side to move `w` for Red, `b` for Black.
 //! - `[Termination]` is the end reason's token (see [`Reason::token`]); for
 //!   the game runner's endings it adds who lost, or for an adjudication the
-//!   adjudicated result: `time-forfeit: black loses`, `adjudication: draw`.
+//!   adjudicated result: `time-forfeit: black loses`, `adjudication: draw`;
+//!   a time forfeit with a known overrun adds it: `time-forfeit: black loses
+//!   (overrun 120 ms)`, and so does the ending in words.
 //! - Each move after the opening carries fastchess's comment,
 //!   `{SCORE/DEPTH TIME, n=NODES}`: the mover's score in pawns with a sign
 //!   (`+0.31`; `+M5` / `-M3` for a mate in moves), the depth in plies, the
@@ -79,6 +81,8 @@ pub struct PgnGame<'a> {
     pub outcome: Outcome,
     /// The last stderr lines of an engine that failed; empty otherwise.
     pub stderr_tail: &'a str,
+    /// For a time forfeit: how far the loser overran its time, ms.
+    pub overrun_ms: Option<u64>,
 }
 
 /// Why a game could not be written.
@@ -279,7 +283,10 @@ pub fn write(game: &PgnGame<'_>, notation: Notation) -> Result<String, PgnError>
         &game.rules.name().unwrap_or_else(|| "custom".to_owned()),
     );
     tag("Opening", game.opening);
-    tag("Termination", &termination(&game.outcome));
+    let overrun = game
+        .overrun_ms
+        .map_or_else(String::new, |ms| format!(" (overrun {ms} ms)"));
+    tag("Termination", &(termination(&game.outcome) + &overrun));
     tag("PlyCount", &game.moves.len().to_string());
     out.push('\n');
 
@@ -308,7 +315,7 @@ pub fn write(game: &PgnGame<'_>, notation: Notation) -> Result<String, PgnError>
                 .map(move_comment)
         };
         if Some(ply) == last {
-            let words = ending_words(&game.outcome);
+            let words = ending_words(&game.outcome) + &overrun;
             comment = Some(match comment {
                 Some(c) => format!("{c}, {words}"),
                 None => words,
@@ -321,7 +328,7 @@ pub fn write(game: &PgnGame<'_>, notation: Notation) -> Result<String, PgnError>
         pos.make(mv);
     }
     if game.moves.is_empty() {
-        lines.push(&format!("{{{}}}", ending_words(&game.outcome)));
+        lines.push(&format!("{{{}{overrun}}}", ending_words(&game.outcome)));
     }
     if !game.stderr_tail.trim().is_empty() {
         lines.push(&format!("{{stderr: {}}}", comment_safe(game.stderr_tail)));
@@ -368,6 +375,7 @@ mod tests {
             per_move,
             outcome,
             stderr_tail: "",
+            overrun_ms: None,
         }
     }
 
@@ -464,6 +472,16 @@ mod tests {
             text.contains(
                 "7... E9-D9 {Red loses on time} {stderr: panic: (oops) | backtrace} 0-1\n"
             ),
+            "{text}"
+        );
+        g.overrun_ms = Some(137);
+        let text = write(&g, Notation::Coords).unwrap();
+        assert!(
+            text.contains("[Termination \"time-forfeit: red loses (overrun 137 ms)\"]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("7... E9-D9 {Red loses on time (overrun 137 ms)}\n{stderr:"),
             "{text}"
         );
     }

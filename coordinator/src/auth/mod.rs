@@ -104,7 +104,7 @@ pub fn permission(path: &str) -> Option<Permission> {
             | "DownloadEngine"
             | "ReportEngineMismatch",
         ) => Some(Permission::Work),
-        ("xq.cluster.v1.RunService", "ListRuns" | "GetRun" | "WatchRun") => {
+        ("xq.cluster.v1.RunService", "ListRuns" | "GetRun" | "WatchRun" | "ExportGames") => {
             Some(Permission::ReadRuns)
         }
         ("xq.cluster.v1.RunService", "CreateRun" | "StopRun") => Some(Permission::ManageRuns),
@@ -132,6 +132,7 @@ mod tests {
         let p = |m| permission(m).unwrap();
         assert!(Role::Worker.allows(p("/xq.cluster.v1.WorkerService/SubmitResult")));
         assert!(Role::Worker.allows(p("/xq.cluster.v1.RunService/WatchRun")));
+        assert!(Role::Worker.allows(p("/xq.cluster.v1.RunService/ExportGames")));
         assert!(!Role::Worker.allows(p("/xq.cluster.v1.RunService/CreateRun")));
         assert!(!Role::Worker.allows(p("/xq.cluster.v1.RunService/StopRun")));
         assert!(Role::Admin.allows(p("/xq.cluster.v1.RunService/StopRun")));

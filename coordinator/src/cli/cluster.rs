@@ -53,16 +53,24 @@ impl Remote {
     }
 
     fn admin(&self) -> anyhow::Result<Admin> {
-        let ca = self
-            .ca
-            .as_ref()
-            .map(|p| std::fs::read(p).with_context(|| format!("cannot read {}", p.display())))
-            .transpose()?;
-        Ok(RunServiceClient::with_interceptor(
-            channel(&self.coordinator, ca.as_deref())?,
-            Auth::new(self.token.as_deref())?,
-        ))
+        admin_client(&self.coordinator, self.token.as_deref(), self.ca.as_deref())
     }
+}
+
+/// A run-service client of the coordinator at `url` (TLS with the CA in
+/// `ca`), sending `token`; must be made inside a runtime.
+pub fn admin_client(
+    url: &str,
+    token: Option<&str>,
+    ca: Option<&std::path::Path>,
+) -> anyhow::Result<Admin> {
+    let ca = ca
+        .map(|p| std::fs::read(p).with_context(|| format!("cannot read {}", p.display())))
+        .transpose()?;
+    Ok(RunServiceClient::with_interceptor(
+        channel(url, ca.as_deref())?,
+        Auth::new(token)?,
+    ))
 }
 
 /// `serve`: run the coordinator.

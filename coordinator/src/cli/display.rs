@@ -5,10 +5,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tokio_stream::StreamExt;
 use tonic::transport::Channel;
 pub use xq_coordinator::report::summary::{json as summary_json, state};
-use xq_coordinator::report::summary::{kind, sprt_state};
+use xq_coordinator::report::summary::{keep_games, kind, sprt_state};
 use xq_proto::connect::Auth;
-use xq_proto::pb;
 use xq_proto::pb::run_service_client::RunServiceClient;
+use xq_proto::{Retention, pb};
 
 /// The admin client type.
 pub type Admin = RunServiceClient<tonic::service::interceptor::InterceptedService<Channel, Auth>>;
@@ -54,7 +54,17 @@ pub fn status_line(s: &pb::RunStatus) -> String {
         target,
         2 * s.pairs_in_flight,
         progress_line(s)
-    ) + &flag_suffix(s)
+    ) + &keep_suffix(s)
+        + &flag_suffix(s)
+}
+
+/// `  keeps decisive games` for a run that does not keep every game.
+fn keep_suffix(s: &pb::RunStatus) -> String {
+    match keep_games(s) {
+        Retention::All => String::new(),
+        Retention::None => "  keeps no games".to_owned(),
+        r => format!("  keeps {r} games"),
+    }
 }
 
 /// `  [stopped: <why>]` for a run the system stopped; empty otherwise.
@@ -98,9 +108,9 @@ pub async fn watch(admin: &mut Admin, run_id: u64) -> anyhow::Result<pb::RunStat
     last.ok_or_else(|| anyhow::anyhow!("the coordinator sent no status for run {run_id}"))
 }
 
-/// A human summary of a run.
 /// The failures among a run's stored games, per worker and per player
-/// (engine): `  failures     w1: dev time-forfeit 2, base resignation 1`.
+/// (engine): `  failures     w1: dev time-forfeit 2 (overrun median 12 ms,
+/// max 40 ms), base resignation 1`.
 pub fn failures(s: &pb::RunStatus, failures: &[pb::FailureCount]) -> String {
     if failures.is_empty() {
         return "  failures     none among the stored games\n".to_owned();
@@ -111,29 +121,52 @@ pub fn failures(s: &pb::RunStatus, failures: &[pb::FailureCount]) -> String {
         (_, 0) => "dev",
         _ => "base",
     };
+    let line = |p: u32, reason: &str, games: u64, overruns: &[u64]| {
+        format!("{} {reason} {games}{}", player(p), overrun_note(overruns))
+    };
     let mut by_worker: Vec<(String, Vec<String>)> = Vec::new();
-    let mut by_player: std::collections::BTreeMap<(u32, &str), u64> = Default::default();
+    let mut by_player: std::collections::BTreeMap<(u32, &str), (u64, Vec<u64>)> =
+        Default::default();
     for f in failures {
-        let line = format!("{} {} {}", player(f.loser), f.reason, f.games);
+        let text = line(f.loser, &f.reason, f.games, &f.overruns_ms);
         let name = format!("{} (#{})", f.worker_name, f.worker_id);
         match by_worker.last_mut() {
-            Some((n, lines)) if *n == name => lines.push(line),
-            _ => by_worker.push((name, vec![line])),
+            Some((n, lines)) if *n == name => lines.push(text),
+            _ => by_worker.push((name, vec![text])),
         }
-        *by_player.entry((f.loser, f.reason.as_str())).or_default() += f.games;
+        let (games, overruns) = by_player.entry((f.loser, f.reason.as_str())).or_default();
+        *games += f.games;
+        overruns.extend(&f.overruns_ms);
     }
     let mut out = String::from("  failures     by worker:\n");
     for (name, lines) in by_worker {
         out += &format!("    {name}: {}\n", lines.join(", "));
     }
     let totals: Vec<String> = by_player
-        .iter()
-        .map(|((p, r), n)| format!("{} {r} {n}", player(*p)))
+        .into_iter()
+        .map(|((p, r), (n, mut overruns))| {
+            overruns.sort_unstable();
+            line(p, r, n, &overruns)
+        })
         .collect();
     out += &format!("    by engine: {}\n", totals.join(", "));
     out
 }
 
+/// ` (overrun median M ms, max X ms)` of ascending overruns; empty for none.
+fn overrun_note(sorted_ms: &[u64]) -> String {
+    let (Some(max), n) = (sorted_ms.last(), sorted_ms.len()) else {
+        return String::new();
+    };
+    let median = if n % 2 == 1 {
+        sorted_ms[n / 2] as f64
+    } else {
+        (sorted_ms[n / 2 - 1] + sorted_ms[n / 2]) as f64 / 2.0
+    };
+    format!(" (overrun median {median} ms, max {max} ms)")
+}
+
+/// A human summary of a run.
 pub fn summary_text(s: &pb::RunStatus) -> String {
     let t = s.totals.clone().unwrap_or_default();
     let mut out = format!(
@@ -147,6 +180,7 @@ pub fn summary_text(s: &pb::RunStatus) -> String {
         t.losses,
         t.pentanomial
     );
+    out += &format!("  games kept   {}\n", keep_games(s));
     if !s.flag.is_empty() {
         out += &format!("  stopped by the system: {}\n", s.flag);
     }
@@ -315,28 +349,36 @@ mod tests {
     fn failures_are_listed_per_worker_and_summed_per_engine() {
         let run = pb::RunStatus::default();
         assert!(failures(&run, &[]).contains("none"));
-        let f = |worker_id, name: &str, loser, reason: &str, games| pb::FailureCount {
+        let f = |worker_id, name: &str, loser, reason: &str, overruns: &[u64]| pb::FailureCount {
             worker_id,
             worker_name: name.to_owned(),
             loser,
             reason: reason.to_owned(),
-            games,
+            games: overruns.len().max(1) as u64,
+            overruns_ms: overruns.to_vec(),
         };
         let text = failures(
             &run,
             &[
-                f(1, "a", 0, "time-forfeit", 2),
-                f(1, "a", 1, "resignation", 1),
-                f(2, "b", 0, "time-forfeit", 3),
+                f(1, "a", 0, "time-forfeit", &[10, 30]),
+                f(1, "a", 1, "resignation", &[]),
+                f(2, "b", 0, "time-forfeit", &[5, 7, 90]),
             ],
         );
         assert!(
-            text.contains("a (#1): dev time-forfeit 2, base resignation 1\n"),
+            text.contains(
+                "a (#1): dev time-forfeit 2 (overrun median 20 ms, max 30 ms), base resignation 1\n"
+            ),
             "{text}"
         );
-        assert!(text.contains("b (#2): dev time-forfeit 3\n"), "{text}");
         assert!(
-            text.contains("by engine: dev time-forfeit 5, base resignation 1\n"),
+            text.contains("b (#2): dev time-forfeit 3 (overrun median 7 ms, max 90 ms)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "by engine: dev time-forfeit 5 (overrun median 10 ms, max 90 ms), base resignation 1\n"
+            ),
             "{text}"
         );
     }

@@ -52,7 +52,8 @@ enum Command {
     Stop(cluster::StopArgs),
     /// Manage access tokens in the database (no server needed).
     Token(token::TokenArgs),
-    /// Write a run's stored games as PGN, from the database file.
+    /// Write a run's stored games as PGN, from the database file or a served
+    /// coordinator.
     Pgn(pgn::PgnArgs),
     /// Run a coordinator and workers in this process (resumes an identical
     /// unfinished run in the same database).

@@ -1,13 +1,20 @@
-//! `pgn RUN --out FILE`: a run's stored games as PGN, straight from the
-//! database file ([`xq_coordinator::pgn`] selects and writes them).
+//! `pgn RUN --out FILE`: a run's stored games as PGN, from the database file
+//! (`--db`) or from a served coordinator (`--coordinator`, the
+//! `ExportGames` RPC); both read and write them with
+//! [`xq_coordinator::game_export`].
 
 use std::path::PathBuf;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use clap::Args;
-use xq_coordinator::pgn;
+use tokio_stream::StreamExt;
+use xq_coordinator::convert::export_of_chunks;
+use xq_coordinator::game_export::{self, Export, GameQuery};
 use xq_coordinator::store::Store;
 use xq_engine::notation::Notation;
+use xq_proto::pb;
+
+use super::cluster::admin_client;
 
 /// Arguments of `pgn`.
 #[derive(Debug, Args)]
@@ -26,9 +33,20 @@ pub struct PgnArgs {
     /// Move notation: iccs, wxf or chinese.
     #[arg(long, default_value = "iccs")]
     notation: String,
-    /// SQLite database of the coordinator.
-    #[arg(long, default_value = "xq.db")]
-    db: PathBuf,
+    /// SQLite database of the coordinator (the default, `xq.db`, unless
+    /// `--coordinator` is given).
+    #[arg(long, conflicts_with = "coordinator")]
+    db: Option<PathBuf>,
+    /// A served coordinator to read the games from, e.g.
+    /// `http://127.0.0.1:50051` (any token may read them).
+    #[arg(long)]
+    coordinator: Option<String>,
+    /// Access token for `--coordinator`, sent as `authorization: Bearer <TOKEN>`.
+    #[arg(long, env = "XQ_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// PEM file of the CA that signed the coordinator's TLS certificate.
+    #[arg(long)]
+    ca: Option<PathBuf>,
 }
 
 impl PgnArgs {
@@ -37,18 +55,25 @@ impl PgnArgs {
             .notation
             .parse()
             .map_err(|e: String| anyhow::anyhow!(e))?;
-        let query = pgn::parse_filters(&self.filters)?;
-        let store = Store::open(&self.db)
-            .with_context(|| format!("cannot open database {}", self.db.display()))?;
+        let query = GameQuery::parse(&self.filters)?;
         let rt = tokio::runtime::Runtime::new().context("start the async runtime")?;
         let run_id = self.run;
-        let export = rt
-            .block_on(store.call(move |conn| {
-                let filter = pgn::resolve(conn, query)?;
-                pgn::export(conn, run_id, &filter)
-            }))
-            .with_context(|| format!("cannot read the games of run {run_id}"))?;
-        let text = pgn::write_all(&export, notation)?;
+        let export = match &self.coordinator {
+            Some(url) => rt
+                .block_on(self.fetch(url, query))
+                .with_context(|| format!("cannot read the games of run {run_id} from {url}"))?,
+            None => {
+                let db = self.db.clone().unwrap_or_else(|| PathBuf::from("xq.db"));
+                if !db.is_file() {
+                    bail!("no database file {}", db.display());
+                }
+                let store = Store::open(&db)
+                    .with_context(|| format!("cannot open database {}", db.display()))?;
+                rt.block_on(store.call(move |conn| game_export::export(conn, run_id, &query)))
+                    .with_context(|| format!("cannot read the games of run {run_id}"))?
+            }
+        };
+        let text = export.write_pgn(notation)?;
         std::fs::write(&self.out, text)
             .with_context(|| format!("cannot write {}", self.out.display()))?;
         eprintln!(
@@ -57,5 +82,22 @@ impl PgnArgs {
             self.out.display()
         );
         Ok(())
+    }
+
+    /// The export the coordinator at `url` streams.
+    async fn fetch(&self, url: &str, query: GameQuery) -> anyhow::Result<Export> {
+        let mut client = admin_client(url, self.token.as_deref(), self.ca.as_deref())?;
+        let mut stream = client
+            .export_games(pb::ExportGamesRequest {
+                run_id: self.run,
+                filter: Some(query.into()),
+            })
+            .await?
+            .into_inner();
+        let mut chunks = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            chunks.push(chunk?);
+        }
+        Ok(export_of_chunks(self.run, chunks)?)
     }
 }

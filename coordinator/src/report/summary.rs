@@ -3,7 +3,7 @@
 //! estimate in it is computed once, in [`crate::convert`]).
 
 use serde_json::{Value, json};
-use xq_proto::pb;
+use xq_proto::{Retention, pb};
 
 /// `sprt`, `spsa`, `games`, `variants` (`?` without a spec).
 pub fn kind(s: &pb::RunStatus) -> &'static str {
@@ -24,6 +24,14 @@ pub fn state(s: &pb::RunStatus) -> &'static str {
         pb::RunState::Stopped => "stopped",
         pb::RunState::Unspecified => "?",
     }
+}
+
+/// Which games the run's archive keeps (the default for a spec without
+/// it, or an unknown value).
+pub fn keep_games(s: &pb::RunStatus) -> Retention {
+    s.spec.as_ref().map_or(Retention::All, |sp| {
+        Retention::from_wire(sp.keep_games, "spec.keep_games").unwrap_or_default()
+    })
 }
 
 /// `continue`, `accepted_h0`, `accepted_h1`.
@@ -50,6 +58,7 @@ pub fn json(s: &pb::RunStatus) -> Value {
         "elo": s.elo.as_ref().map(|e| e.elo),
         "elo95": s.elo.as_ref().map(|e| e.elo95),
         "los": s.elo.as_ref().map(|e| e.los),
+        "keep_games": keep_games(s).token(),
     });
     if !s.flag.is_empty() {
         v["flag"] = json!(s.flag);

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use xq_proto::cli::{AdjudicationArgs, LimitArgs, OpeningArgs};
-use xq_proto::{Limit, pb};
+use xq_proto::{Limit, Retention, pb};
 
 /// Where the files that flags name are read from.
 pub trait Files {
@@ -84,6 +84,11 @@ pub struct MatchArgs {
     name: Option<String>,
     #[command(flatten)]
     adjudication: AdjudicationArgs,
+    /// Which counted games the archive stores: all, decisive, failures (time
+    /// losses, crashes, illegal moves and disputable chase rulings) or none.
+    /// Every game is still checked against the counts.
+    #[arg(long, default_value = "all")]
+    keep_games: Retention,
 }
 
 impl MatchArgs {
@@ -119,6 +124,7 @@ impl MatchArgs {
                 draw_contempt: self.draw_contempt == OnOff::On,
             }),
             kind: Some(kind),
+            keep_games: pb::GameRetention::from(self.keep_games).into(),
         })
     }
 }

@@ -21,7 +21,8 @@ use std::collections::BTreeMap;
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use xq_proto::{
-    Adjudication, BatchOutcome, EngineRef, Invalid, Limit, OpeningSource, PlayerSpec, Totals, pb,
+    Adjudication, BatchOutcome, EngineRef, Invalid, Limit, OpeningSource, PlayerSpec, Retention,
+    Totals, pb,
 };
 
 use crate::spsa::{SpsaRequest, SpsaState};
@@ -56,6 +57,11 @@ pub struct RunSpec {
     pub batch_pairs: u32,
     pub settings: MatchSettings,
     pub kind: KindSpec,
+    /// Which counted games the archive stores. Left out of the stored JSON
+    /// when it is the default, so specs stored before it still compare
+    /// equal.
+    #[serde(default, skip_serializing_if = "Retention::is_all")]
+    pub keep_games: Retention,
 }
 
 /// How games are played, for both players of every lease.

@@ -127,6 +127,7 @@ impl SpsaSpec {
             batch_pairs: DEFAULT_BATCH_PAIRS,
             settings: run.spec.settings.clone(),
             kind: KindSpec::Sprt(kind),
+            keep_games: run.spec.keep_games,
         }
     }
 }
@@ -472,6 +473,7 @@ mod tests {
                     draw_contempt: true,
                 },
                 kind: KindSpec::Spsa(spec),
+                keep_games: Default::default(),
             },
             state: RunState::Active,
             totals: Totals::default(),

@@ -118,6 +118,7 @@ mod tests {
                 2
             ],
             stderr_tail: String::new(),
+            overrun_ms: None,
         }
         .into()
     }

@@ -8,7 +8,8 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use xq_engine::rules::GameResult;
+use xq_engine::rules::Reason;
+use xq_proto::game_record::ENGINE_FAILURES;
 use xq_proto::{GameRecord, pb};
 
 use super::{StoreError, count, game_codec};
@@ -33,24 +34,6 @@ pub struct GameFilter {
     pub lost_by: Option<u8>,
 }
 
-fn result_token(r: GameResult) -> &'static str {
-    r.token()
-}
-
-/// The player (0 or 1) that lost `g`, `None` for a draw.
-pub fn loser(g: &GameRecord) -> Option<u8> {
-    let red_lost = match g.result {
-        GameResult::Draw => return None,
-        GameResult::Black => true,
-        GameResult::Red => false,
-    };
-    Some(if red_lost {
-        g.red_player
-    } else {
-        1 - g.red_player
-    })
-}
-
 /// Stores the kept games of lease `lease_id` (`kept[i]` = (game index,
 /// record)); nothing when `kept` is empty. Runs inside the submission's
 /// transaction.
@@ -71,8 +54,8 @@ pub fn insert(
     )?;
     let mut row = conn.prepare_cached(
         "INSERT INTO games (run_id, lease_id, worker_id, game_index, slot, opening_index,
-                            red_player, result, reason, loser, plies)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                            red_player, result, reason, loser, plies, overrun_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
     for (slot, (index, g)) in kept.iter().enumerate() {
         row.execute(params![
@@ -83,10 +66,11 @@ pub fn insert(
             slot as i64,
             g.opening_index as i64,
             i64::from(g.red_player),
-            result_token(g.result),
+            g.result.token(),
             g.reason,
-            loser(g).map(i64::from),
+            g.loser().map(i64::from),
             g.moves.len() as i64,
+            g.overrun_ms.map(|ms| i64::try_from(ms).unwrap_or(i64::MAX)),
         ])?;
     }
     Ok(())
@@ -288,7 +272,7 @@ pub fn load_one(
 }
 
 /// Failures of each worker over every run's stored games: `(worker id,
-/// end reason of [`FAILURE_REASONS`], games)`, by worker and reason.
+/// end reason of [`ENGINE_FAILURES`], games)`, by worker and reason.
 pub fn failures_by_worker(conn: &Connection) -> Result<Vec<(u64, String, u64)>, StoreError> {
     let mut stmt = conn.prepare(
         "SELECT worker_id, reason, COUNT(*) FROM games
@@ -296,10 +280,9 @@ pub fn failures_by_worker(conn: &Connection) -> Result<Vec<(u64, String, u64)>, 
          GROUP BY worker_id, reason ORDER BY worker_id, reason",
     )?;
     let rows = stmt
-        .query_map(
-            params![FAILURE_REASONS[0], FAILURE_REASONS[1], FAILURE_REASONS[2]],
-            |r| Ok((count(r.get(0)?), r.get(1)?, count(r.get(2)?))),
-        )?
+        .query_map(ENGINE_FAILURES.map(Reason::token), |r| {
+            Ok((count(r.get(0)?), r.get(1)?, count(r.get(2)?)))
+        })?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
@@ -314,41 +297,44 @@ pub struct FailureCount {
     pub loser: u8,
     pub reason: String,
     pub games: u64,
+    /// For time forfeits: the overrun of each one that has it, ms, ascending.
+    pub overruns_ms: Vec<u64>,
 }
 
-/// The end reasons that are failures of an engine or its host rather than
-/// results of play.
-pub const FAILURE_REASONS: [&str; 3] = ["time-forfeit", "illegal-move", "resignation"];
-
-/// Failures per worker and losing player in `run_id`'s stored games.
+/// Engine failures ([`ENGINE_FAILURES`]) per worker and losing player in
+/// `run_id`'s stored games, ordered by worker, player and reason.
 pub fn failure_counts(conn: &Connection, run_id: u64) -> Result<Vec<FailureCount>, StoreError> {
     let mut stmt = conn.prepare(
-        "SELECT g.worker_id, w.name, g.loser, g.reason, COUNT(*) FROM games g
+        "SELECT g.worker_id, w.name, g.loser, g.reason, g.overrun_ms FROM games g
          JOIN workers w ON w.id = g.worker_id
          WHERE g.run_id = ?1 AND g.reason IN (?2, ?3, ?4)
-         GROUP BY g.worker_id, g.loser, g.reason
-         ORDER BY g.worker_id, g.loser, g.reason",
+         ORDER BY g.worker_id, g.loser, g.reason, g.overrun_ms",
     )?;
-    let rows = stmt
-        .query_map(
-            params![
-                run_id as i64,
-                FAILURE_REASONS[0],
-                FAILURE_REASONS[1],
-                FAILURE_REASONS[2]
-            ],
-            |r| {
-                Ok(FailureCount {
-                    worker_id: count(r.get(0)?),
-                    worker_name: r.get(1)?,
-                    loser: u8::try_from(r.get::<_, i64>(2)?).unwrap_or(u8::MAX),
-                    reason: r.get(3)?,
-                    games: count(r.get(4)?),
-                })
-            },
-        )?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
+    let [a, b, c] = ENGINE_FAILURES.map(Reason::token);
+    let mut rows = stmt.query(params![run_id as i64, a, b, c])?;
+    let mut out: Vec<FailureCount> = Vec::new();
+    while let Some(r) = rows.next()? {
+        let worker_id = count(r.get(0)?);
+        let loser = u8::try_from(r.get::<_, i64>(2)?).unwrap_or(u8::MAX);
+        let reason: String = r.get(3)?;
+        let overrun: Option<i64> = r.get(4)?;
+        let overrun = overrun.map(count);
+        match out.last_mut() {
+            Some(f) if (f.worker_id, f.loser, &f.reason) == (worker_id, loser, &reason) => {
+                f.games += 1;
+                f.overruns_ms.extend(overrun);
+            }
+            _ => out.push(FailureCount {
+                worker_id,
+                worker_name: r.get(1)?,
+                loser,
+                reason,
+                games: 1,
+                overruns_ms: overrun.into_iter().collect(),
+            }),
+        }
+    }
+    Ok(out)
 }
 
 /// The bytes of `run_id`'s stored blobs and its number of games.

@@ -1,8 +1,8 @@
 //! A run's stored games: the paged list with `pgn --filter`'s filters, the
 //! PGN download of the filtered set, and the replay page of one game. The
 //! filters arrive as repeated `filter=` query fields holding exactly what
-//! `pgn --filter` takes, parsed by [`crate::pgn::parse_filters`]; the PGN is
-//! [`crate::pgn::write_all`]'s.
+//! `pgn --filter` takes, parsed by [`GameQuery::parse`]; the PGN is
+//! [`crate::game_export::Export::write_pgn`]'s.
 
 use std::sync::Arc;
 
@@ -18,8 +18,8 @@ use super::Web;
 use super::pages::{Page, WebError, render};
 use super::replay::GameView;
 use super::view::RunRow;
-use crate::pgn::{self, Context};
-use crate::store::games::{self, GameFilter, GameRow};
+use crate::game_export::{self, ExportedGame, GameQuery};
+use crate::store::games::{self, GameRow};
 use crate::store::{activity, now_ms, runs as run_rows};
 
 /// Games per page of the list.
@@ -142,14 +142,9 @@ impl FilterForm {
     }
 }
 
-/// The filters of `query` as a store filter (worker names looked up).
-async fn store_filter(web: &Web, query: &GamesQuery) -> Result<GameFilter, WebError> {
-    let parsed =
-        pgn::parse_filters(&query.filters).map_err(|e| WebError::BadRequest(e.to_string()))?;
-    Ok(web
-        .reader
-        .call(move |conn| pgn::resolve(conn, parsed))
-        .await?)
+/// The filters of `query`, checked.
+fn game_query(query: &GamesQuery) -> Result<GameQuery, WebError> {
+    GameQuery::parse(&query.filters).map_err(|e| WebError::BadRequest(e.to_string()))
 }
 
 fn player_label(player: Option<u8>) -> String {
@@ -167,22 +162,23 @@ pub async fn list(
     RawQuery(raw): RawQuery,
 ) -> Page {
     let query = GamesQuery::parse(raw.as_deref())?;
-    let filter = store_filter(&web, &query).await?;
+    let wanted = game_query(&query)?;
     let offset = (query.page - 1).saturating_mul(PAGE_SIZE);
-    let (status, (total, rows), context, workers) = web
+    let (status, (total, rows), players, workers) = web
         .reader
         .call(move |conn| {
             let status = run_rows::load(conn, id, now_ms())?;
+            let filter = game_export::filter(conn, &wanted)?;
             let page = games::list(conn, id, &filter, offset, PAGE_SIZE)?;
-            let mut context = Context::new(&status);
+            let mut players = game_export::default_players();
             if let Some(first) = page.1.first() {
-                context.add_lease(conn, &status, first.lease_id)?;
+                game_export::lease_rules(conn, &status, first.lease_id, &mut players)?;
             }
             let workers = activity::workers(conn, now_ms())?
                 .into_iter()
                 .map(|w| (w.id, w.name))
                 .collect::<Vec<_>>();
-            Ok((status, page, context, workers))
+            Ok((status, page, players, workers))
         })
         .await?;
     let row = RunRow::new(&status);
@@ -198,8 +194,8 @@ pub async fn list(
                 game_index: g.game_index,
                 worker: format!("{} (#{})", g.worker_name, g.worker_id),
                 opening_index: g.opening_index,
-                red: context.players[red].clone(),
-                black: context.players[1 - red].clone(),
+                red: players[red].clone(),
+                black: players[1 - red].clone(),
                 result: g.result.clone(),
                 reason: g.reason.clone(),
                 lost_by: player_label(g.loser),
@@ -260,12 +256,14 @@ pub async fn download(
         .unwrap_or("iccs")
         .parse()
         .map_err(WebError::BadRequest)?;
-    let filter = store_filter(&web, &query).await?;
+    let wanted = game_query(&query)?;
     let export = web
         .reader
-        .call(move |conn| pgn::export(conn, id, &filter))
+        .call(move |conn| game_export::export(conn, id, &wanted))
         .await?;
-    let text = pgn::write_all(&export, notation).map_err(|e| WebError::Render(e.to_string()))?;
+    let text = export
+        .write_pgn(notation)
+        .map_err(|e| WebError::Render(e.to_string()))?;
     let disposition = format!("attachment; filename=\"run-{id}.pgn\"");
     Ok((
         [
@@ -288,22 +286,25 @@ pub async fn game(
     State(web): State<Arc<Web>>,
     Path((id, lease, index)): Path<(u64, u64, u32)>,
 ) -> Page {
-    let (status, context, stored) = web
+    let (status, players, stored) = web
         .reader
         .call(move |conn| {
             let status = run_rows::load(conn, id, now_ms())?;
-            let stored = games::load_one(conn, id, lease, index)?;
-            let mut context = Context::new(&status);
-            if stored.is_some() {
-                context.add_lease(conn, &status, lease)?;
-            }
-            Ok((status, context, stored))
+            let mut players = game_export::default_players();
+            let stored = match games::load_one(conn, id, lease, index)? {
+                Some(game) => Some(ExportedGame {
+                    rules: game_export::lease_rules(conn, &status, lease, &mut players)?,
+                    game,
+                }),
+                None => None,
+            };
+            Ok((status, players, stored))
         })
         .await?;
     let stored = stored.ok_or_else(|| {
         WebError::NotFound(format!("run {id} stores no game {index} of lease {lease}"))
     })?;
-    let game = GameView::new(id, &context, &stored).map_err(|e| WebError::Render(e.to_string()))?;
+    let game = GameView::new(id, &players, &stored).map_err(|e| WebError::Render(e.to_string()))?;
     let data = game.script_data();
     let row = RunRow::new(&status);
     let html = render(&web, "game.html", context! { row, game, data })?;

@@ -9,8 +9,10 @@ use xq_engine::Color;
 use xq_engine::notation::{Notation, format_move};
 use xq_worker::pgn::{ending_words, score_text, termination};
 
-use crate::pgn::{Context, ExportError, parse_record};
-use crate::store::games::ArchivedGame;
+use xq_engine::Position;
+use xq_engine::rules::{Outcome, Reason, RuleSet};
+
+use crate::game_export::{ExportError, ExportedGame};
 
 /// One ply: the move and the position after it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -67,19 +69,29 @@ pub struct GameView {
 }
 
 impl GameView {
-    /// Replays `g` of run `run_id` under the rules `context` has for its
-    /// lease. A move that does not replay is an error naming its ply.
-    pub fn new(run_id: u64, context: &Context, g: &ArchivedGame) -> Result<Self, ExportError> {
+    /// Replays `g` of run `run_id` under its lease's rules; `players` names
+    /// players 0 and 1. A move that does not replay is an error naming its
+    /// ply.
+    pub fn new(run_id: u64, players: &[String; 2], g: &ExportedGame) -> Result<Self, ExportError> {
+        let (rules_text, g) = (&g.rules, &g.game);
         let r = &g.record;
-        let at = |message: String| ExportError::At {
-            lease: g.lease_id,
-            game: g.game_index,
-            message,
+        let at = |what: String| ExportError::Game {
+            game_index: g.game_index,
+            lease_id: g.lease_id,
+            what,
         };
-        let rules = context
-            .rules_of(g.lease_id)
-            .map_err(|e| at(e.to_string()))?;
-        let (mut pos, outcome) = parse_record(r).map_err(|e| at(e.to_string()))?;
+        let rules: RuleSet = rules_text
+            .parse()
+            .map_err(|e| at(format!("rules '{rules_text}': {e}")))?;
+        let mut pos =
+            Position::from_fen(&r.start_fen).map_err(|e| at(format!("start FEN: {e}")))?;
+        let reason = Reason::from_token(&r.reason)
+            .ok_or_else(|| at(format!("unknown end reason '{}'", r.reason)))?;
+        let outcome = Outcome {
+            result: r.result,
+            reason,
+            ply: r.moves.len(),
+        };
         pos.set_conversion(rules.conversion);
         let start_fen = pos.to_fen();
         let opening = r.opening_plies as usize;
@@ -114,8 +126,8 @@ impl GameView {
             lease_id: g.lease_id,
             game_index: g.game_index,
             worker_id: g.worker_id,
-            red: context.players[red].clone(),
-            black: context.players[1 - red].clone(),
+            red: players[red].clone(),
+            black: players[1 - red].clone(),
             result: xq_worker::pgn::result_token(r.result).to_owned(),
             reason: r.reason.clone(),
             termination: termination(&outcome),
@@ -145,21 +157,21 @@ impl GameView {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use xq_engine::rules::GameResult;
     use xq_engine::{Move, START_FEN};
     use xq_proto::{GameRecord, MoveStats};
 
     use super::*;
 
-    fn game(moves: &str, opening_plies: u32) -> ArchivedGame {
+    use crate::store::games::ArchivedGame;
+
+    fn game(moves: &str, opening_plies: u32, rules: &str) -> ExportedGame {
         let moves: Vec<Move> = moves
             .split_whitespace()
             .map(|m| Move::parse_coords(m).unwrap())
             .collect();
         let after = moves.len() - opening_plies as usize;
-        ArchivedGame {
+        let game = ArchivedGame {
             lease_id: 7,
             worker_id: 2,
             game_index: 1,
@@ -180,21 +192,22 @@ mod tests {
                 reason: "time-forfeit".to_owned(),
                 red_player: 1,
                 stderr_tail: String::new(),
+                overrun_ms: None,
             },
+        };
+        ExportedGame {
+            game,
+            rules: rules.to_owned(),
         }
     }
 
-    fn context() -> Context {
-        Context {
-            name: "test".to_owned(),
-            players: ["dev".to_owned(), "base".to_owned()],
-            rules: BTreeMap::from([(7, "standard".to_owned())]),
-        }
+    fn players() -> [String; 2] {
+        ["dev".to_owned(), "base".to_owned()]
     }
 
     #[test]
     fn every_ply_has_its_move_position_and_report() {
-        let view = GameView::new(1, &context(), &game("h2e2 h9g7 h0g2", 1)).unwrap();
+        let view = GameView::new(1, &players(), &game("h2e2 h9g7 h0g2", 1, "standard")).unwrap();
         assert_eq!((view.red.as_str(), view.black.as_str()), ("base", "dev"));
         assert_eq!(view.result, "1-0");
         assert_eq!(view.termination, "time-forfeit: black loses");
@@ -225,14 +238,12 @@ mod tests {
 
     #[test]
     fn a_move_that_does_not_replay_names_its_ply() {
-        let err = GameView::new(1, &context(), &game("h2e2 h9g7 e2e9", 0)).unwrap_err();
+        let err = GameView::new(1, &players(), &game("h2e2 h9g7 e2e9", 0, "standard")).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("lease 7") && text.contains("ply 3"), "{text}");
-        let mut unknown = context();
-        unknown.rules.clear();
-        let text = GameView::new(1, &unknown, &game("h2e2", 0))
+        let text = GameView::new(1, &players(), &game("h2e2", 0, "nonsense"))
             .unwrap_err()
             .to_string();
-        assert!(text.contains("no rules known for lease 7"), "{text}");
+        assert!(text.contains("rules 'nonsense'"), "{text}");
     }
 }

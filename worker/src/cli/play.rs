@@ -361,6 +361,7 @@ fn write_pgn(
             per_move: &g.per_move,
             outcome: g.outcome(),
             stderr_tail: &g.stderr_tail,
+            overrun_ms: g.overrun_ms(),
         };
         let pgn = pgn::write(&game, notation).with_context(|| format!("game {}", i + 1))?;
         text.push_str(&pgn);

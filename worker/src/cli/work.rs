@@ -28,6 +28,11 @@ pub struct WorkArgs {
     /// Name shown in the coordinator's logs; defaults to the host name.
     #[arg(long)]
     name: Option<String>,
+    /// Where results the coordinator refuses are kept, with its message
+    /// (default: `$XDG_STATE_HOME/xq-worker/rejected`, else
+    /// `~/.local/state/xq-worker/rejected`).
+    #[arg(long)]
+    rejected_dir: Option<std::path::PathBuf>,
 }
 
 impl WorkArgs {
@@ -39,6 +44,9 @@ impl WorkArgs {
         });
         let mut config = ClientConfig::new(self.coordinator, name, self.threads);
         config.token = self.token;
+        if let Some(dir) = self.rejected_dir {
+            config.rejected_dir = dir;
+        }
         if let Some(ca) = &self.ca {
             config.ca_pem =
                 Some(std::fs::read(ca).with_context(|| format!("cannot read {}", ca.display()))?);

@@ -144,6 +144,22 @@ impl GameRecord {
             red_player: u8::from(self.red == 1),
             per_move: self.per_move.clone(),
             stderr_tail: self.stderr_tail.clone(),
+            overrun_ms: self.overrun_ms(),
+        }
+    }
+
+    /// For a time forfeit: how far the loser overran its time, ms.
+    pub fn overrun_ms(&self) -> Option<u64> {
+        let loser = match self.result {
+            GameResult::Draw => return None,
+            GameResult::Red => 1 - self.red,
+            GameResult::Black => self.red,
+        };
+        match self.stats[loser].fault {
+            Some(Fault::TimeLoss { overrun_ms, .. }) if self.reason == Reason::TimeForfeit => {
+                Some(overrun_ms)
+            }
+            _ => None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! The parallel game runner.
 //!
 //! A [`Runner`] owns a rayon pool of `threads` threads and, per thread, one
-//! [`Searcher`] for each of the two players, so memory stays at
+//! [`Searcher`](xq_engine::search::Searcher) for each of the two players, so memory stays at
 //! `threads × (hash₀ + hash₁)` however many games a match has. Searchers are
 //! reused across games and cleared before each one: a game's moves depend only on
 //! its opening, the players and the rules, never on what the thread played before.
@@ -28,10 +28,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
-use xq_engine::Position;
-use xq_engine::params::Params;
 use xq_engine::rules::RuleSet;
-use xq_engine::search::{Limits, SearchRules, Searcher};
 
 pub use batch::{EnginePlayer, match_spec};
 pub use game::{GameRecord, GameSetup, PlayError, play_game, search_rules};
@@ -39,9 +36,10 @@ pub use player::PlayerConfig;
 pub use player_stats::{Fault, GameStats, PlayerStats};
 pub use seat::{Choice, Seat, SeatError, forfeit};
 
+use xq_proto::work::opening_index;
 use xq_proto::{Adjudication, Totals, VariantStats};
 
-use crate::openings::{OpeningBook, Order};
+use crate::openings::{OpeningBook, OpeningMaker, Order};
 
 /// A match between two players.
 #[derive(Clone, Debug)]
@@ -122,17 +120,12 @@ pub enum RunError {
     Setting(SeatError),
 }
 
-/// Margin (cp) within which a generated opening counts as balanced.
-const BALANCE_MARGIN: i32 = 150;
-/// Depth of the search that judges a generated opening.
-const BALANCE_DEPTH: u32 = 4;
-
 /// One pool thread's reusable search state.
 #[derive(Debug)]
 struct ThreadState {
     seats: [Seat; 2],
-    /// Judges generated openings, with default parameters.
-    probe: Searcher,
+    /// Makes generated openings.
+    openings: OpeningMaker,
 }
 
 /// A pool of game threads with their search state.
@@ -155,7 +148,7 @@ impl Runner {
             .map(|_| {
                 Mutex::new(ThreadState {
                     seats: [Seat::default(), Seat::default()],
-                    probe: Searcher::new(1),
+                    openings: OpeningMaker::default(),
                 })
             })
             .collect();
@@ -235,29 +228,10 @@ impl Runner {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let state = &mut *state;
-        let index = if spec.opening_per_game {
-            spec.offset.saturating_mul(2).saturating_add(g)
-        } else {
-            spec.offset + g / 2
-        };
-        let rules = SearchRules::from(&RuleSet::STANDARD);
-        let probe = &mut state.probe;
-        let mut balanced = |pos: &Position| {
-            probe.clear();
-            let mut p = pos.clone();
-            let r = probe.search(
-                &mut p,
-                &[],
-                &Limits::depth(BALANCE_DEPTH),
-                &Params::default(),
-                &rules,
-                |_| {},
-            );
-            r.score.abs() <= BALANCE_MARGIN
-        };
-        let opening = spec
+        let index = opening_index(spec.offset, spec.opening_per_game, g);
+        let opening = state
             .openings
-            .opening(spec.seed, spec.order, index, &mut balanced);
+            .opening(&spec.openings, spec.seed, spec.order, index);
         let setup = GameSetup {
             players: &spec.players,
             red: (g % 2) as usize,
@@ -280,6 +254,7 @@ impl Runner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use xq_engine::params::Params;
     use xq_proto::Limit;
 
     fn spec(pairs: u64, dev: Limit, base: Limit) -> MatchSpec {

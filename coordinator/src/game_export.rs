@@ -1,0 +1,274 @@
+//! A run's stored games for export, the one place `pgn --db`, the
+//! `ExportGames` RPC (`pgn --coordinator`) and the web view read them from:
+//!
+//! - [`GameQuery`]: which games (the `--filter` forms, and the wire's
+//!   `GameFilter`, convert to it);
+//! - [`export`]: the games that pass it, with what PGN needs besides them
+//!   (the run's name, its players' names, each lease's rule set);
+//! - [`Export::write_pgn`] / [`Export::write_game`]: PGN text, as
+//!   `xq-worker play --pgn` writes it ([`xq_worker::pgn`]).
+
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+
+use rusqlite::Connection;
+use xq_engine::notation::Notation;
+use xq_engine::rules::{Outcome, Reason, RuleSet};
+use xq_engine::{Move, Position};
+use xq_worker::pgn::{self, PgnGame, PgnHeader};
+
+use crate::runs::{RunStatus, Slice};
+use crate::store::games::{self, ArchivedGame, GameFilter};
+use crate::store::{StoreError, leases, now_ms, runs as run_rows};
+
+/// Which stored games to export; every set field must match, the default
+/// matches all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GameQuery {
+    /// An end reason's token (checked to be one).
+    pub reason: Option<String>,
+    /// A worker's id or name.
+    pub worker: Option<String>,
+    /// Only games lost by player 0 (dev, or θ+ in SPSA).
+    pub lost: bool,
+}
+
+/// A filter that names nothing the archive knows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueryError {
+    #[error("unknown end reason '{0}'; expected one of {all}", all = Reason::ALL.map(Reason::token).join(", "))]
+    Reason(String),
+    #[error(
+        "unknown filter '{0}'; expected lost, time-forfeit, crash, illegal-move, reason=R or worker=W"
+    )]
+    Filter(String),
+}
+
+impl GameQuery {
+    /// A query of reason `reason`, checked to be an end reason's token.
+    pub fn with_reason(mut self, reason: &str) -> Result<Self, QueryError> {
+        if Reason::from_token(reason).is_none() {
+            return Err(QueryError::Reason(reason.to_owned()));
+        }
+        self.reason = Some(reason.to_owned());
+        Ok(self)
+    }
+
+    /// The query of `--filter` values (all must match): `lost`,
+    /// `time-forfeit`, `crash` (resignation: an engine that crashed or did
+    /// not start), `illegal-move`, `reason=R`, `worker=W`.
+    pub fn parse(filters: &[String]) -> Result<Self, QueryError> {
+        let mut q = GameQuery::default();
+        for f in filters {
+            q = match f.split_once('=') {
+                Some(("reason", r)) => q.with_reason(r)?,
+                Some(("worker", w)) => GameQuery {
+                    worker: Some(w.to_owned()),
+                    ..q
+                },
+                Some(_) => return Err(QueryError::Filter(f.clone())),
+                None => match f.as_str() {
+                    "lost" => GameQuery { lost: true, ..q },
+                    "time-forfeit" | "illegal-move" => q.with_reason(f)?,
+                    "crash" => q.with_reason(Reason::Resignation.token())?,
+                    _ => return Err(QueryError::Filter(f.clone())),
+                },
+            };
+        }
+        Ok(q)
+    }
+}
+
+/// A stored game with its lease's rule set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportedGame {
+    pub game: ArchivedGame,
+    /// The lease's rule set preset.
+    pub rules: String,
+}
+
+/// A run's games that passed a query, in the order they were counted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Export {
+    pub run_id: u64,
+    pub run_name: String,
+    /// Names of players 0 and 1: an external engine's name, or dev/base.
+    pub players: [String; 2],
+    pub games: Vec<ExportedGame>,
+}
+
+/// Why stored games could not be written as PGN.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("game {game_index} of lease {lease_id}: {what}")]
+    Game {
+        game_index: u32,
+        lease_id: u64,
+        what: String,
+    },
+}
+
+/// The store filter of `query`: a worker named by name must exist.
+pub fn filter(conn: &Connection, query: &GameQuery) -> Result<GameFilter, StoreError> {
+    let worker_id = match &query.worker {
+        None => None,
+        Some(w) => Some(match w.parse::<u64>() {
+            Ok(id) => id,
+            Err(_) => conn
+                .query_row("SELECT id FROM workers WHERE name = ?1", [w], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .map_err(|_| StoreError::NotFound(format!("no worker named '{w}'")))?
+                as u64,
+        }),
+    };
+    Ok(GameFilter {
+        reason: query.reason.clone(),
+        worker_id,
+        lost_by: query.lost.then_some(0),
+    })
+}
+
+/// The names of players 0 and 1 when no lease names an external engine.
+pub fn default_players() -> [String; 2] {
+    ["dev".to_owned(), "base".to_owned()]
+}
+
+/// The rule set preset of lease `lease_id`'s work in `run`; an external
+/// engine it plays names its player in `players`.
+pub fn lease_rules(
+    conn: &Connection,
+    run: &RunStatus,
+    lease_id: u64,
+    players: &mut [String; 2],
+) -> Result<String, StoreError> {
+    let lease = leases::load(conn, lease_id)?
+        .ok_or_else(|| StoreError::NotFound(format!("no lease {lease_id}")))?;
+    let work = run.spec.kind.ops().slice_work(
+        run,
+        &Slice {
+            offset: lease.opening_offset,
+            pairs: lease.pairs,
+            variant: lease.variant,
+        },
+    )?;
+    for (name, p) in players.iter_mut().zip(&work.players) {
+        if let Some(e) = &p.engine {
+            name.clone_from(&e.name);
+        }
+    }
+    Ok(work.rules)
+}
+
+/// The stored games of `run_id` that pass `query`. A worker named by name
+/// must exist.
+pub fn export(conn: &Connection, run_id: u64, query: &GameQuery) -> Result<Export, StoreError> {
+    let run = run_rows::load(conn, run_id, now_ms())?;
+    let stored = games::load(conn, run_id, &filter(conn, query)?)?;
+    let mut rules: BTreeMap<u64, String> = BTreeMap::new();
+    let mut players = default_players();
+    let mut out = Vec::with_capacity(stored.len());
+    for game in stored {
+        let lease_rules = match rules.entry(game.lease_id) {
+            Entry::Occupied(e) => e.get().clone(),
+            Entry::Vacant(e) => e
+                .insert(lease_rules(conn, &run, game.lease_id, &mut players)?)
+                .clone(),
+        };
+        out.push(ExportedGame {
+            rules: lease_rules,
+            game,
+        });
+    }
+    Ok(Export {
+        run_id,
+        run_name: run.spec.name.clone(),
+        players,
+        games: out,
+    })
+}
+
+impl Export {
+    /// Every game as PGN, numbered from 1 in `[Round]`.
+    pub fn write_pgn(&self, notation: Notation) -> Result<String, ExportError> {
+        let mut text = String::new();
+        for (i, g) in self.games.iter().enumerate() {
+            text.push_str(&self.write_game(g, i as u64 + 1, notation)?);
+        }
+        Ok(text)
+    }
+
+    /// One game as PGN, `[Round]` = `round`; `[Site]` names the worker and
+    /// the lease.
+    pub fn write_game(
+        &self,
+        g: &ExportedGame,
+        round: u64,
+        notation: Notation,
+    ) -> Result<String, ExportError> {
+        let fail = |what: String| ExportError::Game {
+            game_index: g.game.game_index,
+            lease_id: g.game.lease_id,
+            what,
+        };
+        let r = &g.game.record;
+        let rules: RuleSet = g.rules.parse().map_err(|e| fail(format!("{e}")))?;
+        let start = Position::from_fen(&r.start_fen).map_err(|e| fail(format!("{e}")))?;
+        let reason = Reason::from_token(&r.reason)
+            .ok_or_else(|| fail(format!("unknown end reason '{}'", r.reason)))?;
+        let red = usize::from(r.red_player);
+        let opening = format!("opening {}", r.opening_index);
+        let site = format!("worker {}, lease {}", g.game.worker_id, g.game.lease_id);
+        let moves: &[Move] = &r.moves;
+        let game = PgnGame {
+            header: PgnHeader {
+                event: &self.run_name,
+                site: &site,
+                date: "????.??.??",
+                round,
+                red: &self.players[red],
+                black: &self.players[1 - red],
+            },
+            start: &start,
+            rules: &rules,
+            opening: &opening,
+            moves,
+            opening_plies: r.opening_plies as usize,
+            per_move: &r.per_move,
+            outcome: Outcome {
+                result: r.result,
+                reason,
+                ply: moves.len(),
+            },
+            stderr_tail: &r.stderr_tail,
+            overrun_ms: r.overrun_ms,
+        };
+        pgn::write(&game, notation).map_err(|e| fail(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(f: &[&str]) -> Result<GameQuery, QueryError> {
+        GameQuery::parse(&f.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn filters_parse_and_combine() {
+        let q = parse(&["lost", "time-forfeit", "worker=host-3"]).unwrap();
+        assert!(q.lost);
+        assert_eq!(q.reason.as_deref(), Some("time-forfeit"));
+        assert_eq!(q.worker.as_deref(), Some("host-3"));
+        let q = parse(&["crash"]).unwrap();
+        assert_eq!(q.reason.as_deref(), Some("resignation"));
+        let q = parse(&["reason=perpetual-chase"]).unwrap();
+        assert_eq!(q.reason.as_deref(), Some("perpetual-chase"));
+        for bad in ["reason=bogus", "won", "colour=red"] {
+            let err = parse(&[bad]).unwrap_err().to_string();
+            assert!(err.contains("unknown"), "{bad}: {err}");
+        }
+        assert_eq!(parse(&[]).unwrap(), GameQuery::default());
+    }
+}
