@@ -221,7 +221,15 @@ async fn games_pages_filter_page_and_download_what_pgn_writes() {
     assert_eq!(missing.status.as_u16(), 404);
 
     // Failures per worker come from the stored games.
-    let failing = create(&mut grpc, games_spec(1, 1)).await;
+    // One opening, the start position with no moves, so that the hand-made
+    // games below follow the lease's opening.
+    let mut spec = games_spec(1, 1);
+    spec.settings.as_mut().expect("settings").openings = Some(
+        xq_proto::OpeningSource::from_file_text(&format!("{START_FEN}\n"))
+            .expect("an opening file")
+            .into(),
+    );
+    let failing = create(&mut grpc, spec).await;
     submit_failures(&url, "flaky").await;
     assert_eq!(
         status(&mut grpc, failing).await.state(),
