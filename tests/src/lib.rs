@@ -82,14 +82,14 @@ pub fn binary(name: &str) -> PathBuf {
     path
 }
 
-/// `xq-coordinator pgn RUN --db DB --out OUT` with `extra` flags; the PGN it
+/// `xq-coordinator pgn RUN` reading from `source` (`--db FILE` or
+/// `--coordinator URL …`), writing `out`, with `extra` flags; the PGN it
 /// wrote. Panics with the command's stderr if it fails.
-pub fn pgn_export(db: &std::path::Path, run: u64, out: &std::path::Path, extra: &[&str]) -> String {
+pub fn pgn_from(source: &[&str], run: u64, out: &std::path::Path, extra: &[&str]) -> String {
     let result = Command::new(binary("xq-coordinator"))
         .arg("pgn")
         .arg(run.to_string())
-        .arg("--db")
-        .arg(db)
+        .args(source)
         .arg("--out")
         .arg(out)
         .args(extra)
@@ -101,4 +101,14 @@ pub fn pgn_export(db: &std::path::Path, run: u64, out: &std::path::Path, extra: 
         String::from_utf8_lossy(&result.stderr)
     );
     std::fs::read_to_string(out).expect("pgn written")
+}
+
+/// [`pgn_from`] the database file `db`.
+pub fn pgn_of_db(db: &std::path::Path, run: u64, out: &std::path::Path, extra: &[&str]) -> String {
+    pgn_from(
+        &["--db", db.to_str().expect("a UTF-8 path")],
+        run,
+        out,
+        extra,
+    )
 }

@@ -14,13 +14,13 @@ use xq_tests::cluster::{
     ADMIN_TOKEN, TempDb, TestServer, WORKER_TOKEN, admin, create, engine_settings, fast_config,
     games_spec, spawn_engine_worker, status, wait_for_end, worker_client,
 };
-use xq_tests::pgn_export;
+use xq_tests::pgn_of_db;
 use xq_tests::web;
 
 /// `xq-coordinator pgn RUN` of the database at `db` with `extra` flags.
 fn cli_pgn(db: &Path, run: u64, extra: &[&str]) -> String {
     let out = std::env::temp_dir().join(format!("xq-web-games-{}-{run}.pgn", std::process::id()));
-    let text = pgn_export(db, run, &out, extra);
+    let text = pgn_of_db(db, run, &out, extra);
     let _ = std::fs::remove_file(&out);
     text
 }
