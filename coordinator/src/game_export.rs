@@ -17,7 +17,7 @@ use xq_engine::rules::{Outcome, Reason, RuleSet};
 use xq_engine::{Move, Position};
 use xq_worker::pgn::{self, PgnGame, PgnHeader};
 
-use crate::runs::Slice;
+use crate::runs::{RunStatus, Slice};
 use crate::store::games::{self, ArchivedGame, GameFilter};
 use crate::store::{StoreError, leases, now_ms, runs as run_rows};
 
@@ -108,10 +108,8 @@ pub enum ExportError {
     },
 }
 
-/// The stored games of `run_id` that pass `query`. A worker named by name
-/// must exist.
-pub fn export(conn: &Connection, run_id: u64, query: &GameQuery) -> Result<Export, StoreError> {
-    let run = run_rows::load(conn, run_id, now_ms())?;
+/// The store filter of `query`: a worker named by name must exist.
+pub fn filter(conn: &Connection, query: &GameQuery) -> Result<GameFilter, StoreError> {
     let worker_id = match &query.worker {
         None => None,
         Some(w) => Some(match w.parse::<u64>() {
@@ -124,36 +122,58 @@ pub fn export(conn: &Connection, run_id: u64, query: &GameQuery) -> Result<Expor
                 as u64,
         }),
     };
-    let filter = GameFilter {
+    Ok(GameFilter {
         reason: query.reason.clone(),
         worker_id,
         lost_by: query.lost.then_some(0),
-    };
-    let stored = games::load(conn, run_id, &filter)?;
+    })
+}
+
+/// The names of players 0 and 1 when no lease names an external engine.
+pub fn default_players() -> [String; 2] {
+    ["dev".to_owned(), "base".to_owned()]
+}
+
+/// The rule set preset of lease `lease_id`'s work in `run`; an external
+/// engine it plays names its player in `players`.
+pub fn lease_rules(
+    conn: &Connection,
+    run: &RunStatus,
+    lease_id: u64,
+    players: &mut [String; 2],
+) -> Result<String, StoreError> {
+    let lease = leases::load(conn, lease_id)?
+        .ok_or_else(|| StoreError::NotFound(format!("no lease {lease_id}")))?;
+    let work = run.spec.kind.ops().slice_work(
+        run,
+        &Slice {
+            offset: lease.opening_offset,
+            pairs: lease.pairs,
+            variant: lease.variant,
+        },
+    )?;
+    for (name, p) in players.iter_mut().zip(&work.players) {
+        if let Some(e) = &p.engine {
+            name.clone_from(&e.name);
+        }
+    }
+    Ok(work.rules)
+}
+
+/// The stored games of `run_id` that pass `query`. A worker named by name
+/// must exist.
+pub fn export(conn: &Connection, run_id: u64, query: &GameQuery) -> Result<Export, StoreError> {
+    let run = run_rows::load(conn, run_id, now_ms())?;
+    let stored = games::load(conn, run_id, &filter(conn, query)?)?;
     let mut rules: BTreeMap<u64, String> = BTreeMap::new();
-    let mut players = ["dev".to_owned(), "base".to_owned()];
+    let mut players = default_players();
     let mut out = Vec::with_capacity(stored.len());
     for game in stored {
         let lease_rules = match rules.entry(game.lease_id) {
             Entry::Occupied(e) => e.get().clone(),
-            Entry::Vacant(e) => {
-                let lease = leases::load(conn, game.lease_id)?
-                    .ok_or_else(|| StoreError::NotFound(format!("no lease {}", game.lease_id)))?;
-                let work = run.spec.kind.ops().slice_work(
-                    &run,
-                    &Slice {
-                        offset: lease.opening_offset,
-                        pairs: lease.pairs,
-                        variant: lease.variant,
-                    },
-                )?;
-                for (name, p) in players.iter_mut().zip(&work.players) {
-                    if let Some(e) = &p.engine {
-                        name.clone_from(&e.name);
-                    }
-                }
-                e.insert(work.rules).clone()
-            }
+            Entry::Vacant(e) => e
+                .insert(lease_rules(conn, &run, game.lease_id, &mut players)?)
+                .clone(),
         };
         out.push(ExportedGame {
             rules: lease_rules,

@@ -12,6 +12,8 @@
 //! * [`spin_options`]: the spin options an engine advertises, and a tune's
 //!   fit to them.
 //! * [`report`]: reports computed from run totals (variants runs).
+//! * [`run_args`]: a new run's arguments (the CLI's flags, the web form's
+//!   fields) and the one builder of its spec.
 //! * [`runs`]: runs as domain types; the [`runs::Kind`] trait (next slice,
 //!   the players of a slice, apply a result, finished, status), implemented
 //!   once per kind in `runs/{sprt,spsa,games,variants}.rs` with the kind's
@@ -39,6 +41,7 @@ pub mod game_export;
 pub mod local;
 pub mod metrics;
 pub mod report;
+pub mod run_args;
 pub mod runs;
 pub mod scheduler;
 pub mod server;

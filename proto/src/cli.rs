@@ -110,13 +110,22 @@ pub enum OpeningArgsError {
 impl OpeningArgs {
     /// The source these flags name; an opening file is read and checked.
     pub fn source(&self) -> Result<OpeningSource, OpeningArgsError> {
+        self.source_with(|path| std::fs::read_to_string(path))
+    }
+
+    /// [`Self::source`] with the opening file's text read by `read` (given
+    /// the file's name as the flag has it).
+    pub fn source_with(
+        &self,
+        read: impl FnOnce(&str) -> std::io::Result<String>,
+    ) -> Result<OpeningSource, OpeningArgsError> {
         if self.openings == "builtin" {
             return Ok(OpeningSource::Builtin {
                 random_plies: self.random_plies,
             });
         }
         let path = self.openings.clone();
-        let text = std::fs::read_to_string(&path).map_err(|source| OpeningArgsError::Read {
+        let text = read(&path).map_err(|source| OpeningArgsError::Read {
             path: path.clone(),
             source,
         })?;

@@ -7,6 +7,7 @@
 //! build lock by the time tests run). An up-to-date build costs well under a
 //! second.
 
+pub mod browser;
 pub mod cluster;
 pub mod invariants;
 pub mod procs;
@@ -79,4 +80,35 @@ pub fn binary(name: &str) -> PathBuf {
         path.set_extension("exe");
     }
     path
+}
+
+/// `xq-coordinator pgn RUN` reading from `source` (`--db FILE` or
+/// `--coordinator URL …`), writing `out`, with `extra` flags; the PGN it
+/// wrote. Panics with the command's stderr if it fails.
+pub fn pgn_from(source: &[&str], run: u64, out: &std::path::Path, extra: &[&str]) -> String {
+    let result = Command::new(binary("xq-coordinator"))
+        .arg("pgn")
+        .arg(run.to_string())
+        .args(source)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("run xq-coordinator pgn");
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    std::fs::read_to_string(out).expect("pgn written")
+}
+
+/// [`pgn_from`] the database file `db`.
+pub fn pgn_of_db(db: &std::path::Path, run: u64, out: &std::path::Path, extra: &[&str]) -> String {
+    pgn_from(
+        &["--db", db.to_str().expect("a UTF-8 path")],
+        run,
+        out,
+        extra,
+    )
 }

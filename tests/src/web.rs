@@ -92,19 +92,22 @@ pub struct Rendered {
     pub js_errors: Vec<String>,
 }
 
+/// The flags of every headless Chromium the tests start (with the profile
+/// folder's `--user-data-dir`).
+pub const HEADLESS: [&str; 6] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--hide-scrollbars",
+];
+
 fn headless(profile: &Path) -> Command {
     let mut cmd = Command::new(chromium());
-    cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--hide-scrollbars",
-        "--enable-logging=stderr",
-        "--v=0",
-    ])
-    .arg(format!("--user-data-dir={}", profile.display()));
+    cmd.args(HEADLESS)
+        .args(["--enable-logging=stderr", "--v=0"])
+        .arg(format!("--user-data-dir={}", profile.display()));
     cmd
 }
 

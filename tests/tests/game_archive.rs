@@ -13,39 +13,11 @@ use xq_coordinator::store::games::{self, GameFilter};
 use xq_engine::Position;
 use xq_engine::rules::{Claim, Outcome, Reason, RuleSet, replay};
 use xq_proto::pb;
-use xq_tests::binary;
 use xq_tests::cluster::{
     TempDb, TestServer, WORKER_TOKEN, admin, create, engine_settings, fast_config,
     spawn_engine_worker, wait_for_end,
 };
-
-fn pgn(db: &Path, run: u64, out: &Path, extra: &[&str]) -> String {
-    pgn_from(
-        &["--db", db.to_str().expect("a UTF-8 path")],
-        run,
-        out,
-        extra,
-    )
-}
-
-/// `pgn RUN` reading from `source` (`--db FILE` or `--coordinator URL …`).
-fn pgn_from(source: &[&str], run: u64, out: &Path, extra: &[&str]) -> String {
-    let result = Command::new(binary("xq-coordinator"))
-        .arg("pgn")
-        .arg(run.to_string())
-        .args(source)
-        .arg("--out")
-        .arg(out)
-        .args(extra)
-        .output()
-        .expect("run xq-coordinator pgn");
-    assert!(
-        result.status.success(),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
-    std::fs::read_to_string(out).expect("pgn written")
-}
+use xq_tests::{binary, pgn_from, pgn_of_db};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_sprt_stores_every_game_and_pgn_writes_them() {
@@ -123,12 +95,12 @@ async fn a_cluster_sprt_stores_every_game_and_pgn_writes_them() {
     let dir = std::env::temp_dir().join(format!("xq-archive-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let all = dir.join("all.pgn");
-    let text = pgn(&db.0, run, &all, &[]);
+    let text = pgn_of_db(&db.0, run, &all, &[]);
     assert_eq!(
         text.matches("[Game \"Chinese Chess\"]").count() as u64,
         counted
     );
-    let lost = pgn(&db.0, run, &dir.join("lost.pgn"), &["--filter", "lost"]);
+    let lost = pgn_of_db(&db.0, run, &dir.join("lost.pgn"), &["--filter", "lost"]);
     assert_eq!(
         lost.matches("[Game \"Chinese Chess\"]").count() as u64,
         totals.losses
@@ -142,7 +114,7 @@ async fn a_cluster_sprt_stores_every_game_and_pgn_writes_them() {
         &["--filter", "lost"][..],
         &["--filter", "reason=adjudication", "--notation", "wxf"][..],
     ] {
-        let from_db = pgn(&db.0, run, &dir.join("db.pgn"), extra);
+        let from_db = pgn_of_db(&db.0, run, &dir.join("db.pgn"), extra);
         let from_server = pgn_from(&served, run, &dir.join("served.pgn"), extra);
         assert_eq!(from_server, from_db, "pgn {extra:?}");
     }

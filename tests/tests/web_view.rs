@@ -10,8 +10,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
+use xq_coordinator::game_export::{self, GameQuery};
+use xq_coordinator::store::Store;
+use xq_engine::Position;
 use xq_proto::pb;
 use xq_tests::binary;
+use xq_tests::browser::Browser;
 use xq_tests::cluster::{
     ADMIN_TOKEN, SimulatedPlayer, TempDb, TestServer, WORKER_TOKEN, admin, create, fast_config,
     finished_sprt_and_spsa, games_spec, spawn_engine_worker, spawn_worker, status, variants_spec,
@@ -156,6 +160,123 @@ fn screenshots() -> Option<PathBuf> {
             .expect("workspace")
             .join("coordinator/docs")
     })
+}
+
+/// The occupied squares of `pos` (ICCS names) and how many pieces are Red's.
+fn occupied(pos: &Position) -> (Vec<String>, usize) {
+    let mut squares = Vec::new();
+    let mut red = 0;
+    for i in 0..90u8 {
+        let sq = xq_engine::Square::from_index(i).expect("a square");
+        if let Some(p) = pos.piece_at(sq) {
+            squares.push(sq.to_string());
+            red += usize::from(p.color() == xq_engine::Color::Red);
+        }
+    }
+    squares.sort();
+    (squares, red)
+}
+
+/// Opens the page of a stored game of `run` with at least 14 plies, steps
+/// through it with the arrow keys and the buttons, and checks after each
+/// step the board's pieces, the ply, the FEN and the score against the
+/// stored game replayed here. Returns the game's path.
+fn replay_a_game(db: &std::path::Path, run: u64, base: &str, profile: &std::path::Path) -> String {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let store = Store::open(db).expect("open the database");
+    let export = rt
+        .block_on(store.call(move |conn| game_export::export(conn, run, &GameQuery::default())))
+        .expect("stored games");
+    let exported = export
+        .games
+        .iter()
+        .find(|g| g.game.record.moves.len() >= 14)
+        .expect("a game of 14 plies");
+    let (g, r) = (&exported.game, &exported.game.record);
+    let rules: xq_engine::rules::RuleSet = exported.rules.parse().expect("the lease's rules");
+    let mut pos = Position::from_fen(&r.start_fen).unwrap();
+    pos.set_conversion(rules.conversion);
+    let mut positions = vec![pos.clone()];
+    for &mv in &r.moves {
+        pos.make(mv);
+        positions.push(pos.clone());
+    }
+    let path = format!("/runs/{run}/games/{}/{}", g.lease_id, g.game_index);
+    let mut browser = Browser::start(profile, (1400, 1000));
+    browser.open(&format!("{base}{path}"));
+    assert_eq!(
+        browser.eval("document.getElementById('replay').dataset.js"),
+        "ready"
+    );
+    let check = |browser: &mut Browser, ply: usize| {
+        let shown = browser.eval("Number(document.getElementById('replay').dataset.ply)");
+        assert_eq!(shown.as_u64(), Some(ply as u64), "ply");
+        let squares = browser.eval(
+            "[...document.querySelectorAll('#pieces .piece')].map(p => p.dataset.square).sort()",
+        );
+        let red = browser.eval("document.querySelectorAll('#pieces .piece.red').length");
+        let (expected, expected_red) = occupied(&positions[ply]);
+        assert_eq!(
+            squares,
+            serde_json::json!(expected),
+            "the board at ply {ply}"
+        );
+        assert_eq!(
+            red.as_u64(),
+            Some(expected_red as u64),
+            "Red's pieces at ply {ply}"
+        );
+        let fen = browser.eval("document.getElementById('info-fen').textContent");
+        let board = |f: &str| f.split(' ').next().unwrap_or("").to_owned();
+        assert_eq!(
+            board(fen.as_str().unwrap()),
+            board(&positions[ply].to_fen()),
+            "FEN at ply {ply}"
+        );
+        let score = browser.eval("document.getElementById('info-score').textContent");
+        let expected_score = match ply.checked_sub(1 + r.opening_plies as usize) {
+            None if ply == 0 => "—".to_owned(),
+            None => "book".to_owned(),
+            Some(k) => xq_worker::pgn::score_text(r.per_move[k].score_cp),
+        };
+        assert_eq!(
+            score.as_str(),
+            Some(expected_score.as_str()),
+            "score at ply {ply}"
+        );
+    };
+    check(&mut browser, 0);
+    let mut ply = 0;
+    for _ in 0..r.opening_plies + 3 {
+        browser.key("ArrowRight", 39);
+        ply += 1;
+        check(&mut browser, ply);
+    }
+    for _ in 0..3 {
+        browser.click("#next");
+        ply += 1;
+        check(&mut browser, ply);
+    }
+    browser.key("ArrowLeft", 37);
+    ply -= 1;
+    check(&mut browser, ply);
+    browser.click("#prev");
+    ply -= 1;
+    check(&mut browser, ply);
+    browser.key("End", 35);
+    check(&mut browser, r.moves.len());
+    browser.click("#moves tbody tr[data-ply='5']");
+    check(&mut browser, 5);
+    browser.click("#first");
+    check(&mut browser, 0);
+    assert!(
+        browser.errors.is_empty(),
+        "JavaScript errors: {:?}",
+        browser.errors
+    );
+    path
 }
 
 fn assert_same(dom: &str, key: &str, report: &Value, field: &str) {
@@ -310,6 +431,10 @@ async fn a_browser_renders_every_page_with_the_numbers_of_report_json() {
         .unwrap();
     assert!(shown.contains(&p), "G-test p {p} not shown");
     assert!(page.dom.contains("Capture conversion in conversion"));
+    assert!(
+        page.dom.contains("id=\"games-link\""),
+        "no link to the games"
+    );
     assert!(page.dom.contains("id=\"chart-variants\""));
 
     // The active run polls its live part.
@@ -318,7 +443,20 @@ async fn a_browser_renders_every_page_with_the_numbers_of_report_json() {
     assert!(page.dom.contains("data-state=\"active\""));
     assert!(page.dom.contains("action=\"/runs/"), "no stop form");
 
-    for path in ["/workers", "/engines"] {
+    // The variants run's games (played by the real engine): the list, and a
+    // game replayed on the board with real key presses and clicks.
+    let games = render(format!("/runs/{variants}/games")).await.unwrap();
+    assert!(games.js_errors.is_empty(), "{:?}", games.js_errors);
+    assert!(games.dom.contains("data-total=\"12\""), "12 stored games");
+    assert_eq!(games.dom.matches("<tr data-game=").count(), 12);
+    let (db_path, replay_base, replay_profile) = (db.0.clone(), base.clone(), profile.clone());
+    let game_path = tokio::task::spawn_blocking(move || {
+        replay_a_game(&db_path, variants, &replay_base, &replay_profile)
+    })
+    .await
+    .unwrap();
+
+    for path in ["/workers", "/engines", "/runs/new"] {
         let page = render(path.into()).await.unwrap();
         assert!(page.js_errors.is_empty(), "{path}: {:?}", page.js_errors);
     }
@@ -336,6 +474,12 @@ async fn a_browser_renders_every_page_with_the_numbers_of_report_json() {
                 format!("/runs/{variants}"),
                 (1400, 1700),
             ),
+            (
+                "web-games.png",
+                format!("/runs/{variants}/games"),
+                (1400, 800),
+            ),
+            ("web-game.png", format!("{game_path}#ply=12"), (1400, 1000)),
         ] {
             let (url, profile, png) = (format!("{base}{path}"), profile.clone(), dir.join(name));
             tokio::task::spawn_blocking(move || web::screenshot(&url, &profile, &png, size))

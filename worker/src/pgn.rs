@@ -146,7 +146,7 @@ fn side_title(color: Color) -> &'static str {
 
 /// The ending in words, for the last move's comment (as fastchess writes
 /// `White mates`).
-fn ending_words(outcome: &Outcome) -> String {
+pub fn ending_words(outcome: &Outcome) -> String {
     let winner = outcome.result.winner();
     let loser = winner.map(|w| side_title(!w)).unwrap_or("");
     match (outcome.reason, winner) {

@@ -19,8 +19,8 @@ use xq_proto::pb;
 use xq_proto::pb::run_service_client::RunServiceClient;
 
 use super::display::{self, Admin};
-use super::match_args::{GamesRunArgs, RunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
 use super::report_variants;
+use xq_coordinator::run_args::{GamesRunArgs, RunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Runtime::new().context("start the async runtime")

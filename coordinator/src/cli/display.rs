@@ -223,7 +223,9 @@ pub fn summary_text(s: &pb::RunStatus) -> String {
             );
             let theta: Vec<f64> = spsa.theta.iter().map(|p| p.value).collect();
             out += "  values (name, type, value, min, max, c_end, r_end):\n";
-            for line in super::params::to_spsa_lines(&spec.params, &theta).lines() {
+            for line in
+                xq_coordinator::run_args::params::to_spsa_lines(&spec.params, &theta).lines()
+            {
                 out += &format!("    {line}\n");
             }
         }

@@ -10,8 +10,6 @@ mod backup;
 mod cluster;
 mod display;
 mod engine;
-mod match_args;
-mod params;
 mod pgn;
 mod plot;
 mod report_variants;
@@ -20,7 +18,7 @@ mod stats_compare;
 mod token;
 
 use cluster::CreateArgs;
-use match_args::{GamesRunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
+use xq_coordinator::run_args::{GamesRunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
 
 /// Xiangqi self-play and tuning coordinator.
 #[derive(Debug, Parser)]

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use xq_engine::rules::Reason;
 use xq_proto::game_record::ENGINE_FAILURES;
 use xq_proto::{GameRecord, pb};
@@ -86,6 +86,25 @@ pub fn count_run(conn: &Connection, run_id: u64) -> Result<u64, StoreError> {
     Ok(count(n))
 }
 
+/// The `WHERE` of a run's games that pass a filter: `?1` the run, `?2` to
+/// `?4` [`GameFilter`]'s fields in order (see [`filter_params`]).
+const FILTERED: &str = "run_id = ?1
+           AND (?2 IS NULL OR reason = ?2)
+           AND (?3 IS NULL OR worker_id = ?3)
+           AND (?4 IS NULL OR loser = ?4)";
+
+/// The parameters `?1` to `?4` of [`FILTERED`].
+fn filter_params(run_id: u64, filter: &GameFilter) -> [rusqlite::types::Value; 4] {
+    use rusqlite::types::Value;
+    let int = |v: Option<i64>| v.map_or(Value::Null, Value::Integer);
+    [
+        Value::Integer(run_id as i64),
+        filter.reason.clone().map_or(Value::Null, Value::Text),
+        int(filter.worker_id.map(|w| w as i64)),
+        int(filter.lost_by.map(i64::from)),
+    ]
+}
+
 /// The stored games of `run_id` that pass `filter`, in the order they were
 /// counted (lease by lease, game by game).
 pub fn load(
@@ -93,22 +112,12 @@ pub fn load(
     run_id: u64,
     filter: &GameFilter,
 ) -> Result<Vec<ArchivedGame>, StoreError> {
-    let mut stmt = conn.prepare(
-        "SELECT lease_id, worker_id, game_index, slot FROM games
-         WHERE run_id = ?1
-           AND (?2 IS NULL OR reason = ?2)
-           AND (?3 IS NULL OR worker_id = ?3)
-           AND (?4 IS NULL OR loser = ?4)
-         ORDER BY id",
-    )?;
+    let mut stmt = conn.prepare(&format!(
+        "SELECT lease_id, worker_id, game_index, slot FROM games WHERE {FILTERED} ORDER BY id"
+    ))?;
     let rows = stmt
         .query_map(
-            params![
-                run_id as i64,
-                filter.reason,
-                filter.worker_id.map(|w| w as i64),
-                filter.lost_by.map(i64::from)
-            ],
+            rusqlite::params_from_iter(filter_params(run_id, filter)),
             |r| {
                 Ok((
                     count(r.get(0)?),
@@ -123,33 +132,159 @@ pub fn load(
     let mut out = Vec::with_capacity(rows.len());
     for (lease_id, worker_id, game_index, slot) in rows {
         if let std::collections::btree_map::Entry::Vacant(e) = batches.entry(lease_id) {
-            let blob: Vec<u8> = conn.query_row(
-                "SELECT data FROM game_batches WHERE lease_id = ?1",
-                [lease_id as i64],
-                |r| r.get(0),
-            )?;
-            e.insert(game_codec::decode(&blob).map_err(|e| {
-                StoreError::Schema(format!("stored games of lease {lease_id}: {e}"))
-            })?);
+            e.insert(batch(conn, lease_id)?);
         }
-        let corrupt = |what: String| {
-            StoreError::Schema(format!(
-                "stored game {game_index} of lease {lease_id}: {what}"
-            ))
-        };
-        let wire = usize::try_from(slot)
-            .ok()
-            .and_then(|s| batches[&lease_id].get(s))
-            .ok_or_else(|| corrupt(format!("no slot {slot} in its batch")))?;
-        let record = GameRecord::try_from(wire.clone()).map_err(|e| corrupt(e.to_string()))?;
         out.push(ArchivedGame {
             lease_id,
             worker_id,
             game_index: u32::try_from(game_index).unwrap_or(u32::MAX),
-            record,
+            record: record(&batches[&lease_id], lease_id, game_index, slot)?,
         });
     }
     Ok(out)
+}
+
+/// The decoded blob of `lease_id`'s games.
+fn batch(conn: &Connection, lease_id: u64) -> Result<Vec<pb::GameRecord>, StoreError> {
+    let blob: Vec<u8> = conn.query_row(
+        "SELECT data FROM game_batches WHERE lease_id = ?1",
+        [lease_id as i64],
+        |r| r.get(0),
+    )?;
+    game_codec::decode(&blob)
+        .map_err(|e| StoreError::Schema(format!("stored games of lease {lease_id}: {e}")))
+}
+
+/// Game `game_index` of a lease's decoded `batch`, at `slot`.
+fn record(
+    batch: &[pb::GameRecord],
+    lease_id: u64,
+    game_index: i64,
+    slot: i64,
+) -> Result<GameRecord, StoreError> {
+    let corrupt = |what: String| {
+        StoreError::Schema(format!(
+            "stored game {game_index} of lease {lease_id}: {what}"
+        ))
+    };
+    let wire = usize::try_from(slot)
+        .ok()
+        .and_then(|s| batch.get(s))
+        .ok_or_else(|| corrupt(format!("no slot {slot} in its batch")))?;
+    GameRecord::try_from(wire.clone()).map_err(|e| corrupt(e.to_string()))
+}
+
+/// One line of a games list: a stored game without its moves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameRow {
+    pub lease_id: u64,
+    pub worker_id: u64,
+    pub worker_name: String,
+    /// The game's place in its lease.
+    pub game_index: u32,
+    pub opening_index: u64,
+    /// Which player (0 or 1) had Red.
+    pub red_player: u8,
+    pub result: String,
+    pub reason: String,
+    /// The player that lost, `None` for a draw.
+    pub loser: Option<u8>,
+    /// Plies, opening included.
+    pub plies: u64,
+}
+
+/// A page of `run_id`'s games that pass `filter`, in counted order, from
+/// the `offset`-th, at most `limit`: `(how many pass, the page)`.
+pub fn list(
+    conn: &Connection,
+    run_id: u64,
+    filter: &GameFilter,
+    offset: u64,
+    limit: u64,
+) -> Result<(u64, Vec<GameRow>), StoreError> {
+    let total: i64 = conn.query_row(
+        &format!("SELECT COUNT(*) FROM games WHERE {FILTERED}"),
+        rusqlite::params_from_iter(filter_params(run_id, filter)),
+        |r| r.get(0),
+    )?;
+    let mut stmt = conn.prepare(&format!(
+        "SELECT g.lease_id, g.worker_id, w.name, g.game_index, g.opening_index, g.red_player,
+                g.result, g.reason, g.loser, g.plies
+         FROM games g JOIN workers w ON w.id = g.worker_id
+         WHERE g.id IN (SELECT id FROM games WHERE {FILTERED} ORDER BY id LIMIT ?5 OFFSET ?6)
+         ORDER BY g.id"
+    ))?;
+    let [a, b, c, d] = filter_params(run_id, filter);
+    let clamp = |v: u64| rusqlite::types::Value::Integer(i64::try_from(v).unwrap_or(i64::MAX));
+    let rows = stmt
+        .query_map(
+            rusqlite::params_from_iter([a, b, c, d, clamp(limit), clamp(offset)]),
+            |r| {
+                Ok(GameRow {
+                    lease_id: count(r.get(0)?),
+                    worker_id: count(r.get(1)?),
+                    worker_name: r.get(2)?,
+                    game_index: u32::try_from(r.get::<_, i64>(3)?).unwrap_or(u32::MAX),
+                    opening_index: count(r.get(4)?),
+                    red_player: u8::try_from(r.get::<_, i64>(5)?).unwrap_or(u8::MAX),
+                    result: r.get(6)?,
+                    reason: r.get(7)?,
+                    loser: r
+                        .get::<_, Option<i64>>(8)?
+                        .map(|l| u8::try_from(l).unwrap_or(u8::MAX)),
+                    plies: count(r.get(9)?),
+                })
+            },
+        )?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((count(total), rows))
+}
+
+/// Game `game_index` of lease `lease_id` in `run_id`, if stored.
+pub fn load_one(
+    conn: &Connection,
+    run_id: u64,
+    lease_id: u64,
+    game_index: u32,
+) -> Result<Option<ArchivedGame>, StoreError> {
+    let row = conn
+        .query_row(
+            "SELECT worker_id, slot FROM games
+             WHERE run_id = ?1 AND lease_id = ?2 AND game_index = ?3",
+            params![run_id as i64, lease_id as i64, i64::from(game_index)],
+            |r| Ok((count(r.get(0)?), r.get::<_, i64>(1)?)),
+        )
+        .optional()?;
+    let Some((worker_id, slot)) = row else {
+        return Ok(None);
+    };
+    Ok(Some(ArchivedGame {
+        lease_id,
+        worker_id,
+        game_index,
+        record: record(
+            &batch(conn, lease_id)?,
+            lease_id,
+            i64::from(game_index),
+            slot,
+        )?,
+    }))
+}
+
+/// Failures of each worker over every run's stored games: `(worker id,
+/// end reason of [`ENGINE_FAILURES`], games)`, by worker and reason.
+pub fn failures_by_worker(conn: &Connection) -> Result<Vec<(u64, String, u64)>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT worker_id, reason, COUNT(*) FROM games
+         WHERE reason IN (?1, ?2, ?3)
+         GROUP BY worker_id, reason ORDER BY worker_id, reason",
+    )?;
+    let rows = stmt
+        .query_map(ENGINE_FAILURES.map(Reason::token), |r| {
+            Ok((count(r.get(0)?), r.get(1)?, count(r.get(2)?)))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
 }
 
 /// One line of failure counts: games lost by `loser` on `worker_id` for

@@ -6,7 +6,7 @@
 //! * Reads go to their own read-only connection ([`Store::reader`]): page
 //!   rendering never queues behind the writer thread, and anyone who can
 //!   reach the address may read, as on fishtest.
-//! * Writes (stopping a run, running a spec again) go through the
+//! * Writes (stopping a run, running a spec again, a new run from the form) go through the
 //!   [`Scheduler`] like the gRPC calls, and need an admin token: the
 //!   `authorization: Bearer` header or a `token` form field, checked by the
 //!   same [`Authenticator`] (same hashes, revocations and rate limits) as
@@ -23,10 +23,17 @@
 //! * [`view`]: what the pages show, built from stored runs.
 //! * [`run_charts`]: which charts a run has (also `report --plot`'s).
 //! * [`charts`]: plotters line and bar charts, SVG or PNG.
-//! * [`pages`]: the handlers.
+//! * [`pages`]: the handlers of runs, workers, engines and metrics.
+//! * [`games`]: a run's games list, its PGN download, and a game's page.
+//! * [`new_run`]: the form that creates a run (admin), built by the CLI's
+//!   own arguments.
+//! * [`replay`]: a stored game replayed ply by ply for the board.
 
 pub mod charts;
+pub mod games;
+pub mod new_run;
 pub mod pages;
+pub mod replay;
 pub mod run_charts;
 pub mod view;
 
@@ -69,6 +76,9 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("live.html", include_str!("templates/live.html")),
     ("workers.html", include_str!("templates/workers.html")),
     ("engines.html", include_str!("templates/engines.html")),
+    ("games.html", include_str!("templates/games.html")),
+    ("game.html", include_str!("templates/game.html")),
+    ("new_run.html", include_str!("templates/new_run.html")),
 ];
 
 impl Web {
@@ -102,15 +112,21 @@ impl Web {
 pub fn router(web: Arc<Web>) -> Router {
     Router::new()
         .route("/", get(pages::runs))
+        .route("/runs/new", get(new_run::form).post(new_run::create))
         .route("/runs/{id}", get(pages::run))
         .route("/runs/{id}/live", get(pages::live))
         .route("/runs/{id}/stop", post(pages::stop))
         .route("/runs/{id}/clone", post(pages::clone_run))
+        .route("/runs/{id}/games", get(games::list))
+        .route("/runs/{id}/games.pgn", get(games::download))
+        .route("/runs/{id}/games/{lease}/{index}", get(games::game))
         .route("/workers", get(pages::workers))
         .route("/engines", get(pages::engines))
         .route("/metrics", get(pages::metrics))
         .route("/static/live.js", get(pages::script))
         .route("/static/style.css", get(pages::style))
+        .route("/static/board.js", get(pages::board_script))
+        .route("/static/new_run.js", get(pages::new_run_script))
         .fallback(pages::not_found)
         .layer(middleware::from_fn_with_state(Arc::clone(&web), count))
         .with_state(web)

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::Web;
 use super::view::{self, Histories, LiveView, RunRow, SpecView};
 use crate::runs::{RunState, RunStatus};
-use crate::store::{StoreError, activity, engines, history, now_ms, runs as run_rows};
+use crate::store::{StoreError, activity, engines, games, history, now_ms, runs as run_rows};
 
 /// Why a page could not be served.
 #[derive(Debug, thiserror::Error)]
@@ -56,7 +56,7 @@ impl From<super::charts::ChartError> for WebError {
 }
 
 impl WebError {
-    fn status(&self) -> StatusCode {
+    pub(super) fn status(&self) -> StatusCode {
         match self {
             WebError::NotFound(_) => StatusCode::NOT_FOUND,
             WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
@@ -88,9 +88,9 @@ impl IntoResponse for WebError {
     }
 }
 
-type Page = Result<Response, WebError>;
+pub(super) type Page = Result<Response, WebError>;
 
-fn render(web: &Web, name: &str, ctx: minijinja::Value) -> Result<String, WebError> {
+pub(super) fn render(web: &Web, name: &str, ctx: minijinja::Value) -> Result<String, WebError> {
     Ok(web.templates.get_template(name)?.render(ctx)?)
 }
 
@@ -267,18 +267,18 @@ pub struct TokenForm {
 }
 
 /// The admin caller of a write: the bearer header, else the form's token.
-async fn admin(
+pub(super) async fn admin(
     web: &Web,
     method: &str,
     headers: &HeaderMap,
-    form: Result<Form<TokenForm>, FormRejection>,
+    token: Option<&str>,
 ) -> Result<(), WebError> {
     let mut headers = headers.clone();
     if !headers.contains_key(header::AUTHORIZATION)
-        && let Ok(Form(form)) = form
-        && !form.token.trim().is_empty()
+        && let Some(token) = token.map(str::trim)
+        && !token.is_empty()
     {
-        let value = HeaderValue::from_str(&format!("Bearer {}", form.token.trim()))
+        let value = HeaderValue::from_str(&format!("Bearer {token}"))
             .map_err(|_| WebError::BadRequest("the token is not printable ASCII".to_owned()))?;
         headers.insert(header::AUTHORIZATION, value);
     }
@@ -292,6 +292,10 @@ async fn admin(
     Ok(())
 }
 
+fn form_token(form: &Result<Form<TokenForm>, FormRejection>) -> Option<&str> {
+    form.as_ref().ok().map(|Form(f)| f.token.as_str())
+}
+
 /// `POST /runs/{id}/stop` (admin): stops an active run, then shows it.
 pub async fn stop(
     State(web): State<Arc<Web>>,
@@ -299,7 +303,7 @@ pub async fn stop(
     headers: HeaderMap,
     form: Result<Form<TokenForm>, FormRejection>,
 ) -> Page {
-    admin(&web, "StopRun", &headers, form).await?;
+    admin(&web, "StopRun", &headers, form_token(&form)).await?;
     let status = web.scheduler.stop_run(id).await?;
     debug_assert!(status.state != RunState::Active);
     Ok(Redirect::to(&format!("/runs/{id}")).into_response())
@@ -312,7 +316,7 @@ pub async fn clone_run(
     headers: HeaderMap,
     form: Result<Form<TokenForm>, FormRejection>,
 ) -> Page {
-    admin(&web, "CreateRun", &headers, form).await?;
+    admin(&web, "CreateRun", &headers, form_token(&form)).await?;
     let status = web
         .reader
         .call(move |conn| run_rows::load(conn, id, now_ms()))
@@ -334,6 +338,11 @@ struct WorkerRow {
     leases_done: u64,
     leases_expired: u64,
     current: Option<(u64, u64, u32)>,
+    /// Stored games this worker ended by a time forfeit, a crash (an engine
+    /// that died or did not start: a resignation) and an illegal move.
+    time_losses: u64,
+    crashes: u64,
+    illegal_moves: u64,
 }
 
 fn ago(ms: i64) -> String {
@@ -349,13 +358,27 @@ fn ago(ms: i64) -> String {
 /// `GET /workers`.
 pub async fn workers(State(web): State<Arc<Web>>) -> Page {
     let now = now_ms();
-    let found = web
+    let (found, failures) = web
         .reader
-        .call(move |conn| activity::workers(conn, now))
+        .call(move |conn| {
+            Ok((
+                activity::workers(conn, now)?,
+                games::failures_by_worker(conn)?,
+            ))
+        })
         .await?;
+    let failed = |id: u64, reason: &str| {
+        failures
+            .iter()
+            .find(|(w, r, _)| *w == id && r == reason)
+            .map_or(0, |f| f.2)
+    };
     let workers: Vec<WorkerRow> = found
         .into_iter()
         .map(|w| WorkerRow {
+            time_losses: failed(w.id, "time-forfeit"),
+            crashes: failed(w.id, "resignation"),
+            illegal_moves: failed(w.id, "illegal-move"),
             last_seen: view::utc(w.last_seen_ms),
             ago: ago(now - w.last_seen_ms),
             id: w.id,
@@ -422,20 +445,30 @@ pub async fn metrics(State(web): State<Arc<Web>>) -> Page {
         .into_response())
 }
 
+/// A file compiled into the binary, served as `content_type`.
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
+const JS: &str = "text/javascript; charset=utf-8";
+
 pub async fn script() -> Response {
-    (
-        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
-        include_str!("templates/live.js"),
-    )
-        .into_response()
+    asset(JS, include_str!("templates/live.js"))
+}
+
+pub async fn board_script() -> Response {
+    asset(JS, include_str!("templates/board.js"))
+}
+
+pub async fn new_run_script() -> Response {
+    asset(JS, include_str!("templates/new_run.js"))
 }
 
 pub async fn style() -> Response {
-    (
-        [(header::CONTENT_TYPE, "text/css; charset=utf-8")],
+    asset(
+        "text/css; charset=utf-8",
         include_str!("templates/style.css"),
     )
-        .into_response()
 }
 
 pub async fn not_found() -> WebError {

@@ -1,13 +1,56 @@
-//! Flags shared by every run-creating command, turned into a `pb::RunSpec`.
+//! The arguments of a new run and the one builder that turns them into a
+//! `pb::RunSpec`: the CLI's run commands (`sprt`, `spsa`, `games`,
+//! `variants`, `local …`) parse them from their flags, and the web view's
+//! form from its fields ([`RunArgs::from_fields`], each field named as its
+//! flag), so both build and check a spec the same way. The spec then goes
+//! through the same wire-to-domain validation ([`crate::convert`]) and
+//! [`crate::scheduler::Scheduler::create_run`].
+//!
+//! Files that flags name (parameter files, an opening file) are read through
+//! [`Files`]: the CLI reads its disk ([`Disk`]), the web form the texts
+//! pasted into it ([`Pasted`]).
 
-use std::path::PathBuf;
+pub mod params;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use clap::{Args, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use xq_proto::cli::{AdjudicationArgs, LimitArgs, OpeningArgs};
 use xq_proto::{Limit, OpeningSource, Retention, pb};
 
-use super::params;
+/// Where the files that flags name are read from.
+pub trait Files {
+    /// The text of the file `path`.
+    fn read(&self, path: &Path) -> std::io::Result<String>;
+}
+
+/// The local filesystem.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Disk;
+
+impl Files for Disk {
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        std::fs::read_to_string(path)
+    }
+}
+
+/// Texts pasted into a form, by the file name their field stands for; any
+/// other file is refused (a form never reads the server's disk).
+#[derive(Debug, Clone, Default)]
+pub struct Pasted(pub HashMap<PathBuf, String>);
+
+impl Files for Pasted {
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        self.0.get(path).cloned().ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "the web form reads no files on the server: paste the file's text",
+            )
+        })
+    }
+}
 
 /// How games are played.
 #[derive(Debug, Clone, Args)]
@@ -76,10 +119,12 @@ impl MatchArgs {
         }
     }
 
-    /// `--book` when given, else `--openings`.
-    fn opening_source(&self) -> anyhow::Result<OpeningSource> {
+    /// `--book` when given, else `--openings`; files are read through `files`.
+    fn opening_source(&self, files: &dyn Files) -> anyhow::Result<OpeningSource> {
         let Some(book) = &self.book else {
-            return Ok(self.openings.source()?);
+            return Ok(self
+                .openings
+                .source_with(|path| files.read(Path::new(path)))?);
         };
         let sha256 = match xq_proto::blob::asset_reference(book) {
             Some(sha) if xq_proto::is_sha256_hex(sha) => sha.to_owned(),
@@ -88,9 +133,10 @@ impl MatchArgs {
                  shows it) or give its file"
             ),
             None => {
-                let file = std::fs::File::open(book)
+                let text = files
+                    .read(Path::new(book))
                     .with_context(|| format!("cannot read the opening book {book}"))?;
-                xq_worker::blob_cache::sha256_of_reader(std::io::BufReader::new(file))
+                xq_worker::blob_cache::sha256_of_reader(text.as_bytes())
                     .with_context(|| format!("cannot read the opening book {book}"))?
                     .0
             }
@@ -99,10 +145,11 @@ impl MatchArgs {
     }
 
     /// The spec with this kind.
-    pub fn spec(
+    fn spec(
         &self,
         kind: pb::run_spec::Kind,
         default_name: &str,
+        files: &dyn Files,
     ) -> anyhow::Result<pb::RunSpec> {
         Ok(pb::RunSpec {
             name: self.name.clone().unwrap_or_else(|| default_name.to_owned()),
@@ -112,7 +159,7 @@ impl MatchArgs {
                 limit: Some(self.limit()?.into()),
                 hash_mb: self.hash,
                 rules: self.rules.clone(),
-                openings: Some(self.opening_source()?.into()),
+                openings: Some(self.opening_source(files)?.into()),
                 seed: self.seed,
                 adjudication: Some(self.adjudication.adjudication().into()),
                 draw_contempt: self.draw_contempt == OnOff::On,
@@ -300,13 +347,89 @@ pub enum RunArgs {
     Variants(VariantsRunArgs),
 }
 
+/// The run commands as one parser, for [`RunArgs::from_fields`].
+#[derive(Debug, Parser)]
+#[command(name = "run", no_binary_name = true, disable_help_subcommand = true)]
+enum RunCommand {
+    Sprt(SprtRunArgs),
+    Spsa(SpsaRunArgs),
+    Games(GamesRunArgs),
+    Variants(VariantsRunArgs),
+}
+
+/// Why a form's fields are not a run's arguments.
+#[derive(Debug, thiserror::Error)]
+pub enum FieldsError {
+    #[error("unknown run kind {0:?} (one of sprt, spsa, games, variants)")]
+    Kind(String),
+    #[error("unknown field {field:?} for a {kind} run")]
+    Field { kind: String, field: String },
+    /// clap's own message, as the command line shows it.
+    #[error("{0}")]
+    Flags(String),
+}
+
 impl RunArgs {
+    /// The arguments of a `kind` run from `fields`, each named as its flag
+    /// without the dashes (`elo0`, `dev-engine`, `nodes`) and parsed by the
+    /// same clap definitions as the command line. Empty values are left
+    /// out; a switch is set by `on` or `true`; a repeatable flag takes one
+    /// value per line.
+    pub fn from_fields(kind: &str, fields: &[(String, String)]) -> Result<RunArgs, FieldsError> {
+        let command = RunCommand::command();
+        let sub = command
+            .find_subcommand(kind)
+            .ok_or_else(|| FieldsError::Kind(kind.to_owned()))?;
+        let mut argv = vec![kind.to_owned()];
+        for (name, value) in fields {
+            let value = value.trim();
+            if value.is_empty() {
+                continue;
+            }
+            let arg = sub
+                .get_arguments()
+                .find(|a| a.get_long() == Some(name.as_str()))
+                .ok_or_else(|| FieldsError::Field {
+                    kind: kind.to_owned(),
+                    field: name.clone(),
+                })?;
+            if !arg.get_action().takes_values() {
+                if matches!(value, "on" | "true") {
+                    argv.push(format!("--{name}"));
+                }
+            } else if matches!(arg.get_action(), clap::ArgAction::Append) {
+                for line in value.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                    argv.push(format!("--{name}={line}"));
+                }
+            } else {
+                argv.push(format!("--{name}={value}"));
+            }
+        }
+        let matches = command
+            .try_get_matches_from(&argv)
+            .map_err(|e| FieldsError::Flags(e.render().to_string().trim().to_owned()))?;
+        let parsed = RunCommand::from_arg_matches(&matches)
+            .map_err(|e| FieldsError::Flags(e.render().to_string().trim().to_owned()))?;
+        Ok(match parsed {
+            RunCommand::Sprt(a) => RunArgs::Sprt(a),
+            RunCommand::Spsa(a) => RunArgs::Spsa(a),
+            RunCommand::Games(a) => RunArgs::Games(a),
+            RunCommand::Variants(a) => RunArgs::Variants(a),
+        })
+    }
+
+    /// The spec these arguments describe, with its files read from disk.
     pub fn spec(&self) -> anyhow::Result<pb::RunSpec> {
+        self.spec_with(&Disk)
+    }
+
+    /// The spec, with the files that flags name read from `files`.
+    pub fn spec_with(&self, files: &dyn Files) -> anyhow::Result<pb::RunSpec> {
         match self {
             RunArgs::Sprt(a) => a.settings.spec(
                 pb::run_spec::Kind::Sprt(pb::SprtSpec {
-                    dev_params: params::overrides(a.dev.as_deref())?,
-                    base_params: params::overrides(a.base.as_deref())?,
+                    dev_params: params::overrides(a.dev.as_deref(), files)?,
+                    base_params: params::overrides(a.base.as_deref(), files)?,
                     elo0: a.elo0,
                     elo1: a.elo1,
                     alpha: a.alpha,
@@ -320,19 +443,21 @@ impl RunArgs {
                     engines: a.engines.choice()?,
                 }),
                 "sprt",
+                files,
             ),
             RunArgs::Games(a) => a.settings.spec(
                 pb::run_spec::Kind::Games(pb::GamesSpec {
-                    dev_params: params::overrides(a.dev.as_deref())?,
-                    base_params: params::overrides(a.base.as_deref())?,
+                    dev_params: params::overrides(a.dev.as_deref(), files)?,
+                    base_params: params::overrides(a.base.as_deref(), files)?,
                     pairs: a.pairs,
                     engines: a.engines.choice()?,
                 }),
                 "games",
+                files,
             ),
             RunArgs::Spsa(a) => a.settings.spec(
                 pb::run_spec::Kind::Spsa(pb::SpsaSpec {
-                    params: params::spsa(&a.params)?,
+                    params: params::spsa(&a.params, files)?,
                     games: a.games,
                     engine: a.engine.clone().unwrap_or_default(),
                     engine_options: options(&a.engine_options)?,
@@ -340,6 +465,7 @@ impl RunArgs {
                     verify: a.verify.as_deref().map(verify_bounds).transpose()?,
                 }),
                 "spsa",
+                files,
             ),
             RunArgs::Variants(a) => {
                 let rules: Vec<String> = a
@@ -351,10 +477,11 @@ impl RunArgs {
                 let mut spec = a.settings.spec(
                     pb::run_spec::Kind::Variants(pb::VariantsSpec {
                         rules: rules.clone(),
-                        params: params::overrides(a.params.as_deref())?,
+                        params: params::overrides(a.params.as_deref(), files)?,
                         pairs: a.pairs,
                     }),
                     "variants",
+                    files,
                 )?;
                 if let Some(settings) = spec.settings.as_mut() {
                     settings.rules = rules[0].clone();
@@ -391,7 +518,7 @@ mod tests {
     fn spec(args: &[&str], kind: pb::run_spec::Kind) -> anyhow::Result<pb::RunSpec> {
         use clap::Parser;
         let flags = Flags::try_parse_from(std::iter::once("t").chain(args.iter().copied()))?;
-        flags.m.spec(kind, "t")
+        flags.m.spec(kind, "t", &Disk)
     }
 
     fn games() -> pb::run_spec::Kind {
@@ -403,7 +530,7 @@ mod tests {
 
     #[test]
     fn worker_rules_reach_the_wire_and_the_coordinator_checks_them() {
-        use xq_coordinator::runs::{RunSpec, SpeedRule};
+        use crate::runs::{RunSpec, SpeedRule};
         let wire = spec(
             &[
                 "--movetime",
@@ -459,5 +586,86 @@ mod tests {
         assert!(err.contains("SPSA runs cannot exclude workers"), "{err}");
         let plain = spec(&["--nodes", "100"], games()).unwrap();
         assert!(RunSpec::try_from(plain).unwrap().workers.is_default());
+    }
+
+    fn fields(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn form_fields_build_the_spec_the_command_line_builds() {
+        let pasted = Pasted(
+            [(
+                PathBuf::from("dev.toml"),
+                "chariot_value = 950\n".to_owned(),
+            )]
+            .into(),
+        );
+        let cli = RunCommand::try_parse_from([
+            "sprt",
+            "--elo0",
+            "-1.5",
+            "--elo1",
+            "4",
+            "--nodes",
+            "500",
+            "--dev",
+            "dev.toml",
+            "--dev-option",
+            "Hash=32",
+            "--dev-option",
+            "Threads=1",
+            "--no-adjudication",
+        ])
+        .unwrap();
+        let RunCommand::Sprt(cli) = cli else {
+            panic!("an sprt")
+        };
+        let form = RunArgs::from_fields(
+            "sprt",
+            &fields(&[
+                ("elo0", "-1.5"),
+                ("elo1", " 4 "),
+                ("nodes", "500"),
+                ("depth", ""),
+                ("dev", "dev.toml"),
+                ("dev-option", "Hash=32\n\nThreads=1\n"),
+                ("no-adjudication", "on"),
+            ]),
+        )
+        .unwrap();
+        let expected = RunArgs::Sprt(cli).spec_with(&pasted).unwrap();
+        assert_eq!(form.spec_with(&pasted).unwrap(), expected);
+        let Some(pb::run_spec::Kind::Sprt(sprt)) = &expected.kind else {
+            panic!("an sprt spec")
+        };
+        assert_eq!(sprt.dev_params["chariot_value"], 950);
+        assert_eq!(sprt.elo0, -1.5);
+    }
+
+    #[test]
+    fn bad_fields_are_refused_with_what_was_wrong() {
+        let err =
+            |kind: &str, list: &[(&str, &str)]| match RunArgs::from_fields(kind, &fields(list)) {
+                Ok(args) => format!("{:#}", args.spec_with(&Pasted::default()).unwrap_err()),
+                Err(e) => e.to_string(),
+            };
+        assert!(err("bogus", &[]).contains("unknown run kind \"bogus\""));
+        assert!(err("games", &[("elo0", "1")]).contains("unknown field \"elo0\" for a games run"));
+        let text = err("sprt", &[("elo1", "five"), ("nodes", "100")]);
+        assert!(text.contains("--elo1") && text.contains("five"), "{text}");
+        let text = err("sprt", &[("nodes", "100"), ("depth", "3")]);
+        assert!(text.contains("cannot be used with"), "{text}");
+        let text = err("games", &[("pairs", "10")]);
+        assert!(text.contains("give a search limit"), "{text}");
+        let text = err(
+            "games",
+            &[("pairs", "10"), ("nodes", "100"), ("dev", "/etc/passwd")],
+        );
+        assert!(text.contains("reads no files on the server"), "{text}");
+        let text = err("sprt", &[("nodes", "100"), ("openings", "/etc/book.epd")]);
+        assert!(text.contains("reads no files on the server"), "{text}");
     }
 }

@@ -32,19 +32,22 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use xq_proto::pb;
 
-fn read_table(path: &Path) -> anyhow::Result<toml::Table> {
-    let text = std::fs::read_to_string(path)
+use super::Files;
+
+fn read_table(path: &Path, files: &dyn Files) -> anyhow::Result<toml::Table> {
+    let text = files
+        .read(path)
         .with_context(|| format!("cannot read parameter file {}", path.display()))?;
     text.parse::<toml::Table>()
         .with_context(|| format!("invalid toml in {}", path.display()))
 }
 
 /// Reads `name = integer` overrides; `None` = no file = defaults.
-pub fn overrides(path: Option<&Path>) -> anyhow::Result<HashMap<String, i64>> {
+pub fn overrides(path: Option<&Path>, files: &dyn Files) -> anyhow::Result<HashMap<String, i64>> {
     let Some(path) = path else {
         return Ok(HashMap::new());
     };
-    read_table(path)?
+    read_table(path, files)?
         .into_iter()
         .map(|(name, value)| match value {
             toml::Value::Integer(v) => Ok((name, v)),
@@ -58,13 +61,14 @@ pub fn overrides(path: Option<&Path>) -> anyhow::Result<HashMap<String, i64>> {
 
 /// Reads SPSA parameters, in file order, from TOML tables or from
 /// `name, int|float, start, min, max[, c_end, r_end]` lines.
-pub fn spsa(path: &Path) -> anyhow::Result<Vec<pb::SpsaParam>> {
-    let text = std::fs::read_to_string(path)
+pub fn spsa(path: &Path, files: &dyn Files) -> anyhow::Result<Vec<pb::SpsaParam>> {
+    let text = files
+        .read(path)
         .with_context(|| format!("cannot read parameter file {}", path.display()))?;
     if is_lines(&text) {
         return spsa_lines(&text).with_context(|| format!("invalid spsa file {}", path.display()));
     }
-    spsa_toml(path)
+    spsa_toml(path, &text)
 }
 
 /// Whether the first meaningful line is a comma-separated parameter line
@@ -158,8 +162,10 @@ pub fn to_spsa_lines(params: &[pb::SpsaParam], theta: &[f64]) -> String {
 }
 
 /// Reads SPSA parameter tables, in file order.
-fn spsa_toml(path: &Path) -> anyhow::Result<Vec<pb::SpsaParam>> {
-    let table = read_table(path)?;
+fn spsa_toml(path: &Path, text: &str) -> anyhow::Result<Vec<pb::SpsaParam>> {
+    let table = text
+        .parse::<toml::Table>()
+        .with_context(|| format!("invalid toml in {}", path.display()))?;
     if table.is_empty() {
         bail!("invalid spsa file {}: no parameters", path.display());
     }
@@ -209,6 +215,7 @@ fn spsa_toml(path: &Path) -> anyhow::Result<Vec<pb::SpsaParam>> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Disk;
     use super::*;
 
     fn file(tag: &str, text: &str) -> std::path::PathBuf {
@@ -221,11 +228,11 @@ mod tests {
     #[test]
     fn overrides_need_integers() {
         let ok = file("ok", "chariot_value = 900\n");
-        assert_eq!(overrides(Some(&ok)).unwrap()["chariot_value"], 900);
+        assert_eq!(overrides(Some(&ok), &Disk).unwrap()["chariot_value"], 900);
         let empty = file("empty", "");
-        assert!(overrides(Some(&empty)).unwrap().is_empty());
+        assert!(overrides(Some(&empty), &Disk).unwrap().is_empty());
         let bad = file("bad", "chariot_value = \"nine\"\n");
-        let err = format!("{:#}", overrides(Some(&bad)).unwrap_err());
+        let err = format!("{:#}", overrides(Some(&bad), &Disk).unwrap_err());
         assert!(
             err.contains("chariot_value") && err.contains("not an integer"),
             "{err}"
@@ -238,31 +245,31 @@ mod tests {
             "spsa",
             "[chariot_value]\nstart = 900\nmin = 300\nmax = 1500\nc_end = 50\nr_end = 0.002\n",
         );
-        let params = spsa(&ok).unwrap();
+        let params = spsa(&ok, &Disk).unwrap();
         assert_eq!(params[0].name, "chariot_value");
         assert_eq!(params[0].r_end, 0.002);
         let missing = file("missing", "[x]\nstart = 1\n");
-        let err = format!("{:#}", spsa(&missing).unwrap_err());
+        let err = format!("{:#}", spsa(&missing, &Disk).unwrap_err());
         assert!(err.contains("[x] has no min"), "{err}");
         let defaults = file(
             "defaults",
             "[chariot_value]\nstart = 900\nmin = 300\nmax = 1500\n",
         );
         let spec = xq_engine::params::spec("chariot_value").unwrap();
-        let params = spsa(&defaults).unwrap();
+        let params = spsa(&defaults, &Disk).unwrap();
         assert_eq!((params[0].c_end, params[0].r_end), (spec.c_end, spec.r_end));
         let unknown = file("unknown", "[nope]\nstart = 1\nmin = 0\nmax = 2\n");
-        let err = format!("{:#}", spsa(&unknown).unwrap_err());
+        let err = format!("{:#}", spsa(&unknown, &Disk).unwrap_err());
         assert!(err.contains("[nope] has no c_end"), "{err}");
         let flat = file("flat", "x = 1\n");
-        assert!(format!("{:#}", spsa(&flat).unwrap_err()).contains("must be a table"));
+        assert!(format!("{:#}", spsa(&flat, &Disk).unwrap_err()).contains("must be a table"));
     }
 
     #[test]
     fn fishtest_and_openbench_lines_are_read_and_round_trip() {
         let printed = xq_engine::params::Params::default().to_spsa();
         let path = file("printed", &printed);
-        let params = spsa(&path).unwrap();
+        let params = spsa(&path, &Disk).unwrap();
         assert_eq!(params.len(), xq_engine::params::SPECS.len());
         let theta: Vec<f64> = params.iter().map(|p| p.start).collect();
         assert_eq!(to_spsa_lines(&params, &theta), printed);
