@@ -70,7 +70,7 @@ async fn submit_failures(url: &str, name: &str) {
             threads: 1,
             version: "test".to_owned(),
             bench_signature: 0,
-            bench_nps: 0,
+            bench_nps: 654_321,
         })
         .await
         .expect("register")
@@ -246,6 +246,19 @@ async fn games_pages_filter_page_and_download_what_pgn_writes() {
             "{kind}: {row}"
         );
     }
+    assert!(
+        row.contains("data-nps=\"654321\">654 knps<"),
+        "bench speed: {row}"
+    );
+    // The run page's health table counts the same failures from the results.
+    let page = web::get(&format!("{base}/runs/{failing}")).await.body;
+    let health = &page[page.find("data-health-worker=").expect("a health row")..];
+    let health = &health[..health.find("</tr>").unwrap()];
+    assert!(health.contains("flaky"), "{health}");
+    assert!(
+        health.contains("<td>1</td><td>1</td>\n<td data-flag"),
+        "one time loss, one crash: {health}"
+    );
     let crashes = web::get(&format!("{base}/runs/{failing}/games?filter=crash"))
         .await
         .body;

@@ -50,6 +50,41 @@ pub fn for_run(conn: &Connection, run_id: u64) -> Result<Vec<WorkerHealth>, Stor
     ))
 }
 
+/// A worker flagged in a run: `why` is [`WorkerHealth::flag`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunFlag {
+    pub run_id: u64,
+    pub why: String,
+    pub excluded: bool,
+}
+
+/// Every worker's flags, by worker id: those of every run still active, and
+/// every exclusion of any run (an exclusion outlives the run).
+pub fn flags_by_worker(
+    conn: &Connection,
+) -> Result<std::collections::BTreeMap<u64, Vec<RunFlag>>, StoreError> {
+    let mut runs = conn.prepare_cached(
+        "SELECT id FROM runs WHERE state = 'active'
+         UNION SELECT run_id FROM run_excluded_workers ORDER BY 1",
+    )?;
+    let ids = runs
+        .query_map([], |r| r.get::<_, i64>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut found: std::collections::BTreeMap<u64, Vec<RunFlag>> = Default::default();
+    for run_id in ids {
+        for h in for_run(conn, run_id as u64)? {
+            if let Some(why) = h.flag {
+                found.entry(h.sums.worker_id).or_default().push(RunFlag {
+                    run_id: run_id as u64,
+                    why,
+                    excluded: h.excluded,
+                });
+            }
+        }
+    }
+    Ok(found)
+}
+
 fn results(s: &WorkerSums) -> (u64, Results) {
     (
         s.worker_id,

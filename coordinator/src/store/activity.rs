@@ -15,6 +15,9 @@ pub struct WorkerActivity {
     pub version: String,
     /// The engine's bench node count the worker reported.
     pub signature: u64,
+    /// Nodes per second of that bench at the worker's start; `None` when it
+    /// did not measure it.
+    pub bench_nps: Option<u64>,
     pub registered_ms: i64,
     pub last_seen_ms: i64,
     /// Games of its counted leases (two per pair).
@@ -34,7 +37,8 @@ pub fn workers(conn: &Connection, now: i64) -> Result<Vec<WorkerActivity>, Store
             (SELECT COALESCE(SUM(pairs), 0) FROM leases l
              WHERE l.worker_id = w.id AND l.state = 'done'),
             (SELECT COUNT(*) FROM leases l WHERE l.worker_id = w.id AND l.state = 'done'),
-            (SELECT COUNT(*) FROM leases l WHERE l.worker_id = w.id AND l.state = 'expired')
+            (SELECT COUNT(*) FROM leases l WHERE l.worker_id = w.id AND l.state = 'expired'),
+            w.bench_nps
          FROM workers w ORDER BY w.last_seen_ms DESC, w.id DESC",
     )?;
     let rows = stmt
@@ -50,6 +54,7 @@ pub fn workers(conn: &Connection, now: i64) -> Result<Vec<WorkerActivity>, Store
                 games: 2 * count(r.get(7)?),
                 leases_done: count(r.get(8)?),
                 leases_expired: count(r.get(9)?),
+                bench_nps: r.get::<_, Option<i64>>(10)?.map(count),
                 current: None,
             })
         })?

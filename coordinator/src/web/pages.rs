@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Web;
 use super::view::{self, Histories, LiveView, RunRow, SpecView};
-use crate::runs::{RunState, RunStatus};
+use crate::runs::{RunState, RunStatus, health};
 use crate::store::{StoreError, activity, engines, games, history, now_ms, runs as run_rows};
 
 /// Why a page could not be served.
@@ -218,7 +218,18 @@ pub async fn run(State(web): State<Arc<Web>>, Path(id): Path<u64>) -> Page {
     let live_html = render(&web, "live.html", context! { live })?;
     let spec = SpecView::new(&status);
     let row = live.row.clone();
-    let html = render(&web, "run.html", context! { row, live, live_html, spec })?;
+    let workers: Vec<HealthRow> = web
+        .reader
+        .call(move |conn| health::for_run(conn, id))
+        .await?
+        .into_iter()
+        .map(HealthRow::from)
+        .collect();
+    let html = render(
+        &web,
+        "run.html",
+        context! { row, live, live_html, spec, workers },
+    )?;
     Ok(Html(html).into_response())
 }
 
@@ -325,6 +336,37 @@ pub async fn clone_run(
     Ok(Redirect::to(&format!("/runs/{new_id}")).into_response())
 }
 
+/// One worker's results and health in one run, as the run page shows it.
+#[derive(Debug, Serialize)]
+struct HealthRow {
+    id: u64,
+    name: String,
+    pairs: u64,
+    pentanomial: [u64; 5],
+    /// Residual z against the run's other workers, two decimals.
+    residual: Option<String>,
+    time_losses: u64,
+    crashes: u64,
+    flag: Option<String>,
+    excluded: bool,
+}
+
+impl From<health::WorkerHealth> for HealthRow {
+    fn from(h: health::WorkerHealth) -> HealthRow {
+        HealthRow {
+            id: h.sums.worker_id,
+            name: h.sums.name,
+            pairs: h.sums.pairs,
+            pentanomial: h.sums.pentanomial,
+            residual: h.residual.map(|z| format!("{z:.2}")),
+            time_losses: h.sums.time_losses,
+            crashes: h.sums.crashes,
+            flag: h.flag,
+            excluded: h.excluded,
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 struct WorkerRow {
     id: u64,
@@ -343,6 +385,10 @@ struct WorkerRow {
     time_losses: u64,
     crashes: u64,
     illegal_moves: u64,
+    /// Bench nodes per second at the worker's start.
+    nps: Option<u64>,
+    /// Its flags in active runs and its exclusions from any run.
+    flags: Vec<health::RunFlag>,
 }
 
 fn ago(ms: i64) -> String {
@@ -358,12 +404,13 @@ fn ago(ms: i64) -> String {
 /// `GET /workers`.
 pub async fn workers(State(web): State<Arc<Web>>) -> Page {
     let now = now_ms();
-    let (found, failures) = web
+    let (found, failures, mut flags) = web
         .reader
         .call(move |conn| {
             Ok((
                 activity::workers(conn, now)?,
                 games::failures_by_worker(conn)?,
+                health::flags_by_worker(conn)?,
             ))
         })
         .await?;
@@ -379,6 +426,8 @@ pub async fn workers(State(web): State<Arc<Web>>) -> Page {
             time_losses: failed(w.id, "time-forfeit"),
             crashes: failed(w.id, "resignation"),
             illegal_moves: failed(w.id, "illegal-move"),
+            nps: w.bench_nps,
+            flags: flags.remove(&w.id).unwrap_or_default(),
             last_seen: view::utc(w.last_seen_ms),
             ago: ago(now - w.last_seen_ms),
             id: w.id,
