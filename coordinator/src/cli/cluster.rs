@@ -241,9 +241,9 @@ impl StatusArgs {
         rt.block_on(async {
             match self.run {
                 Some(id) => {
-                    let (run, _, _, workers, _) = get_all(&mut admin, id, false).await?;
+                    let (run, answer) = get_all(&mut admin, id, false).await?;
                     print!("{}", display::summary_text(&run));
-                    print!("{}", workers::text(&workers));
+                    print!("{}", workers::text(&answer.workers));
                     print!("{}", linked(&mut admin, &run).await?);
                 }
                 None => {
@@ -288,38 +288,27 @@ async fn get(
     run_id: u64,
     history: bool,
 ) -> anyhow::Result<(pb::RunStatus, Vec<pb::SpsaHistoryRow>)> {
-    let (run, history, _, _, _) = get_all(admin, run_id, history).await?;
-    Ok((run, history))
+    let (run, answer) = get_all(admin, run_id, history).await?;
+    Ok((run, answer.history))
 }
 
-/// The run, its SPSA history, its failure counts, its workers' health and an
-/// SPRT's LLR history.
+/// The run and the rest of the coordinator's answer about it: its SPSA
+/// history, failure counts and LLR history (with `history`), and its
+/// workers' health.
 async fn get_all(
     admin: &mut Admin,
     run_id: u64,
     history: bool,
-) -> anyhow::Result<(
-    pb::RunStatus,
-    Vec<pb::SpsaHistoryRow>,
-    Vec<pb::FailureCount>,
-    Vec<pb::WorkerHealth>,
-    Vec<pb::LlrPoint>,
-)> {
-    let answer = admin
+) -> anyhow::Result<(pb::RunStatus, pb::GetRunResponse)> {
+    let mut answer = admin
         .get_run(pb::GetRunRequest {
             run_id,
             include_history: history,
         })
         .await?
         .into_inner();
-    let run = answer.run.context("the coordinator sent no run")?;
-    Ok((
-        run,
-        answer.history,
-        answer.failures,
-        answer.workers,
-        answer.llr_history,
-    ))
+    let run = answer.run.take().context("the coordinator sent no run")?;
+    Ok((run, answer))
 }
 
 /// `watch RUN`: a progress bar until the run ends.
@@ -361,8 +350,14 @@ pub struct ReportArgs {
 impl ReportArgs {
     pub fn run(self) -> anyhow::Result<()> {
         let (rt, mut admin) = self.remote.connect()?;
-        let (run, rows, failures, health, llr) =
-            rt.block_on(get_all(&mut admin, self.run, true))?;
+        let (run, answer) = rt.block_on(get_all(&mut admin, self.run, true))?;
+        let pb::GetRunResponse {
+            history: rows,
+            failures,
+            workers: health,
+            llr_history: llr,
+            ..
+        } = answer;
         if let Some(path) = &self.plot {
             super::plot::write(path, &super::plot::panels(&run, &rows, &llr)?)?;
         }
@@ -585,8 +580,12 @@ impl LocalArgs {
             if let Some(path) = &plot {
                 let mut panels = Vec::new();
                 for id in std::iter::once(created.run_id).chain(verify.as_ref().map(|v| v.run_id)) {
-                    let (run, rows, _, _, llr) = get_all(&mut admin, id, true).await?;
-                    panels.extend(super::plot::panels(&run, &rows, &llr)?);
+                    let (run, answer) = get_all(&mut admin, id, true).await?;
+                    panels.extend(super::plot::panels(
+                        &run,
+                        &answer.history,
+                        &answer.llr_history,
+                    )?);
                 }
                 super::plot::write(path, &panels)?;
             }
