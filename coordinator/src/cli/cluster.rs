@@ -469,41 +469,37 @@ struct LocalCommon<T: Args> {
     run: T,
 }
 
+impl<T: Args> LocalCommon<T> {
+    /// The settings, and the run's arguments wrapped by `wrap`.
+    fn split(
+        self,
+        wrap: fn(T) -> RunArgs,
+    ) -> (
+        PathBuf,
+        u32,
+        u32,
+        bool,
+        (SocketAddr, Option<PathBuf>),
+        RunArgs,
+    ) {
+        (
+            self.db,
+            self.threads,
+            self.workers,
+            self.json,
+            (self.http, self.plot),
+            wrap(self.run),
+        )
+    }
+}
+
 impl LocalArgs {
     pub fn run(self, player: &PlayerFactory) -> anyhow::Result<()> {
         let (db, threads, workers, json, (http, plot), run) = match self.run {
-            LocalRun::Sprt(c) => (
-                c.db,
-                c.threads,
-                c.workers,
-                c.json,
-                (c.http, c.plot),
-                RunArgs::Sprt(c.run),
-            ),
-            LocalRun::Spsa(c) => (
-                c.db,
-                c.threads,
-                c.workers,
-                c.json,
-                (c.http, c.plot),
-                RunArgs::Spsa(c.run),
-            ),
-            LocalRun::Games(c) => (
-                c.db,
-                c.threads,
-                c.workers,
-                c.json,
-                (c.http, c.plot),
-                RunArgs::Games(c.run),
-            ),
-            LocalRun::Variants(c) => (
-                c.db,
-                c.threads,
-                c.workers,
-                c.json,
-                (c.http, c.plot),
-                RunArgs::Variants(c.run),
-            ),
+            LocalRun::Sprt(c) => c.split(RunArgs::Sprt),
+            LocalRun::Spsa(c) => c.split(RunArgs::Spsa),
+            LocalRun::Games(c) => c.split(RunArgs::Games),
+            LocalRun::Variants(c) => c.split(RunArgs::Variants),
         };
         if let Some(path) = &plot {
             xq_coordinator::web::charts::ImageFormat::from_path(path)?;
