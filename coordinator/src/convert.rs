@@ -447,8 +447,7 @@ impl From<WorkerHealth> for pb::WorkerHealth {
         let WorkerHealth {
             sums,
             residual,
-            flag,
-            excluded,
+            standing,
         } = w;
         pb::WorkerHealth {
             worker_id: sums.worker_id,
@@ -459,8 +458,8 @@ impl From<WorkerHealth> for pb::WorkerHealth {
             time_losses: sums.time_losses,
             crashes: sums.crashes,
             residual,
-            flag: flag.unwrap_or_default(),
-            excluded,
+            flag: standing.flag().unwrap_or_default().to_owned(),
+            excluded: standing.excluded(),
         }
     }
 }

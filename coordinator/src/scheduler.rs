@@ -792,7 +792,7 @@ mod tests {
                     .await
                     .unwrap()
                     .iter()
-                    .any(|h| h.excluded);
+                    .any(|h| h.standing.excluded());
                 let Some(g) = s.request_work(w).await.unwrap() else {
                     continue;
                 };
@@ -833,11 +833,11 @@ mod tests {
         let health = s.worker_health(run).await.unwrap();
         let excluded: Vec<u64> = health
             .iter()
-            .filter(|h| h.excluded)
+            .filter(|h| h.standing.excluded())
             .map(|h| h.sums.worker_id)
             .collect();
         assert_eq!(excluded, [workers[0]], "{health:#?}");
-        assert!(health[0].flag.as_deref().unwrap().contains("residual"));
+        assert!(health[0].standing.flag().unwrap().contains("residual"));
         (s, status, workers)
     }
 
@@ -892,7 +892,7 @@ mod tests {
         assert_eq!(status.totals.pairs, 400);
         let health = s.worker_health(run).await.unwrap();
         assert_eq!(health.len(), 2);
-        assert!(health.iter().all(|h| !h.excluded));
+        assert!(health.iter().all(|h| !h.standing.excluded()));
         assert_eq!(health[1].sums.pentanomial, [5, 25, 90, 60, 20]);
         assert_eq!(health[0].sums.leases, 2);
     }

@@ -189,7 +189,10 @@ fn check_later_runs(back: &ReadBack, version: usize) {
             panic!("run 5 is an SPRT");
         };
         let dev = s.lineup.dev.as_ref().expect("dev engine");
-        assert_eq!(dev.registered.as_ref().map(|e| e.signature), Some(555444));
+        assert_eq!(
+            dev.registered.as_ref().and_then(|e| e.signature),
+            Some(555444)
+        );
         assert_eq!(external.target_pairs, None);
     }
     if version >= 5 {
@@ -332,10 +335,10 @@ fn check_worker_health(path: &Path) {
     let health = xq_coordinator::runs::health::for_run(&conn, 10).unwrap();
     let rows: Vec<_> = health
         .iter()
-        .map(|h| (h.sums.worker_id, h.sums.pairs, h.excluded))
+        .map(|h| (h.sums.worker_id, h.sums.pairs, h.standing.excluded()))
         .collect();
     assert_eq!(rows, [(4, 2, false), (5, 2, true)]);
-    assert!(health[1].flag.as_deref().unwrap().contains("residual 9.12"));
+    assert!(health[1].standing.flag().unwrap().contains("residual 9.12"));
     assert!(
         xq_coordinator::runs::health::for_run(&conn, 7)
             .unwrap()

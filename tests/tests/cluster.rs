@@ -125,7 +125,7 @@ async fn a_worker_reporting_biased_counts_is_flagged_excluded_and_its_results_se
     let server =
         TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
     let mut admin = admin(&server.url()).await;
-    let mut spec = games_spec(600, 10);
+    let mut spec = games_spec(1200, 10);
     spec.workers = Some(pb::WorkerPolicy {
         exclude_flagged: true,
         ..Default::default()
@@ -159,13 +159,13 @@ async fn a_worker_reporting_biased_counts_is_flagged_excluded_and_its_results_se
     let mut work = xq_proto::WorkSpec::example();
     work.openings.seed = 7;
     work.openings.offset = 0;
-    work.pairs = 600;
+    work.pairs = 1200;
     let honest = SimulatedPlayer::first_player_stronger(0.0)
         .play(&work, &Default::default(), &|_| {})
         .unwrap()
         .totals;
     let t = totals(&end);
-    assert_exact(&t, 600);
+    assert_exact(&t, 1200);
     assert_eq!(
         (t.pentanomial.clone(), t.wins, t.draws, t.losses),
         (

@@ -1,8 +1,10 @@
 //! Excluding flagged workers from a run that asks for it
 //! ([`super::WorkerPolicy::exclude_flagged`]).
 //!
-//! After every counted result of such a run, the workers that
-//! [`super::health`] flags and that are still counted are excluded: their
+//! After every counted result of such a run, the workers still counted that
+//! [`super::health`] finds excludable (a residual past the
+//! [`crate::stats::residuals::ExclusionRule`], or too many crashes or time
+//! losses) are excluded: their
 //! stored results are kept but stop counting, their active leases of the run
 //! are released, and they get no more work from it. The run's totals, its
 //! reasons, its kind's state (the LLR, the variant totals) are then rebuilt
@@ -15,6 +17,7 @@ use rusqlite::Connection;
 use xq_proto::Totals;
 
 use super::RunStatus;
+use super::health::Standing;
 use crate::store::StoreError;
 use crate::store::lease_results::{self, StoredResult};
 use crate::store::leases::Lease;
@@ -43,8 +46,13 @@ pub fn after_count(
     }
     let flagged: Vec<(u64, String)> = super::health::for_run(conn, run.id)?
         .into_iter()
-        .filter(|w| !w.excluded)
-        .filter_map(|w| w.flag.map(|f| (w.sums.worker_id, f)))
+        .filter_map(|w| match w.standing {
+            Standing::Flagged {
+                why,
+                excludable: true,
+            } => Some((w.sums.worker_id, why)),
+            _ => None,
+        })
         .collect();
     if flagged.is_empty() {
         return Ok(Excluded::None);

@@ -4,6 +4,12 @@
 //! fishtest's test on the pentanomial), its time-loss and crash rates, and a
 //! flag when one passes its threshold.
 //!
+//! The flag is fishtest's ([`BadWorkerRule`]), for the eye. A run that sets
+//! its flagged workers aside acts only on a flag past the stricter
+//! [`ExclusionRule`] (the check repeats after every result, so a single-look
+//! bound would accuse honest workers in a few runs out of a hundred), or on a
+//! crash or time-loss flag.
+//!
 //! The residual test runs over the workers still counted; a worker already
 //! excluded keeps its flag and shows its residual against everyone.
 //! Variants runs pool their variants (workers get them round by round, so
@@ -11,7 +17,7 @@
 
 use rusqlite::Connection;
 
-use crate::stats::residuals::{BadWorkerRule, Health, bad_workers, homogeneity};
+use crate::stats::residuals::{BadWorkerRule, ExclusionRule, Health, bad_workers, homogeneity};
 use crate::stats::{Pentanomial, Results};
 use crate::store::StoreError;
 use crate::store::lease_results::{self, WorkerSums};
@@ -23,11 +29,39 @@ pub struct WorkerHealth {
     /// Residual as a standard normal z (≥ 0); `None` when the worker has too
     /// few games for the test or fewer than two workers qualify.
     pub residual: Option<f64>,
-    /// Why the worker is flagged (a residual past the rule, too many crashes
-    /// or time losses), or why it was excluded; `None` when healthy.
-    pub flag: Option<String>,
-    /// Whether the run set the worker's results aside.
-    pub excluded: bool,
+    pub standing: Standing,
+}
+
+/// Where a worker stands in a run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Standing {
+    Healthy,
+    /// Past [`BadWorkerRule`] (a residual) or [`Health::unhealthy`] (crashes
+    /// or time losses); `why` says which. `excludable` when a run that sets
+    /// its flagged workers aside acts on it: a residual past the stricter
+    /// [`ExclusionRule`], or any crash or time-loss flag.
+    Flagged {
+        why: String,
+        excludable: bool,
+    },
+    /// Set aside by the run; `why` is the flag it was excluded for.
+    Excluded {
+        why: String,
+    },
+}
+
+impl Standing {
+    /// The flag's text, or the exclusion's; `None` when healthy.
+    pub fn flag(&self) -> Option<&str> {
+        match self {
+            Standing::Healthy => None,
+            Standing::Flagged { why, .. } | Standing::Excluded { why } => Some(why),
+        }
+    }
+
+    pub fn excluded(&self) -> bool {
+        matches!(self, Standing::Excluded { .. })
+    }
 }
 
 impl WorkerHealth {
@@ -41,12 +75,14 @@ impl WorkerHealth {
 }
 
 /// Every worker with a result in `run_id`, by worker id, with its health
-/// under fishtest's rule ([`BadWorkerRule::default`]). This is the function
-/// the web view and `report` call.
+/// under fishtest's flag ([`BadWorkerRule::default`]) and the default
+/// [`ExclusionRule`]. The web view, `report` and the exclusion of flagged
+/// workers all read this.
 pub fn for_run(conn: &Connection, run_id: u64) -> Result<Vec<WorkerHealth>, StoreError> {
     Ok(judge(
         lease_results::per_worker(conn, run_id)?,
         &BadWorkerRule::default(),
+        &ExclusionRule::default(),
     ))
 }
 
@@ -73,11 +109,11 @@ pub fn flags_by_worker(
     let mut found: std::collections::BTreeMap<u64, Vec<RunFlag>> = Default::default();
     for run_id in ids {
         for h in for_run(conn, run_id as u64)? {
-            if let Some(why) = h.flag {
+            if let Some(why) = h.standing.flag() {
                 found.entry(h.sums.worker_id).or_default().push(RunFlag {
                     run_id: run_id as u64,
-                    why,
-                    excluded: h.excluded,
+                    why: why.to_owned(),
+                    excluded: h.standing.excluded(),
                 });
             }
         }
@@ -92,8 +128,13 @@ fn results(s: &WorkerSums) -> (u64, Results) {
     )
 }
 
-/// The health of each worker of `sums` under `rule` (see the module docs).
-pub fn judge(sums: Vec<WorkerSums>, rule: &BadWorkerRule) -> Vec<WorkerHealth> {
+/// The health of each worker of `sums` under `flag` and `exclude` (see the
+/// module docs).
+pub fn judge(
+    sums: Vec<WorkerSums>,
+    flag: &BadWorkerRule,
+    exclude: &ExclusionRule,
+) -> Vec<WorkerHealth> {
     let all: Vec<_> = sums.iter().map(results).collect();
     let counted: Vec<_> = sums
         .iter()
@@ -102,12 +143,15 @@ pub fn judge(sums: Vec<WorkerSums>, rule: &BadWorkerRule) -> Vec<WorkerHealth> {
         .collect();
     let everyone = homogeneity(&all);
     let test = homogeneity(&counted);
-    let bad = bad_workers(&counted, rule);
+    let bad = bad_workers(&counted, flag);
+    let worst = exclude.worst(&counted).map(|(id, _)| id);
+    let bound = test
+        .as_ref()
+        .map_or(0.0, |t| exclude.threshold(t.residuals.len()));
     sums.into_iter()
         .map(|sums| {
             let id = sums.worker_id;
-            let excluded = sums.excluded.is_some();
-            let residual = if excluded {
+            let residual = if sums.excluded.is_some() {
                 everyone.as_ref().and_then(|t| t.residual(&id))
             } else {
                 test.as_ref().and_then(|t| t.residual(&id))
@@ -117,27 +161,34 @@ pub fn judge(sums: Vec<WorkerSums>, rule: &BadWorkerRule) -> Vec<WorkerHealth> {
                 crashes: sums.crashes,
                 time_losses: sums.time_losses,
             };
-            let flag = if let Some(why) = &sums.excluded {
-                Some(why.clone())
-            } else if bad.contains(&id) {
+            let standing = if let Some(why) = &sums.excluded {
+                Standing::Excluded { why: why.clone() }
+            } else if worst == Some(id) || bad.contains(&id) {
                 let p = test.as_ref().map_or(1.0, |t| t.p);
-                Some(format!(
-                    "residual {:.2} against the other workers (table p {p:.1e})",
-                    residual.unwrap_or(0.0)
-                ))
+                let excludable = worst == Some(id);
+                let past = if excludable { "past" } else { "within" };
+                Standing::Flagged {
+                    why: format!(
+                        "residual {:.2} against the other workers (table p {p:.1e}; {past} the exclusion bound {bound:.2})",
+                        residual.unwrap_or(0.0)
+                    ),
+                    excludable,
+                }
             } else if health.unhealthy() {
-                Some(format!(
-                    "{} crashes and {} time losses in {} games",
-                    health.crashes, health.time_losses, health.games
-                ))
+                Standing::Flagged {
+                    why: format!(
+                        "{} crashes and {} time losses in {} games",
+                        health.crashes, health.time_losses, health.games
+                    ),
+                    excludable: true,
+                }
             } else {
-                None
+                Standing::Healthy
             };
             WorkerHealth {
                 sums,
                 residual,
-                flag,
-                excluded,
+                standing,
             }
         })
         .collect()
@@ -164,21 +215,39 @@ mod tests {
         let honest = [30, 240, 460, 240, 30];
         let mut sums: Vec<_> = (1..=5).map(|i| worker(i, honest)).collect();
         sums.push(worker(6, [10, 120, 460, 360, 50]));
-        let judged = judge(sums.clone(), &BadWorkerRule::default());
+        let judged = judge(
+            sums.clone(),
+            &BadWorkerRule::default(),
+            &ExclusionRule::default(),
+        );
         let flagged: Vec<u64> = judged
             .iter()
-            .filter(|w| w.flag.is_some())
+            .filter(|w| w.standing.flag().is_some())
             .map(|w| w.sums.worker_id)
             .collect();
         assert_eq!(flagged, [6]);
+        assert!(
+            matches!(
+                judged[5].standing,
+                Standing::Flagged {
+                    excludable: true,
+                    ..
+                }
+            ),
+            "{:?}",
+            judged[5]
+        );
         assert!(judged[5].residual.unwrap() > 7.0);
         assert!(judged[0].residual.unwrap() < 3.0);
 
         sums[5].excluded = Some("excluded for a test".to_owned());
-        let judged = judge(sums, &BadWorkerRule::default());
-        assert_eq!(judged[5].flag.as_deref(), Some("excluded for a test"));
-        assert!(judged[5].excluded);
-        assert!(judged[..5].iter().all(|w| w.flag.is_none()), "{judged:?}");
+        let judged = judge(sums, &BadWorkerRule::default(), &ExclusionRule::default());
+        assert_eq!(judged[5].standing.flag(), Some("excluded for a test"));
+        assert!(judged[5].standing.excluded());
+        assert!(
+            judged[..5].iter().all(|w| w.standing == Standing::Healthy),
+            "{judged:?}"
+        );
     }
 
     #[test]
@@ -190,15 +259,42 @@ mod tests {
         let judged = judge(
             vec![worker(1, [3, 24, 46, 24, 3]), crashing, slow],
             &BadWorkerRule::default(),
+            &ExclusionRule::default(),
         );
-        assert_eq!(judged[0].flag, None);
-        assert!(judged[1].flag.as_deref().unwrap().contains("4 crashes"));
+        assert_eq!(judged[0].standing, Standing::Healthy);
+        assert!(judged[1].standing.flag().unwrap().contains("4 crashes"));
         assert!(
             judged[2]
-                .flag
-                .as_deref()
+                .standing
+                .flag()
                 .unwrap()
                 .contains("21 time losses")
         );
+        assert!(judged[1..].iter().all(|w| matches!(
+            w.standing,
+            Standing::Flagged {
+                excludable: true,
+                ..
+            }
+        )));
+    }
+
+    #[test]
+    fn a_flag_within_the_exclusion_bound_is_shown_but_not_acted_on() {
+        // Six workers, one at residual 5.02: past fishtest's table p (7.6e-4),
+        // within the exclusion bound Φ⁻¹(1 − 1e-6 / 6) = 5.10.
+        let honest = [30, 240, 460, 240, 30];
+        let mut sums: Vec<_> = (1..=5).map(|i| worker(i, honest)).collect();
+        sums.push(worker(6, [20, 180, 460, 300, 40]));
+        let judged = judge(sums, &BadWorkerRule::default(), &ExclusionRule::default());
+        let z = judged[5].residual.unwrap();
+        assert!((5.0..5.1).contains(&z), "residual {z}");
+        match &judged[5].standing {
+            Standing::Flagged { why, excludable } => {
+                assert!(!excludable);
+                assert!(why.contains("within the exclusion bound"), "{why}");
+            }
+            other => panic!("not flagged: {other:?}"),
+        }
     }
 }

@@ -24,6 +24,7 @@
 //!   before any estimate, so all formulas stay finite on small or lopsided
 //!   samples. An all-zero sample is an error.
 
+pub mod bad_worker_sim;
 pub mod distributions;
 pub mod elo;
 pub mod llr;

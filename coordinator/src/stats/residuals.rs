@@ -24,7 +24,10 @@
 //! for the χ² approximation) are left out, repeatedly until none is; with
 //! fewer than two left there is no test. [`bad_workers`] flags the worst
 //! worker when `p` is below [`BadWorkerRule::p`] or its residual above
-//! [`BadWorkerRule::residual`], and repeats on the others.
+//! [`BadWorkerRule::residual`], and repeats on the others. A run that sets
+//! its flagged workers aside excludes on the stricter [`ExclusionRule`],
+//! since it looks after every result; [`super::bad_worker_sim`] measures
+//! both rules on simulated runs.
 
 use super::distributions::{chi_square_sf, normal_quantile};
 use super::{Pentanomial, Results, StatsError};
@@ -223,6 +226,61 @@ pub fn bad_workers<K: Clone + PartialEq>(workers: &[(K, Results)], rule: &BadWor
     flagged
 }
 
+/// When a run that sets its flagged workers aside
+/// ([`crate::runs::WorkerPolicy::exclude_flagged`]) excludes one on its
+/// residual. The check repeats after every counted result, hundreds of looks
+/// in one run, and each look of [`BadWorkerRule`] alone fires about once in
+/// a thousand on honest workers: over a run those chances add up. This rule
+/// is stricter so that the chance over a whole run stays small; the
+/// simulation in [`super::bad_worker_sim`] measures both rates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExclusionRule {
+    /// Single-look upper-tail probability of one worker's residual, before
+    /// the Bonferroni correction for the number of workers: the residual
+    /// must exceed `Φ⁻¹(1 − p / workers)`.
+    pub p: f64,
+    /// Game pairs a worker must have in the run before its residual can
+    /// exclude it (games, for trinomial samples: its row total).
+    pub min_pairs: u64,
+}
+
+impl Default for ExclusionRule {
+    /// `p = 1e-6` and 50 pairs (100 games).
+    fn default() -> Self {
+        ExclusionRule {
+            p: 1e-6,
+            min_pairs: 50,
+        }
+    }
+}
+
+impl ExclusionRule {
+    /// The residual above which a worker is excluded when `workers` take
+    /// part in the test.
+    pub fn threshold(&self, workers: usize) -> f64 {
+        -normal_quantile(self.p / workers.max(1) as f64)
+    }
+
+    /// The worker to exclude, if any: the one with the largest residual,
+    /// when that residual passes [`Self::threshold`] and the worker has at
+    /// least [`Self::min_pairs`] pairs (its row total).
+    pub fn worst<K: Clone + PartialEq>(&self, workers: &[(K, Results)]) -> Option<(K, f64)> {
+        let test = homogeneity(workers)?;
+        let z = self.threshold(test.residuals.len());
+        let pairs = |k: &K| {
+            workers
+                .iter()
+                .find(|(w, _)| w == k)
+                .map_or(0, |(_, r)| row(r).iter().sum::<u64>())
+        };
+        test.residuals
+            .iter()
+            .filter(|(k, r)| *r > z && pairs(k) >= self.min_pairs)
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .cloned()
+    }
+}
+
 /// A worker's crashes and time losses in a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Health {
@@ -257,67 +315,6 @@ impl Health {
             self.crashes as f64 / self.games as f64
         }
     }
-}
-
-/// Outcome of [`simulate`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct FlagCounts {
-    pub runs: u64,
-    /// Runs in which the biased worker (worker 0) was flagged.
-    pub biased_flagged: u64,
-    /// Runs in which some honest worker was flagged.
-    pub honest_flagged: u64,
-}
-
-impl FlagCounts {
-    /// Share of runs where the biased worker was found.
-    pub fn detection_rate(&self) -> f64 {
-        self.biased_flagged as f64 / self.runs.max(1) as f64
-    }
-
-    /// Share of runs where an honest worker was flagged.
-    pub fn false_flag_rate(&self) -> f64 {
-        self.honest_flagged as f64 / self.runs.max(1) as f64
-    }
-}
-
-/// Simulates `runs` runs of `workers` workers playing `pairs` game pairs
-/// each: worker 0 draws from `biased` (or from `honest` when `None`), the
-/// others from `honest` (pentanomial probabilities), and [`bad_workers`]
-/// with `rule` judges each run.
-pub fn simulate(
-    honest: &[f64; 5],
-    biased: Option<&[f64; 5]>,
-    workers: usize,
-    pairs: u64,
-    runs: u64,
-    rule: &BadWorkerRule,
-    rng: &mut impl rand::Rng,
-) -> FlagCounts {
-    let mut counts = FlagCounts {
-        runs,
-        ..FlagCounts::default()
-    };
-    for _ in 0..runs {
-        let sample: Vec<(usize, Results)> = (0..workers)
-            .map(|w| {
-                let probs = if w == 0 {
-                    biased.unwrap_or(honest)
-                } else {
-                    honest
-                };
-                (
-                    w,
-                    Pentanomial(super::sprt::draw_pairs(probs, pairs, rng)).into(),
-                )
-            })
-            .collect();
-        let flagged = bad_workers(&sample, rule);
-        counts.biased_flagged += u64::from(biased.is_some() && flagged.contains(&0));
-        let honest_flag = flagged.iter().any(|&w| w != 0 || biased.is_none());
-        counts.honest_flagged += u64::from(honest_flag);
-    }
-    counts
 }
 
 #[cfg(test)]
@@ -437,21 +434,6 @@ mod tests {
     }
 
     #[test]
-    fn detection_and_false_flag_rates_over_simulated_runs() {
-        let mut rng = ChaCha8Rng::seed_from_u64(1919);
-        let honest = pentanomial_at(SHAPE, EloModel::Logistic, 0.0).unwrap();
-        let rule = BadWorkerRule::default();
-        // 10 workers × 1000 pairs, one of them playing 40 Elo stronger.
-        let biased = pentanomial_at(SHAPE, EloModel::Logistic, 40.0).unwrap();
-        let found = simulate(&honest, Some(&biased), 10, 1000, 300, &rule, &mut rng);
-        assert!(found.detection_rate() > 0.9, "{found:?}");
-        assert!(found.false_flag_rate() < 0.02, "{found:?}");
-        // Honest runs: the flag fires with probability about p = 0.001.
-        let clean = simulate(&honest, None, 10, 1000, 2000, &rule, &mut rng);
-        assert!(clean.honest_flagged <= 8, "{clean:?}");
-    }
-
-    #[test]
     fn health_follows_fishtests_rule() {
         let h = |games, crashes, time_losses| Health {
             games,
@@ -482,29 +464,5 @@ mod tests {
         };
         assert!(bad.validate().is_err());
         assert!(BadWorkerRule::default().validate().is_ok());
-    }
-
-    /// The figures for the notes: `cargo test -p xq-coordinator --lib
-    /// residual_rate_table -- --ignored --nocapture`.
-    #[test]
-    #[ignore = "prints a table; a few minutes"]
-    fn residual_rate_table() {
-        let mut rng = ChaCha8Rng::seed_from_u64(2026);
-        let honest = pentanomial_at(SHAPE, EloModel::Logistic, 0.0).unwrap();
-        let rule = BadWorkerRule::default();
-        let runs = 2000;
-        println!("workers pairs/worker bias(Elo) runs detection false-flag");
-        for &(workers, pairs) in &[(10usize, 250u64), (10, 1000), (10, 4000), (30, 1000)] {
-            for &elo in &[0.0, 10.0, 20.0, 40.0, 80.0] {
-                let biased = pentanomial_at(SHAPE, EloModel::Logistic, elo).unwrap();
-                let b = (elo != 0.0).then_some(&biased);
-                let f = simulate(&honest, b, workers, pairs, runs, &rule, &mut rng);
-                println!(
-                    "{workers:>7} {pairs:>12} {elo:>9} {runs:>4} {:>9.4} {:>10.4}",
-                    f.detection_rate(),
-                    f.false_flag_rate()
-                );
-            }
-        }
     }
 }

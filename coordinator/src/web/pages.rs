@@ -361,8 +361,8 @@ impl From<health::WorkerHealth> for HealthRow {
             residual: h.residual.map(|z| format!("{z:.2}")),
             time_losses: h.sums.time_losses,
             crashes: h.sums.crashes,
-            flag: h.flag,
-            excluded: h.excluded,
+            flag: h.standing.flag().map(str::to_owned),
+            excluded: h.standing.excluded(),
         }
     }
 }
@@ -449,7 +449,8 @@ struct EngineRow {
     name: String,
     sha256: String,
     size: u64,
-    signature: u64,
+    /// The bench signature, or "none (SHA-256 only)".
+    signature: String,
     protocol: String,
     options: String,
     registered: String,
@@ -471,7 +472,9 @@ pub async fn engines(State(web): State<Arc<Web>>) -> Page {
             name: e.name,
             sha256: e.sha256,
             size: e.size,
-            signature: e.signature,
+            signature: e
+                .signature
+                .map_or_else(|| "none (SHA-256 only)".to_owned(), |s| s.to_string()),
             registered: view::utc(created),
         })
         .collect();
