@@ -135,8 +135,10 @@ pub struct EngineRef {
     /// Size of the executable in bytes.
     pub size: u64,
     /// The `Nodes searched` count of its `bench` (with the assets its
-    /// options name set, when there are any).
-    pub signature: u64,
+    /// options name set, when there are any), at least 1; `None` for an
+    /// engine that prints no bench count, checked by its SHA-256 only.
+    #[serde(default)]
+    pub signature: Option<u64>,
     pub protocol: Protocol,
     /// Options set after the handshake; a value `asset:<sha256>` names an
     /// asset of the registry, set as its cached copy's path.

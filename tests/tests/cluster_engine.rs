@@ -134,7 +134,7 @@ mod registry {
             name: name.to_owned(),
             sha256: engine_cache::sha256_hex(&bytes),
             size: bytes.len() as u64,
-            signature: signature + signature_offset,
+            signature: Some(signature + signature_offset),
             protocol: Protocol::Uci,
             options: [("Hash".to_owned(), hash.to_owned())].into(),
             coords,
@@ -319,6 +319,117 @@ mod registry {
         );
         create(&mut admin, conversion("ours")).await;
         server.stop().await;
+    }
+
+    /// `xq-coordinator engine add NAME PATH ARGS… --db DB` (the README's
+    /// command); its stdout.
+    fn engine_add(
+        db: &std::path::Path,
+        name: &str,
+        path: &std::path::Path,
+        args: &[&str],
+    ) -> String {
+        let out = std::process::Command::new(xq_tests::binary("xq-coordinator"))
+            .args(["engine", "add", name])
+            .arg(path)
+            .args(args)
+            .arg("--db")
+            .arg(db)
+            .output()
+            .expect("run xq-coordinator engine add");
+        assert!(
+            out.status.success(),
+            "engine add {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// An engine that prints no bench count, registered by `register` (with
+    /// `--no-bench`) into the database it is given, plays 2 pairs at 100 ms a
+    /// move against the built-in engine through a served coordinator, with
+    /// no game lost to a fault.
+    async fn plays_from_the_registry_without_a_bench(
+        name: &str,
+        register: impl FnOnce(&std::path::Path) -> String,
+    ) {
+        let db = TempDb::new(name);
+        let added = register(&db.0);
+        assert!(added.contains("signature none (SHA-256 only)"), "{added}");
+        let server =
+            TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(60))).await;
+        let mut admin = admin(&server.url()).await;
+        let mut spec = games(2, name, "");
+        spec.settings.as_mut().expect("settings").limit = Some(pb::Limit {
+            kind: Some(pb::limit::Kind::MovetimeMs(100)),
+        });
+        let run = create(&mut admin, spec).await;
+        let cache = cache(name);
+        let (stop, handle) = worker_with_cache(&server.url(), cache.clone());
+        let end = wait_for_end(&mut admin, run, Duration::from_secs(240)).await;
+        assert_eq!(end.state(), pb::RunState::Finished, "{end:?}");
+        let t = end.totals.clone().expect("totals");
+        assert_eq!((t.pairs, t.wins + t.draws + t.losses), (2, 4), "{t:?}");
+        for fault in ["illegal-move", "time-forfeit", "crash"] {
+            assert!(!t.reasons.contains_key(fault), "{fault}: {t:?}");
+        }
+        let _ = stop.send(());
+        handle.await.expect("worker task");
+        server.stop().await;
+        let _ = std::fs::remove_dir_all(cache);
+    }
+
+    /// Sjaak II (Debian's `sjaakii`, which `.ci/run` installs) prints no bench
+    /// count: registered without one, it plays from the registry.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sjaak_ii_registered_without_a_bench_plays_through_a_served_coordinator() {
+        let path = std::path::Path::new("/usr/games/sjaakii");
+        assert!(
+            path.is_file(),
+            "sjaakii is not installed: install it with \
+             `apt-get update && apt-get install -y sjaakii` (.ci/run does)"
+        );
+        plays_from_the_registry_without_a_bench("sjaak", |db| {
+            let args = ["--no-bench", "--coords", "1-10", "--option", "Hash=16"];
+            engine_add(db, "sjaak", path, &args)
+        })
+        .await;
+    }
+
+    /// ElephantEye (UCCI) from the registry, its opening book an asset:
+    /// `XQ_ELEEYE=path/to/eleeye-bin` with `BOOK.DAT` beside it (the README
+    /// says how to build it).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs ElephantEye built from source: set XQ_ELEEYE"]
+    async fn elephant_eye_registered_with_its_book_plays_through_a_served_coordinator() {
+        let path = PathBuf::from(std::env::var("XQ_ELEEYE").expect(
+            "XQ_ELEEYE must name an ElephantEye executable (see the README's Real engines)",
+        ));
+        let book = path.with_file_name("BOOK.DAT");
+        assert!(book.is_file(), "no BOOK.DAT beside {}", path.display());
+        plays_from_the_registry_without_a_bench("eleeye", |db| {
+            let out = std::process::Command::new(xq_tests::binary("xq-coordinator"))
+                .args(["asset", "add", "--name", "eebook"])
+                .arg(&book)
+                .arg("--db")
+                .arg(db)
+                .output()
+                .expect("run xq-coordinator asset add");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let args = [
+                "--protocol",
+                "ucci",
+                "--no-bench",
+                "--option",
+                "bookfiles=asset:eebook",
+            ];
+            engine_add(db, "eleeye", &path, &args)
+        })
+        .await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

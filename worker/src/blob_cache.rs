@@ -239,7 +239,7 @@ pub fn asset_paths(dir: &Path, engine: &EngineRef) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The `Nodes searched` count of the engine at `path`'s bench, printed on
+/// The `Nodes searched` count (at least 1) of the engine at `path`'s bench, printed on
 /// stdout (`xq-engine`: `Nodes searched: N`) or stderr (Stockfish-family
 /// engines such as Fairy-Stockfish and Pikafish: `Nodes searched  : N`).
 ///
@@ -325,14 +325,22 @@ pub fn bench_signature(
             complaint.trim()
         );
     }
-    parse_nodes_searched(&text).with_context(|| {
+    let nodes = parse_nodes_searched(&text).with_context(|| {
         let tail: Vec<&str> = text.lines().rev().take(3).collect();
         format!(
-            "the bench of '{}' printed no 'Nodes searched: N' line (last lines: {:?})",
+            "the bench of '{}' printed no 'Nodes searched: N' line (last lines: {:?}); \
+             an engine without a bench count registers with --no-bench",
             path.display(),
             tail
         )
-    })
+    })?;
+    if nodes == 0 {
+        anyhow::bail!(
+            "the bench of '{}' searched 0 nodes, which signs nothing",
+            path.display()
+        );
+    }
+    Ok(nodes)
 }
 
 /// Whether an engine's output line reports an error (`info string error: …`

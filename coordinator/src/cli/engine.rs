@@ -29,8 +29,8 @@ pub struct EngineArgs {
 enum EngineCommand {
     /// Stores an engine executable in the registry under NAME, with the bench
     /// signature it prints (`PATH bench` must print `Nodes searched: N`; with
-    /// options naming assets, UCI `bench` with those set) and the spin options
-    /// it advertises (SPSA runs can tune those).
+    /// options naming assets, UCI `bench` with those set; `--no-bench` for
+    /// none) and the spin options it advertises (SPSA runs can tune those).
     Add {
         /// Registry name (1 to 64 characters), used by `--dev-engine`/`--base-engine`.
         name: String,
@@ -55,6 +55,11 @@ enum EngineCommand {
         /// Seconds `PATH bench` may take.
         #[arg(long, default_value_t = 300)]
         bench_timeout: u64,
+        /// Register without a bench signature, for an engine that prints no
+        /// bench count (Sjaak II, ElephantEye): workers check the
+        /// executable's SHA-256 only, not its build's search.
+        #[arg(long)]
+        no_bench: bool,
     },
     /// Lists the registered engines.
     List {
@@ -74,6 +79,7 @@ impl EngineArgs {
                 options,
                 coords,
                 bench_timeout,
+                no_bench,
             } => {
                 if name.is_empty() || name.chars().count() > 64 {
                     bail!("bad engine name {name:?}: it must be 1 to 64 characters");
@@ -99,7 +105,7 @@ impl EngineArgs {
                     name,
                     sha256,
                     size,
-                    signature: 0,
+                    signature: None,
                     protocol,
                     options,
                     coords,
@@ -113,12 +119,14 @@ impl EngineArgs {
                     assets.extract(&store, &runtime, sha, &what)?;
                 }
                 let bench_timeout = Duration::from_secs(bench_timeout);
-                engine.signature = blob_cache::bench_signature(
-                    &path,
-                    protocol,
-                    &blob_cache::asset_paths(&assets.0, &engine),
-                    bench_timeout,
-                )?;
+                if !no_bench {
+                    engine.signature = Some(blob_cache::bench_signature(
+                        &path,
+                        protocol,
+                        &blob_cache::asset_paths(&assets.0, &engine),
+                        bench_timeout,
+                    )?);
+                }
                 let spins = advertised_spins(&path, protocol, bench_timeout)?;
                 let config = EngineConfig {
                     path: path.clone(),
@@ -145,7 +153,7 @@ impl EngineArgs {
                     engine.name,
                     engine.sha256,
                     engine.size,
-                    engine.signature,
+                    signature_text(engine.signature),
                     spins.len()
                 );
             }
@@ -159,7 +167,7 @@ impl EngineArgs {
                         e.name,
                         e.sha256,
                         e.size,
-                        e.signature,
+                        signature_text(e.signature),
                         e.protocol,
                         e.coords.map_or("detected", Coords::name)
                     );
@@ -168,6 +176,11 @@ impl EngineArgs {
         }
         Ok(())
     }
+}
+
+/// A bench signature as `engine add`/`list` print it.
+fn signature_text(signature: Option<u64>) -> String {
+    signature.map_or_else(|| "none (SHA-256 only)".to_owned(), |s| s.to_string())
 }
 
 /// `NAME=VALUE` options; a value `asset:NAME` or `asset:SHA256` is resolved

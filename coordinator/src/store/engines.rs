@@ -19,6 +19,8 @@ fn protocol_name(p: Protocol) -> &'static str {
 /// protocol and options `engine` gives, and which advertised the spin options
 /// `spins`) under `engine.name`, storing it as a blob (see [`blobs::insert`]).
 /// A name is registered once; every asset its options name must be stored.
+/// The `signature` column holds 0 for an engine without one (a signature is
+/// at least 1).
 pub fn add(
     conn: &mut Connection,
     engine: &EngineRef,
@@ -26,6 +28,12 @@ pub fn add(
     source: impl std::io::Read,
     now: i64,
 ) -> Result<(), StoreError> {
+    if engine.signature == Some(0) {
+        return Err(StoreError::Invalid(format!(
+            "engine '{}': a bench signature of 0 nodes signs nothing",
+            engine.name
+        )));
+    }
     let tx = conn.transaction()?;
     for (option, sha) in engine.asset_options() {
         if blobs::size(&tx, sha)?.is_none() {
@@ -60,7 +68,7 @@ pub fn add(
             engine.name,
             engine.sha256,
             engine.size as i64,
-            engine.signature as i64,
+            engine.signature.map_or(0, |s| s as i64),
             protocol_name(engine.protocol),
             serde_json::to_string(&engine.options)?,
             now,
@@ -78,7 +86,8 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(EngineRef, String, i64)> {
             name: r.get(0)?,
             sha256: r.get(1)?,
             size: r.get::<_, i64>(2)? as u64,
-            signature: r.get::<_, i64>(3)? as u64,
+            // 0 stands for none: no bench signature is 0 (see `add`).
+            signature: Some(r.get::<_, i64>(3)? as u64).filter(|&s| s != 0),
             protocol: if r.get::<_, String>(4)? == "ucci" {
                 Protocol::Ucci
             } else {
@@ -182,7 +191,7 @@ mod tests {
             name: name.to_owned(),
             sha256: sha.to_owned(),
             size: 3,
-            signature: 42,
+            signature: Some(42),
             protocol: Protocol::Ucci,
             options: [("Hash".to_owned(), "8".to_owned())].into(),
             coords: (name == "old").then_some(Coords::FromOne),
