@@ -90,10 +90,11 @@ pub struct MatchArgs {
     name: Option<String>,
     #[command(flatten)]
     adjudication: AdjudicationArgs,
-    /// Exclude workers the residual test or their crash and time-loss rates
-    /// flag: their results are kept but no longer counted and the run is
-    /// recounted without them (not for spsa: applied results cannot be
-    /// taken back).
+    /// Exclude workers whose residual passes the exclusion bound (stricter
+    /// than the flag: Φ⁻¹(1 − 1e-6 / workers), at least 50 pairs) or whose
+    /// crash and time-loss rates flag them: their results are kept but no
+    /// longer counted and the run is recounted without them (not for spsa:
+    /// applied results cannot be taken back).
     #[arg(long)]
     exclude_flagged: bool,
     /// Timed runs: scale each worker's time limits by N / the worker's bench

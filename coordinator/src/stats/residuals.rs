@@ -263,21 +263,18 @@ impl ExclusionRule {
 
     /// The worker to exclude, if any: the one with the largest residual,
     /// when that residual passes [`Self::threshold`] and the worker has at
-    /// least [`Self::min_pairs`] pairs (its row total).
+    /// least [`Self::min_pairs`] pairs (its row total). Only the worst can
+    /// be excluded: while a far-off worker is too young to judge, it also
+    /// pulls the pooled result away from the honest ones.
     pub fn worst<K: Clone + PartialEq>(&self, workers: &[(K, Results)]) -> Option<(K, f64)> {
         let test = homogeneity(workers)?;
-        let z = self.threshold(test.residuals.len());
-        let pairs = |k: &K| {
-            workers
-                .iter()
-                .find(|(w, _)| w == k)
-                .map_or(0, |(_, r)| row(r).iter().sum::<u64>())
-        };
-        test.residuals
+        let (key, z) = test.residuals.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let pairs = workers
             .iter()
-            .filter(|(k, r)| *r > z && pairs(k) >= self.min_pairs)
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .cloned()
+            .find(|(w, _)| w == key)
+            .map_or(0, |(_, r)| row(r).iter().sum::<u64>());
+        (*z > self.threshold(test.residuals.len()) && pairs >= self.min_pairs)
+            .then(|| (key.clone(), *z))
     }
 }
 
