@@ -82,24 +82,46 @@ pub fn binary(name: &str) -> PathBuf {
     path
 }
 
+/// `xq-coordinator ARGS…`: its stdout. Panics with the arguments and the
+/// command's stderr if it fails.
+pub fn coordinator_cli<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> String {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    let out = Command::new(binary("xq-coordinator"))
+        .args(&args)
+        .output()
+        .expect("run xq-coordinator");
+    assert!(
+        out.status.success(),
+        "xq-coordinator {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `xq-coordinator engine add NAME PATH EXTRA… --db DB`: its stdout.
+pub fn engine_add(
+    db: &std::path::Path,
+    name: &str,
+    path: &std::path::Path,
+    extra: &[&str],
+) -> String {
+    let mut args: Vec<std::ffi::OsString> = vec!["engine".into(), "add".into(), name.into()];
+    args.push(path.into());
+    args.extend(extra.iter().map(Into::into));
+    args.extend(["--db".into(), db.into()]);
+    coordinator_cli(args)
+}
+
 /// `xq-coordinator pgn RUN` reading from `source` (`--db FILE` or
 /// `--coordinator URL …`), writing `out`, with `extra` flags; the PGN it
 /// wrote. Panics with the command's stderr if it fails.
 pub fn pgn_from(source: &[&str], run: u64, out: &std::path::Path, extra: &[&str]) -> String {
-    let result = Command::new(binary("xq-coordinator"))
-        .arg("pgn")
-        .arg(run.to_string())
-        .args(source)
-        .arg("--out")
-        .arg(out)
-        .args(extra)
-        .output()
-        .expect("run xq-coordinator pgn");
-    assert!(
-        result.status.success(),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
+    let mut args: Vec<std::ffi::OsString> = vec!["pgn".into(), run.to_string().into()];
+    args.extend(source.iter().map(Into::into));
+    args.extend(["--out".into(), out.into()]);
+    args.extend(extra.iter().map(Into::into));
+    coordinator_cli(args);
     std::fs::read_to_string(out).expect("pgn written")
 }
 

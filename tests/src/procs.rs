@@ -187,20 +187,18 @@ impl Drop for Worker {
 
 /// `xq-coordinator token add --role ROLE NAME --db DB`: the printed token.
 pub fn token_add(db: &Path, role: &str, name: &str) -> String {
-    let out = Command::new(binary("xq-coordinator"))
-        .args(["token", "add", "--role", role, name, "--db"])
-        .arg(db)
-        .output()
-        .expect("xq-coordinator token add");
-    assert!(
-        out.status.success(),
-        "token add: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .expect("utf-8")
-        .trim()
-        .to_owned()
+    let db = db.as_os_str();
+    crate::coordinator_cli([
+        "token".as_ref(),
+        "add".as_ref(),
+        "--role".as_ref(),
+        role.as_ref(),
+        name.as_ref(),
+        "--db".as_ref(),
+        db,
+    ])
+    .trim()
+    .to_owned()
 }
 
 /// `xq-coordinator games …` with the real engine at `nodes` per move and
@@ -218,30 +216,29 @@ pub fn create_games_run_keeping(
     nodes: u64,
     keep: &str,
 ) -> u64 {
-    let out = Command::new(binary("xq-coordinator"))
-        .args(["games", "--coordinator", url, "--token", token])
-        .args(["--keep-games", keep])
-        .args(["--pairs", &pairs.to_string()])
-        .args(["--batch-pairs", &batch.to_string()])
-        .args([
-            "--nodes",
-            &nodes.to_string(),
-            "--hash",
-            "1",
-            "--max-plies",
-            "120",
-        ])
-        .output()
-        .expect("xq-coordinator games");
-    assert!(
-        out.status.success(),
-        "games: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .parse()
-        .expect("run id")
+    let (pairs, batch, nodes) = (pairs.to_string(), batch.to_string(), nodes.to_string());
+    crate::coordinator_cli([
+        "games",
+        "--coordinator",
+        url,
+        "--token",
+        token,
+        "--keep-games",
+        keep,
+        "--pairs",
+        &pairs,
+        "--batch-pairs",
+        &batch,
+        "--nodes",
+        &nodes,
+        "--hash",
+        "1",
+        "--max-plies",
+        "120",
+    ])
+    .trim()
+    .parse()
+    .expect("run id")
 }
 
 /// A fresh folder under the system temp dir, removed on drop.

@@ -227,38 +227,6 @@ mod registry {
         let _ = std::fs::remove_dir_all(cache);
     }
 
-    /// Fairy-Stockfish (Debian's `fairy-stockfish`, which `.ci/run` installs),
-    /// registered with its 1-10 dialect stated, against the built-in engine.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn fairy_stockfish_from_the_registry_plays_through_a_served_coordinator() {
-        let path = std::path::Path::new("/usr/games/fairy-stockfish");
-        assert!(
-            path.is_file(),
-            "fairy-stockfish is not installed: install it with \
-             `apt-get update && apt-get install -y fairy-stockfish` (.ci/run does)"
-        );
-        let db = TempDb::new("fairy");
-        let engine = register_path(&db.0, "fairy", path, 0, Some(Coords::FromOne), "16").await;
-        let server =
-            TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(60))).await;
-        let mut admin = admin(&server.url()).await;
-        let run = create(&mut admin, games(2, "fairy", "")).await;
-        let cache = cache("fairy");
-        let (stop, handle) = worker_with_cache(&server.url(), cache.clone());
-        let end = wait_for_end(&mut admin, run, Duration::from_secs(240)).await;
-        assert_eq!(end.state(), pb::RunState::Finished, "{end:?}");
-        let t = end.totals.clone().expect("totals");
-        assert_eq!((t.pairs, t.wins + t.draws + t.losses), (2, 4), "{t:?}");
-        for fault in ["illegal-move", "time-forfeit", "resignation"] {
-            assert!(!t.reasons.contains_key(fault), "{fault}: {t:?}");
-        }
-        assert!(engine_cache::has(&cache, &engine.sha256));
-        let _ = stop.send(());
-        handle.await.expect("worker task");
-        server.stop().await;
-        let _ = std::fs::remove_dir_all(cache);
-    }
-
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_signature_mismatch_flags_and_stops_the_run() {
         let db = TempDb::new("mismatch");
@@ -321,48 +289,29 @@ mod registry {
         server.stop().await;
     }
 
-    /// `xq-coordinator engine add NAME PATH ARGS… --db DB` (the README's
-    /// command); its stdout.
-    fn engine_add(
-        db: &std::path::Path,
+    /// A real engine, registered by `register` into the database it is given
+    /// (with the README's `xq-coordinator engine add`, whose output it
+    /// returns), plays 2 pairs at `limit` against the built-in engine through a
+    /// served coordinator: the worker downloads and caches it, and no game is
+    /// lost to a fault.
+    async fn plays_from_the_registry(
         name: &str,
-        path: &std::path::Path,
-        args: &[&str],
-    ) -> String {
-        let out = std::process::Command::new(xq_tests::binary("xq-coordinator"))
-            .args(["engine", "add", name])
-            .arg(path)
-            .args(args)
-            .arg("--db")
-            .arg(db)
-            .output()
-            .expect("run xq-coordinator engine add");
-        assert!(
-            out.status.success(),
-            "engine add {name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// An engine that prints no bench count, registered by `register` (with
-    /// `--no-bench`) into the database it is given, plays 2 pairs at 100 ms a
-    /// move against the built-in engine through a served coordinator, with
-    /// no game lost to a fault.
-    async fn plays_from_the_registry_without_a_bench(
-        name: &str,
+        limit: pb::limit::Kind,
         register: impl FnOnce(&std::path::Path) -> String,
-    ) {
+    ) -> String {
         let db = TempDb::new(name);
         let added = register(&db.0);
-        assert!(added.contains("signature none (SHA-256 only)"), "{added}");
+        let sha = added
+            .split_whitespace()
+            .skip_while(|w| *w != "sha256")
+            .nth(1)
+            .expect("engine add prints the sha256")
+            .to_owned();
         let server =
             TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(60))).await;
         let mut admin = admin(&server.url()).await;
         let mut spec = games(2, name, "");
-        spec.settings.as_mut().expect("settings").limit = Some(pb::Limit {
-            kind: Some(pb::limit::Kind::MovetimeMs(100)),
-        });
+        spec.settings.as_mut().expect("settings").limit = Some(pb::Limit { kind: Some(limit) });
         let run = create(&mut admin, spec).await;
         let cache = cache(name);
         let (stop, handle) = worker_with_cache(&server.url(), cache.clone());
@@ -370,13 +319,33 @@ mod registry {
         assert_eq!(end.state(), pb::RunState::Finished, "{end:?}");
         let t = end.totals.clone().expect("totals");
         assert_eq!((t.pairs, t.wins + t.draws + t.losses), (2, 4), "{t:?}");
-        for fault in ["illegal-move", "time-forfeit", "crash"] {
+        for fault in ["illegal-move", "time-forfeit", "resignation"] {
             assert!(!t.reasons.contains_key(fault), "{fault}: {t:?}");
         }
+        assert!(engine_cache::has(&cache, &sha), "the worker caches {name}");
         let _ = stop.send(());
         handle.await.expect("worker task");
         server.stop().await;
         let _ = std::fs::remove_dir_all(cache);
+        added
+    }
+
+    /// Fairy-Stockfish (Debian's `fairy-stockfish`, which `.ci/run` installs),
+    /// registered with its 1-10 dialect stated, against the built-in engine.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn fairy_stockfish_from_the_registry_plays_through_a_served_coordinator() {
+        let path = std::path::Path::new("/usr/games/fairy-stockfish");
+        assert!(
+            path.is_file(),
+            "fairy-stockfish is not installed: install it with \
+             `apt-get update && apt-get install -y fairy-stockfish` (.ci/run does)"
+        );
+        let added = plays_from_the_registry("fairy", pb::limit::Kind::Nodes(300), |db| {
+            let args = ["--coords", "1-10", "--option", "Hash=16"];
+            xq_tests::engine_add(db, "fairy", path, &args)
+        })
+        .await;
+        assert!(!added.contains("signature none"), "{added}");
     }
 
     /// Sjaak II (Debian's `sjaakii`, which `.ci/run` installs) prints no bench
@@ -389,11 +358,12 @@ mod registry {
             "sjaakii is not installed: install it with \
              `apt-get update && apt-get install -y sjaakii` (.ci/run does)"
         );
-        plays_from_the_registry_without_a_bench("sjaak", |db| {
+        let added = plays_from_the_registry("sjaak", pb::limit::Kind::MovetimeMs(100), |db| {
             let args = ["--no-bench", "--coords", "1-10", "--option", "Hash=16"];
-            engine_add(db, "sjaak", path, &args)
+            xq_tests::engine_add(db, "sjaak", path, &args)
         })
         .await;
+        assert!(added.contains("signature none (SHA-256 only)"), "{added}");
     }
 
     /// ElephantEye (UCCI) from the registry, its opening book an asset:
@@ -407,19 +377,18 @@ mod registry {
         ));
         let book = path.with_file_name("BOOK.DAT");
         assert!(book.is_file(), "no BOOK.DAT beside {}", path.display());
-        plays_from_the_registry_without_a_bench("eleeye", |db| {
-            let out = std::process::Command::new(xq_tests::binary("xq-coordinator"))
-                .args(["asset", "add", "--name", "eebook"])
-                .arg(&book)
-                .arg("--db")
-                .arg(db)
-                .output()
-                .expect("run xq-coordinator asset add");
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+        let limit = pb::limit::Kind::MovetimeMs(100);
+        let added = plays_from_the_registry("eleeye", limit, |db| {
+            let asset = [
+                "asset".as_ref(),
+                "add".as_ref(),
+                "--name".as_ref(),
+                "eebook".as_ref(),
+                book.as_os_str(),
+                "--db".as_ref(),
+                db.as_os_str(),
+            ];
+            xq_tests::coordinator_cli(asset);
             let args = [
                 "--protocol",
                 "ucci",
@@ -427,9 +396,10 @@ mod registry {
                 "--option",
                 "bookfiles=asset:eebook",
             ];
-            engine_add(db, "eleeye", &path, &args)
+            xq_tests::engine_add(db, "eleeye", &path, &args)
         })
         .await;
+        assert!(added.contains("signature none (SHA-256 only)"), "{added}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -20,20 +20,7 @@ use xq_worker::EnginePlayer;
 
 /// `xq-coordinator engine add NAME xq-engine --db DB`; returns its output.
 fn engine_add(db: &Path, name: &str) -> String {
-    let out = Command::new(binary("xq-coordinator"))
-        .args(["engine", "add", name])
-        .arg(binary("xq-engine"))
-        .arg("--db")
-        .arg(db)
-        .output()
-        .expect("run engine add");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "engine add failed: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
+    xq_tests::engine_add(db, name, &binary("xq-engine"), &[])
 }
 
 fn cache(tag: &str) -> PathBuf {

@@ -257,13 +257,23 @@ impl Seat {
                 }
             },
         };
-        if mv.is_none() {
-            tracing::warn!(
+        match (&reply.bestmove, mv) {
+            (None, _) => tracing::warn!(
                 player = %player.name,
-                reply = ?reply.bestmove,
+                plies_since_capture = game.position().halfmove_clock(),
                 engine_said = ?reply.info.string,
-                "engine sent no legal move"
-            );
+                "engine answered with no move (nobestmove or bestmove (none)) in a position \
+                 with legal moves: it ends the game by its own rules (ElephantEye stops at 100 \
+                 plies without a capture, the rule set in force at 120), so it loses as by an \
+                 illegal move"
+            ),
+            (Some(text), None) => tracing::warn!(
+                player = %player.name,
+                reply = %text,
+                engine_said = ?reply.info.string,
+                "engine sent an illegal move"
+            ),
+            _ => {}
         }
         let fault_or_move = mv.ok_or(Fault::IllegalMove);
         Ok(Choice {
