@@ -518,7 +518,7 @@ impl Worker<'_> {
                         if moves.is_empty() {
                             return self.no_moves(pos, in_check, ply);
                         }
-                        picker.insert(Picker::new(pos, moves, tt_move, killers, self.history))
+                        picker.insert(Picker::new(pos, moves, tt_move, killers, self.history, p))
                     }
                 };
                 match picker.next() {
@@ -678,7 +678,7 @@ impl Worker<'_> {
             if moves.is_empty() {
                 return self.no_moves(pos, true, ply);
             }
-            let p = Picker::new(pos, moves, None, [None; 2], self.history);
+            let p = Picker::new(pos, moves, None, [None; 2], self.history, self.params);
             (-INF, -INF, p)
         } else {
             let stand_pat = self.eval.evaluate(pos);

@@ -48,6 +48,9 @@ impl History {
 const TT_MOVE: i32 = 4_000_000;
 const GOOD_CAPTURE: i32 = 2_000_000;
 const KILLER: i32 = 1_000_000;
+/// Captures that lose material by static exchange come after every quiet move
+/// (quiet scores stay within ±[`HISTORY_MAX`]).
+const BAD_CAPTURE: i32 = -1_000_000;
 
 /// Ordering key of a capture: most valuable victim, then least valuable attacker.
 fn mvv_lva(pos: &Position, mv: Move) -> i32 {
@@ -78,14 +81,16 @@ pub struct Picker {
 }
 
 impl Picker {
-    /// Orders all `moves` of `pos`: the TT move, captures by MVV-LVA, killers, then
-    /// quiet moves by history.
+    /// Orders all `moves` of `pos`: the TT move, captures that do not lose by
+    /// static exchange (by MVV-LVA), killers, quiet moves by history, then the
+    /// losing captures (by MVV-LVA).
     pub fn new(
         pos: &Position,
         moves: MoveList,
         tt_move: Option<Move>,
         killers: [Option<Move>; 2],
         history: &History,
+        params: &Params,
     ) -> Picker {
         let scores = moves
             .iter()
@@ -93,7 +98,12 @@ impl Picker {
                 if Some(mv) == tt_move {
                     TT_MOVE
                 } else if pos.is_capture(mv) {
-                    GOOD_CAPTURE + mvv_lva(pos, mv)
+                    let class = if see_ge(pos, mv, 0, params) {
+                        GOOD_CAPTURE
+                    } else {
+                        BAD_CAPTURE
+                    };
+                    class + mvv_lva(pos, mv)
                 } else if Some(mv) == killers[0] {
                     KILLER + 1
                 } else if Some(mv) == killers[1] {
@@ -264,8 +274,28 @@ mod tests {
     fn picker_puts_tt_move_then_captures_first() {
         let pos = Position::from_fen("3k5/9/9/9/4p4/9/9/9/4R4/5K3 w - - 0 1").unwrap();
         let tt = Move::parse_coords("e1a1");
-        let mut picker = Picker::new(&pos, pos.legal_moves(), tt, [None; 2], &History::default());
+        let p = Params::default();
+        let h = History::default();
+        let mut picker = Picker::new(&pos, pos.legal_moves(), tt, [None; 2], &h, &p);
         assert_eq!(picker.next(), tt);
         assert_eq!(picker.next(), Move::parse_coords("e1e5"));
+    }
+
+    #[test]
+    fn picker_puts_losing_captures_after_quiet_moves() {
+        // The chariot can take a soldier guarded by a cannon behind a screen.
+        let pos = Position::from_fen("4k4/9/4c4/4n4/4p4/9/9/9/4R4/5K3 w - - 0 1").unwrap();
+        let take = Move::parse_coords("e1e5").unwrap();
+        let order: Vec<Move> = Picker::new(
+            &pos,
+            pos.legal_moves(),
+            None,
+            [None; 2],
+            &History::default(),
+            &Params::default(),
+        )
+        .collect();
+        assert_eq!(order.last(), Some(&take), "{order:?}");
+        assert!(order.len() > 1);
     }
 }
