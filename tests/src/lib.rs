@@ -9,6 +9,7 @@
 
 pub mod browser;
 pub mod cluster;
+pub mod engines;
 pub mod invariants;
 pub mod procs;
 pub mod proxy;

@@ -253,12 +253,7 @@ mod registry {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_rule_set_a_registered_engine_cannot_play_is_refused_at_creation() {
-        let path = std::path::Path::new("/usr/games/fairy-stockfish");
-        assert!(
-            path.is_file(),
-            "fairy-stockfish is not installed: install it with \
-             `apt-get update && apt-get install -y fairy-stockfish` (.ci/run does)"
-        );
+        let path = &xq_tests::engines::fairy_stockfish();
         let db = TempDb::new("fairy-conversion");
         register_path(&db.0, "fairy", path, 0, None, "16").await;
         register(&db.0, "ours", 0).await;
@@ -334,12 +329,7 @@ mod registry {
     /// registered with its 1-10 dialect stated, against the built-in engine.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn fairy_stockfish_from_the_registry_plays_through_a_served_coordinator() {
-        let path = std::path::Path::new("/usr/games/fairy-stockfish");
-        assert!(
-            path.is_file(),
-            "fairy-stockfish is not installed: install it with \
-             `apt-get update && apt-get install -y fairy-stockfish` (.ci/run does)"
-        );
+        let path = &xq_tests::engines::fairy_stockfish();
         let added = plays_from_the_registry("fairy", pb::limit::Kind::Nodes(300), |db| {
             let args = ["--coords", "1-10", "--option", "Hash=16"];
             xq_tests::engine_add(db, "fairy", path, &args)
@@ -352,12 +342,7 @@ mod registry {
     /// count: registered without one, it plays from the registry.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sjaak_ii_registered_without_a_bench_plays_through_a_served_coordinator() {
-        let path = std::path::Path::new("/usr/games/sjaakii");
-        assert!(
-            path.is_file(),
-            "sjaakii is not installed: install it with \
-             `apt-get update && apt-get install -y sjaakii` (.ci/run does)"
-        );
+        let path = &xq_tests::engines::sjaak();
         let added = plays_from_the_registry("sjaak", pb::limit::Kind::MovetimeMs(100), |db| {
             let args = ["--no-bench", "--coords", "1-10", "--option", "Hash=16"];
             xq_tests::engine_add(db, "sjaak", path, &args)

@@ -9,38 +9,8 @@ use std::process::Command;
 
 use xq_engine::rules::RuleSet;
 use xq_tests::binary;
+use xq_tests::engines::{fairy_stockfish, sjaak};
 use xq_worker::external::{Coords, EngineConfig, ExternalEngine, Protocol, Timeouts};
-
-/// The engine executable `name`, looked up in the Debian games directory and on
-/// `PATH`; panics with `install` when it is missing.
-fn installed(name: &str, install: &str) -> PathBuf {
-    let games = Path::new("/usr/games").join(name);
-    if games.is_file() {
-        return games;
-    }
-    let on_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join(name))
-            .find(|p| p.is_file())
-    });
-    on_path.unwrap_or_else(|| {
-        panic!("engine '{name}' is not installed (looked in /usr/games and on PATH): {install}")
-    })
-}
-
-fn fairy_stockfish() -> PathBuf {
-    installed(
-        "fairy-stockfish",
-        "install it with `apt-get update && apt-get install -y fairy-stockfish` (.ci/run does)",
-    )
-}
-
-fn sjaak() -> PathBuf {
-    installed(
-        "sjaakii",
-        "install it with `apt-get update && apt-get install -y sjaakii` (.ci/run does)",
-    )
-}
 
 fn elephant_eye() -> PathBuf {
     let path = std::env::var_os("XQ_ELEEYE").map(PathBuf::from);
