@@ -144,7 +144,10 @@ pub fn judge(
     let everyone = homogeneity(&all);
     let test = homogeneity(&counted);
     let bad = bad_workers(&counted, flag);
-    let worst = exclude.worst(&counted).map(|(id, _)| id);
+    let worst = test
+        .as_ref()
+        .and_then(|t| exclude.worst(t, &counted))
+        .map(|(id, _)| id);
     let bound = test
         .as_ref()
         .map_or(0.0, |t| exclude.threshold(t.residuals.len()));

@@ -17,7 +17,7 @@
 
 use rand::Rng;
 
-use super::residuals::{BadWorkerRule, ExclusionRule, bad_workers};
+use super::residuals::{BadWorkerRule, ExclusionRule, bad_workers, homogeneity};
 use super::sprt::draw_pairs;
 use super::{Pentanomial, Results};
 
@@ -170,7 +170,8 @@ pub fn simulate_sequential(
                     .iter()
                     .any(|&k| k != 0 || biased.is_none());
             }
-            if let Some((k, _)) = exclude.worst(&rows) {
+            let worst = homogeneity(&rows).and_then(|t| exclude.worst(&t, &rows));
+            if let Some((k, _)) = worst {
                 excluded[k] = true;
                 let pairs: u64 = sums[k].iter().sum();
                 counted -= pairs;

@@ -261,13 +261,17 @@ impl ExclusionRule {
         -normal_quantile(self.p / workers.max(1) as f64)
     }
 
-    /// The worker to exclude, if any: the one with the largest residual,
-    /// when that residual passes [`Self::threshold`] and the worker has at
-    /// least [`Self::min_pairs`] pairs (its row total). Only the worst can
-    /// be excluded: while a far-off worker is too young to judge, it also
-    /// pulls the pooled result away from the honest ones.
-    pub fn worst<K: Clone + PartialEq>(&self, workers: &[(K, Results)]) -> Option<(K, f64)> {
-        let test = homogeneity(workers)?;
+    /// The worker to exclude, if any, given `test`, the [`homogeneity`] of
+    /// `workers`: the one with the largest residual, when that residual
+    /// passes [`Self::threshold`] and the worker has at least
+    /// [`Self::min_pairs`] pairs (its row total). Only the worst can be
+    /// excluded: while a far-off worker is too young to judge, it also pulls
+    /// the pooled result away from the honest ones.
+    pub fn worst<K: Clone + PartialEq>(
+        &self,
+        test: &Homogeneity<K>,
+        workers: &[(K, Results)],
+    ) -> Option<(K, f64)> {
         let (key, z) = test.residuals.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
         let pairs = workers
             .iter()
