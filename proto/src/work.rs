@@ -149,6 +149,13 @@ pub struct EngineRef {
 }
 
 impl EngineRef {
+    /// The bench signature as `engine list` and the web view show it:
+    /// the node count, or `none (SHA-256 only)`.
+    pub fn signature_text(&self) -> String {
+        self.signature
+            .map_or_else(|| "none (SHA-256 only)".to_owned(), |s| s.to_string())
+    }
+
     /// The options that name an asset, as (option, asset SHA-256), by option name.
     pub fn asset_options(&self) -> impl Iterator<Item = (&str, &str)> {
         self.options

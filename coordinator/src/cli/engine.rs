@@ -153,7 +153,7 @@ impl EngineArgs {
                     engine.name,
                     engine.sha256,
                     engine.size,
-                    signature_text(engine.signature),
+                    engine.signature_text(),
                     spins.len()
                 );
             }
@@ -167,7 +167,7 @@ impl EngineArgs {
                         e.name,
                         e.sha256,
                         e.size,
-                        signature_text(e.signature),
+                        e.signature_text(),
                         e.protocol,
                         e.coords.map_or("detected", Coords::name)
                     );
@@ -176,11 +176,6 @@ impl EngineArgs {
         }
         Ok(())
     }
-}
-
-/// A bench signature as `engine add`/`list` print it.
-fn signature_text(signature: Option<u64>) -> String {
-    signature.map_or_else(|| "none (SHA-256 only)".to_owned(), |s| s.to_string())
 }
 
 /// `NAME=VALUE` options; a value `asset:NAME` or `asset:SHA256` is resolved

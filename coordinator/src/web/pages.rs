@@ -469,12 +469,10 @@ pub async fn engines(State(web): State<Arc<Web>>) -> Page {
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
                 .join(", "),
+            signature: e.signature_text(),
             name: e.name,
             sha256: e.sha256,
             size: e.size,
-            signature: e
-                .signature
-                .map_or_else(|| "none (SHA-256 only)".to_owned(), |s| s.to_string()),
             registered: view::utc(created),
         })
         .collect();
