@@ -9,8 +9,12 @@
 //! advisors and elephants while the enemy has both a horse and a cannon; and a
 //! tempo bonus. Converted pieces are otherwise evaluated by their kind.
 //!
-//! [`Evaluator::new`] turns a `&Params` into lookup tables once per search;
-//! [`Evaluator::evaluate`] recomputes the score from scratch (no incremental state).
+//! [`Evaluator::new`] turns a `&Params` into lookup tables once per search.
+//! Material and piece-square values form the *piece-square sum* ([`Psq`]), which
+//! depends only on what stands where: the search keeps it up to date move by move
+//! ([`Evaluator::psq_after`]) and hands it to [`Evaluator::evaluate_with`], which
+//! adds the terms that look at the whole board. [`Evaluator::evaluate`]
+//! recomputes everything from scratch.
 
 use crate::attacks;
 use crate::params::Params;
@@ -24,6 +28,9 @@ fn file_mask(f: usize) -> Bitboard {
     }
     Bitboard(m)
 }
+
+/// The material plus piece-square sum of a position, Red's minus Black's (cp).
+pub type Psq = i32;
 
 /// Lookup tables built from one parameter set.
 #[derive(Clone, Debug)]
@@ -100,9 +107,15 @@ impl Evaluator {
 
     /// The score of `pos` for the side to move (cp).
     pub fn evaluate(&self, pos: &Position) -> i32 {
+        self.evaluate_with(pos, self.psq(pos))
+    }
+
+    /// The score of `pos` for the side to move (cp), given its piece-square sum
+    /// `psq` (which must equal [`Evaluator::psq`] of `pos`).
+    pub fn evaluate_with(&self, pos: &Position, psq: Psq) -> i32 {
         let red = self.side(pos, Color::Red);
         let black = self.side(pos, Color::Black);
-        let score = red - black;
+        let score = psq + red - black;
         let stm = match pos.side_to_move() {
             Color::Red => score,
             Color::Black => -score,
@@ -110,43 +123,63 @@ impl Evaluator {
         stm + self.tempo
     }
 
-    /// `us`'s share of the score.
+    /// The piece-square sum of `pos`, from scratch.
+    pub fn psq(&self, pos: &Position) -> Psq {
+        pos.occupied().map(|sq| self.psq_at(pos, sq)).sum()
+    }
+
+    /// The piece-square sum after `pos` has changed only on `a` and `b` (as a move
+    /// changes its two points), given the sum `psq` and the pieces `before` that
+    /// stood on them.
+    pub fn psq_after(&self, psq: Psq, before: Psq, pos: &Position, a: Square, b: Square) -> Psq {
+        psq - before + self.psq_at(pos, a) + self.psq_at(pos, b)
+    }
+
+    /// The signed piece-square value of what stands on `sq` (Red positive; 0 when
+    /// empty).
+    #[inline]
+    pub fn psq_at(&self, pos: &Position, sq: Square) -> Psq {
+        match pos.piece_at(sq) {
+            Some(p) if p.color() == Color::Red => self.pst[p.index()][sq.index()],
+            Some(p) => -self.pst[p.index()][sq.index()],
+            None => 0,
+        }
+    }
+
+    /// `us`'s share of the score beyond the piece-square sum.
     fn side(&self, pos: &Position, us: Color) -> i32 {
         let occ = pos.occupied();
         let own = pos.color_bb(us);
         let soldiers = pos.kind_bb(Kind::Soldier);
         let their_general = pos.general(!us);
         let mut score = 0;
-        for sq in own {
+        let movers = own
+            & (pos.kind_bb(Kind::Horse)
+                | pos.kind_bb(Kind::Chariot)
+                | pos.kind_bb(Kind::Cannon)
+                | (pos.kind_bb(Kind::Elephant) & pos.converted_bb()));
+        for sq in movers {
             let Some(piece) = pos.piece_at(sq) else {
                 continue;
             };
-            score += self.pst[piece.index()][sq.index()];
             let kind = piece.kind();
-            let mobile = match kind {
-                Kind::Horse | Kind::Chariot | Kind::Cannon => true,
-                Kind::Elephant => piece.is_converted(),
-                _ => false,
-            };
-            if mobile {
-                let targets = match kind {
-                    Kind::Chariot | Kind::Cannon => {
-                        let (rook, cannon) = attacks::slider_targets(
-                            sq,
-                            attacks::rank_occupancy(occ, sq.rank().index()),
-                            pos.file_occupancy(sq.file().index()),
-                        );
-                        if kind == Kind::Chariot {
-                            rook
-                        } else {
-                            (rook & !occ) | cannon
-                        }
+            let targets = match kind {
+                Kind::Chariot | Kind::Cannon => {
+                    let (rook, cannon) = attacks::slider_targets(
+                        sq,
+                        attacks::rank_occupancy(occ, sq.rank().index()),
+                        pos.file_occupancy(sq.file().index()),
+                    );
+                    if kind == Kind::Chariot {
+                        rook
+                    } else {
+                        (rook & !occ) | cannon
                     }
-                    _ => pos.attacks_from(sq, piece, occ),
-                };
-                let n = (targets & !own).count() as i32;
-                score += n * self.mobility[kind.index()];
-            }
+                }
+                _ => pos.attacks_from(sq, piece, occ),
+            };
+            let n = (targets & !own).count() as i32;
+            score += n * self.mobility[kind.index()];
             match kind {
                 Kind::Chariot if (self.files[sq.file().index()] & soldiers).is_empty() => {
                     score += self.chariot_open_file;
@@ -235,6 +268,35 @@ fn square_value(p: &Params, color: Color, kind: Kind, sq: Square) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Along random games, with and without capture conversion (which changes
+        /// the mover's own point too), the sum kept move by move equals the sum
+        /// from scratch, and so does the evaluation built on it.
+        #[test]
+        fn piece_square_sum_follows_every_move(
+            choices in prop::collection::vec(any::<prop::sample::Index>(), 0..120),
+            conversion in any::<bool>(),
+        ) {
+            let e = Evaluator::new(&Params::default());
+            let mut pos = Position::startpos();
+            pos.set_conversion(conversion);
+            let mut psq = e.psq(&pos);
+            for choice in choices {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                let mv = *choice.get(&moves);
+                let before = e.psq_at(&pos, mv.from()) + e.psq_at(&pos, mv.to());
+                pos.make(mv);
+                psq = e.psq_after(psq, before, &pos, mv.from(), mv.to());
+                prop_assert_eq!(psq, e.psq(&pos), "{}", pos.to_fen());
+                prop_assert_eq!(e.evaluate_with(&pos, psq), e.evaluate(&pos));
+            }
+        }
+    }
 
     fn mirror(fen: &str) -> String {
         let mut parts = fen.split(' ');

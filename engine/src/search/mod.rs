@@ -20,9 +20,9 @@ pub use limits::{Clock, Limits};
 pub use ordering::see_ge;
 pub use repetition::{HistoryEntry, PERPETUAL_LOSS, SearchRules};
 
-use crate::eval::{Evaluator, see_value};
+use crate::eval::{Evaluator, Psq, see_value};
 use crate::params::Params;
-use crate::{Color, Kind, Move, Position};
+use crate::{Color, Kind, Move, Position, Undo};
 use ordering::{History, Picker};
 use tt::{Bound, Tt};
 
@@ -184,8 +184,10 @@ impl Searcher {
             may_stop_on_time: false,
             pv: vec![ArrayVec::new(); MAX_PLY + 2],
             evals: [0; MAX_PLY + 2],
+            psq: [0; MAX_PLY + 2],
             lmr: lmr_table(params),
         };
+        w.psq[0] = w.eval.psq(pos);
         w.iterate(pos, &mut info)
     }
 }
@@ -230,6 +232,8 @@ struct Worker<'a> {
     pv: Vec<ArrayVec<Move, MAX_PLY>>,
     /// Static evaluation by ply (for the "improving" heuristic).
     evals: [Score; MAX_PLY + 2],
+    /// The piece-square sum of the position at each ply of the current line.
+    psq: [Psq; MAX_PLY + 2],
     lmr: Vec<[i32; 64]>,
 }
 
@@ -338,6 +342,22 @@ impl Worker<'_> {
         self.stopped
     }
 
+    /// Makes `mv` in `pos`, the node at `ply`, and updates the next ply's
+    /// piece-square sum.
+    fn make(&mut self, pos: &mut Position, mv: Move, ply: usize) -> Undo {
+        let (from, to) = (mv.from(), mv.to());
+        let before = self.eval.psq_at(pos, from) + self.eval.psq_at(pos, to);
+        let undo = pos.make(mv);
+        self.psq[ply + 1] = self.eval.psq_after(self.psq[ply], before, pos, from, to);
+        undo
+    }
+
+    /// The static evaluation of `pos`, the node at `ply`.
+    fn evaluate(&self, pos: &Position, ply: usize) -> Score {
+        debug_assert_eq!(self.psq[ply], self.eval.psq(pos));
+        self.eval.evaluate_with(pos, self.psq[ply])
+    }
+
     fn push(&mut self, hash: u64, gave_check: bool, mv: Option<Move>) {
         self.line.push(HistoryEntry {
             hash,
@@ -397,10 +417,17 @@ impl Worker<'_> {
         let pv_node = beta - alpha > 1;
         let root = ply == 0;
         self.pv[ply].clear();
+        // The line's last entry is this node, pushed with its check state.
+        let in_check = if root {
+            pos.in_check()
+        } else {
+            self.line.last().is_some_and(|e| e.gave_check)
+        };
+        debug_assert_eq!(in_check, pos.in_check());
 
         // Step 1. Quiescence at the horizon.
         if depth <= 0 {
-            return self.qsearch(pos, alpha, beta, ply);
+            return self.qsearch(pos, alpha, beta, ply, Some(in_check));
         }
 
         // Step 2. Node count, limits, rule-based game ends, maximum ply.
@@ -413,7 +440,7 @@ impl Worker<'_> {
                 return s;
             }
             if ply >= MAX_PLY {
-                return self.eval.evaluate(pos);
+                return self.evaluate(pos, ply);
             }
             // Step 3. Mate distance pruning.
             alpha = alpha.max(-MATE + ply as Score);
@@ -442,13 +469,12 @@ impl Worker<'_> {
         }
 
         // Step 5. Static evaluation.
-        let in_check = pos.in_check();
         let eval = if in_check {
             -INF
         } else if let Some(h) = hit {
             h.eval
         } else {
-            self.eval.evaluate(pos)
+            self.evaluate(pos, ply)
         };
         self.evals[ply] = eval;
         let improving = !in_check && ply >= 2 && eval > self.evals[ply - 2];
@@ -457,7 +483,7 @@ impl Worker<'_> {
         if !pv_node && !in_check {
             // Step 6. Razoring: hopeless positions drop into quiescence.
             if depth <= 3 && eval + p.razor_margin * depth < alpha {
-                let v = self.qsearch(pos, alpha - 1, alpha, ply);
+                let v = self.qsearch(pos, alpha - 1, alpha, ply, Some(false));
                 if v < alpha {
                     return v;
                 }
@@ -480,6 +506,7 @@ impl Worker<'_> {
             {
                 let r = p.nmp_base + depth / p.nmp_depth_divisor;
                 let clock = pos.make_null();
+                self.psq[ply + 1] = self.psq[ply];
                 self.push(pos.hash(), false, None);
                 self.null_floor.push(self.line.len() - 1);
                 let v = -self.search(pos, -beta, -beta + 1, depth - 1 - r, ply + 1, false);
@@ -532,7 +559,7 @@ impl Worker<'_> {
             let mover = pos.piece_at(mv.from());
             count += 1;
 
-            let mut undo = pos.make(mv);
+            let mut undo = self.make(pos, mv, ply);
             let gives_check = pos.in_check();
 
             // Step 11. Pruning of moves that do not give check, at shallow depth,
@@ -649,14 +676,22 @@ impl Worker<'_> {
     }
 
     /// Quiescence search: captures (all evasions when in check) until quiet.
-    fn qsearch(&mut self, pos: &mut Position, mut alpha: Score, beta: Score, ply: usize) -> Score {
+    /// `in_check` is the side to move's check state when the caller knows it.
+    fn qsearch(
+        &mut self,
+        pos: &mut Position,
+        mut alpha: Score,
+        beta: Score,
+        ply: usize,
+        in_check: Option<bool>,
+    ) -> Score {
         self.pv[ply].clear();
         if self.tick() {
             return 0;
         }
         self.seldepth = self.seldepth.max(ply);
         if ply >= MAX_PLY {
-            return self.eval.evaluate(pos);
+            return self.evaluate(pos, ply);
         }
         let hash = pos.hash();
         let pv_node = beta - alpha > 1;
@@ -672,7 +707,7 @@ impl Worker<'_> {
                 return h.score;
             }
         }
-        let in_check = pos.in_check();
+        let in_check = in_check.unwrap_or_else(|| pos.in_check());
         let (mut best, stand_pat, picker) = if in_check {
             let moves = pos.legal_moves();
             if moves.is_empty() {
@@ -681,7 +716,7 @@ impl Worker<'_> {
             let p = Picker::new(pos, moves, None, [None; 2], self.history, self.params);
             (-INF, -INF, p)
         } else {
-            let stand_pat = self.eval.evaluate(pos);
+            let stand_pat = self.evaluate(pos, ply);
             if stand_pat >= beta {
                 return stand_pat;
             }
@@ -702,8 +737,8 @@ impl Worker<'_> {
                     continue;
                 }
             }
-            let undo = pos.make(mv);
-            let score = -self.qsearch(pos, -beta, -alpha, ply + 1);
+            let undo = self.make(pos, mv, ply);
+            let score = -self.qsearch(pos, -beta, -alpha, ply + 1, None);
             pos.unmake(undo);
             if self.stopped {
                 return 0;
