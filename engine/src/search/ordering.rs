@@ -141,12 +141,13 @@ impl Iterator for Picker {
         if self.next >= n {
             return None;
         }
-        let mut best = self.next;
-        for i in self.next + 1..n {
-            if self.scores[i] > self.scores[best] {
-                best = i;
-            }
-        }
+        // The first of the highest scores: a key of score and reversed index, so
+        // the scan is a plain maximum.
+        let key = |i: usize| i64::from(self.scores[i]) << 8 | (255 - i) as i64;
+        let best = (self.next..n)
+            .map(key)
+            .max()
+            .map_or(self.next, |k| 255 - (k & 255) as usize);
         self.moves.swap(self.next, best);
         self.scores.swap(self.next, best);
         self.next += 1;
