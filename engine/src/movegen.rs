@@ -209,11 +209,70 @@ impl Position {
         self.piece_at(mv.to()).is_some()
     }
 
-    /// Whether `mv` (legal here) gives check.
+    /// Whether `mv` (legal here) gives check. Decided without making the move:
+    /// the mover attacks the enemy general from its target, or another piece
+    /// does over the occupancy after the move (an opened line or horse leg, a new
+    /// cannon screen). Positions with converted pieces or the conversion rule
+    /// make the move instead.
     pub fn gives_check(&mut self, mv: Move) -> bool {
-        let undo = self.make(mv);
-        let check = self.in_check();
-        self.unmake(undo);
-        check
+        let (from, to) = (mv.from(), mv.to());
+        let Some(piece) = self.piece_at(from) else {
+            return false;
+        };
+        if self.conversion() || self.converted_bb().any() {
+            let undo = self.make(mv);
+            let check = self.in_check();
+            self.unmake(undo);
+            return check;
+        }
+        let us = self.side_to_move();
+        let k = self.general(!us);
+        let from_bb = Bitboard::from_square(from);
+        let occ = (self.occupied() ^ from_bb) | Bitboard::from_square(to);
+        if piece.kind() != Kind::General && self.attacks_from(to, piece, occ).contains(k) {
+            return true;
+        }
+        let kf = k.file().index();
+        let mut k_file_occ = self.file_occupancy(kf);
+        if from.file().index() == kf {
+            k_file_occ &= !(1 << from.rank().index());
+        }
+        if to.file().index() == kf {
+            k_file_occ |= 1 << to.rank().index();
+        }
+        self.general_attacked(k, us, occ, k_file_occ, self.color_bb(us) & !from_bb)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Along random games from the bench positions, `gives_check` agrees with
+        /// making each legal move and testing for check.
+        #[test]
+        fn gives_check_agrees_with_making_the_move(
+            start in prop::sample::select(crate::bench::POSITIONS),
+            choices in prop::collection::vec(any::<prop::sample::Index>(), 0..80),
+        ) {
+            let Ok(mut pos) = crate::bench::position(start) else {
+                return Err(TestCaseError::fail(format!("bad bench position {start}")));
+            };
+            for choice in choices {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                for &m in &moves {
+                    let undo = pos.make(m);
+                    let made = pos.in_check();
+                    pos.unmake(undo);
+                    prop_assert_eq!(pos.gives_check(m), made, "{} in {}", m, pos.to_fen());
+                }
+                pos.make(*choice.get(&moves));
+            }
+        }
     }
 }

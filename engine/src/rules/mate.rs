@@ -29,17 +29,27 @@ fn check_zone(pos: &Position) -> Bitboard {
     if pos.conversion() {
         return Bitboard::FULL;
     }
-    let k = pos.general(!pos.side_to_move());
-    let mut zone = Bitboard::EMPTY;
-    for sq in Square::all() {
-        let df = (sq.file().index() as i32 - k.file().index() as i32).abs();
-        let dr = (sq.rank().index() as i32 - k.rank().index() as i32).abs();
-        if df == 0 || dr == 0 || (df <= 2 && dr <= 2) {
-            zone.insert(sq);
-        }
-    }
-    zone
+    Bitboard(CHECK_ZONES[pos.general(!pos.side_to_move()).index()])
 }
+
+/// [`check_zone`] without conversion, by the enemy general's square.
+const CHECK_ZONES: [u128; Square::COUNT] = {
+    let mut t = [0u128; Square::COUNT];
+    let mut k = 0;
+    while k < Square::COUNT {
+        let mut sq = 0;
+        while sq < Square::COUNT {
+            let df = (sq % 9) as i32 - (k % 9) as i32;
+            let dr = (sq / 9) as i32 - (k / 9) as i32;
+            if df == 0 || dr == 0 || (df.abs() <= 2 && dr.abs() <= 2) {
+                t[k] |= 1u128 << sq;
+            }
+            sq += 1;
+        }
+        k += 1;
+    }
+    t
+};
 
 /// Whether the side to move mates with one check.
 pub fn mates_in_one(pos: &mut Position) -> bool {
