@@ -12,7 +12,10 @@
 //!   cannon stands (a new screen).
 //!
 //! Only those moves, general moves, and every move while in check are tested one
-//! by one; the rest are counted in bulk.
+//! by one; the rest are counted in bulk. In check, a move of another piece is
+//! tested only when it could answer the (first found) checker: capture it, land
+//! between it and the general or on the checking horse's leg, or move a checking
+//! cannon's screen away.
 
 use crate::attacks::{self, NONE};
 use crate::moves::MoveList;
@@ -33,6 +36,34 @@ struct Guard {
     risky_from: Bitboard,
     /// Moves to these (empty) points are tested one by one.
     risky_to: Bitboard,
+    /// In check: moves of pieces other than the general must land here or start
+    /// from `evasion_from` (everything when not in check).
+    evasion_to: Bitboard,
+    evasion_from: Bitboard,
+}
+
+/// The points strictly between `a` and `b` on their common rank or file (empty
+/// when they share neither).
+fn between(a: Square, b: Square) -> Bitboard {
+    let (lo, hi) = if a < b {
+        (a.index(), b.index())
+    } else {
+        (b.index(), a.index())
+    };
+    let step = if a.rank() == b.rank() {
+        1
+    } else if a.file() == b.file() {
+        9
+    } else {
+        return Bitboard::EMPTY;
+    };
+    let mut out = 0u128;
+    let mut i = lo + step;
+    while i < hi {
+        out |= 1u128 << i;
+        i += step;
+    }
+    Bitboard(out)
 }
 
 impl Position {
@@ -71,11 +102,61 @@ impl Position {
         if enemy_bishops.any() {
             risky_from |= attacks::diagonals_through(k);
         }
+        let in_check = self.in_check();
+        let (evasion_to, evasion_from) = if in_check {
+            self.evasion_masks()
+        } else {
+            (Bitboard::FULL, Bitboard::EMPTY)
+        };
         Guard {
-            in_check: self.in_check(),
+            in_check,
             risky_from,
             risky_to: risky_to & !self.occupied(),
+            evasion_to,
+            evasion_from,
         }
+    }
+
+    /// The points a non-general move must land on, or start from, to answer a
+    /// check by the first checker found (chariot, cannon, horse, soldier):
+    /// `(to, from)`. Everything when the checker is none of these or pieces can
+    /// convert.
+    fn evasion_masks(&self) -> (Bitboard, Bitboard) {
+        let all = (Bitboard::FULL, Bitboard::EMPTY);
+        if self.conversion() || self.converted_bb().any() {
+            return all;
+        }
+        let us = self.side_to_move();
+        let them = !us;
+        let k = self.general(us);
+        let occ = self.occupied();
+        let enemy = self.color_bb(them);
+        let (rook, cannon) = attacks::slider_targets(
+            k,
+            attacks::rank_occupancy(occ, k.rank().index()),
+            self.file_occupancy(k.file().index()),
+        );
+        let line_checker = (rook & enemy & self.kind_bb(Kind::Chariot))
+            .chain(cannon & enemy & self.kind_bb(Kind::Cannon))
+            .next();
+        if let Some(c) = line_checker {
+            let gap = between(c, k);
+            return (gap | Bitboard::from_square(c), gap & occ);
+        }
+        let horses = enemy & self.kind_bb(Kind::Horse);
+        for &(leg, sources) in &attacks::HORSE_ATTACKERS[k.index()] {
+            if leg != NONE && occ.bits() >> leg & 1 == 0 && sources & horses.bits() != 0 {
+                let mut to = Bitboard(sources & horses.bits());
+                to.insert_index(leg);
+                return (to, Bitboard::EMPTY);
+            }
+        }
+        let soldiers = attacks::SOLDIER_ATTACKERS[them.index()][k.index()]
+            & (enemy & self.kind_bb(Kind::Soldier)).bits();
+        if soldiers != 0 {
+            return (Bitboard(soldiers), Bitboard::EMPTY);
+        }
+        all
     }
 
     /// Whether the move `from`→`to` of `piece` (the mover's, pseudo-legal) leaves the
@@ -129,7 +210,10 @@ impl Position {
             let Some(piece) = self.piece_at(from) else {
                 continue;
             };
-            let targets = self.targets(from, piece, own) & mask;
+            let mut targets = self.targets(from, piece, own) & mask;
+            if piece.kind() != Kind::General && !guard.evasion_from.contains(from) {
+                targets &= guard.evasion_to;
+            }
             if targets.is_empty() {
                 continue;
             }
@@ -245,11 +329,59 @@ impl Position {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Legal moves found the slow way: every pseudo-legal move (targets from
+    /// [`Position::attacks_from`] that are not own pieces), made on a copy and kept
+    /// when the mover's general is not attacked afterwards.
+    pub(crate) fn brute_legal(pos: &Position) -> Vec<Move> {
+        let us = pos.side_to_move();
+        let mut out = Vec::new();
+        for from in pos.color_bb(us) {
+            let Some(piece) = pos.piece_at(from) else {
+                continue;
+            };
+            for to in pos.attacks_from(from, piece, pos.occupied()) & !pos.color_bb(us) {
+                let m = Move::new(from, to);
+                let mut after = pos.clone();
+                after.make(m);
+                if !after.is_check(us) {
+                    out.push(m);
+                }
+            }
+        }
+        out
+    }
+
     proptest! {
+        /// Along random games from the bench positions that prefer checking moves
+        /// (so that many positions are in check), the generator finds exactly the
+        /// moves the slow way finds.
+        #[test]
+        fn legal_moves_match_the_slow_way_in_and_out_of_check(
+            start in prop::sample::select(crate::bench::POSITIONS),
+            choices in prop::collection::vec((any::<bool>(), any::<prop::sample::Index>()), 0..60),
+        ) {
+            let Ok(mut pos) = crate::bench::position(start) else {
+                return Err(TestCaseError::fail(format!("bad bench position {start}")));
+            };
+            for (prefer_check, choice) in choices {
+                let mut fast = pos.legal_moves().to_vec();
+                let mut slow = brute_legal(&pos);
+                fast.sort_by_key(|m| m.raw());
+                slow.sort_by_key(|m| m.raw());
+                prop_assert_eq!(&fast, &slow, "{}", pos.to_fen());
+                if fast.is_empty() {
+                    break;
+                }
+                let checks: Vec<Move> = fast.iter().copied().filter(|&m| pos.gives_check(m)).collect();
+                let pool = if prefer_check && !checks.is_empty() { &checks } else { &fast };
+                pos.make(*choice.get(pool));
+            }
+        }
+
         /// Along random games from the bench positions, `gives_check` agrees with
         /// making each legal move and testing for check.
         #[test]

@@ -2,6 +2,7 @@
 //! move is checked for legality by [`Game::play`]; every test also checks that the
 //! game did not end before its last move.
 
+use crate::movegen::tests::brute_legal;
 use crate::perft::perft;
 use crate::rules::{Game, GameError, GameResult, Outcome, Reason, RuleSet};
 use crate::{Bitboard, Color, Kind, Move, Piece, Position, Square};
@@ -439,26 +440,6 @@ fn rule_set_switches_conversion_on_the_position() {
     assert!(g.position().conversion());
     let g = new_game(RED_CHECKS, "standard");
     assert!(!g.position().conversion());
-}
-
-/// Legal moves found the slow way: every pseudo-legal move (targets from
-/// [`Position::attacks_from`] that are not own pieces), made on a copy and kept
-/// when the mover's general is not attacked afterwards.
-fn brute_legal(pos: &Position) -> Vec<Move> {
-    let us = pos.side_to_move();
-    let mut out = Vec::new();
-    for from in pos.color_bb(us) {
-        let piece = pos.piece_at(from).unwrap();
-        for to in pos.attacks_from(from, piece, pos.occupied()) & !pos.color_bb(us) {
-            let m = Move::new(from, to);
-            let mut after = pos.clone();
-            after.make(m);
-            if !after.is_check(us) {
-                out.push(m);
-            }
-        }
-    }
-    out
 }
 
 fn brute_perft(pos: &Position, depth: u32) -> u64 {
