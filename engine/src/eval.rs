@@ -5,9 +5,10 @@
 //! elephant plus `bishop_bonus`; piece-square terms generated from a few shape
 //! parameters; mobility of horses, chariots, cannons and bishops (pseudo-legal
 //! moves, own-occupied points excluded); chariots on open files; the cannon
-//! patterns against the general (hollow, central and bottom cannon); missing
-//! advisors and elephants while the enemy has both a horse and a cannon; and a
-//! tempo bonus. Converted pieces are otherwise evaluated by their kind.
+//! patterns against the general (hollow, central and bottom cannon); attacks on
+//! the enemy palace (per palace point a horse, chariot or cannon reaches, and per
+//! attacking piece beyond the first); missing advisors and elephants while the
+//! enemy has both a horse and a cannon; and a tempo bonus. Converted pieces are otherwise evaluated by their kind.
 //!
 //! [`Evaluator::new`] turns a `&Params` into lookup tables once per search.
 //! Material and piece-square values form the *piece-square sum* ([`Psq`]), which
@@ -47,6 +48,10 @@ pub struct Evaluator {
     bottom_cannon: i32,
     advisor_missing: i32,
     elephant_missing: i32,
+    /// The nine points of each colour's palace, by [`Color::index`].
+    palaces: [Bitboard; 2],
+    palace_attack: i32,
+    palace_attackers: i32,
     tempo: i32,
 }
 
@@ -101,6 +106,13 @@ impl Evaluator {
             bottom_cannon: p.bottom_cannon,
             advisor_missing: p.advisor_missing_penalty,
             elephant_missing: p.elephant_missing_penalty,
+            palaces: Color::ALL.map(|c| {
+                Square::all()
+                    .filter(|sq| sq.in_palace(c))
+                    .fold(Bitboard::EMPTY, |b, sq| b | Bitboard::from_square(sq))
+            }),
+            palace_attack: p.palace_attack,
+            palace_attackers: p.palace_attackers,
             tempo: p.tempo,
         }
     }
@@ -152,7 +164,10 @@ impl Evaluator {
         let own = pos.color_bb(us);
         let soldiers = pos.kind_bb(Kind::Soldier);
         let their_general = pos.general(!us);
+        let their_palace = self.palaces[(!us).index()];
         let mut score = 0;
+        let mut palace_points = 0;
+        let mut palace_attackers = 0;
         let movers = own
             & (pos.kind_bb(Kind::Horse)
                 | pos.kind_bb(Kind::Chariot)
@@ -180,6 +195,11 @@ impl Evaluator {
             };
             let n = (targets & !own).count() as i32;
             score += n * self.mobility[kind.index()];
+            if kind != Kind::Elephant {
+                let hits = (targets & their_palace).count() as i32;
+                palace_points += hits;
+                palace_attackers += i32::from(hits > 0);
+            }
             match kind {
                 Kind::Chariot if (self.files[sq.file().index()] & soldiers).is_empty() => {
                     score += self.chariot_open_file;
@@ -188,6 +208,8 @@ impl Evaluator {
                 _ => {}
             }
         }
+        score += palace_points * self.palace_attack
+            + (palace_attackers - 1).max(0) * self.palace_attackers;
         let theirs = pos.color_bb(!us);
         if (theirs & pos.kind_bb(Kind::Horse)).any() && (theirs & pos.kind_bb(Kind::Cannon)).any() {
             let advisors = pos.pieces(us, Kind::Advisor).count().min(2) as i32;

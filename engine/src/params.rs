@@ -154,6 +154,12 @@ define_params! {
     advisor_missing_penalty = 30, 0..=150, c 5, r 0.002;
     /// Per missing elephant while the enemy has a horse and a cannon (cp).
     elephant_missing_penalty = 20, 0..=150, c 4, r 0.002;
+    /// Per point of the enemy palace a horse, chariot or cannon attacks or can move
+    /// to (cp per point).
+    palace_attack = 5, 0..=40, c 2, r 0.002;
+    /// Per attacking piece beyond the first, when two or more horses, chariots and
+    /// cannons reach the enemy palace (cp per piece).
+    palace_attackers = 15, 0..=120, c 4, r 0.002;
     /// Bonus for the side to move (cp).
     tempo = 10, 0..=50, c 2, r 0.002;
     /// Half-width of the first aspiration window (cp).
