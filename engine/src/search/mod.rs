@@ -427,7 +427,7 @@ impl Worker<'_> {
 
         // Step 1. Quiescence at the horizon.
         if depth <= 0 {
-            return self.qsearch(pos, alpha, beta, ply, Some(in_check));
+            return self.qsearch(pos, alpha, beta, ply, Some(in_check), true);
         }
 
         // Step 2. Node count, limits, rule-based game ends, maximum ply.
@@ -483,7 +483,7 @@ impl Worker<'_> {
         if !pv_node && !in_check {
             // Step 6. Razoring: hopeless positions drop into quiescence.
             if depth <= 3 && eval + p.razor_margin * depth < alpha {
-                let v = self.qsearch(pos, alpha - 1, alpha, ply, Some(false));
+                let v = self.qsearch(pos, alpha - 1, alpha, ply, Some(false), true);
                 if v < alpha {
                     return v;
                 }
@@ -675,8 +675,10 @@ impl Worker<'_> {
         }
     }
 
-    /// Quiescence search: captures (all evasions when in check) until quiet.
-    /// `in_check` is the side to move's check state when the caller knows it.
+    /// Quiescence search: captures (all evasions when in check) until quiet;
+    /// with `checks` (its first ply) also the quiet moves that give check and do
+    /// not lose by static exchange. `in_check` is the side to move's check state
+    /// when the caller knows it.
     fn qsearch(
         &mut self,
         pos: &mut Position,
@@ -684,6 +686,7 @@ impl Worker<'_> {
         beta: Score,
         ply: usize,
         in_check: Option<bool>,
+        checks: bool,
     ) -> Score {
         self.pv[ply].clear();
         if self.tick() {
@@ -708,7 +711,7 @@ impl Worker<'_> {
             }
         }
         let in_check = in_check.unwrap_or_else(|| pos.in_check());
-        let (mut best, stand_pat, picker) = if in_check {
+        let (mut best, stand_pat, mut picker) = if in_check {
             let moves = pos.legal_moves();
             if moves.is_empty() {
                 return self.no_moves(pos, true, ply);
@@ -728,8 +731,27 @@ impl Worker<'_> {
             )
         };
         let mut best_move = None;
-        for mv in picker {
-            if !in_check {
+        let mut quiet_checks: Option<ArrayVec<Move, { crate::MAX_MOVES }>> = None;
+        let mut next_check = 0;
+        loop {
+            let (mv, capture) = if let Some(m) = picker.next() {
+                (m, !in_check)
+            } else if checks && !in_check {
+                let params = self.params;
+                let list = quiet_checks.get_or_insert_with(|| {
+                    let mut l = crate::rules::mate::checking_moves(pos);
+                    l.retain(|m| !pos.is_capture(*m) && see_ge(pos, *m, 0, params));
+                    l
+                });
+                let Some(&m) = list.get(next_check) else {
+                    break;
+                };
+                next_check += 1;
+                (m, false)
+            } else {
+                break;
+            };
+            if capture {
                 let victim = pos
                     .piece_at(mv.to())
                     .map_or(0, |p| see_value(self.params, p.kind()));
@@ -738,7 +760,7 @@ impl Worker<'_> {
                 }
             }
             let undo = self.make(pos, mv, ply);
-            let score = -self.qsearch(pos, -beta, -alpha, ply + 1, None);
+            let score = -self.qsearch(pos, -beta, -alpha, ply + 1, None, false);
             pos.unmake(undo);
             if self.stopped {
                 return 0;
