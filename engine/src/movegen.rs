@@ -17,6 +17,8 @@
 //! between it and the general or on the checking horse's leg, or move a checking
 //! cannon's screen away.
 
+use arrayvec::ArrayVec;
+
 use crate::attacks::{self, NONE};
 use crate::moves::MoveList;
 use crate::position::Position;
@@ -40,6 +42,60 @@ struct Guard {
     /// from `evasion_from` (everything when not in check).
     evasion_to: Bitboard,
     evasion_from: Bitboard,
+}
+
+/// Where the side to move's quiet moves give check, the enemy general not being
+/// attacked yet (so a move gives check exactly when it makes one of the mover's
+/// pieces attack it). Direct checks: the empty points from which a piece of each
+/// kind would attack the general. Discovered checks: a piece leaving the one point
+/// between a chariot and the general, one of the two points between a cannon and
+/// the general, or a horse leg; a piece landing between a cannon and the general
+/// with nothing between them (a new screen).
+struct CheckMap {
+    /// Empty points on an open line to the general.
+    chariot: Bitboard,
+    /// Empty points with exactly one piece between them and the general.
+    cannon: Bitboard,
+    /// Empty points of horses attacking the general over an empty leg.
+    horse: Bitboard,
+    /// Empty points of soldiers attacking the general.
+    soldier: Bitboard,
+    /// The empty points between the mover's cannons and the general where
+    /// nothing stands between them.
+    screen: Bitboard,
+    /// The first piece on each ray from the general. A cannon there checks by
+    /// no move of its own: along its ray it keeps no screen or has none, and it
+    /// reaches no other line through the general.
+    first: Bitboard,
+    /// `(from, gap)`: a move from `from` to any point outside `gap` uncovers an
+    /// attack on the general. At most three per ray (behind a chariot
+    /// and a cannon) and one per horse leg.
+    uncover: ArrayVec<(Square, Bitboard), 16>,
+    /// The origins in `uncover`.
+    uncover_from: Bitboard,
+}
+
+impl CheckMap {
+    /// Records that each piece in `from` uncovers an attack by leaving `gap`.
+    fn uncover_all(&mut self, from: Bitboard, gap: Bitboard) {
+        for sq in from {
+            self.uncover.push((sq, gap));
+            self.uncover_from.insert(sq);
+        }
+    }
+
+    /// The points a move from `from` may go to in order to uncover an attack.
+    fn uncovered(&self, from: Square) -> Bitboard {
+        let mut out = Bitboard::EMPTY;
+        if self.uncover_from.contains(from) {
+            for &(sq, gap) in &self.uncover {
+                if sq == from {
+                    out |= !gap;
+                }
+            }
+        }
+        out
+    }
 }
 
 /// The points strictly between `a` and `b` on their common rank or file (empty
@@ -195,22 +251,23 @@ impl Position {
         self.attacks_from(from, piece, self.occupied()) & !own
     }
 
-    /// Calls `emit(from, to)` for every legal move passing `filter`; returns the count.
+    /// Calls `emit(from, to)` for every legal move among the candidates
+    /// `candidates(from, piece)` (a subset of the pseudo-legal targets of each of
+    /// the mover's pieces); returns the count. Moves come by origin, then safe
+    /// targets before tested ones, each by index.
     #[inline]
-    fn walk(&self, filter: Filter, mut emit: impl FnMut(Square, Square)) -> u32 {
-        let us = self.side_to_move();
-        let own = self.color_bb(us);
+    fn walk(
+        &self,
+        mut candidates: impl FnMut(Square, Piece) -> Bitboard,
+        mut emit: impl FnMut(Square, Square),
+    ) -> u32 {
         let guard = self.guard();
-        let mask = match filter {
-            Filter::All => !own,
-            Filter::Captures => self.color_bb(!us),
-        };
         let mut count = 0;
-        for from in own {
+        for from in self.color_bb(self.side_to_move()) {
             let Some(piece) = self.piece_at(from) else {
                 continue;
             };
-            let mut targets = self.targets(from, piece, own) & mask;
+            let mut targets = candidates(from, piece);
             if piece.kind() != Kind::General && !guard.evasion_from.contains(from) {
                 targets &= guard.evasion_to;
             }
@@ -239,23 +296,35 @@ impl Position {
         count
     }
 
+    /// Calls `emit(from, to)` for every legal move passing `filter`; returns the count.
+    #[inline]
+    fn walk_filtered(&self, filter: Filter, emit: impl FnMut(Square, Square)) -> u32 {
+        let us = self.side_to_move();
+        let own = self.color_bb(us);
+        let mask = match filter {
+            Filter::All => !own,
+            Filter::Captures => self.color_bb(!us),
+        };
+        self.walk(|from, piece| self.targets(from, piece, own) & mask, emit)
+    }
+
     /// Every legal move.
     pub fn legal_moves(&self) -> MoveList {
         let mut list = MoveList::new();
-        self.walk(Filter::All, |from, to| list.push(Move::new(from, to)));
+        self.walk_filtered(Filter::All, |from, to| list.push(Move::new(from, to)));
         list
     }
 
     /// Every legal capture (for quiescence search).
     pub fn legal_captures(&self) -> MoveList {
         let mut list = MoveList::new();
-        self.walk(Filter::Captures, |from, to| list.push(Move::new(from, to)));
+        self.walk_filtered(Filter::Captures, |from, to| list.push(Move::new(from, to)));
         list
     }
 
     /// The number of legal moves, without listing them (bulk counting for perft).
     pub fn count_legal(&self) -> u32 {
-        self.walk(Filter::All, |_, _| {})
+        self.walk_filtered(Filter::All, |_, _| {})
     }
 
     /// Whether the side to move has any legal move.
@@ -326,6 +395,127 @@ impl Position {
         }
         self.general_attacked(k, us, occ, k_file_occ, self.color_bb(us) & !from_bb)
     }
+
+    /// Every legal non-capture that gives check, in [`Position::legal_moves`]
+    /// order. Found from where checks can come (see [`CheckMap`]) rather than by
+    /// testing every move; with converted pieces, the conversion rule, or the
+    /// enemy general already attacked, by filtering the legal moves.
+    pub fn quiet_checks(&self) -> MoveList {
+        let mut list = MoveList::new();
+        let Some(map) = self.check_map() else {
+            let mut pos = self.clone();
+            for m in self.legal_moves() {
+                if !self.is_capture(m) && pos.gives_check(m) {
+                    list.push(m);
+                }
+            }
+            return list;
+        };
+        let occ = self.occupied();
+        let empty = !occ;
+        let k = self.general(!self.side_to_move());
+        self.walk(
+            |from, piece| {
+                let mut want = map.uncovered(from);
+                want |= match piece.kind() {
+                    Kind::Chariot => map.chariot | map.screen,
+                    Kind::Cannon if map.first.contains(from) => map.screen & !between(from, k),
+                    Kind::Cannon => map.cannon | map.screen,
+                    Kind::Horse => map.horse | map.screen,
+                    Kind::Soldier => map.soldier | map.screen,
+                    _ => map.screen,
+                };
+                want &= empty;
+                if want.is_empty() {
+                    return want;
+                }
+                self.attacks_from(from, piece, occ) & want
+            },
+            |from, to| list.push(Move::new(from, to)),
+        );
+        list
+    }
+
+    /// Where quiet moves of the side to move give check; `None` when that is
+    /// not decided here (converted pieces, the conversion rule, or the enemy
+    /// general attacked already, so that a move could keep or remove a check).
+    fn check_map(&self) -> Option<CheckMap> {
+        if self.conversion() || self.converted_bb().any() {
+            return None;
+        }
+        let us = self.side_to_move();
+        let them = !us;
+        if self.is_check(them) {
+            return None;
+        }
+        let k = self.general(them);
+        let (kf, kr) = (k.file().index(), k.rank().index());
+        let occ = self.occupied();
+        let empty = !occ;
+        let own = self.color_bb(us);
+        let chariots = own & self.kind_bb(Kind::Chariot);
+        let cannons = own & self.kind_bb(Kind::Cannon);
+        // `reach(o, cleared)`: the points a chariot on `k` reaches over `o`, which
+        // is the last occupancy without the pieces `cleared`; the pieces it stops
+        // on are the next blockers on each of the four rays.
+        let mut k_file_occ = self.file_occupancy(kf);
+        let mut reach = |o: Bitboard, cleared: Bitboard| {
+            for sq in cleared {
+                if sq.file().index() == kf {
+                    k_file_occ &= !(1 << sq.rank().index());
+                }
+            }
+            attacks::slider_targets(k, attacks::rank_occupancy(o, kr), k_file_occ).0
+        };
+        let reach1 = reach(occ, Bitboard::EMPTY);
+        let first = reach1 & occ;
+        let mut map = CheckMap {
+            chariot: reach1 & empty,
+            cannon: Bitboard::EMPTY,
+            horse: Bitboard::EMPTY,
+            soldier: Bitboard(attacks::SOLDIER_ATTACKERS[us.index()][k.index()]) & empty,
+            screen: Bitboard::EMPTY,
+            first,
+            uncover: ArrayVec::new(),
+            uncover_from: Bitboard::EMPTY,
+        };
+        let on_lines = attacks::lines_through(k);
+        if cannons.any() || (chariots & on_lines).any() {
+            let occ2 = occ ^ first;
+            let reach2 = reach(occ2, first);
+            let second = reach2 & occ2;
+            map.cannon = reach2 & empty & !reach1;
+            for p in second & chariots {
+                let gap = between(p, k);
+                map.uncover_all(gap & own, gap);
+            }
+            for p in first & cannons {
+                map.screen |= between(p, k);
+            }
+            if (cannons & on_lines & !first & !second).any() {
+                let occ3 = occ2 ^ second;
+                let third = reach(occ3, second) & occ3;
+                for p in third & cannons {
+                    let gap = between(p, k);
+                    map.uncover_all(gap & own, gap);
+                }
+            }
+        }
+        let horses = own & self.kind_bb(Kind::Horse);
+        if horses.any() {
+            for &(leg, sources) in &attacks::HORSE_ATTACKERS[k.index()] {
+                if leg == NONE {
+                    continue;
+                }
+                if occ.bits() >> leg & 1 == 0 {
+                    map.horse |= Bitboard(sources) & empty;
+                } else if own.bits() >> leg & 1 != 0 && sources & horses.bits() != 0 {
+                    map.uncover_all(Bitboard(1 << leg), Bitboard::EMPTY);
+                }
+            }
+        }
+        Some(map)
+    }
 }
 
 #[cfg(test)]
@@ -378,6 +568,42 @@ pub(crate) mod tests {
                 }
                 let checks: Vec<Move> = fast.iter().copied().filter(|&m| pos.gives_check(m)).collect();
                 let pool = if prefer_check && !checks.is_empty() { &checks } else { &fast };
+                pos.make(*choice.get(pool));
+            }
+        }
+
+        /// Along random games from the bench positions that prefer checking moves,
+        /// `quiet_checks` lists exactly the legal non-captures after which the
+        /// other side is in check, in `legal_moves` order.
+        #[test]
+        fn quiet_checks_are_the_checking_non_captures_in_order(
+            start in prop::sample::select(crate::bench::POSITIONS),
+            choices in prop::collection::vec((any::<bool>(), any::<prop::sample::Index>()), 0..80),
+        ) {
+            let Ok(mut pos) = crate::bench::position(start) else {
+                return Err(TestCaseError::fail(format!("bad bench position {start}")));
+            };
+            for (prefer_check, choice) in choices {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                let mut checks = Vec::new();
+                let mut quiet = Vec::new();
+                for &m in &moves {
+                    let capture = pos.is_capture(m);
+                    let undo = pos.make(m);
+                    let check = pos.in_check();
+                    pos.unmake(undo);
+                    if check {
+                        checks.push(m);
+                        if !capture {
+                            quiet.push(m);
+                        }
+                    }
+                }
+                prop_assert_eq!(pos.quiet_checks().to_vec(), quiet, "{}", pos.to_fen());
+                let pool = if prefer_check && !checks.is_empty() { &checks[..] } else { &moves[..] };
                 pos.make(*choice.get(pool));
             }
         }
