@@ -739,8 +739,8 @@ impl Worker<'_> {
             } else if checks && !in_check {
                 let params = self.params;
                 let list = quiet_checks.get_or_insert_with(|| {
-                    let mut l = crate::rules::mate::checking_moves(pos);
-                    l.retain(|m| !pos.is_capture(*m) && see_ge(pos, *m, 0, params));
+                    let mut l = pos.quiet_checks();
+                    l.retain(|m| see_ge(pos, *m, 0, params));
                     l
                 });
                 let Some(&m) = list.get(next_check) else {
