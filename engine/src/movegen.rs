@@ -49,8 +49,10 @@ struct Guard {
 /// pieces attack it). Direct checks: the empty points from which a piece of each
 /// kind would attack the general. Discovered checks: a piece leaving the one point
 /// between a chariot and the general, one of the two points between a cannon and
-/// the general, or a horse leg; a piece landing between a cannon and the general
-/// with nothing between them (a new screen).
+/// the general, a horse leg, or the one point between a converted elephant and
+/// the general on a diagonal; a piece landing between a cannon and the general
+/// with nothing between them (a new screen). Non-captures never convert a piece,
+/// so the capture-conversion rule changes none of this.
 struct CheckMap {
     /// Empty points on an open line to the general.
     chariot: Bitboard,
@@ -60,6 +62,9 @@ struct CheckMap {
     horse: Bitboard,
     /// Empty points of soldiers attacking the general.
     soldier: Bitboard,
+    /// Empty points on an open diagonal to the general (for converted elephants,
+    /// which move as bishops; empty when the mover has none).
+    bishop: Bitboard,
     /// The empty points between the mover's cannons and the general where
     /// nothing stands between them.
     screen: Bitboard,
@@ -69,8 +74,8 @@ struct CheckMap {
     first: Bitboard,
     /// `(from, gap)`: a move from `from` to any point outside `gap` uncovers an
     /// attack on the general. At most three per ray (behind a chariot
-    /// and a cannon) and one per horse leg.
-    uncover: ArrayVec<(Square, Bitboard), 16>,
+    /// and a cannon), one per horse leg and one per diagonal.
+    uncover: ArrayVec<(Square, Bitboard), 20>,
     /// The origins in `uncover`.
     uncover_from: Bitboard,
 }
@@ -398,8 +403,8 @@ impl Position {
 
     /// Every legal non-capture that gives check, in [`Position::legal_moves`]
     /// order. Found from where checks can come (see [`CheckMap`]) rather than by
-    /// testing every move; with converted pieces, the conversion rule, or the
-    /// enemy general already attacked, by filtering the legal moves.
+    /// testing every move; with the enemy general already attacked (not in a
+    /// position reached by legal play), by filtering the legal moves.
     pub fn quiet_checks(&self) -> MoveList {
         let mut list = MoveList::new();
         let Some(map) = self.check_map() else {
@@ -423,6 +428,7 @@ impl Position {
                     Kind::Cannon => map.cannon | map.screen,
                     Kind::Horse => map.horse | map.screen,
                     Kind::Soldier => map.soldier | map.screen,
+                    Kind::Elephant if piece.is_converted() => map.bishop | map.screen,
                     _ => map.screen,
                 };
                 want &= empty;
@@ -436,13 +442,9 @@ impl Position {
         list
     }
 
-    /// Where quiet moves of the side to move give check; `None` when that is
-    /// not decided here (converted pieces, the conversion rule, or the enemy
-    /// general attacked already, so that a move could keep or remove a check).
+    /// Where quiet moves of the side to move give check; `None` when the enemy
+    /// general is attacked already (a move could then keep or remove a check).
     fn check_map(&self) -> Option<CheckMap> {
-        if self.conversion() || self.converted_bb().any() {
-            return None;
-        }
         let us = self.side_to_move();
         let them = !us;
         if self.is_check(them) {
@@ -474,6 +476,7 @@ impl Position {
             cannon: Bitboard::EMPTY,
             horse: Bitboard::EMPTY,
             soldier: Bitboard(attacks::SOLDIER_ATTACKERS[us.index()][k.index()]) & empty,
+            bishop: Bitboard::EMPTY,
             screen: Bitboard::EMPTY,
             first,
             uncover: ArrayVec::new(),
@@ -512,6 +515,17 @@ impl Position {
                 } else if own.bits() >> leg & 1 != 0 && sources & horses.bits() != 0 {
                     map.uncover_all(Bitboard(1 << leg), Bitboard::EMPTY);
                 }
+            }
+        }
+        let bishops = own & self.kind_bb(Kind::Elephant) & self.converted_bb();
+        if bishops.any() {
+            let diagonals = attacks::bishop_targets(k, occ);
+            map.bishop = diagonals & empty;
+            let occ2 = occ ^ (diagonals & occ);
+            for p in attacks::bishop_targets(k, occ2) & occ2 & bishops {
+                // From `p` towards the general up to the one piece between.
+                let gap = attacks::bishop_targets(p, occ) & diagonals;
+                map.uncover_all(gap & own, gap);
             }
         }
         Some(map)
