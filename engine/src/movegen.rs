@@ -266,13 +266,17 @@ impl Position {
         mut candidates: impl FnMut(Square, Piece) -> Bitboard,
         mut emit: impl FnMut(Square, Square),
     ) -> u32 {
-        let guard = self.guard();
+        let mut guard = None;
         let mut count = 0;
         for from in self.color_bb(self.side_to_move()) {
             let Some(piece) = self.piece_at(from) else {
                 continue;
             };
             let mut targets = candidates(from, piece);
+            if targets.is_empty() {
+                continue;
+            }
+            let guard = guard.get_or_insert_with(|| self.guard());
             if piece.kind() != Kind::General && !guard.evasion_from.contains(from) {
                 targets &= guard.evasion_to;
             }
@@ -443,13 +447,11 @@ impl Position {
     }
 
     /// Where quiet moves of the side to move give check; `None` when the enemy
-    /// general is attacked already (a move could then keep or remove a check).
+    /// general is attacked already (a move could then keep or remove a check),
+    /// which is found on the way.
     fn check_map(&self) -> Option<CheckMap> {
         let us = self.side_to_move();
         let them = !us;
-        if self.is_check(them) {
-            return None;
-        }
         let k = self.general(them);
         let (kf, kr) = (k.file().index(), k.rank().index());
         let occ = self.occupied();
@@ -471,11 +473,18 @@ impl Position {
         };
         let reach1 = reach(occ, Bitboard::EMPTY);
         let first = reach1 & occ;
+        let soldiers = Bitboard(attacks::SOLDIER_ATTACKERS[us.index()][k.index()]);
+        let general = own & self.kind_bb(Kind::General);
+        if (first & (chariots | general)).any()
+            || (soldiers & own & self.kind_bb(Kind::Soldier)).any()
+        {
+            return None;
+        }
         let mut map = CheckMap {
             chariot: reach1 & empty,
             cannon: Bitboard::EMPTY,
             horse: Bitboard::EMPTY,
-            soldier: Bitboard(attacks::SOLDIER_ATTACKERS[us.index()][k.index()]) & empty,
+            soldier: soldiers & empty,
             bishop: Bitboard::EMPTY,
             screen: Bitboard::EMPTY,
             first,
@@ -487,6 +496,9 @@ impl Position {
             let occ2 = occ ^ first;
             let reach2 = reach(occ2, first);
             let second = reach2 & occ2;
+            if (second & cannons).any() {
+                return None;
+            }
             map.cannon = reach2 & empty & !reach1;
             for p in second & chariots {
                 let gap = between(p, k);
@@ -511,6 +523,9 @@ impl Position {
                     continue;
                 }
                 if occ.bits() >> leg & 1 == 0 {
+                    if sources & horses.bits() != 0 {
+                        return None;
+                    }
                     map.horse |= Bitboard(sources) & empty;
                 } else if own.bits() >> leg & 1 != 0 && sources & horses.bits() != 0 {
                     map.uncover_all(Bitboard(1 << leg), Bitboard::EMPTY);
@@ -520,6 +535,9 @@ impl Position {
         let bishops = own & self.kind_bb(Kind::Elephant) & self.converted_bb();
         if bishops.any() {
             let diagonals = attacks::bishop_targets(k, occ);
+            if (diagonals & bishops).any() {
+                return None;
+            }
             map.bishop = diagonals & empty;
             let occ2 = occ ^ (diagonals & occ);
             for p in attacks::bishop_targets(k, occ2) & occ2 & bishops {
@@ -535,6 +553,7 @@ impl Position {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::Color;
     use proptest::prelude::*;
 
     /// Legal moves found the slow way: every pseudo-legal move (targets from
@@ -557,6 +576,41 @@ pub(crate) mod tests {
             }
         }
         out
+    }
+
+    /// The legal non-captures after which the other side is in check, in
+    /// `legal_moves` order, found by making each move.
+    fn slow_quiet_checks(pos: &mut Position) -> Vec<Move> {
+        let mut out = Vec::new();
+        for m in pos.legal_moves() {
+            let capture = pos.is_capture(m);
+            let undo = pos.make(m);
+            if !capture && pos.in_check() {
+                out.push(m);
+            }
+            pos.unmake(undo);
+        }
+        out
+    }
+
+    /// With the enemy general already attacked (by a chariot, horse, cannon,
+    /// soldier, converted elephant), almost every move keeps the check.
+    #[test]
+    fn quiet_checks_with_the_enemy_general_attacked() {
+        for fen in [
+            "3k5/9/9/9/9/9/9/9/9/3RK4 b",
+            "4k4/9/3N5/9/9/9/9/9/9/3K5 b",
+            "4k4/9/4P4/9/4C4/9/9/9/9/3K5 b",
+            "3k5/3P5/9/9/9/9/9/9/9/4K4 b",
+            "4k4/9/6B~2/9/9/9/9/9/9/3K5 b",
+        ] {
+            let mut pos = Position::from_fen(fen).unwrap();
+            pos.set_side(Color::Red);
+            assert!(pos.is_check(Color::Black), "{fen}");
+            let slow = slow_quiet_checks(&mut pos);
+            assert!(!slow.is_empty(), "{fen}");
+            assert_eq!(pos.quiet_checks().to_vec(), slow, "{fen}");
+        }
     }
 
     proptest! {
@@ -602,21 +656,9 @@ pub(crate) mod tests {
                 if moves.is_empty() {
                     break;
                 }
-                let mut checks = Vec::new();
-                let mut quiet = Vec::new();
-                for &m in &moves {
-                    let capture = pos.is_capture(m);
-                    let undo = pos.make(m);
-                    let check = pos.in_check();
-                    pos.unmake(undo);
-                    if check {
-                        checks.push(m);
-                        if !capture {
-                            quiet.push(m);
-                        }
-                    }
-                }
+                let quiet = slow_quiet_checks(&mut pos);
                 prop_assert_eq!(pos.quiet_checks().to_vec(), quiet, "{}", pos.to_fen());
+                let checks: Vec<Move> = moves.iter().copied().filter(|&m| pos.gives_check(m)).collect();
                 let pool = if prefer_check && !checks.is_empty() { &checks[..] } else { &moves[..] };
                 pos.make(*choice.get(pool));
             }
