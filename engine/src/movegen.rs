@@ -436,8 +436,9 @@ impl Position {
                     _ => map.screen,
                 };
                 want &= empty;
-                if want.is_empty() {
-                    return want;
+                let slider = matches!(piece.kind(), Kind::Chariot | Kind::Cannon);
+                if want.is_empty() || slider && (want & attacks::lines_through(from)).is_empty() {
+                    return Bitboard::EMPTY;
                 }
                 self.attacks_from(from, piece, occ) & want
             },
