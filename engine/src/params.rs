@@ -104,56 +104,56 @@ define_params! {
     /// Chariot value (cp). Defaults of the piece values: engine/RULES.md §7 × 100. The
     /// ranges are wide so that a tuning run may start far off (or a test may
     /// weaken a side on purpose).
-    chariot_value = 900, 100..=2000, c 30, r 0.002;
+    chariot_value = 932, 100..=2000, c 30, r 0.002;
     /// Horse value (cp).
-    horse_value = 400, 50..=1000, c 15, r 0.002;
+    horse_value = 379, 50..=1000, c 15, r 0.002;
     /// Cannon value (cp).
-    cannon_value = 450, 50..=1000, c 15, r 0.002;
+    cannon_value = 466, 50..=1000, c 15, r 0.002;
     /// Elephant value (cp).
-    elephant_value = 200, 20..=600, c 10, r 0.002;
+    elephant_value = 190, 20..=600, c 10, r 0.002;
     /// Advisor value (cp).
-    advisor_value = 200, 20..=600, c 10, r 0.002;
+    advisor_value = 188, 20..=600, c 10, r 0.002;
     /// Soldier value on its own side of the river (cp).
-    soldier_home_value = 100, 10..=400, c 8, r 0.002;
+    soldier_home_value = 88, 10..=400, c 8, r 0.002;
     /// Soldier value once across the river (cp).
-    soldier_crossed_value = 200, 20..=600, c 10, r 0.002;
+    soldier_crossed_value = 197, 20..=600, c 10, r 0.002;
     /// Extra value of a converted elephant, which moves like a bishop (cp).
-    bishop_bonus = 100, 0..=400, c 15, r 0.002;
+    bishop_bonus = 104, 0..=400, c 15, r 0.002;
     /// Crossed soldier: bonus per rank advanced beyond the river bank, up to the
     /// rank before the enemy's back rank (cp per rank).
-    soldier_advance = 15, 0..=60, c 3, r 0.002;
+    soldier_advance = 18, 0..=60, c 3, r 0.002;
     /// Crossed soldier on the three central files (cp).
     soldier_center = 20, 0..=80, c 4, r 0.002;
     /// Soldier on the enemy's back rank ("old soldier"), subtracted (cp).
-    soldier_bottom_penalty = 80, 0..=200, c 8, r 0.002;
+    soldier_bottom_penalty = 76, 0..=200, c 8, r 0.002;
     /// Horse: bonus per file step away from the edge (cp per file).
-    horse_center = 6, 0..=30, c 2, r 0.002;
+    horse_center = 5, 0..=30, c 2, r 0.002;
     /// Horse across the river: bonus per rank advanced, back rank excluded (cp per rank).
-    horse_advance = 8, 0..=40, c 2, r 0.002;
+    horse_advance = 10, 0..=40, c 2, r 0.002;
     /// Chariot on a file with no soldier of either side (cp).
-    chariot_open_file = 20, 0..=80, c 4, r 0.002;
+    chariot_open_file = 22, 0..=80, c 4, r 0.002;
     /// Cannon on the central file (cp).
-    cannon_center_file = 15, 0..=60, c 3, r 0.002;
+    cannon_center_file = 16, 0..=60, c 3, r 0.002;
     /// General off its back rank, subtracted (cp).
     general_raised_penalty = 15, 0..=80, c 3, r 0.002;
     /// Horse mobility (cp per pseudo-legal move).
-    mobility_horse = 8, 0..=30, c 1, r 0.002;
+    mobility_horse = 9, 0..=30, c 1, r 0.002;
     /// Chariot mobility (cp per pseudo-legal move).
-    mobility_chariot = 4, 0..=20, c 1, r 0.002;
+    mobility_chariot = 6, 0..=20, c 1, r 0.002;
     /// Cannon mobility (cp per pseudo-legal move).
     mobility_cannon = 2, 0..=20, c 1, r 0.002;
     /// Converted-elephant (bishop) mobility (cp per pseudo-legal move).
-    mobility_bishop = 3, 0..=20, c 1, r 0.002;
+    mobility_bishop = 4, 0..=20, c 1, r 0.002;
     /// Hollow cannon 空头炮: a cannon on the enemy general's file, nothing between (cp).
-    hollow_cannon = 70, 0..=250, c 8, r 0.002;
+    hollow_cannon = 80, 0..=250, c 8, r 0.002;
     /// Central cannon 中炮: a cannon on the enemy general's file with screens between (cp).
-    central_cannon = 25, 0..=120, c 4, r 0.002;
+    central_cannon = 32, 0..=120, c 4, r 0.002;
     /// Bottom cannon 沉底炮: a cannon on the enemy back rank while the enemy general is on it (cp).
-    bottom_cannon = 25, 0..=120, c 4, r 0.002;
+    bottom_cannon = 24, 0..=120, c 4, r 0.002;
     /// Per missing advisor while the enemy has a horse and a cannon (cp).
-    advisor_missing_penalty = 30, 0..=150, c 5, r 0.002;
+    advisor_missing_penalty = 32, 0..=150, c 5, r 0.002;
     /// Per missing elephant while the enemy has a horse and a cannon (cp).
-    elephant_missing_penalty = 20, 0..=150, c 4, r 0.002;
+    elephant_missing_penalty = 18, 0..=150, c 4, r 0.002;
     /// Per point of the enemy palace a horse, chariot or cannon attacks or can move
     /// to (cp per point).
     palace_attack = 5, 0..=40, c 2, r 0.002;
@@ -169,25 +169,25 @@ define_params! {
     /// Null-move reduction: one more ply per this many plies of depth.
     nmp_depth_divisor = 4, 2..=10, c 1, r 0.002;
     /// Late-move reduction: base (hundredths of a ply).
-    lmr_base = 75, 0..=200, c 10, r 0.002;
+    lmr_base = 74, 0..=200, c 10, r 0.002;
     /// Late-move reduction: divisor of ln(depth)·ln(move number) (hundredths).
-    lmr_divisor = 225, 100..=500, c 15, r 0.002;
+    lmr_divisor = 226, 100..=500, c 15, r 0.002;
     /// Futility margin (cp per ply of remaining depth).
-    futility_margin = 100, 30..=300, c 8, r 0.002;
+    futility_margin = 95, 30..=300, c 8, r 0.002;
     /// Reverse futility (static null move) margin (cp per ply).
-    rfp_margin = 90, 30..=300, c 8, r 0.002;
+    rfp_margin = 91, 30..=300, c 8, r 0.002;
     /// Razoring margin (cp per ply).
-    razor_margin = 250, 50..=800, c 20, r 0.002;
+    razor_margin = 265, 50..=800, c 20, r 0.002;
     /// Late-move pruning: quiet moves searched at depth d are lmp_base + lmp_scale·d²/2.
     lmp_base = 3, 1..=12, c 1, r 0.002;
     /// Late-move pruning: see `lmp_base`.
-    lmp_scale = 2, 1..=8, c 1, r 0.002;
+    lmp_scale = 4, 1..=8, c 1, r 0.002;
     /// Captures losing more than this per ply of depth (static exchange) are pruned (cp).
-    see_capture_margin = 90, 0..=300, c 8, r 0.002;
+    see_capture_margin = 91, 0..=300, c 8, r 0.002;
     /// Quiet moves losing more than this per ply of depth (static exchange) are pruned (cp).
-    see_quiet_margin = 60, 0..=300, c 6, r 0.002;
+    see_quiet_margin = 58, 0..=300, c 6, r 0.002;
     /// History bonus for a quiet cutoff: this × depth², capped at 1600.
-    history_bonus_scale = 16, 1..=64, c 2, r 0.002;
+    history_bonus_scale = 17, 1..=64, c 2, r 0.002;
 }
 
 impl Params {
