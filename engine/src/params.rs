@@ -8,8 +8,10 @@
 //!
 //! SPSA constants follow the fishtest convention: `c_end` is the perturbation step
 //! at the end of the run, in the parameter's own unit, and `r_end` the learning
-//! rate at the end. Defaults: piece values are engine/RULES.md §7 ×100; the other values
-//! are hand-set starting points, all of them open to tuning.
+//! rate at the end. Defaults: the values of the first SPSA tune of evaluation and
+//! search together (README, "Every change to the built-in engine"), which started
+//! from the piece values of engine/RULES.md §7 × 100 and hand-set values for the
+//! rest; the two palace-attack terms are still hand-set. All are open to tuning.
 
 use std::fmt::Write as _;
 
@@ -101,7 +103,7 @@ macro_rules! define_params {
 }
 
 define_params! {
-    /// Chariot value (cp). Defaults of the piece values: engine/RULES.md §7 × 100. The
+    /// Chariot value (cp). The book value (engine/RULES.md §7) is 900. The
     /// ranges are wide so that a tuning run may start far off (or a test may
     /// weaken a side on purpose).
     chariot_value = 932, 100..=2000, c 30, r 0.002;

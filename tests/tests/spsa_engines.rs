@@ -85,7 +85,7 @@ async fn an_external_engine_is_tuned_through_its_uci_option() {
     let theta = end.spsa.clone().expect("spsa status").theta[0].value;
     assert!(
         theta > start + 100.0,
-        "θ ended at {theta}, started at {start}, default 900"
+        "θ ended at {theta}, started at {start}, default 932"
     );
     let _ = stop.send(());
     handle.await.expect("worker task");
