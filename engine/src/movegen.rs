@@ -239,15 +239,22 @@ impl Position {
         } else {
             self.general(us)
         };
+        let k_file_occ = self.file_occupancy_after(k, from, to);
+        !self.general_attacked(k, !us, occ, k_file_occ, enemy)
+    }
+
+    /// The occupancy of `k`'s file (bit = rank) after a move from `from` to `to`.
+    #[inline]
+    fn file_occupancy_after(&self, k: Square, from: Square, to: Square) -> usize {
         let kf = k.file().index();
-        let mut k_file_occ = self.file_occupancy(kf);
+        let mut occ = self.file_occupancy(kf);
         if from.file().index() == kf {
-            k_file_occ &= !(1 << from.rank().index());
+            occ &= !(1 << from.rank().index());
         }
         if to.file().index() == kf {
-            k_file_occ |= 1 << to.rank().index();
+            occ |= 1 << to.rank().index();
         }
-        !self.general_attacked(k, !us, occ, k_file_occ, enemy)
+        occ
     }
 
     /// Pseudo-legal targets of the mover's `piece` on `from` (own pieces excluded).
@@ -394,14 +401,7 @@ impl Position {
         if piece.kind() != Kind::General && self.attacks_from(to, piece, occ).contains(k) {
             return true;
         }
-        let kf = k.file().index();
-        let mut k_file_occ = self.file_occupancy(kf);
-        if from.file().index() == kf {
-            k_file_occ &= !(1 << from.rank().index());
-        }
-        if to.file().index() == kf {
-            k_file_occ |= 1 << to.rank().index();
-        }
+        let k_file_occ = self.file_occupancy_after(k, from, to);
         self.general_attacked(k, us, occ, k_file_occ, self.color_bb(us) & !from_bb)
     }
 
@@ -614,6 +614,34 @@ pub(crate) mod tests {
         }
     }
 
+    /// The bench position `fen`, as a test-case result.
+    fn bench_start(fen: &str) -> Result<Position, TestCaseError> {
+        crate::bench::position(fen)
+            .map_err(|e| TestCaseError::fail(format!("bad bench position {fen}: {e}")))
+    }
+
+    /// Makes the move `choice` picks among `moves`, among the checking ones only
+    /// when `prefer_check` and there are some (so that random games reach many
+    /// positions in check).
+    fn random_step(
+        pos: &mut Position,
+        moves: &[Move],
+        prefer_check: bool,
+        choice: prop::sample::Index,
+    ) {
+        let checks: Vec<Move> = moves
+            .iter()
+            .copied()
+            .filter(|&m| pos.gives_check(m))
+            .collect();
+        let pool = if prefer_check && !checks.is_empty() {
+            &checks[..]
+        } else {
+            moves
+        };
+        pos.make(*choice.get(pool));
+    }
+
     proptest! {
         /// Along random games from the bench positions that prefer checking moves
         /// (so that many positions are in check), the generator finds exactly the
@@ -623,9 +651,7 @@ pub(crate) mod tests {
             start in prop::sample::select(crate::bench::POSITIONS),
             choices in prop::collection::vec((any::<bool>(), any::<prop::sample::Index>()), 0..60),
         ) {
-            let Ok(mut pos) = crate::bench::position(start) else {
-                return Err(TestCaseError::fail(format!("bad bench position {start}")));
-            };
+            let mut pos = bench_start(start)?;
             for (prefer_check, choice) in choices {
                 let mut fast = pos.legal_moves().to_vec();
                 let mut slow = brute_legal(&pos);
@@ -635,9 +661,7 @@ pub(crate) mod tests {
                 if fast.is_empty() {
                     break;
                 }
-                let checks: Vec<Move> = fast.iter().copied().filter(|&m| pos.gives_check(m)).collect();
-                let pool = if prefer_check && !checks.is_empty() { &checks } else { &fast };
-                pos.make(*choice.get(pool));
+                random_step(&mut pos, &fast, prefer_check, choice);
             }
         }
 
@@ -649,9 +673,7 @@ pub(crate) mod tests {
             start in prop::sample::select(crate::bench::POSITIONS),
             choices in prop::collection::vec((any::<bool>(), any::<prop::sample::Index>()), 0..80),
         ) {
-            let Ok(mut pos) = crate::bench::position(start) else {
-                return Err(TestCaseError::fail(format!("bad bench position {start}")));
-            };
+            let mut pos = bench_start(start)?;
             for (prefer_check, choice) in choices {
                 let moves = pos.legal_moves();
                 if moves.is_empty() {
@@ -659,9 +681,7 @@ pub(crate) mod tests {
                 }
                 let quiet = slow_quiet_checks(&mut pos);
                 prop_assert_eq!(pos.quiet_checks().to_vec(), quiet, "{}", pos.to_fen());
-                let checks: Vec<Move> = moves.iter().copied().filter(|&m| pos.gives_check(m)).collect();
-                let pool = if prefer_check && !checks.is_empty() { &checks[..] } else { &moves[..] };
-                pos.make(*choice.get(pool));
+                random_step(&mut pos, &moves, prefer_check, choice);
             }
         }
 
@@ -672,9 +692,7 @@ pub(crate) mod tests {
             start in prop::sample::select(crate::bench::POSITIONS),
             choices in prop::collection::vec(any::<prop::sample::Index>(), 0..80),
         ) {
-            let Ok(mut pos) = crate::bench::position(start) else {
-                return Err(TestCaseError::fail(format!("bad bench position {start}")));
-            };
+            let mut pos = bench_start(start)?;
             for choice in choices {
                 let moves = pos.legal_moves();
                 if moves.is_empty() {
