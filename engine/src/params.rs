@@ -347,8 +347,8 @@ mod tests {
                 spec.name
             );
         }
-        assert_eq!(p.chariot_value, 900);
-        assert_eq!(p.soldier_crossed_value, 200);
+        assert_eq!(p.chariot_value, 932);
+        assert_eq!(p.soldier_crossed_value, 197);
     }
 
     #[test]
@@ -367,7 +367,7 @@ mod tests {
     #[test]
     fn toml_subset_and_printers() {
         let p = Params::from_toml("horse_value = 410\n# comment\ntempo = 5\n").unwrap();
-        assert_eq!((p.horse_value, p.tempo, p.chariot_value), (410, 5, 900));
+        assert_eq!((p.horse_value, p.tempo, p.chariot_value), (410, 5, 932));
         let e = Params::from_toml("bogus = 3").unwrap_err().to_string();
         assert!(e.contains("bogus"), "{e}");
         let e = Params::from_toml("tempo = 500").unwrap_err().to_string();
