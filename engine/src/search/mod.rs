@@ -711,6 +711,7 @@ impl Worker<'_> {
             }
         }
         let in_check = in_check.unwrap_or_else(|| pos.in_check());
+        debug_assert_eq!(in_check, pos.in_check());
         let (mut best, stand_pat, mut picker) = if in_check {
             let moves = pos.legal_moves();
             if moves.is_empty() {
@@ -734,8 +735,10 @@ impl Worker<'_> {
         let mut quiet_checks: Option<ArrayVec<Move, { crate::MAX_MOVES }>> = None;
         let mut next_check = 0;
         loop {
-            let (mv, capture) = if let Some(m) = picker.next() {
-                (m, !in_check)
+            // The move, whether it is a capture to prune by exchange, and the
+            // child's check state when known (after a quiet check: in check).
+            let (mv, capture, child_check) = if let Some(m) = picker.next() {
+                (m, !in_check, None)
             } else if checks && !in_check {
                 let params = self.params;
                 let list = quiet_checks.get_or_insert_with(|| {
@@ -747,7 +750,7 @@ impl Worker<'_> {
                     break;
                 };
                 next_check += 1;
-                (m, false)
+                (m, false, Some(true))
             } else {
                 break;
             };
@@ -760,7 +763,7 @@ impl Worker<'_> {
                 }
             }
             let undo = self.make(pos, mv, ply);
-            let score = -self.qsearch(pos, -beta, -alpha, ply + 1, None, false);
+            let score = -self.qsearch(pos, -beta, -alpha, ply + 1, child_check, false);
             pos.unmake(undo);
             if self.stopped {
                 return 0;
