@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         .init();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) if xq_worker::cli::stdout::closed_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("xq-coordinator: {err:#}");
             ExitCode::FAILURE

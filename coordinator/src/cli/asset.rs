@@ -14,6 +14,7 @@ use xq_coordinator::store::assets;
 use xq_coordinator::store::{Store, now_ms};
 use xq_proto::blob::MAX_BLOB_BYTES;
 use xq_worker::blob_cache;
+use xq_worker::outln;
 
 /// `asset …`.
 #[derive(Debug, Args)]
@@ -79,13 +80,13 @@ impl AssetArgs {
                         assets::add(conn, &name, &sha256, size, source, now_ms())
                     }))
                     .with_context(|| format!("cannot add asset {}", file.display()))?;
-                println!("{} sha256 {} size {}", asset.name, asset.sha256, asset.size);
+                outln!("{} sha256 {} size {}", asset.name, asset.sha256, asset.size)?;
             }
             AssetCommand::List { db } => {
                 let store =
                     Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
                 for a in runtime.block_on(store.call(|conn| assets::list(conn)))? {
-                    println!("{}\t{}\t{} bytes", a.name, a.sha256, a.size);
+                    outln!("{}\t{}\t{} bytes", a.name, a.sha256, a.size)?;
                 }
             }
         }

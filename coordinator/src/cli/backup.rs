@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::Args;
 use xq_coordinator::store::backup::{self, BackupOptions};
 use xq_coordinator::store::migrations::MIGRATIONS;
+use xq_worker::outln;
 
 /// `backup FILE`.
 #[derive(Debug, Args)]
@@ -32,7 +33,7 @@ impl BackupArgs {
             pause: Duration::from_millis(self.pause_ms),
         };
         let r = backup::backup(&self.db, &self.file, options)?;
-        println!(
+        outln!(
             "backed up {} to {}: schema version {}, {} runs, {} leases, {} pages in {} steps, {:.2} s (longest step {:.1} ms); integrity ok",
             self.db.display(),
             self.file.display(),
@@ -43,7 +44,7 @@ impl BackupArgs {
             r.steps,
             r.elapsed.as_secs_f64(),
             r.longest_step.as_secs_f64() * 1000.0
-        );
+        )?;
         Ok(())
     }
 }
@@ -78,19 +79,19 @@ impl RestoreArgs {
         } else {
             format!(" as {}", self.db.display())
         };
-        println!(
+        outln!(
             "{verb} {}{into}: schema version {}, {} runs, {} leases; integrity ok",
             self.file.display(),
             info.version,
             info.runs,
             info.leases
-        );
+        )?;
         if info.version < MIGRATIONS.len() {
-            println!(
+            outln!(
                 "schema version {} is older than this coordinator's {}: the next `serve` upgrades it",
                 info.version,
                 MIGRATIONS.len()
-            );
+            )?;
         }
         Ok(())
     }

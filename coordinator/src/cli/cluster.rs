@@ -21,6 +21,7 @@ use xq_proto::pb::run_service_client::RunServiceClient;
 use super::display::{self, Admin};
 use super::report_variants;
 use xq_coordinator::run_args::{GamesRunArgs, RunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
+use xq_worker::{out, outln};
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Runtime::new().context("start the async runtime")
@@ -165,14 +166,14 @@ impl ServeArgs {
                 .with_context(|| format!("cannot listen on {}", self.listen))?;
             let addr = listener.local_addr().context("listening address")?;
             // The bound address (useful with port 0), for scripts and tests.
-            println!("listening on {addr}");
+            outln!("listening on {addr}")?;
             let http = match self.http {
                 Some(at) => {
                     let http = tokio::net::TcpListener::bind(at)
                         .await
                         .with_context(|| format!("cannot listen on {at} for the web view"))?;
                     let addr = http.local_addr().context("web view address")?;
-                    println!("web view on http://{addr}/");
+                    outln!("web view on http://{addr}/")?;
                     Some(http)
                 }
                 None => None,
@@ -202,7 +203,7 @@ pub fn create(remote: &Remote, run: RunArgs) -> anyhow::Result<()> {
         spec: Some(spec),
         reuse_identical: false,
     }))?;
-    println!("{}", answer.into_inner().run_id);
+    outln!("{}", answer.into_inner().run_id)?;
     Ok(())
 }
 
@@ -242,9 +243,9 @@ impl StatusArgs {
             match self.run {
                 Some(id) => {
                     let (run, answer) = get_all(&mut admin, id, false).await?;
-                    print!("{}", display::summary_text(&run));
-                    print!("{}", workers::text(&answer.workers));
-                    print!("{}", linked(&mut admin, &run).await?);
+                    out!("{}", display::summary_text(&run))?;
+                    out!("{}", workers::text(&answer.workers))?;
+                    out!("{}", linked(&mut admin, &run).await?)?;
                 }
                 None => {
                     let runs = admin
@@ -253,7 +254,7 @@ impl StatusArgs {
                         .into_inner()
                         .runs;
                     for run in &runs {
-                        println!("{}", display::status_line(run));
+                        outln!("{}", display::status_line(run))?;
                     }
                 }
             }
@@ -323,7 +324,7 @@ impl WatchArgs {
     pub fn run(self) -> anyhow::Result<()> {
         let (rt, mut admin) = self.remote.connect()?;
         let last = rt.block_on(display::watch(&mut admin, self.run))?;
-        print!("{}", display::summary_text(&last));
+        out!("{}", display::summary_text(&last))?;
         Ok(())
     }
 }
@@ -365,19 +366,19 @@ impl ReportArgs {
             return print_variants(&run, &health, self.json, self.csv);
         }
         if self.csv {
-            print!("{}", display::history(&run, &rows, true));
+            out!("{}", display::history(&run, &rows, true))?;
         } else if self.json {
             let mut v = display::summary_json(&run);
             v["workers"] = workers::json(&health);
-            println!("{v}");
+            outln!("{v}")?;
         } else {
-            print!("{}", display::summary_text(&run));
-            print!("{}", display::failures(&run, &failures));
-            print!("{}", workers::text(&health));
+            out!("{}", display::summary_text(&run))?;
+            out!("{}", display::failures(&run, &failures))?;
+            out!("{}", workers::text(&health))?;
             if !rows.is_empty() {
-                print!("\n{}", display::history(&run, &rows, false));
+                out!("\n{}", display::history(&run, &rows, false))?;
             }
-            print!("{}", rt.block_on(linked(&mut admin, &run))?);
+            out!("{}", rt.block_on(linked(&mut admin, &run))?)?;
         }
         Ok(())
     }
@@ -393,15 +394,15 @@ fn print_variants(
 ) -> anyhow::Result<()> {
     let state = display::state(run);
     if csv {
-        print!("{}", report_variants::csv(run)?.unwrap_or_default());
+        out!("{}", report_variants::csv(run)?.unwrap_or_default())?;
     } else if json {
         if let Some(mut v) = report_variants::json(run, state)? {
             v["workers"] = workers::json(health);
-            println!("{v}");
+            outln!("{v}")?;
         }
     } else {
-        print!("{}", report_variants::text(run, state)?.unwrap_or_default());
-        print!("{}", workers::text(health));
+        out!("{}", report_variants::text(run, state)?.unwrap_or_default())?;
+        out!("{}", workers::text(health))?;
     }
     Ok(())
 }
@@ -422,7 +423,7 @@ impl StopArgs {
             .into_inner()
             .run
             .context("the coordinator sent no run")?;
-        print!("{}", display::summary_text(&run));
+        out!("{}", display::summary_text(&run))?;
         Ok(())
     }
 }
@@ -598,14 +599,14 @@ impl LocalArgs {
                 if let Some(text) = &verdict {
                     v["verdict"] = serde_json::Value::from(text.as_str());
                 }
-                println!("{v}");
+                outln!("{v}")?;
             } else {
-                print!("{}", display::summary_text(&last));
+                out!("{}", display::summary_text(&last))?;
                 if let Some(run) = &verify {
-                    print!("\n{}", display::summary_text(run));
+                    out!("\n{}", display::summary_text(run))?;
                 }
                 if let Some(text) = &verdict {
-                    println!("\n{text}");
+                    outln!("\n{text}")?;
                 }
             }
             Ok(())

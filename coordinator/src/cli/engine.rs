@@ -17,6 +17,7 @@ use xq_proto::blob::MAX_BLOB_BYTES;
 use xq_proto::{Coords, EngineRef, Protocol};
 use xq_worker::blob_cache;
 use xq_worker::external::{EngineConfig, ExternalEngine, Timeouts};
+use xq_worker::outln;
 
 /// `engine …`.
 #[derive(Debug, Args)]
@@ -148,21 +149,21 @@ impl EngineArgs {
                     engines::add(conn, &added, &stored, source, now_ms())?;
                     engines::set_variants(conn, &added.name, session.offered_variants.as_deref())
                 }))?;
-                println!(
+                outln!(
                     "{} sha256 {} size {} signature {} spin options {}",
                     engine.name,
                     engine.sha256,
                     engine.size,
                     engine.signature_text(),
                     spins.len()
-                );
+                )?;
             }
             EngineCommand::List { db } => {
                 let store =
                     Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
                 let runtime = tokio::runtime::Runtime::new()?;
                 for (e, _) in runtime.block_on(store.call(|conn| engines::list(conn)))? {
-                    println!(
+                    outln!(
                         "{}\t{}\t{} bytes\tsignature {}\t{:?}\tcoords {}",
                         e.name,
                         e.sha256,
@@ -170,7 +171,7 @@ impl EngineArgs {
                         e.signature_text(),
                         e.protocol,
                         e.coords.map_or("detected", Coords::name)
-                    );
+                    )?;
                 }
             }
         }

@@ -8,6 +8,7 @@ use serde_json::json;
 use xq_coordinator::stats::elo::{logistic_elo, normalized_elo};
 use xq_coordinator::stats::sprt::SprtParams;
 use xq_coordinator::stats::{EloModel, Pentanomial, Results, Wdl};
+use xq_worker::outln;
 
 #[derive(Debug, Args)]
 pub struct StatsArgs {
@@ -131,15 +132,15 @@ impl SprtArgs {
             los: elo.los,
         };
         if self.json {
-            println!("{}", serde_json::to_string_pretty(&report)?);
+            outln!("{}", serde_json::to_string_pretty(&report)?)?;
         } else {
-            println!("llr: {:.6}", report.llr);
-            println!("lower_bound: {:.6}", report.lower_bound);
-            println!("upper_bound: {:.6}", report.upper_bound);
-            println!("state: {}", report.state);
-            println!("elo: {:.6}", report.elo);
-            println!("elo95: {:.6}", report.elo95);
-            println!("los: {:.6}", report.los);
+            outln!("llr: {:.6}", report.llr)?;
+            outln!("lower_bound: {:.6}", report.lower_bound)?;
+            outln!("upper_bound: {:.6}", report.upper_bound)?;
+            outln!("state: {}", report.state)?;
+            outln!("elo: {:.6}", report.elo)?;
+            outln!("elo95: {:.6}", report.elo95)?;
+            outln!("los: {:.6}", report.los)?;
         }
         Ok(())
     }
@@ -170,15 +171,15 @@ impl EloArgs {
                 "nelo_lower": n.lower,
                 "nelo_upper": n.upper,
             });
-            println!("{}", serde_json::to_string_pretty(&value)?);
+            outln!("{}", serde_json::to_string_pretty(&value)?)?;
         } else {
-            println!("games: {}", e.games.round());
-            println!("score: {:.6}", e.score);
-            println!("elo: {:.6}", e.elo);
-            println!("elo95: {:.6}", e.elo95);
-            println!("los: {:.6}", e.los);
-            println!("nelo: {:.6}", n.nelo);
-            println!("nelo95: [{:.6}, {:.6}]", n.lower, n.upper);
+            outln!("games: {}", e.games.round())?;
+            outln!("score: {:.6}", e.score)?;
+            outln!("elo: {:.6}", e.elo)?;
+            outln!("elo95: {:.6}", e.elo95)?;
+            outln!("los: {:.6}", e.los)?;
+            outln!("nelo: {:.6}", n.nelo)?;
+            outln!("nelo95: [{:.6}, {:.6}]", n.lower, n.upper)?;
         }
         Ok(())
     }

@@ -7,6 +7,7 @@ use xq_coordinator::stats::variants::{
     ColorCounts, PairCounts, Scoring, VariantSummary, compare, games_to_detect_draw_difference,
     summarize, summarize_pairs,
 };
+use xq_worker::outln;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum ScoringArg {
@@ -120,71 +121,80 @@ impl CompareArgs {
                 "difference": cmp,
                 "games_needed_per_variant": games_needed,
             });
-            println!("{}", serde_json::to_string_pretty(&value)?);
+            outln!("{}", serde_json::to_string_pretty(&value)?)?;
             return Ok(());
         }
         for (name, s) in [("a", &a), ("b", &b)] {
             let pct = |p: f64| 100.0 * p;
-            println!(
+            outln!(
                 "variant {name}: {} games{}",
                 s.counts.games(),
                 s.pairs.map_or(String::new(), |p| format!(" in {p} pairs"))
-            );
+            )?;
             for (label, p) in [
                 ("red win", &s.red_win),
                 ("draw", &s.draw),
                 ("black win", &s.black_win),
                 ("decisive", &s.decisive),
             ] {
-                println!(
+                outln!(
                     "  {label}: {:.2}% [{:.2}%, {:.2}%]",
                     pct(p.rate),
                     pct(p.lower),
                     pct(p.upper)
-                );
+                )?;
             }
-            println!(
+            outln!(
                 "  red score ({scoring_label}): {:.4} [{:.4}, {:.4}]",
-                s.red_score.mean, s.red_score.lower, s.red_score.upper
-            );
+                s.red_score.mean,
+                s.red_score.lower,
+                s.red_score.upper
+            )?;
         }
-        println!("a - b:");
+        outln!("a - b:")?;
         for (label, d) in [
             ("red win", &cmp.red_win),
             ("draw", &cmp.draw),
             ("black win", &cmp.black_win),
         ] {
-            println!(
+            outln!(
                 "  {label}: {:+.2}% [{:+.2}%, {:+.2}%]",
                 100.0 * d.diff,
                 100.0 * d.lower,
                 100.0 * d.upper
-            );
+            )?;
         }
         let d = &cmp.red_score;
-        println!(
+        outln!(
             "  red score: {:+.4} [{:+.4}, {:+.4}]",
-            d.diff, d.lower, d.upper
-        );
-        println!(
+            d.diff,
+            d.lower,
+            d.upper
+        )?;
+        outln!(
             "g-test: g = {:.4}, df = {}, p = {:.4e}",
-            cmp.g_test.statistic, cmp.g_test.df, cmp.g_test.p_value
-        );
-        println!(
+            cmp.g_test.statistic,
+            cmp.g_test.df,
+            cmp.g_test.p_value
+        )?;
+        outln!(
             "chi-square: x2 = {:.4}, df = {}, p = {:.4e}",
-            cmp.chi_square.statistic, cmp.chi_square.df, cmp.chi_square.p_value
-        );
-        println!(
+            cmp.chi_square.statistic,
+            cmp.chi_square.df,
+            cmp.chi_square.p_value
+        )?;
+        outln!(
             "draw rate z-test: z = {:.4}, p = {:.4e}",
-            cmp.draw_rate_test.statistic, cmp.draw_rate_test.p_value
-        );
+            cmp.draw_rate_test.statistic,
+            cmp.draw_rate_test.p_value
+        )?;
         if let Some(n) = games_needed {
-            println!(
+            outln!(
                 "games per variant to detect a draw-rate difference of {:.2}% (alpha {}, power {}): {n}",
                 100.0 * (a.draw.rate - target),
                 self.alpha,
                 self.power
-            );
+            )?;
         }
         Ok(())
     }

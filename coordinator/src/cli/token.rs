@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use xq_coordinator::auth::Role;
 use xq_coordinator::auth::tokens;
 use xq_coordinator::store::{Store, now_ms, tokens as token_rows, utc};
+use xq_worker::outln;
 
 /// `token …`.
 #[derive(Debug, Args)]
@@ -50,7 +51,7 @@ impl TokenArgs {
                         .call(move |conn| token_rows::insert(conn, &stored, role, &hash, now_ms())),
                 )
                 .with_context(|| format!("cannot add token {name:?}"))?;
-                println!("{token}");
+                outln!("{token}")?;
                 eprintln!(
                     "{} token {name:?} added; it is shown only now, store it safely",
                     role.as_str()
@@ -58,15 +59,15 @@ impl TokenArgs {
             }
             TokenCommand::List => {
                 let rows = rt.block_on(store.call(|conn| token_rows::list(conn)))?;
-                println!("{:<24} {:<7} {:<20} revoked", "name", "role", "created");
+                outln!("{:<24} {:<7} {:<20} revoked", "name", "role", "created")?;
                 for t in rows {
-                    println!(
+                    outln!(
                         "{:<24} {:<7} {:<20} {}",
                         t.name,
                         t.role.as_str(),
                         utc(t.created_ms),
                         t.revoked_ms.map_or_else(|| "-".to_owned(), utc)
-                    );
+                    )?;
                 }
             }
             TokenCommand::Revoke { name } => {

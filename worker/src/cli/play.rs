@@ -16,8 +16,10 @@ use xq_engine::rules::RuleSet;
 use xq_proto::cli::{AdjudicationArgs, LimitArgs, OpeningArgs};
 use xq_proto::{Limit, Score};
 
+use crate::cli::stdout::StdoutError;
 use crate::external::{Coords, EngineConfig, Protocol, Timeouts};
 use crate::openings::{OpeningBook, Order};
+use crate::outln;
 use crate::pgn::{self, PgnGame, PgnHeader};
 use crate::runner::{GameRecord, MatchOutcome, MatchSpec, PlayerConfig, Runner};
 
@@ -255,9 +257,9 @@ impl PlayArgs {
             write_pgn(path, &spec, &outcome.games, notation)?;
         }
         if self.json {
-            println!("{}", summary_json(&spec, &outcome));
+            outln!("{}", summary_json(&spec, &outcome))?;
         } else {
-            print_summary(&spec, &outcome, runner.threads());
+            print_summary(&spec, &outcome, runner.threads())?;
         }
         Ok(())
     }
@@ -291,36 +293,39 @@ fn summary_json(spec: &MatchSpec, o: &MatchOutcome) -> serde_json::Value {
     })
 }
 
-fn print_summary(spec: &MatchSpec, o: &MatchOutcome, threads: usize) {
+fn print_summary(spec: &MatchSpec, o: &MatchOutcome, threads: usize) -> Result<(), StdoutError> {
     let t = &o.totals;
-    println!(
+    outln!(
         "{} vs {}: {} games ({} pairs), rules {}",
         spec.players[0].name,
         spec.players[1].name,
         t.games(),
         t.pairs,
         spec.rules.name().unwrap_or_else(|| "custom".to_string())
-    );
-    println!(
+    )?;
+    outln!(
         "W/D/L (dev's view): {} / {} / {}",
-        t.wins, t.draws, t.losses
-    );
-    println!(
+        t.wins,
+        t.draws,
+        t.losses
+    )?;
+    outln!(
         "pentanomial [LL, LD+DL, LW+DD+WL, DW+WD, WW]: {:?}",
         t.pentanomial
-    );
-    println!("mean plies: {:.1}", t.mean_plies());
+    )?;
+    outln!("mean plies: {:.1}", t.mean_plies())?;
     let reasons: Vec<String> = t.reasons.iter().map(|(r, n)| format!("{r} {n}")).collect();
-    println!("end reasons: {}", reasons.join(", "));
-    println!(
+    outln!("end reasons: {}", reasons.join(", "))?;
+    outln!(
         "games/s: {:.2} on {threads} threads; engine nodes/s per thread: {:.0}; time in search: {:.1} %",
         o.games_per_second(),
         o.nodes_per_second(),
         100.0 * o.search_share()
-    );
+    )?;
     for (p, s) in spec.players.iter().zip(&o.players) {
-        println!("{}: {}", p.name, s.summary());
+        outln!("{}: {}", p.name, s.summary())?;
     }
+    Ok(())
 }
 
 /// Today's date as `YYYY.MM.DD` (UTC).
