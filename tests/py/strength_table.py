@@ -1,0 +1,154 @@
+"""The README's strength table from the match records in tests/strength/chunks.tsv.
+
+Usage:
+  strength_table.py table [CHUNKS_TSV] [XQ_COORDINATOR]
+  strength_table.py line BUILD OPPONENT OFFSET PLAY_JSON
+
+`line` turns the summary of one `xq-worker play --dev-engine OPPONENT ...
+--json` run into a record line (the external engine is the dev player, so
+the counts are the opponent's). `table` sums the records of each build and
+opponent, checks that their openings run from 0 without gaps or overlaps,
+and prints one Markdown row each, with the built-in engine's logistic Elo
+and 95 % interval from the pentanomial (`xq-coordinator stats elo --penta`,
+from the opponent's side, negated). For an opponent with illegal moves it
+also prints the Elo with those games scored as draws (from W/D/L), since
+ElephantEye's are draw claims by its own rules.
+"""
+
+import json
+import subprocess
+import sys
+
+NAMES = {
+    "fs": "Fairy-Stockfish 11.1 (classical), `Hash=16`",
+    "sjaak": "Sjaak II 1.4.1, `Hash=16`",
+    "ee": "ElephantEye 3.31 with its book",
+}
+ORDER = ["fs", "sjaak", "ee"]
+BUILDS = ["before", "after"]
+
+
+def pair(text):
+    """`a/b` into two ints; `-` parts into None."""
+    return tuple(None if p == "-" else int(float(p)) for p in text.split("/"))
+
+
+def read_chunks(path):
+    chunks = []
+    with open(path, encoding="utf-8") as f:
+        for n, raw in enumerate(f, 1):
+            line = raw.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            cols = line.split("\t")
+            if len(cols) != 12:
+                sys.exit(f"{path}:{n}: expected 12 tab-separated columns, found {len(cols)}")
+            build, opp, offset, pairs, w, d, l, penta, tl, cr, il, mx = cols
+            chunk = {
+                "build": build,
+                "opp": opp,
+                "offset": int(offset),
+                "pairs": int(pairs),
+                "wdl": (int(w), int(d), int(l)),
+                "penta": tuple(int(x) for x in penta.split(",")),
+                "time_losses": pair(tl),
+                "crashes": pair(cr),
+                "illegal": pair(il),
+                "max_ms": pair(mx),
+            }
+            if build not in BUILDS or opp not in NAMES:
+                sys.exit(f"{path}:{n}: unknown build '{build}' or opponent '{opp}'")
+            if sum(chunk["penta"]) != chunk["pairs"] or sum(chunk["wdl"]) != 2 * chunk["pairs"]:
+                sys.exit(f"{path}:{n}: counts do not add up to {chunk['pairs']} pairs")
+            chunks.append(chunk)
+    return chunks
+
+
+def elo(coordinator, flag, counts):
+    out = subprocess.run(
+        [coordinator, "stats", "elo", "--json", flag, ",".join(map(str, counts))],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    e = json.loads(out)
+    return -e["elo"], e["elo95"]
+
+
+def signed(x):
+    """`x` rounded, with its sign, and a typographic minus as the README writes it."""
+    return f"{x:+.0f}".replace("-", "\u2212")
+
+
+def add(a, b):
+    return tuple(x + y for x, y in zip(a, b))
+
+
+def table(path, coordinator):
+    chunks = read_chunks(path)
+    print("| opponent | build | pairs | opponent's W / D / L | built-in engine's Elo ± 95 % "
+          "| draws | time losses | crashes | illegal moves |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    notes = []
+    for opp in ORDER:
+        for build in BUILDS:
+            group = sorted((c for c in chunks if c["opp"] == opp and c["build"] == build),
+                           key=lambda c: c["offset"])
+            if not group:
+                continue
+            end = 0
+            for c in group:
+                if c["offset"] != end:
+                    sys.exit(f"{build} {opp}: openings {end}..{c['offset']} missing or doubled")
+                end += c["pairs"]
+            tot = {k: group[0][k] for k in ("wdl", "penta", "time_losses", "crashes", "illegal")}
+            for c in group[1:]:
+                for k in tot:
+                    tot[k] = add(tot[k], c[k])
+            e, e95 = elo(coordinator, "--penta", tot["penta"])
+            w, d, l = tot["wdl"]
+            f = lambda p: f"{p[0]} / {p[1]}"
+            print(f"| {NAMES[opp]} | {build} | {end} | {w} / {d} / {l} | **{signed(e)} ± {e95:.0f}** "
+                  f"| {d} | {f(tot['time_losses'])} | {f(tot['crashes'])} | {f(tot['illegal'])} |")
+            maxes = [c["max_ms"][1] for c in group if c["max_ms"][1] is not None]
+            opp_max = [c["max_ms"][0] for c in group if c["max_ms"][0] is not None]
+            known = sum(c["pairs"] for c in group if c["max_ms"][1] is not None)
+            note = (f"{NAMES[opp]}, {build}: {list(tot['penta'])}; largest answer "
+                    f"{max(opp_max, default=0):,} / {max(maxes, default=0):,} ms")
+            if known < end:
+                note += f" (recorded for {known} of the {end} pairs)"
+            illegal = tot["illegal"][0]
+            if illegal:
+                de, de95 = elo(coordinator, "--wdl", (w, d + illegal, l - illegal))
+                note += f"; its {illegal} illegal moves scored as draws: {signed(de)} ± {de95:.0f} (W/D/L)"
+            notes.append(note)
+    print()
+    for note in notes:
+        print(f"- {note}")
+
+
+def line(build, opp, offset, path):
+    with open(path, encoding="utf-8") as f:
+        s = json.load(f)
+    them, us = s["players"]
+    both = lambda k: f"{them[k]}/{us[k]}"
+    mx = f"{round(them['max_latency_ms'])}/{round(us['max_latency_ms'])}"
+    penta = ",".join(map(str, s["pentanomial"]))
+    print("\t".join(map(str, [build, opp, offset, s["pairs"], s["wins"], s["draws"], s["losses"],
+                              penta, both("time_losses"), both("crashes"),
+                              both("illegal_moves"), mx])))
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[1] == "table":
+        path = argv[2] if len(argv) > 2 else "tests/strength/chunks.tsv"
+        coordinator = argv[3] if len(argv) > 3 else "target/release/xq-coordinator"
+        table(path, coordinator)
+    elif len(argv) == 6 and argv[1] == "line":
+        line(argv[2], argv[3], int(argv[4]), argv[5])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
