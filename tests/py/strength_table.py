@@ -41,9 +41,9 @@ def read_chunks(path):
             if not line or line.startswith("#"):
                 continue
             cols = line.split("\t")
-            if len(cols) != 12:
-                sys.exit(f"{path}:{n}: expected 12 tab-separated columns, found {len(cols)}")
-            build, opp, offset, pairs, w, d, l, penta, tl, cr, il, mx = cols
+            if len(cols) != 13:
+                sys.exit(f"{path}:{n}: expected 13 tab-separated columns, found {len(cols)}")
+            build, opp, offset, pairs, w, d, l, penta, tl, cr, il, mx, knps = cols
             chunk = {
                 "build": build,
                 "opp": opp,
@@ -55,6 +55,7 @@ def read_chunks(path):
                 "crashes": pair(cr),
                 "illegal": pair(il),
                 "max_ms": pair(mx),
+                "knps": None if knps == "-" else int(knps),
             }
             if build not in BUILDS or opp not in NAMES:
                 sys.exit(f"{path}:{n}: unknown build '{build}' or opponent '{opp}'")
@@ -117,6 +118,13 @@ def table(path, coordinator):
                     f"{max(opp_max, default=0):,} / {max(maxes, default=0):,} ms")
             if known < end:
                 note += f" (recorded for {known} of the {end} pairs)"
+            speeds = {c["knps"] for c in group if c["knps"] is not None}
+            if speeds:
+                timed = sum(c["pairs"] for c in group if c["knps"] is not None)
+                span = (f"{min(speeds):,}" if len(speeds) == 1
+                        else f"{min(speeds):,}–{max(speeds):,}")
+                note += (f"; the built-in engine searched {span} k nodes/s a thread "
+                         f"in the {timed} pairs whose record has it")
             illegal = tot["illegal"][0]
             if illegal:
                 de, de95 = elo(coordinator, "--wdl", (w, d + illegal, l - illegal))
@@ -134,9 +142,10 @@ def line(build, opp, offset, path):
     both = lambda k: f"{them[k]}/{us[k]}"
     mx = f"{round(them['max_latency_ms'])}/{round(us['max_latency_ms'])}"
     penta = ",".join(map(str, s["pentanomial"]))
+    knps = round(s["nodes_per_second"] / 1000)
     print("\t".join(map(str, [build, opp, offset, s["pairs"], s["wins"], s["draws"], s["losses"],
                               penta, both("time_losses"), both("crashes"),
-                              both("illegal_moves"), mx])))
+                              both("illegal_moves"), mx, knps])))
 
 
 def main(argv):
