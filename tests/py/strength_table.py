@@ -2,11 +2,12 @@
 
 Usage:
   strength_table.py table [CHUNKS_TSV] [XQ_COORDINATOR]
-  strength_table.py line BUILD OPPONENT OFFSET PLAY_JSON
+  strength_table.py line BUILD OPPONENT OFFSET PLAY_JSON PLAY_PGN
 
 `line` turns the summary of one `xq-worker play --dev-engine OPPONENT ...
---json` run into a record line (the external engine is the dev player, so
-the counts are the opponent's). `table` sums the records of each build and
+--json --pgn PLAY_PGN` run into a record line (the external engine is the
+dev player, so the counts are the opponent's); its speed column is the
+built-in engine's own nodes per second, from its move comments in the PGN. `table` sums the records of each build and
 opponent, checks that their openings run from 0 without gaps or overlaps,
 and prints one Markdown row each, with the built-in engine's logistic Elo
 and 95 % interval from the pentanomial (`xq-coordinator stats elo --penta`,
@@ -16,6 +17,7 @@ ElephantEye's are draw claims by its own rules.
 """
 
 import json
+import re
 import subprocess
 import sys
 
@@ -135,14 +137,45 @@ def table(path, coordinator):
         print(f"- {note}")
 
 
-def line(build, opp, offset, path):
+COMMENT = re.compile(r"\{([^}]*)\}")
+SEARCHED = re.compile(r"([\d.]+)s, n=(\d+)")
+
+
+def builtin_knps(path, name="base"):
+    """The built-in engine's nodes per second over a match PGN, in thousands.
+
+    Each game's comments follow its moves in order, starting with the side
+    to move in its `FEN` tag (Red without one); the built-in engine's side
+    is the tag that names `name`.
+    """
+    with open(path, encoding="utf-8") as f:
+        games = f.read().split("[Event ")[1:]
+    nodes = seconds = 0.0
+    for game in games:
+        head, _, moves = game.partition("\n\n")
+        red = f'[Red "{name}"]' in head
+        if not red and f'[Black "{name}"]' not in head:
+            sys.exit(f"{path}: a game without the player '{name}'")
+        fen = re.search(r'\[FEN "[^ "]+ ([wb])', head)
+        first = 1 if fen and fen.group(1) == "b" else 0
+        for i, comment in enumerate(COMMENT.findall(moves), first):
+            m = SEARCHED.search(comment)
+            if m and (i % 2 == 0) == red:
+                seconds += float(m.group(1))
+                nodes += int(m.group(2))
+    if seconds == 0:
+        sys.exit(f"{path}: no searched moves by '{name}'")
+    return round(nodes / seconds / 1000)
+
+
+def line(build, opp, offset, path, pgn):
     with open(path, encoding="utf-8") as f:
         s = json.load(f)
     them, us = s["players"]
     both = lambda k: f"{them[k]}/{us[k]}"
     mx = f"{round(them['max_latency_ms'])}/{round(us['max_latency_ms'])}"
     penta = ",".join(map(str, s["pentanomial"]))
-    knps = round(s["nodes_per_second"] / 1000)
+    knps = builtin_knps(pgn)
     print("\t".join(map(str, [build, opp, offset, s["pairs"], s["wins"], s["draws"], s["losses"],
                               penta, both("time_losses"), both("crashes"),
                               both("illegal_moves"), mx, knps])))
@@ -153,8 +186,8 @@ def main(argv):
         path = argv[2] if len(argv) > 2 else "tests/strength/chunks.tsv"
         coordinator = argv[3] if len(argv) > 3 else "target/release/xq-coordinator"
         table(path, coordinator)
-    elif len(argv) == 6 and argv[1] == "line":
-        line(argv[2], argv[3], int(argv[4]), argv[5])
+    elif len(argv) == 7 and argv[1] == "line":
+        line(argv[2], argv[3], int(argv[4]), argv[5], argv[6])
     else:
         sys.exit(__doc__)
 
