@@ -11,7 +11,8 @@ pub enum Fault {
     /// `killed`: the runner stopped waiting at the deadline, so the overrun was
     /// at least `overrun_ms`.
     TimeLoss { overrun_ms: u64, killed: bool },
-    /// The engine exited, could not be started or could not be written to.
+    /// The engine exited, could not be started or could not be written to, or
+    /// the built-in engine's search panicked.
     Crash,
     /// An illegal or malformed move, or a line that breaks the protocol.
     IllegalMove,

@@ -10,7 +10,13 @@
 //! logged; the process is dropped (killed) and a fresh one is started for the
 //! next game. A failure that is a setting (a wrong coordinate dialect, a rule set
 //! the engine cannot play) would lose every game alike, so it ends the match.
+//!
+//! The built-in engine is held to the same standard: a panic inside its search
+//! loses that game as a crash, with the panic's message and the position in the
+//! game's stderr tail, and the seat's searcher is replaced by a fresh one, so one
+//! bad position costs one game, not the match.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -189,9 +195,14 @@ impl Seat {
             .collect();
         let mut pos = game.position().clone();
         let limits = search_limits(limit, clocks, stop);
-        let r = self
-            .searcher
-            .search(&mut pos, &history, &limits, &player.params, rules, |_| {});
+        let searcher = &mut self.searcher;
+        let searched = catch_panic(|| {
+            searcher.search(&mut pos, &history, &limits, &player.params, rules, |_| {})
+        });
+        let r = match searched {
+            Ok(r) => r,
+            Err(message) => return Ok(self.crashed(player, game, &message, started.elapsed())),
+        };
         Ok(Choice {
             mv: r.best_move.ok_or(Fault::IllegalMove),
             score_cp: Some(r.score),
@@ -199,6 +210,46 @@ impl Seat {
             nodes: r.nodes,
             elapsed: started.elapsed(),
         })
+    }
+
+    /// The built-in engine's search panicked with `message` in `game`: the
+    /// searcher, whose tables the panic may have left half written, is
+    /// replaced, and the player loses the game as by a crash, with the panic
+    /// and the position kept as the game's stderr tail.
+    fn crashed(
+        &mut self,
+        player: &PlayerConfig,
+        game: &Game,
+        message: &str,
+        elapsed: Duration,
+    ) -> Choice {
+        let fen = game.position().to_fen();
+        let moves = game
+            .moves()
+            .map(|m| m.to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
+        tracing::error!(
+            player = %player.name,
+            panic = %message,
+            %fen,
+            start = %game.start().to_fen(),
+            %moves,
+            "the built-in engine's search panicked; it loses the game as by a crash"
+        );
+        self.searcher = Searcher::new(self.hash_mb);
+        self.failure_stderr = vec![
+            format!("built-in engine panicked: {message}"),
+            format!("position: {fen}"),
+            format!("game: {} moves {moves}", game.start().to_fen()),
+        ];
+        Choice {
+            mv: Err(Fault::Crash),
+            score_cp: None,
+            depth: 0,
+            nodes: 0,
+            elapsed,
+        }
     }
 
     fn external(
@@ -286,6 +337,17 @@ impl Seat {
     }
 }
 
+/// Runs `f`, turning a panic into its message (the payload when it is text).
+fn catch_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_owned())
+    })
+}
+
 /// An external engine's score ([`MATE_CP`] − plies for a mate) in the
 /// built-in engine's convention ([`MATE`] − plies), so one reader of scores
 /// (the PGN comments) serves both.
@@ -295,5 +357,72 @@ fn engine_mate_convention(score_cp: i32) -> i32 {
         score_cp.signum() * (MATE - plies)
     } else {
         score_cp
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xq_engine::params::Params;
+    use xq_engine::rules::RuleSet;
+
+    fn builtin() -> PlayerConfig {
+        PlayerConfig {
+            name: "builtin".to_owned(),
+            params: Params::default(),
+            limit: Limit::Nodes(2000),
+            hash_mb: 1,
+            engine: None,
+            draw_contempt: false,
+        }
+    }
+
+    #[test]
+    fn a_panic_becomes_its_message() {
+        assert_eq!(catch_panic(|| 7), Ok(7));
+        assert_eq!(
+            catch_panic(|| -> u8 { panic!("fixed text") }),
+            Err("fixed text".to_owned())
+        );
+        let n = 17;
+        assert_eq!(
+            catch_panic(|| -> u8 { panic!("a list of {n} overflowed") }),
+            Err("a list of 17 overflowed".to_owned())
+        );
+        assert_eq!(
+            catch_panic(|| -> u8 { std::panic::panic_any(3_u32) }),
+            Err("a panic without a message".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_crashed_search_loses_its_game_and_the_seat_plays_the_next() {
+        let player = builtin();
+        let rules = RuleSet::STANDARD;
+        let mut game = Game::new(xq_engine::Position::startpos(), rules);
+        let mut seat = Seat::default();
+        seat.new_game(&player, &rules).unwrap();
+        let search_rules = SearchRules::scoring_aware(&rules, false);
+        let stop = Arc::new(AtomicBool::new(false));
+        let clocks = ByColor::new_with(|_| None);
+        let first = seat
+            .choose(&player, &game, player.limit, &clocks, &search_rules, &stop)
+            .unwrap();
+        game.play(first.mv.unwrap()).unwrap();
+
+        let choice = seat.crashed(&player, &game, "boom", Duration::from_millis(5));
+        assert_eq!(choice.mv, Err(Fault::Crash));
+        assert_eq!(choice.elapsed, Duration::from_millis(5));
+        let tail = seat.failure_stderr().join("\n");
+        assert!(tail.contains("built-in engine panicked: boom"), "{tail}");
+        assert!(tail.contains(&game.position().to_fen()), "{tail}");
+        assert!(tail.contains(&first.mv.unwrap().to_string()), "{tail}");
+
+        seat.new_game(&player, &rules).unwrap();
+        assert!(seat.failure_stderr().is_empty());
+        let next = seat
+            .choose(&player, &game, player.limit, &clocks, &search_rules, &stop)
+            .unwrap();
+        assert!(game.position().is_legal(next.mv.unwrap()));
     }
 }
