@@ -13,7 +13,10 @@ and prints one Markdown row each, with the built-in engine's logistic Elo
 and 95 % interval from the pentanomial (`xq-coordinator stats elo --penta`,
 from the opponent's side, negated). For an opponent with illegal moves it
 also prints the Elo with those games scored as draws (from W/D/L), since
-ElephantEye's are draw claims by its own rules.
+ElephantEye's are draw claims by its own rules. A second table sets each
+hundred of openings side by side: every build that played all of it, with the
+built-in engine's speed, so builds compare on the same openings and machine.
+Records of the build `after-earlier` appear only there.
 """
 
 import json
@@ -26,8 +29,15 @@ NAMES = {
     "sjaak": "Sjaak II 1.4.1, `Hash=16`",
     "ee": "ElephantEye 3.31 with its book",
 }
+# Short names for the notes and the second table, once the first has named the versions.
+SHORT = {"fs": "Fairy-Stockfish", "sjaak": "Sjaak II", "ee": "ElephantEye"}
 ORDER = ["fs", "sjaak", "ee"]
 BUILDS = ["before", "after"]
+# Records kept but left out of the main table: the after build's first play of
+# pairs 100-199, on other machines than the before-runs of those pairs.
+EARLIER = "after-earlier"
+# Each hundred of openings, for the side-by-side table.
+HUNDREDS = [(0, 100), (100, 200)]
 
 
 def pair(text):
@@ -59,7 +69,7 @@ def read_chunks(path):
                 "max_ms": pair(mx),
                 "knps": None if knps == "-" else int(knps),
             }
-            if build not in BUILDS or opp not in NAMES:
+            if (build not in BUILDS and build != EARLIER) or opp not in NAMES:
                 sys.exit(f"{path}:{n}: unknown build '{build}' or opponent '{opp}'")
             if sum(chunk["penta"]) != chunk["pairs"] or sum(chunk["wdl"]) != 2 * chunk["pairs"]:
                 sys.exit(f"{path}:{n}: counts do not add up to {chunk['pairs']} pairs")
@@ -116,17 +126,10 @@ def table(path, coordinator):
             maxes = [c["max_ms"][1] for c in group if c["max_ms"][1] is not None]
             opp_max = [c["max_ms"][0] for c in group if c["max_ms"][0] is not None]
             known = sum(c["pairs"] for c in group if c["max_ms"][1] is not None)
-            note = (f"{NAMES[opp]}, {build}: {list(tot['penta'])}; largest answer "
+            note = (f"{SHORT[opp]}, {build}: {list(tot['penta'])}; largest answer "
                     f"{max(opp_max, default=0):,} / {max(maxes, default=0):,} ms")
             if known < end:
                 note += f" (recorded for {known} of the {end} pairs)"
-            speeds = {c["knps"] for c in group if c["knps"] is not None}
-            if speeds:
-                timed = sum(c["pairs"] for c in group if c["knps"] is not None)
-                span = (f"{min(speeds):,}" if len(speeds) == 1
-                        else f"{min(speeds):,}–{max(speeds):,}")
-                note += (f"; the built-in engine searched {span} k nodes/s a thread "
-                         f"in the {timed} pairs whose record has it")
             illegal = tot["illegal"][0]
             if illegal:
                 de, de95 = elo(coordinator, "--wdl", (w, d + illegal, l - illegal))
@@ -135,6 +138,36 @@ def table(path, coordinator):
     print()
     for note in notes:
         print(f"- {note}")
+    print()
+    hundreds(chunks, coordinator)
+
+
+def hundreds(chunks, coordinator):
+    """Each hundred of openings with every build that played it, so that the
+    builds compare on the same openings and, where the speed column says so,
+    on the same machine."""
+    print("| opponent | openings | build | built-in engine's k nodes/s | opponent's W / D / L "
+          "| built-in engine's Elo ± 95 % |")
+    print("|---|---|---|---|---|---|")
+    for opp in ORDER:
+        for lo, hi in HUNDREDS:
+            for build in BUILDS + [EARLIER]:
+                group = [c for c in chunks if c["opp"] == opp and c["build"] == build
+                         and lo <= c["offset"] < hi]
+                if sum(c["pairs"] for c in group) != hi - lo:
+                    continue
+                wdl, penta = (0, 0, 0), (0,) * 5
+                for c in group:
+                    wdl, penta = add(wdl, c["wdl"]), add(penta, c["penta"])
+                e, e95 = elo(coordinator, "--penta", penta)
+                speeds = sorted({c["knps"] for c in group if c["knps"] is not None})
+                known = sum(c["pairs"] for c in group if c["knps"] is not None)
+                speed = ("–" if not speeds else
+                         (f"{speeds[0]:,}" if len(speeds) == 1 else f"{speeds[0]:,}–{speeds[-1]:,}")
+                         + ("" if known == hi - lo else f" ({known} pairs)"))
+                w, d, l = wdl
+                print(f"| {SHORT[opp]} | {lo}–{hi - 1} | {build} | {speed} | {w} / {d} / {l} "
+                      f"| {signed(e)} ± {e95:.0f} |")
 
 
 COMMENT = re.compile(r"\{([^}]*)\}")
