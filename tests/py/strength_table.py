@@ -36,6 +36,7 @@ BUILDS = ["before", "after"]
 # Records kept but left out of the main table: the after build's first play of
 # pairs 100-199, on other machines than the before-runs of those pairs.
 EARLIER = "after-earlier"
+KNOWN_BUILDS = BUILDS + [EARLIER]
 # Each hundred of openings, for the side-by-side table.
 HUNDREDS = [(0, 100), (100, 200)]
 
@@ -69,7 +70,7 @@ def read_chunks(path):
                 "max_ms": pair(mx),
                 "knps": None if knps == "-" else int(knps),
             }
-            if (build not in BUILDS and build != EARLIER) or opp not in NAMES:
+            if build not in KNOWN_BUILDS or opp not in NAMES:
                 sys.exit(f"{path}:{n}: unknown build '{build}' or opponent '{opp}'")
             if sum(chunk["penta"]) != chunk["pairs"] or sum(chunk["wdl"]) != 2 * chunk["pairs"]:
                 sys.exit(f"{path}:{n}: counts do not add up to {chunk['pairs']} pairs")
@@ -151,7 +152,7 @@ def hundreds(chunks, coordinator):
     print("|---|---|---|---|---|---|")
     for opp in ORDER:
         for lo, hi in HUNDREDS:
-            for build in BUILDS + [EARLIER]:
+            for build in KNOWN_BUILDS:
                 group = [c for c in chunks if c["opp"] == opp and c["build"] == build
                          and lo <= c["offset"] < hi]
                 if sum(c["pairs"] for c in group) != hi - lo:

@@ -68,6 +68,19 @@ pub struct Choice {
     pub elapsed: Duration,
 }
 
+impl Choice {
+    /// No move: the player loses by `fault`, charged `elapsed`.
+    fn lost(fault: Fault, elapsed: Duration) -> Self {
+        Choice {
+            mv: Err(fault),
+            score_cp: None,
+            depth: 0,
+            nodes: 0,
+            elapsed,
+        }
+    }
+}
+
 /// Why a seat cannot play on.
 #[derive(Debug, thiserror::Error)]
 pub enum SeatError {
@@ -243,13 +256,7 @@ impl Seat {
             format!("position: {fen}"),
             format!("game: {} moves {moves}", game.start().to_fen()),
         ];
-        Choice {
-            mv: Err(Fault::Crash),
-            score_cp: None,
-            depth: 0,
-            nodes: 0,
-            elapsed,
-        }
+        Choice::lost(Fault::Crash, elapsed)
     }
 
     fn external(
@@ -260,13 +267,7 @@ impl Seat {
         clocks: &ByColor<Option<Clock>>,
     ) -> Result<Choice, SeatError> {
         let (go, allotted) = go_limit(limit, clocks, game.position().side_to_move());
-        let lost = |fault| Choice {
-            mv: Err(fault),
-            score_cp: None,
-            depth: 0,
-            nodes: 0,
-            elapsed: Duration::ZERO,
-        };
+        let lost = |fault| Choice::lost(fault, Duration::ZERO);
         let Some(engine) = self.engine.as_mut() else {
             return Ok(lost(Fault::Crash));
         };
