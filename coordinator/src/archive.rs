@@ -1,39 +1,53 @@
 //! Checking a result's games before they are counted and stored.
 //!
-//! A result's games are accepted only when there are none (a worker that
-//! keeps no games) or exactly one per counted game, each starts from the
-//! opening its lease gave it ([`check_openings`]: the coordinator
-//! regenerates it), replays legally from its start position to its stated
-//! result, reason and ply under the lease's rules
-//! ([`xq_engine::rules::replay`]), and together they give exactly the
-//! submitted counts. Otherwise the whole result is refused, naming the game
+//! A result is accepted only with exactly one game record per counted game
+//! (two per pair), whatever the run keeps: each starts from the opening its
+//! lease gave it ([`check_openings`]: the coordinator regenerates it),
+//! replays legally from its start position to its stated result, reason and
+//! ply under the lease's rules ([`xq_engine::rules::replay`]), and together
+//! they give exactly the submitted counts and, when present, the variant
+//! statistics. Otherwise the whole result is refused, naming the game
 //! (`results.games[i]`), the field and the ply.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use xq_engine::rules::{Claim, Outcome, Reason, RuleSet, replay};
-use xq_engine::{Color, Position};
-use xq_proto::{GameRecord, Invalid, OpeningSlice, OpeningSource, Score, Totals, invalid};
+use xq_engine::Position;
+use xq_engine::rules::{Claim, Game, Outcome, Reason, RuleSet, replay};
+use xq_proto::variant_stats::{GameSummary, VariantStats, game_captures};
+use xq_proto::{
+    BatchOutcome, GameRecord, Invalid, OpeningSlice, OpeningSource, Totals, invalid, quote,
+};
 use xq_worker::openings::{BookError, OpeningBook, OpeningMaker, Order};
 
-/// Checks `games` against the rules `rules` and the submitted `totals`.
-pub fn check(rules: &str, games: &[GameRecord], totals: &Totals) -> Result<(), Invalid> {
-    if games.is_empty() {
-        return Ok(());
-    }
+/// Checks `outcome`'s games against the rules `rules` and its counts.
+pub fn check(rules: &str, outcome: &BatchOutcome) -> Result<(), Invalid> {
+    let BatchOutcome {
+        totals,
+        games,
+        variant,
+    } = outcome;
     let expected = totals.games();
     if games.len() as u64 != expected {
         return invalid(
             "results.games",
-            format!("{} game records for {expected} counted games", games.len()),
+            format!(
+                "{} game records for {expected} counted games: a result carries every game it counts",
+                games.len()
+            ),
         );
     }
     let rules: RuleSet = rules
         .parse()
         .map_err(|e| Invalid::new("lease.rules", format!("{e}")))?;
+    let mut summaries = Vec::with_capacity(games.len());
     for (i, g) in games.iter().enumerate() {
-        check_one(&rules, g).map_err(|e| e.within(&format!("results.games[{i}]")))?;
+        let game = check_one(&rules, g).map_err(|e| e.within(&format!("results.games[{i}]")))?;
+        summaries.push(GameSummary {
+            result: g.result,
+            plies: g.moves.len(),
+            captures: game_captures(game.records()),
+        });
     }
     let recount = totals_of(games);
     if !totals.reasons.is_empty() && recount.reasons != totals.reasons {
@@ -65,6 +79,18 @@ pub fn check(rules: &str, games: &[GameRecord], totals: &Totals) -> Result<(), I
             ),
         );
     }
+    if let Some(stated) = variant {
+        let mut replayed = VariantStats::default();
+        for pair in summaries.chunks_exact(2) {
+            replayed.add_pair(&pair[0], &pair[1]);
+        }
+        if &replayed != stated {
+            return invalid(
+                "results.variant",
+                "the statistics are not those of the games (results by colour, lengths, captures)",
+            );
+        }
+    }
     Ok(())
 }
 
@@ -73,18 +99,10 @@ pub fn check(rules: &str, games: &[GameRecord], totals: &Totals) -> Result<(), I
 pub fn totals_of(games: &[GameRecord]) -> Totals {
     let mut t = Totals::default();
     for pair in games.chunks_exact(2) {
-        t.add_pair([&pair[0], &pair[1]].map(|g| {
-            let first = if g.red_player == 0 {
-                Color::Red
-            } else {
-                Color::Black
-            };
-            (
-                Score::of(g.result, first),
-                g.moves.len() as u64,
-                g.reason.as_str(),
-            )
-        }));
+        t.add_pair(
+            [&pair[0], &pair[1]]
+                .map(|g| (g.first_score(), g.moves.len() as u64, g.reason.as_str())),
+        );
     }
     t
 }
@@ -131,8 +149,9 @@ pub fn check_openings(
             return invalid(
                 field("start_fen"),
                 format!(
-                    "'{}' is not the start of opening {index} ('{}')",
-                    g.start_fen, opening.fen
+                    "{} is not the start of opening {index} ({})",
+                    quote(&g.start_fen),
+                    quote(&opening.fen)
                 ),
             );
         }
@@ -203,11 +222,17 @@ impl OpeningBooks {
     }
 }
 
-fn check_one(rules: &RuleSet, g: &GameRecord) -> Result<(), Invalid> {
-    let start =
-        Position::from_fen(&g.start_fen).map_err(|e| Invalid::new("start_fen", format!("{e}")))?;
-    let reason = Reason::from_token(&g.reason)
-        .ok_or_else(|| Invalid::new("reason", format!("unknown end reason '{}'", g.reason)))?;
+/// Replays one game record; the replayed game on success.
+fn check_one(rules: &RuleSet, g: &GameRecord) -> Result<Game, Invalid> {
+    let start = Position::from_fen(&g.start_fen).map_err(|e| {
+        Invalid::new(
+            "start_fen",
+            format!("{} is not a position: {e}", quote(&g.start_fen)),
+        )
+    })?;
+    let reason = Reason::from_token(&g.reason).ok_or_else(|| {
+        Invalid::new("reason", format!("unknown end reason {}", quote(&g.reason)))
+    })?;
     let claim = Claim {
         moves: &g.moves,
         opening_plies: g.opening_plies as usize,
@@ -218,7 +243,6 @@ fn check_one(rules: &RuleSet, g: &GameRecord) -> Result<(), Invalid> {
         },
     };
     replay(start, *rules, &claim)
-        .map(drop)
         .map_err(|e| Invalid::new("moves", format!("opening {}: {e}", g.opening_index)))
 }
 
@@ -248,15 +272,41 @@ mod tests {
         }
     }
 
+    /// The outcome of `games` with the counts they give (and no variant
+    /// statistics).
+    fn outcome(games: &[GameRecord]) -> BatchOutcome {
+        BatchOutcome {
+            totals: totals_of(games),
+            games: games.to_vec(),
+            variant: None,
+        }
+    }
+
     #[test]
     fn games_that_replay_and_add_up_are_accepted() {
         let games = [
             game(0, "h2e2 h9g7", GameResult::Draw, "adjudication"),
             game(1, "h2e2 h9g7 h0g2", GameResult::Red, "time-forfeit"),
         ];
-        let t = totals_of(&games);
-        check("standard", &games, &t).unwrap();
-        check("standard", &[], &t).unwrap();
+        check("standard", &outcome(&games)).unwrap();
+    }
+
+    #[test]
+    fn counts_without_their_games_are_refused() {
+        let games = [
+            game(0, "h2e2 h9g7", GameResult::Draw, "adjudication"),
+            game(1, "h2e2 h9g7 h0g2", GameResult::Red, "time-forfeit"),
+        ];
+        let mut without = outcome(&games);
+        without.games.clear();
+        let text = check("standard", &without).unwrap_err().to_string();
+        assert!(
+            text.contains("results.games") && text.contains("0 game records for 2"),
+            "{text}"
+        );
+        without.games.push(games[0].clone());
+        let text = check("standard", &without).unwrap_err().to_string();
+        assert!(text.contains("1 game records for 2"), "{text}");
     }
 
     #[test]
@@ -265,7 +315,7 @@ mod tests {
             game(0, "h2e2 h9g7", GameResult::Draw, "adjudication"),
             game(1, "h2e2 h9g7 e2e9", GameResult::Red, "resignation"),
         ];
-        let err = check("standard", &games, &totals_of(&games)).unwrap_err();
+        let err = check("standard", &outcome(&games)).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("results.games[1]"), "{text}");
         assert!(text.contains("ply 2: illegal move e2e9"), "{text}");
@@ -273,10 +323,20 @@ mod tests {
             game(0, "h2e2 h9g7", GameResult::Red, "checkmate"),
             game(1, "h2e2", GameResult::Red, "nonsense"),
         ];
-        let text = check("standard", &games, &totals_of(&games))
-            .unwrap_err()
-            .to_string();
+        let text = check("standard", &outcome(&games)).unwrap_err().to_string();
         assert!(text.contains("results.games[0]"), "{text}");
+    }
+
+    #[test]
+    fn an_unbounded_reason_is_quoted_short() {
+        let long = "r".repeat(100_000);
+        let games = [
+            game(0, "h2e2 h9g7", GameResult::Draw, &long),
+            game(1, "h2e2 h9g7", GameResult::Draw, "adjudication"),
+        ];
+        let text = check("standard", &outcome(&games)).unwrap_err().to_string();
+        assert!(text.contains("(100000 bytes)"), "{text}");
+        assert!(text.len() < 300, "{} bytes", text.len());
     }
 
     #[test]
@@ -285,11 +345,33 @@ mod tests {
             game(0, "h2e2 h9g7", GameResult::Draw, "adjudication"),
             game(1, "h2e2 h9g7", GameResult::Draw, "adjudication"),
         ];
-        let mut t = totals_of(&games);
-        check("standard", &games[..1], &t).unwrap_err();
-        t.wins += 1;
-        t.draws -= 1;
-        let text = check("standard", &games, &t).unwrap_err().to_string();
+        let mut o = outcome(&games);
+        o.totals.wins += 1;
+        o.totals.draws -= 1;
+        let text = check("standard", &o).unwrap_err().to_string();
         assert!(text.contains("results.games"), "{text}");
+    }
+
+    #[test]
+    fn variant_statistics_must_be_the_games() {
+        let games = [
+            game(0, "h2e2 h9g7", GameResult::Draw, "adjudication"),
+            game(1, "h2e2 h9g7 h0g2", GameResult::Red, "time-forfeit"),
+        ];
+        let summary = |g: &GameRecord| GameSummary {
+            result: g.result,
+            plies: g.moves.len(),
+            captures: Default::default(),
+        };
+        let mut stats = VariantStats::default();
+        stats.add_pair(&summary(&games[0]), &summary(&games[1]));
+        let mut o = outcome(&games);
+        o.variant = Some(stats.clone());
+        check("standard", &o).unwrap();
+        stats.red_wins += 1;
+        stats.draws -= 1;
+        o.variant = Some(stats);
+        let text = check("standard", &o).unwrap_err().to_string();
+        assert!(text.contains("results.variant"), "{text}");
     }
 }

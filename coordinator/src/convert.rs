@@ -31,7 +31,7 @@ fn name(field: &str, value: &str) -> Result<(), Invalid> {
     if value.is_empty() || value.len() > 128 {
         return Err(Invalid::new(
             field,
-            format!("{value:?} must be 1 to 128 bytes"),
+            format!("{} must be 1 to 128 bytes", xq_proto::quote(value)),
         ));
     }
     Ok(())
@@ -49,6 +49,12 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
             bench_nps,
         } = r;
         name("name", &worker_name)?;
+        if version.len() > 128 {
+            return Err(Invalid::new(
+                "version",
+                format!("{} is longer than 128 bytes", xq_proto::quote(&version)),
+            ));
+        }
         if threads == 0 {
             return Err(Invalid::new("threads", "must be at least 1"));
         }

@@ -28,8 +28,9 @@
 //! one finds `expired`/`released` or a passed deadline (EXPIRED_IGNORED), one
 //! for a finished or stopped run finds `cancelled` (CANCELLED_IGNORED).
 //! None of those change anything, and neither does a refused submission:
-//! another worker's lease (`Forbidden`) or counts that do not fit the lease
-//! (`Invalid`), both checked before the lease's state. Heartbeats extend an active lease's
+//! another worker's lease (`Forbidden`), or counts that do not fit the lease
+//! or are not those of the games that must come with them (`Invalid`), all
+//! checked before the lease's state. Heartbeats extend an active lease's
 //! deadline by the lease time-to-live.
 
 use std::time::Duration;
@@ -376,11 +377,7 @@ impl Scheduler {
         lease_id: u64,
         outcome: BatchOutcome,
     ) -> Result<SubmitStatus, StoreError> {
-        let keep = if outcome.games.is_empty() {
-            Retention::None
-        } else {
-            self.check_games(worker_id, lease_id, &outcome).await?
-        };
+        let (keep, outcome) = self.check_games(worker_id, lease_id, outcome).await?;
         let (status, run_id) = self
             .store
             .call(move |conn| {
@@ -394,11 +391,6 @@ impl Scheduler {
                         "lease {lease_id} is not held by worker {worker_id}"
                     )));
                 }
-                // Checked first, so a malformed result is refused whatever
-                // became of the lease.
-                outcome
-                    .check(lease.pairs)
-                    .map_err(|e| StoreError::Invalid(e.to_string()))?;
                 let status = match lease.state {
                     LeaseState::Done => SubmitStatus::Duplicate,
                     LeaseState::Expired | LeaseState::Released => SubmitStatus::ExpiredIgnored,
@@ -430,18 +422,20 @@ impl Scheduler {
 }
 
 impl Scheduler {
-    /// Replays a result's games under its lease's rules and checks them
-    /// against its counts (see [`crate::archive`]), off the store's thread:
-    /// a refused game is [`StoreError::Invalid`] and nothing is counted.
-    /// Returns which of the games the run keeps.
+    /// Checks a result's shape against its lease ([`BatchOutcome::check`]:
+    /// one game record per counted game) and replays its games under the
+    /// lease's rules against its counts (see [`crate::archive`]), off the
+    /// store's thread, whatever the run keeps: a refused result is
+    /// [`StoreError::Invalid`] and nothing is counted. Returns which of the
+    /// games the run keeps, and the outcome.
     async fn check_games(
         &self,
         worker_id: u64,
         lease_id: u64,
-        outcome: &BatchOutcome,
-    ) -> Result<Retention, StoreError> {
+        outcome: BatchOutcome,
+    ) -> Result<(Retention, BatchOutcome), StoreError> {
         let books = self.books.clone();
-        let (run_id, rules, openings, book_lines, keep) = self
+        let (pairs, run_id, rules, openings, book_lines, keep) = self
             .store
             .call(move |conn| {
                 let lease = leases::load(conn, lease_id)?
@@ -466,6 +460,7 @@ impl Scheduler {
                     _ => None,
                 };
                 Ok((
+                    lease.pairs,
                     run.id,
                     work.rules,
                     openings,
@@ -474,20 +469,22 @@ impl Scheduler {
                 ))
             })
             .await?;
-        let games = outcome.games.clone();
-        let totals = outcome.totals.clone();
+        outcome
+            .check(pairs)
+            .map_err(|e| StoreError::Invalid(e.to_string()))?;
         let books = self.books.clone();
         tokio::task::spawn_blocking(move || {
             let book = books
                 .get(run_id, book_lines.as_ref().unwrap_or(&openings.source))
                 .map_err(|e| Invalid::new("run.openings", e))?;
-            archive::check_openings(&openings, &book, &rules, &games)?;
-            archive::check(&rules, &games, &totals)
+            archive::check_openings(&openings, &book, &rules, &outcome.games)?;
+            archive::check(&rules, &outcome)?;
+            Ok::<_, Invalid>(outcome)
         })
         .await
         .map_err(|e| StoreError::Join(format!("the game check failed: {e}")))?
-        .map_err(|e| StoreError::Invalid(e.to_string()))?;
-        Ok(keep)
+        .map_err(|e| StoreError::Invalid(e.to_string()))
+        .map(|outcome| (keep, outcome))
     }
 }
 
@@ -583,7 +580,7 @@ mod tests {
     use super::*;
     use crate::runs::{self, GamesSpec, KindSpec, MatchSettings};
     use xq_proto::variant_stats::VariantStats;
-    use xq_proto::{Adjudication, Limit, OpeningSource};
+    use xq_proto::{Adjudication, Limit, OpeningSource, Score};
 
     fn games_spec(pairs: u64, batch_pairs: u32) -> RunSpec {
         RunSpec {
@@ -610,16 +607,9 @@ mod tests {
         }
     }
 
-    fn draws(pairs: u32) -> BatchOutcome {
-        BatchOutcome {
-            totals: xq_proto::Totals {
-                pairs: pairs.into(),
-                pentanomial: [0, 0, pairs.into(), 0, 0],
-                draws: 2 * u64::from(pairs),
-                ..Default::default()
-            },
-            ..BatchOutcome::default()
-        }
+    /// Every game of `work` drawn, with its games.
+    fn draws(work: &WorkSpec) -> BatchOutcome {
+        xq_worker::stand_in::adjudicated(work, |_| Score::Draw).unwrap()
     }
 
     /// Registers a worker named `name` that measured `bench_nps`.
@@ -658,10 +648,13 @@ mod tests {
         }
         assert_eq!(offsets, [(0, 4), (4, 4), (8, 2)]);
         for g in &grants {
-            let status = s.submit(w, g.lease_id, draws(g.work.pairs)).await.unwrap();
+            let status = s.submit(w, g.lease_id, draws(&g.work)).await.unwrap();
             assert_eq!(status, SubmitStatus::Accepted);
         }
-        let again = s.submit(w, grants[0].lease_id, draws(4)).await.unwrap();
+        let again = s
+            .submit(w, grants[0].lease_id, draws(&grants[0].work))
+            .await
+            .unwrap();
         assert_eq!(again, SubmitStatus::Duplicate);
         let run = s.get_run(run).await.unwrap();
         assert_eq!(run.totals.pairs, 10);
@@ -678,7 +671,10 @@ mod tests {
         let second = s.request_work(w).await.unwrap().unwrap();
         assert_eq!(second.work.openings.offset, first.work.openings.offset);
         assert_ne!(second.lease_id, first.lease_id);
-        let late = s.submit(w, first.lease_id, draws(4)).await.unwrap();
+        let late = s
+            .submit(w, first.lease_id, draws(&first.work))
+            .await
+            .unwrap();
         assert_eq!(late, SubmitStatus::ExpiredIgnored);
     }
 
@@ -687,10 +683,35 @@ mod tests {
         let (s, w) = setup(Duration::from_secs(60)).await;
         s.create_run(games_spec(4, 4), false).await.unwrap();
         let g = s.request_work(w).await.unwrap().unwrap();
-        let err = s.submit(w, g.lease_id, draws(3)).await.unwrap_err();
+        let short = WorkSpec {
+            pairs: 3,
+            ..g.work.clone()
+        };
+        let err = s.submit(w, g.lease_id, draws(&short)).await.unwrap_err();
         assert!(matches!(err, StoreError::Invalid(_)), "{err}");
+        let mut without = draws(&g.work);
+        without.games.clear();
+        let err = s.submit(w, g.lease_id, without.clone()).await.unwrap_err();
+        assert!(err.to_string().contains("results.games"), "{err}");
+        without.games = draws(&g.work).games[..7].to_vec();
+        let err = s.submit(w, g.lease_id, without).await.unwrap_err();
+        assert!(err.to_string().contains("7 game records"), "{err}");
+        assert_eq!(s.get_run(g.run_id).await.unwrap().totals.pairs, 0);
+        let mut unkept = games_spec(4, 4);
+        unkept.name = "keeps none".to_owned();
+        unkept.keep_games = Retention::None;
+        unkept.priority = 1;
+        s.create_run(unkept, false).await.unwrap();
+        let none = s.request_work(w).await.unwrap().unwrap();
+        let mut without = draws(&none.work);
+        without.games.clear();
+        let err = s.submit(w, none.lease_id, without).await.unwrap_err();
+        assert!(
+            err.to_string().contains("results.games"),
+            "a run that keeps no games still checks them: {err}"
+        );
         assert_eq!(
-            s.submit(w, g.lease_id, draws(4)).await.unwrap(),
+            s.submit(w, g.lease_id, draws(&g.work)).await.unwrap(),
             SubmitStatus::Accepted
         );
     }
@@ -723,26 +744,30 @@ mod tests {
             ]
         );
         let g = &grants[1];
-        let err = s.submit(w, g.lease_id, draws(2)).await.unwrap_err();
+        let with = |stats: Option<VariantStats>| BatchOutcome {
+            variant: stats,
+            ..draws(&g.work)
+        };
+        let err = s.submit(w, g.lease_id, with(None)).await.unwrap_err();
         assert!(err.to_string().contains("results.variant"), "{err}");
-        let mut stats = VariantStats {
-            draws: 4,
-            pair_outcomes: [0, 0, 0, 0, 2, 0, 0, 0, 0],
-            ..VariantStats::default()
-        };
-        stats.plies_histogram[3] = 4;
-        let with = |stats: VariantStats| BatchOutcome {
-            variant: Some(stats),
-            ..draws(2)
-        };
+        let stats = draws(&g.work).variant.unwrap();
+        assert_eq!(stats.draws, 4);
         let mut bad = stats.clone();
         bad.pair_outcomes[4] = 1;
-        let err = s.submit(w, g.lease_id, with(bad)).await.unwrap_err();
+        let err = s.submit(w, g.lease_id, with(Some(bad))).await.unwrap_err();
         assert!(
             err.to_string().contains("results.variant.pair_outcomes"),
             "{err}"
         );
-        let ok = s.submit(w, g.lease_id, with(stats)).await.unwrap();
+        let mut unlike = stats.clone();
+        unlike.plies_histogram.rotate_right(1);
+        let err = s
+            .submit(w, g.lease_id, with(Some(unlike)))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("not those of the games"), "{err}");
+        let ok = s.submit(w, g.lease_id, with(Some(stats))).await.unwrap();
+
         assert_eq!(ok, SubmitStatus::Accepted);
         let status = s.get_run(run).await.unwrap();
         assert_eq!(status.variants[0].pairs, 0);
@@ -750,20 +775,24 @@ mod tests {
         assert_eq!(status.variants[1].stats.draws, 4);
     }
 
-    /// A lease's outcome with these pentanomial counts (index 2 = DD).
-    fn from_pentanomial(p: [u64; 5]) -> BatchOutcome {
-        let [ll, ld, dd, dw, ww] = p;
-        BatchOutcome {
-            totals: xq_proto::Totals {
-                pairs: p.iter().sum(),
-                pentanomial: p,
-                wins: dw + 2 * ww,
-                draws: ld + 2 * dd + dw,
-                losses: 2 * ll + ld,
-                ..Default::default()
-            },
-            ..BatchOutcome::default()
-        }
+    /// The outcome of `work` with these pentanomial counts (index 2 = DD),
+    /// with its games; `p` sums to the lease's pairs.
+    fn from_pentanomial(work: &WorkSpec, p: [u64; 5]) -> BatchOutcome {
+        use Score::{Draw, Loss, Win};
+        let kinds = [
+            [Loss, Loss],
+            [Loss, Draw],
+            [Draw, Draw],
+            [Draw, Win],
+            [Win, Win],
+        ];
+        let scores: Vec<Score> = p
+            .iter()
+            .zip(kinds)
+            .flat_map(|(&n, pair)| std::iter::repeat_n(pair, n as usize).flatten())
+            .collect();
+        assert_eq!(scores.len(), 2 * work.pairs as usize);
+        xq_worker::stand_in::adjudicated(work, |i| scores[i as usize]).unwrap()
     }
 
     /// Six workers play a run that excludes flagged workers; worker 0
@@ -801,11 +830,10 @@ mod tests {
                 }
                 any = true;
                 let probs = if i == 0 { &biased } else { &honest };
-                let outcome = from_pentanomial(crate::stats::sprt::draw_pairs(
-                    probs,
-                    g.work.pairs.into(),
-                    &mut rng,
-                ));
+                let outcome = from_pentanomial(
+                    &g.work,
+                    crate::stats::sprt::draw_pairs(probs, g.work.pairs.into(), &mut rng),
+                );
                 let status = s.submit(w, g.lease_id, outcome.clone()).await.unwrap();
                 assert_eq!(status, SubmitStatus::Accepted);
                 if i != 0 {
@@ -884,7 +912,7 @@ mod tests {
             (other, [0, 5, 40, 40, 15]),
         ] {
             let g = s.request_work(worker).await.unwrap().unwrap();
-            s.submit(worker, g.lease_id, from_pentanomial(p))
+            s.submit(worker, g.lease_id, from_pentanomial(&g.work, p))
                 .await
                 .unwrap();
         }

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
 use tonic::transport::{Identity, ServerTlsConfig};
-use tonic::{Request, Response, Status};
+use tonic::{Code, Request, Response, Status};
 use xq_proto::pb;
 use xq_proto::pb::run_service_server::{RunService, RunServiceServer};
 use xq_proto::pb::worker_service_server::{WorkerService, WorkerServiceServer};
@@ -45,42 +45,52 @@ fn bad(field: &str, reason: impl std::fmt::Display) -> Status {
 /// retry; the rest `INTERNAL`. Storage failures are logged.
 impl From<StoreError> for Status {
     fn from(e: StoreError) -> Self {
-        use rusqlite::ErrorCode;
-        if let StoreError::Sqlite(rusqlite::Error::SqliteFailure(f, _)) = &e {
-            match f.code {
-                ErrorCode::DiskFull => {
-                    tracing::error!(error = %e, "database full");
-                    return Status::resource_exhausted(format!(
-                        "the coordinator's database is full; nothing was stored: {e}"
-                    ));
-                }
-                ErrorCode::ReadOnly
-                | ErrorCode::DatabaseBusy
-                | ErrorCode::DatabaseLocked
-                | ErrorCode::SystemIoFailure
-                | ErrorCode::CannotOpen => {
-                    tracing::error!(error = %e, "database unavailable");
-                    return Status::unavailable(format!(
+        let (code, message) = code_and_message(e);
+        Status::new(code, xq_proto::bounded(message))
+    }
+}
+
+fn code_and_message(e: StoreError) -> (Code, String) {
+    use rusqlite::ErrorCode;
+    if let StoreError::Sqlite(rusqlite::Error::SqliteFailure(f, _)) = &e {
+        match f.code {
+            ErrorCode::DiskFull => {
+                tracing::error!(error = %e, "database full");
+                return (
+                    Code::ResourceExhausted,
+                    format!("the coordinator's database is full; nothing was stored: {e}"),
+                );
+            }
+            ErrorCode::ReadOnly
+            | ErrorCode::DatabaseBusy
+            | ErrorCode::DatabaseLocked
+            | ErrorCode::SystemIoFailure
+            | ErrorCode::CannotOpen => {
+                tracing::error!(error = %e, "database unavailable");
+                return (
+                    Code::Unavailable,
+                    format!(
                         "the coordinator cannot write its database now; nothing was stored: {e}"
-                    ));
-                }
-                _ => {}
+                    ),
+                );
             }
+            _ => {}
         }
-        match e {
-            StoreError::Unsynced(_) => {
-                tracing::error!(error = %e, "database sync failed");
-                Status::unavailable(format!(
-                    "{e}; retry (a repeated result is not counted twice)"
-                ))
-            }
-            StoreError::NotFound(m) => Status::not_found(m),
-            StoreError::Invalid(m) => Status::invalid_argument(m),
-            StoreError::Forbidden(m) => Status::permission_denied(m),
-            other => {
-                tracing::error!(error = %other, "store failure");
-                Status::internal(other.to_string())
-            }
+    }
+    match e {
+        StoreError::Unsynced(_) => {
+            tracing::error!(error = %e, "database sync failed");
+            (
+                Code::Unavailable,
+                format!("{e}; retry (a repeated result is not counted twice)"),
+            )
+        }
+        StoreError::NotFound(m) => (Code::NotFound, m),
+        StoreError::Invalid(m) => (Code::InvalidArgument, m),
+        StoreError::Forbidden(m) => (Code::PermissionDenied, m),
+        other => {
+            tracing::error!(error = %other, "store failure");
+            (Code::Internal, other.to_string())
         }
     }
 }
@@ -373,7 +383,8 @@ impl WorkerService for Workers {
         let pb::DownloadBlobRequest { sha256 } = request.into_inner();
         if !xq_proto::is_sha256_hex(&sha256) {
             return Err(Status::invalid_argument(format!(
-                "invalid sha256: {sha256:?} is not 64 lowercase hex digits"
+                "invalid sha256: {} is not 64 lowercase hex digits",
+                xq_proto::quote(&sha256)
             )));
         }
         let size = self

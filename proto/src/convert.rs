@@ -688,10 +688,30 @@ mod tests {
                 reasons: BTreeMap::from([("checkmate".to_owned(), 4)]),
                 total_plies: 0,
             },
-            ..BatchOutcome::default()
+            games: vec![
+                GameRecord {
+                    opening_index: 0,
+                    start_fen: xq_engine::START_FEN.to_owned(),
+                    moves: Vec::new(),
+                    opening_plies: 0,
+                    result: xq_engine::rules::GameResult::Red,
+                    reason: "checkmate".to_owned(),
+                    red_player: 0,
+                    per_move: Vec::new(),
+                    stderr_tail: String::new(),
+                    overrun_ms: None,
+                };
+                4
+            ],
+            variant: None,
         };
         assert_eq!(outcome.check(2), Ok(()));
         let field = |o: &BatchOutcome| o.check(2).unwrap_err().field;
+        let mut unproven = outcome.clone();
+        unproven.games.pop();
+        assert_eq!(field(&unproven), "results.games");
+        unproven.games.clear();
+        assert_eq!(field(&unproven), "results.games");
         assert_eq!(outcome.check(3).unwrap_err().field, "results.pairs");
         let mut bad = outcome.clone();
         bad.totals.wins = 3;

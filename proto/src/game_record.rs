@@ -6,10 +6,10 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use xq_engine::Move;
 use xq_engine::rules::{GameResult, Reason};
+use xq_engine::{Color, Move};
 
-use crate::Totals;
+use crate::{Score, Totals};
 
 /// Most plies a game can have; the runner's own caps are far lower.
 pub const MAX_PLIES_PER_GAME: usize = 10_000;
@@ -47,6 +47,20 @@ pub struct GameRecord {
 }
 
 impl GameRecord {
+    /// The colour the first player (player 0) had.
+    pub fn first_color(&self) -> Color {
+        if self.red_player == 0 {
+            Color::Red
+        } else {
+            Color::Black
+        }
+    }
+
+    /// The first player's score.
+    pub fn first_score(&self) -> Score {
+        Score::of(self.result, self.first_color())
+    }
+
     /// The player (0 or 1) that lost, `None` for a draw.
     pub fn loser(&self) -> Option<u8> {
         match self.result {

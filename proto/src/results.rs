@@ -33,6 +33,16 @@ impl Score {
         }
     }
 
+    /// The result of a game in which the player with `color` scored `self`
+    /// (the inverse of [`Score::of`]).
+    pub fn result_for(self, color: Color) -> GameResult {
+        match self {
+            Score::Draw => GameResult::Draw,
+            Score::Win => GameResult::win_for(color),
+            Score::Loss => GameResult::win_for(!color),
+        }
+    }
+
     /// Half points: 0, 1 or 2.
     pub const fn half_points(self) -> usize {
         match self {

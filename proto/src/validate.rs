@@ -201,14 +201,19 @@ impl Totals {
 }
 
 impl BatchOutcome {
-    /// Checks that the outcome describes exactly the lease's `pairs` pairs.
+    /// Checks that the outcome describes exactly the lease's `pairs` pairs,
+    /// with the record of every game (two per pair): a result is counted
+    /// only with its evidence.
     pub fn check(&self, pairs: u32) -> Result<(), Invalid> {
         self.totals.check(u64::from(pairs), "results")?;
         let games = 2 * u64::from(pairs);
-        if self.games.len() as u64 > games {
+        if self.games.len() as u64 != games {
             return invalid(
                 "results.games",
-                format!("{} game records for {games} games", self.games.len()),
+                format!(
+                    "{} game records for the lease's {games} games: a result carries every game it counts",
+                    self.games.len()
+                ),
             );
         }
         for g in &self.games {

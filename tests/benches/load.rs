@@ -6,19 +6,15 @@
 //! cargo bench -p xq-tests --bench load
 //! XQ_LOAD_WORKERS=1000 XQ_LOAD_SECS=20 XQ_LOAD_SYNC=normal cargo bench -p xq-tests --bench load
 //! XQ_LOAD_PAUSE_MS=1000 cargo bench -p xq-tests --bench load   # think time per lease
-//! XQ_LOAD_GAMES=1 cargo bench -p xq-tests --bench load   # each result with its 2 games
-//! XQ_LOAD_GAMES=both cargo bench -p xq-tests --bench load  # without, then with, side by side
 //! XQ_LOAD_WEB_POLLERS=100 cargo bench -p xq-tests --bench load  # and 100 browsers on the run page
 //! ```
 //!
-//! With `XQ_LOAD_GAMES=1` every result carries the two games of one real pair
-//! (played once at start by the game runner, 300 nodes per move), which the
-//! coordinator checks (opening regenerated, replay, counts) and stores: the
-//! write cost of the game archive. The run's openings are one line
+//! Every result carries its evidence, as the coordinator requires: the two
+//! games of one real pair (played once at start by the game runner, 300
+//! nodes per move), which the coordinator checks (opening regenerated,
+//! replay, counts) and stores. The run's openings are one line
 //! ([`BENCH_OPENING`]), so every lease's opening is that pair's: the fake
 //! workers only set each game's `opening_index` to their lease's.
-//! `XQ_LOAD_GAMES=both` runs the bench without games, then with, on fresh
-//! databases in one process, and prints the two side by side.
 //!
 //! Without a pause every worker calls back to back (a closed loop): the
 //! figures are the server's throughput, and latency is mostly queueing
@@ -70,11 +66,6 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     let workers: usize = env("XQ_LOAD_WORKERS", 1000);
-    let modes: &[bool] = match std::env::var("XQ_LOAD_GAMES").as_deref() {
-        Ok("1") => &[true],
-        Ok("both") => &[false, true],
-        _ => &[false],
-    };
     let secs: u64 = env("XQ_LOAD_SECS", 20);
     let pause = Duration::from_millis(env("XQ_LOAD_PAUSE_MS", 0));
     let pollers: usize = env("XQ_LOAD_WEB_POLLERS", 0);
@@ -93,58 +84,24 @@ fn main() -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let pair = if modes.contains(&true) {
-        let r = real_pair()?;
-        println!(
-            "with games, each result carries 2 games ({} plies)",
-            r.totals.as_ref().map_or(0, |t| t.total_plies)
-        );
-        Some(r)
-    } else {
-        None
-    };
-    let mut lines = Vec::new();
-    for &with_games in modes {
-        let results = if with_games { pair.clone() } else { None };
-        let s = rt.block_on(run(
-            workers,
-            Duration::from_secs(secs),
-            pause,
-            durability,
-            results,
-            pollers,
-        ))?;
-        lines.push(format!(
-            "  {:<13} SubmitResult p50 {:>7.2} ms  p99 {:>7.2} ms  {:>6.0} results/s",
-            if with_games {
-                "with games"
-            } else {
-                "without games"
-            },
-            s.submit_p50_ms,
-            s.submit_p99_ms,
-            s.results_per_s
-        ));
-    }
-    if lines.len() > 1 {
-        println!("side by side ({workers} workers, pause {pause:?}):");
-        for l in lines {
-            println!("{l}");
-        }
-    }
-    Ok(())
+    let pair = real_pair()?;
+    println!(
+        "each result carries its 2 games ({} plies)",
+        pair.totals.as_ref().map_or(0, |t| t.total_plies)
+    );
+    rt.block_on(run(
+        workers,
+        Duration::from_secs(secs),
+        pause,
+        durability,
+        pair,
+        pollers,
+    ))
 }
 
 /// The only opening of the bench's run: every opening index is this line.
 const BENCH_OPENING: &str =
     "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1 moves h2e2 h9g7";
-
-/// What one bench run measured.
-struct Summary {
-    submit_p50_ms: f64,
-    submit_p99_ms: f64,
-    results_per_s: f64,
-}
 
 #[derive(Default)]
 struct Tally {
@@ -181,27 +138,13 @@ fn real_pair() -> anyhow::Result<pb::GameResults> {
     Ok(outcome.into())
 }
 
-fn draws(pairs: u32) -> pb::GameResults {
-    pb::GameResults {
-        totals: Some(pb::Totals {
-            pairs: pairs.into(),
-            pentanomial: vec![0, 0, pairs.into(), 0, 0],
-            draws: 2 * u64::from(pairs),
-            reasons: [("move_limit".to_owned(), 2 * u64::from(pairs))].into(),
-            total_plies: 100 * u64::from(pairs),
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
 async fn fake_worker(
     url: String,
     token: String,
     start: Arc<Barrier>,
     end: Instant,
     pause: Duration,
-    results: Option<pb::GameResults>,
+    results: pb::GameResults,
 ) -> Tally {
     let mut tally = Tally::default();
     use rand::Rng;
@@ -260,7 +203,11 @@ async fn fake_worker(
             .as_ref()
             .and_then(|w| w.openings.as_ref())
             .map_or(0, |o| o.offset);
-        let mut results = results.clone().unwrap_or_else(|| draws(pairs));
+        assert_eq!(
+            pairs, 1,
+            "the bench's run hands out one pair a lease, as its games"
+        );
+        let mut results = results.clone();
         for g in &mut results.games {
             g.opening_index = offset;
         }
@@ -313,9 +260,9 @@ async fn run(
     duration: Duration,
     pause: Duration,
     durability: Durability,
-    results: Option<pb::GameResults>,
+    results: pb::GameResults,
     pollers: usize,
-) -> anyhow::Result<Summary> {
+) -> anyhow::Result<()> {
     let db = TempDb::new("load");
     let store = Store::open_with(
         &db.0,
@@ -471,11 +418,7 @@ async fn run(
         "results were refused: {:?}",
         total.errors
     );
-    Ok(Summary {
-        submit_p50_ms: percentile(&total.submit, 0.5),
-        submit_p99_ms: percentile(&total.submit, 0.99),
-        results_per_s: total.submit.len() as f64 / elapsed,
-    })
+    Ok(())
 }
 
 /// Whether any submission was refused as invalid (a bench whose results do

@@ -25,14 +25,16 @@ use xq_proto::connect::{Auth, channel};
 use xq_proto::pb;
 use xq_proto::pb::run_service_client::RunServiceClient;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
-use xq_proto::{BatchOutcome, WorkSpec};
+use xq_proto::{BatchOutcome, Score, WorkSpec};
 use xq_worker::{BatchPlayer, Bench};
 
 type EloFn = dyn Fn(&BTreeMap<String, i64>) -> f64 + Send + Sync;
 
 /// A test-only player: games are drawn from a logistic Elo model, seeded by
 /// the opening (run seed and opening index), so a lease's outcome depends
-/// only on its work. Player `i` has strength `strength(params_i)` Elo; draws
+/// only on its work. Its games end by adjudication right after their
+/// openings ([`xq_worker::stand_in`]), so every result carries games that
+/// pass the coordinator's checks. Player `i` has strength `strength(params_i)` Elo; draws
 /// take 40 % of the probability mass the decisive edge leaves.
 pub struct SimulatedPlayer {
     strength: Box<EloFn>,
@@ -73,16 +75,16 @@ impl SimulatedPlayer {
         }
     }
 
-    fn game(elo: f64, rng: &mut impl Rng) -> usize {
+    fn game(elo: f64, rng: &mut impl Rng) -> Score {
         let s = 1.0 / (1.0 + 10f64.powf(-elo / 400.0));
         let draw = 0.4 * (1.0 - (2.0 * s - 1.0).abs());
         let u: f64 = rng.random();
         if u < s - draw / 2.0 {
-            2
+            Score::Win
         } else if u < s + draw / 2.0 {
-            1
+            Score::Draw
         } else {
-            0
+            Score::Loss
         }
     }
 }
@@ -96,7 +98,7 @@ impl BatchPlayer for SimulatedPlayer {
     ) -> anyhow::Result<BatchOutcome> {
         let elo =
             (self.strength)(&work.players[0].params) - (self.strength)(&work.players[1].params);
-        let mut out = BatchOutcome::default();
+        let mut scores = Vec::with_capacity(2 * work.pairs as usize);
         for i in 0..work.pairs {
             if cancel.load(Ordering::Relaxed) {
                 break;
@@ -106,23 +108,17 @@ impl BatchPlayer for SimulatedPlayer {
             let mut rng = ChaCha8Rng::seed_from_u64(
                 work.openings.seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15),
             );
-            let games = [Self::game(elo, &mut rng), Self::game(elo, &mut rng)];
-            for g in games {
-                let t = &mut out.totals;
-                match g {
-                    2 => t.wins += 1,
-                    1 => t.draws += 1,
-                    _ => t.losses += 1,
-                }
-                let reason = if g == 1 { "move_limit" } else { "checkmate" };
-                *t.reasons.entry(reason.to_owned()).or_default() += 1;
-                t.total_plies += 100;
-            }
-            out.totals.pentanomial[games[0] + games[1]] += 1;
-            out.totals.pairs += 1;
-            progress(u32::try_from(out.totals.pairs).unwrap_or(u32::MAX));
+            scores.push(Self::game(elo, &mut rng));
+            scores.push(Self::game(elo, &mut rng));
+            progress(i + 1);
         }
-        Ok(out)
+        let played = WorkSpec {
+            pairs: (scores.len() / 2) as u32,
+            ..work.clone()
+        };
+        Ok(xq_worker::stand_in::adjudicated(&played, |g| {
+            scores[g as usize]
+        })?)
     }
 
     fn bench(&self) -> Bench {
@@ -168,6 +164,17 @@ impl Drop for TempDb {
 pub const ADMIN_TOKEN: &str = "xqt_test_admin";
 /// The worker token every test server accepts (in memory only).
 pub const WORKER_TOKEN: &str = "xqt_test_worker";
+
+/// The result of `lease` with every game drawn by adjudication right after
+/// its opening, with those games ([`xq_worker::stand_in`]): what a worker
+/// that plays nothing but is honest about it sends.
+pub fn drawn(lease: &pb::Lease) -> pb::GameResults {
+    let work = WorkSpec::try_from(lease.work.clone().expect("the lease's work"))
+        .expect("the lease's work decodes");
+    xq_worker::stand_in::adjudicated(&work, |_| Score::Draw)
+        .expect("the lease's openings")
+        .into()
+}
 
 /// Lease timing for tests: short leases, frequent heartbeats, quick retries;
 /// accepts [`ADMIN_TOKEN`] and [`WORKER_TOKEN`]; no rate limits.

@@ -7,7 +7,6 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tonic::Code;
 use xq_coordinator::local::LocalCluster;
-use xq_proto::BatchOutcome;
 use xq_proto::pb;
 use xq_tests::cluster::*;
 use xq_worker::BatchPlayer;
@@ -31,7 +30,7 @@ fn assert_exact(t: &pb::Totals, pairs: u64) {
     assert_eq!(t.pentanomial.iter().sum::<u64>(), pairs);
     assert_eq!(t.wins + t.draws + t.losses, 2 * pairs);
     assert_eq!(t.reasons.values().sum::<u64>(), 2 * pairs);
-    assert_eq!(t.total_plies, 200 * pairs);
+    assert!(t.total_plies >= 2 * pairs, "every game plays its opening");
 }
 
 async fn raw_worker(url: &str) -> (WorkerClient, u64) {
@@ -49,21 +48,6 @@ async fn raw_worker(url: &str) -> (WorkerClient, u64) {
         .into_inner()
         .worker_id;
     (rpc, id)
-}
-
-fn draws(pairs: u32) -> pb::GameResults {
-    BatchOutcome {
-        totals: xq_proto::Totals {
-            pairs: pairs.into(),
-            pentanomial: [0, 0, pairs.into(), 0, 0],
-            draws: 2 * u64::from(pairs),
-            reasons: [("move_limit".to_owned(), 2 * u64::from(pairs))].into(),
-            total_plies: 200 * u64::from(pairs),
-            ..Default::default()
-        },
-        ..BatchOutcome::default()
-    }
-    .into()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -266,7 +250,7 @@ async fn a_vanished_workers_lease_expires_is_handed_out_again_and_its_late_resul
         .submit_result(pb::SubmitResultRequest {
             worker_id: raw_id,
             lease_id: lost.lease_id,
-            results: Some(draws(8)),
+            results: Some(drawn(&lost)),
         })
         .await
         .unwrap()
@@ -296,7 +280,7 @@ async fn a_duplicate_submission_is_answered_duplicate_and_changes_nothing() {
     let submit = pb::SubmitResultRequest {
         worker_id,
         lease_id: lease.lease_id,
-        results: Some(draws(8)),
+        results: Some(drawn(&lease)),
     };
     let first = raw
         .submit_result(submit.clone())

@@ -148,7 +148,7 @@ async fn a_token_cannot_act_for_another_tokens_worker() {
         .submit_result(pb::SubmitResultRequest {
             worker_id: their_id,
             lease_id: lease.lease_id,
-            results: Some(draws(8)),
+            results: Some(drawn(&lease)),
         })
         .await
         .unwrap_err();
@@ -225,16 +225,4 @@ async fn tls_with_a_self_signed_certificate() {
         .unwrap_err();
     assert_eq!(err.code(), Code::Unavailable, "{err}");
     server.stop().await;
-}
-
-fn draws(pairs: u32) -> pb::GameResults {
-    pb::GameResults {
-        totals: Some(pb::Totals {
-            pairs: pairs.into(),
-            pentanomial: vec![0, 0, pairs.into(), 0, 0],
-            draws: 2 * u64::from(pairs),
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
 }

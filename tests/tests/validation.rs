@@ -6,7 +6,6 @@ use std::time::Duration;
 use tonic::Code;
 use xq_proto::pb;
 use xq_tests::cluster::*;
-use xq_worker::openings::{OpeningBook, OpeningMaker, Order};
 
 /// A refused submission: what it is, worker id, lease id, results, the
 /// expected code and a word the message must contain.
@@ -19,64 +18,22 @@ type Case = (
     &'static str,
 );
 
-fn draws(pairs: u32) -> pb::GameResults {
-    pb::GameResults {
-        totals: Some(pb::Totals {
-            pairs: pairs.into(),
-            pentanomial: vec![0, 0, pairs.into(), 0, 0],
-            draws: 2 * u64::from(pairs),
-            reasons: [("move_limit".to_owned(), 2 * u64::from(pairs))].into(),
-            total_plies: 100 * u64::from(pairs),
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
-/// The lease's pairs drawn by adjudication right after their openings (as
-/// every runner makes them), with their games; game `bad` (if any) then
-/// plays `a0a9`, a Red move with Black to move, instead.
+/// The lease's pairs drawn by adjudication right after their openings, with
+/// their games ([`drawn`]); game `bad` (if any) then plays `a0a9`, a Red
+/// move with Black to move, as well.
 fn drawn_games(lease: &pb::Lease, bad: Option<usize>) -> pb::GameResults {
-    let work = xq_proto::WorkSpec::try_from(lease.work.clone().unwrap()).unwrap();
-    let book = OpeningBook::load(&work.openings.source, std::path::Path::new("")).unwrap();
-    let mut maker = OpeningMaker::default();
-    let pairs = work.pairs;
-    let games: Vec<pb::GameRecord> = (0..2 * pairs as usize)
-        .map(|i| {
-            let index = work.openings.index_of_game(i as u64);
-            let opening = maker.opening(&book, work.openings.seed, Order::Sequential, index);
-            let mut moves = opening.moves.clone();
-            if bad == Some(i) {
-                moves.push(xq_engine::Move::parse_coords("a0a9").unwrap());
-            }
-            xq_proto::GameRecord {
-                opening_index: index,
-                start_fen: opening.fen.clone(),
-                per_move: vec![xq_proto::MoveStats::default(); moves.len() - opening.moves.len()],
-                opening_plies: opening.moves.len() as u32,
-                moves,
-                result: xq_engine::rules::GameResult::Draw,
-                reason: "adjudication".to_owned(),
-                red_player: (i % 2) as u8,
-                stderr_tail: String::new(),
-                overrun_ms: None,
-            }
-            .into()
-        })
-        .collect();
-    let plies: u64 = games.iter().map(|g| g.moves.len() as u64 / 2).sum();
-    pb::GameResults {
-        totals: Some(pb::Totals {
-            pairs: pairs.into(),
-            pentanomial: vec![0, 0, pairs.into(), 0, 0],
-            draws: 2 * u64::from(pairs),
-            reasons: [("adjudication".to_owned(), 2 * u64::from(pairs))].into(),
-            total_plies: plies,
-            ..Default::default()
-        }),
-        games,
-        ..Default::default()
+    let mut results = drawn(lease);
+    if let Some(i) = bad {
+        let mut game = xq_proto::GameRecord::try_from(results.games[i].clone()).unwrap();
+        game.moves
+            .push(xq_engine::Move::parse_coords("a0a9").unwrap());
+        game.per_move.push(xq_proto::MoveStats::default());
+        results.games[i] = game.into();
+        if let Some(t) = results.totals.as_mut() {
+            t.total_plies += 1;
+        }
     }
+    results
 }
 
 /// `results` with its totals changed by `f`.
@@ -117,7 +74,7 @@ async fn bad_submissions_are_refused_naming_the_field_and_change_nothing() {
         .lease
         .unwrap();
     let before = status(&mut admin, run).await;
-    let good = draws(4);
+    let good = drawn(&lease);
     let cases: Vec<Case> = vec![
         (
             "missing results",
@@ -131,9 +88,34 @@ async fn bad_submissions_are_refused_naming_the_field_and_change_nothing() {
             "fewer pairs",
             worker_id,
             lease.lease_id,
-            Some(draws(3)),
+            Some(tweak(&good, |t| {
+                t.pairs = 3;
+            })),
             Code::InvalidArgument,
             "results.pairs",
+        ),
+        (
+            "counts without their games",
+            worker_id,
+            lease.lease_id,
+            Some(pb::GameResults {
+                games: Vec::new(),
+                ..good.clone()
+            }),
+            Code::InvalidArgument,
+            "results.games",
+        ),
+        (
+            "an end reason of 100,000 bytes",
+            worker_id,
+            lease.lease_id,
+            Some({
+                let mut r = good.clone();
+                r.games[0].reason = "x".repeat(100_000);
+                r
+            }),
+            Code::InvalidArgument,
+            "(100000 bytes)",
         ),
         (
             "pentanomial off",
@@ -304,6 +286,11 @@ async fn bad_submissions_are_refused_naming_the_field_and_change_nothing() {
             .unwrap_err();
         assert_eq!(err.code(), code, "{what}: {err}");
         assert!(err.message().contains(field), "{what}: {}", err.message());
+        assert!(
+            err.message().len() <= xq_proto::error::MAX_MESSAGE_BYTES,
+            "{what}: a refusal of {} bytes",
+            err.message().len()
+        );
         let now = status(&mut admin, run).await;
         assert_eq!(now.totals, before.totals, "{what} changed the totals");
         assert_eq!(now.pairs_in_flight, 4, "{what} changed the lease");

@@ -19,6 +19,8 @@
 //! - [`client`]: the coordinator client loop (register, lease, play, heartbeat,
 //!   submit), with back-off and graceful shutdown;
 //! - [`rejected`]: results the coordinator refused, kept on disk;
+//! - [`stand_in`]: results adjudicated right after their openings, which
+//!   pass the coordinator's checks, for tests and benches;
 //! - [`external`]: UCI and UCCI engine processes as players;
 //! - [`blob_cache`]: downloaded engine executables and assets, verified by SHA-256;
 //! - [`cli`]: the `xq-worker` command line.
@@ -33,6 +35,7 @@ pub mod openings;
 pub mod pgn;
 pub mod rejected;
 pub mod runner;
+pub mod stand_in;
 pub mod timecontrol;
 
 pub use batch_player::{BatchPlayer, Bench};

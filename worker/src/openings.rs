@@ -142,17 +142,12 @@ pub const BALANCE_DEPTH: u32 = 4;
 /// with generated lines judged balanced by a depth-[`BALANCE_DEPTH`] search
 /// (default parameters, standard rules) within ±[`BALANCE_MARGIN`] cp. The
 /// coordinator regenerates a result's openings with it to check them.
-#[derive(Debug)]
+///
+/// The probe's search (and its hash table) is made on the first generated
+/// line, so a maker that only reads a book's lines costs nothing.
+#[derive(Debug, Default)]
 pub struct OpeningMaker {
-    probe: Searcher,
-}
-
-impl Default for OpeningMaker {
-    fn default() -> Self {
-        OpeningMaker {
-            probe: Searcher::new(1),
-        }
-    }
+    probe: Option<Searcher>,
 }
 
 impl OpeningMaker {
@@ -161,6 +156,7 @@ impl OpeningMaker {
         let rules = SearchRules::from(&RuleSet::STANDARD);
         let probe = &mut self.probe;
         let mut balanced = |pos: &Position| {
+            let probe = probe.get_or_insert_with(|| Searcher::new(1));
             probe.clear();
             let mut p = pos.clone();
             let r = probe.search(

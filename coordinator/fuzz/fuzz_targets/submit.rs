@@ -24,5 +24,6 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(t.pentanomial.iter().sum::<u64>(), u64::from(lease_pairs));
         assert_eq!(t.wins + t.draws + t.losses, games);
         assert!(t.total_plies <= games * 10_000);
+        assert_eq!(outcome.games.len() as u64, games, "a result carries every game");
     }
 });

@@ -42,7 +42,8 @@ impl Authenticator {
         let method = path.rsplit('/').next().unwrap_or(path);
         let Some(needed) = permission(path) else {
             return Err(Status::permission_denied(format!(
-                "method {path:?} is not open to any token"
+                "method {} is not open to any token",
+                xq_proto::quote(path)
             )));
         };
         if !principal.role.allows(needed) {

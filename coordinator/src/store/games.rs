@@ -48,10 +48,12 @@ pub fn insert(
         return Ok(());
     }
     let wire: Vec<pb::GameRecord> = kept.iter().map(|(_, g)| (*g).clone().into()).collect();
-    conn.execute(
-        "INSERT INTO game_batches (lease_id, run_id, data) VALUES (?1, ?2, ?3)",
-        params![lease_id as i64, run_id as i64, game_codec::encode(&wire)],
-    )?;
+    conn.prepare_cached("INSERT INTO game_batches (lease_id, run_id, data) VALUES (?1, ?2, ?3)")?
+        .execute(params![
+            lease_id as i64,
+            run_id as i64,
+            game_codec::encode(&wire)
+        ])?;
     let mut row = conn.prepare_cached(
         "INSERT INTO games (run_id, lease_id, worker_id, game_index, slot, opening_index,
                             red_player, result, reason, loser, plies, overrun_ms)
@@ -78,11 +80,9 @@ pub fn insert(
 
 /// Games stored for `run_id`.
 pub fn count_run(conn: &Connection, run_id: u64) -> Result<u64, StoreError> {
-    let n: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM games WHERE run_id = ?1",
-        [run_id as i64],
-        |r| r.get(0),
-    )?;
+    let n: i64 = conn
+        .prepare_cached("SELECT COUNT(*) FROM games WHERE run_id = ?1")?
+        .query_row([run_id as i64], |r| r.get(0))?;
     Ok(count(n))
 }
 
@@ -146,11 +146,9 @@ pub fn load(
 
 /// The decoded blob of `lease_id`'s games.
 fn batch(conn: &Connection, lease_id: u64) -> Result<Vec<pb::GameRecord>, StoreError> {
-    let blob: Vec<u8> = conn.query_row(
-        "SELECT data FROM game_batches WHERE lease_id = ?1",
-        [lease_id as i64],
-        |r| r.get(0),
-    )?;
+    let blob: Vec<u8> = conn
+        .prepare_cached("SELECT data FROM game_batches WHERE lease_id = ?1")?
+        .query_row([lease_id as i64], |r| r.get(0))?;
     game_codec::decode(&blob)
         .map_err(|e| StoreError::Schema(format!("stored games of lease {lease_id}: {e}")))
 }
@@ -202,11 +200,12 @@ pub fn list(
     offset: u64,
     limit: u64,
 ) -> Result<(u64, Vec<GameRow>), StoreError> {
-    let total: i64 = conn.query_row(
-        &format!("SELECT COUNT(*) FROM games WHERE {FILTERED}"),
-        rusqlite::params_from_iter(filter_params(run_id, filter)),
-        |r| r.get(0),
-    )?;
+    let total: i64 = conn
+        .prepare_cached(&format!("SELECT COUNT(*) FROM games WHERE {FILTERED}"))?
+        .query_row(
+            rusqlite::params_from_iter(filter_params(run_id, filter)),
+            |r| r.get(0),
+        )?;
     let mut stmt = conn.prepare(&format!(
         "SELECT g.lease_id, g.worker_id, w.name, g.game_index, g.opening_index, g.red_player,
                 g.result, g.reason, g.loser, g.plies
@@ -248,9 +247,11 @@ pub fn load_one(
     game_index: u32,
 ) -> Result<Option<ArchivedGame>, StoreError> {
     let row = conn
-        .query_row(
+        .prepare_cached(
             "SELECT worker_id, slot FROM games
              WHERE run_id = ?1 AND lease_id = ?2 AND game_index = ?3",
+        )?
+        .query_row(
             params![run_id as i64, lease_id as i64, i64::from(game_index)],
             |r| Ok((count(r.get(0)?), r.get::<_, i64>(1)?)),
         )
@@ -339,10 +340,10 @@ pub fn failure_counts(conn: &Connection, run_id: u64) -> Result<Vec<FailureCount
 
 /// The bytes of `run_id`'s stored blobs and its number of games.
 pub fn stored_bytes(conn: &Connection, run_id: u64) -> Result<(u64, u64), StoreError> {
-    let bytes: i64 = conn.query_row(
-        "SELECT COALESCE(SUM(length(data)), 0) FROM game_batches WHERE run_id = ?1",
-        [run_id as i64],
-        |r| r.get(0),
-    )?;
+    let bytes: i64 = conn
+        .prepare_cached(
+            "SELECT COALESCE(SUM(length(data)), 0) FROM game_batches WHERE run_id = ?1",
+        )?
+        .query_row([run_id as i64], |r| r.get(0))?;
     Ok((count(bytes), count_run(conn, run_id)?))
 }

@@ -134,12 +134,12 @@ pub struct StoredResult {
 /// first. Fails when one of the run's done leases has no stored result (a
 /// run from before schema version 11): its totals cannot be rebuilt.
 pub fn counted(conn: &Connection, run_id: u64) -> Result<Vec<StoredResult>, StoreError> {
-    let missing: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM leases l WHERE l.run_id = ?1 AND l.state = 'done'
+    let missing: i64 = conn
+        .prepare_cached(
+            "SELECT COUNT(*) FROM leases l WHERE l.run_id = ?1 AND l.state = 'done'
          AND NOT EXISTS (SELECT 1 FROM lease_results r WHERE r.lease_id = l.id)",
-        [run_id as i64],
-        |r| r.get(0),
-    )?;
+        )?
+        .query_row([run_id as i64], |r| r.get(0))?;
     if missing > 0 {
         return Err(StoreError::Invalid(format!(
             "run {run_id} has {missing} results counted before per-lease results were stored; \
@@ -196,21 +196,22 @@ pub fn exclude(
     reason: &str,
     now: i64,
 ) -> Result<bool, StoreError> {
-    let added = conn.execute(
-        "INSERT OR IGNORE INTO run_excluded_workers (run_id, worker_id, reason, unix_ms)
+    let added = conn
+        .prepare_cached(
+            "INSERT OR IGNORE INTO run_excluded_workers (run_id, worker_id, reason, unix_ms)
          VALUES (?1, ?2, ?3, ?4)",
-        params![run_id as i64, worker_id as i64, reason, now],
-    )?;
-    conn.execute(
+        )?
+        .execute(params![run_id as i64, worker_id as i64, reason, now])?;
+    conn.prepare_cached(
         "UPDATE lease_results SET excluded_ms = ?3
          WHERE run_id = ?1 AND worker_id = ?2 AND excluded_ms IS NULL",
-        params![run_id as i64, worker_id as i64, now],
-    )?;
-    conn.execute(
+    )?
+    .execute(params![run_id as i64, worker_id as i64, now])?;
+    conn.prepare_cached(
         "UPDATE leases SET state = 'released', finished_ms = ?3
          WHERE run_id = ?1 AND worker_id = ?2 AND state = 'active'",
-        params![run_id as i64, worker_id as i64, now],
-    )?;
+    )?
+    .execute(params![run_id as i64, worker_id as i64, now])?;
     Ok(added > 0)
 }
 

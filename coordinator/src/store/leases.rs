@@ -75,44 +75,43 @@ pub struct NewLease<'a> {
 
 /// Inserts an active lease.
 pub fn insert(conn: &Connection, lease: &NewLease<'_>, now: i64) -> Result<u64, StoreError> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO leases (run_id, worker_id, state, opening_offset, pairs, spsa_request,
                              created_ms, deadline_ms, variant)
          VALUES (?1, ?2, 'active', ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
-            lease.run_id as i64,
-            lease.worker_id as i64,
-            lease.slice.offset as i64,
-            lease.slice.pairs,
-            lease.spsa_request.map(serde_json::to_string).transpose()?,
-            now,
-            lease.deadline_ms,
-            lease.slice.variant.map(|v| v as i64),
-        ],
-    )?;
+    )?
+    .execute(params![
+        lease.run_id as i64,
+        lease.worker_id as i64,
+        lease.slice.offset as i64,
+        lease.slice.pairs,
+        lease.spsa_request.map(serde_json::to_string).transpose()?,
+        now,
+        lease.deadline_ms,
+        lease.slice.variant.map(|v| v as i64),
+    ])?;
     Ok(conn.last_insert_rowid() as u64)
 }
 
 /// A lease by id.
 pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
     let row = conn
-        .query_row(
+        .prepare_cached(
             "SELECT id, run_id, worker_id, state, opening_offset, pairs, spsa_request, deadline_ms,
                     variant
              FROM leases WHERE id = ?1",
-            [id as i64],
-            |r| {
-                Ok((
-                    [r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?],
-                    r.get::<_, String>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get::<_, u32>(5)?,
-                    r.get::<_, Option<String>>(6)?,
-                    r.get::<_, i64>(7)?,
-                    r.get::<_, Option<i64>>(8)?,
-                ))
-            },
-        )
+        )?
+        .query_row([id as i64], |r| {
+            Ok((
+                [r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?],
+                r.get::<_, String>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, u32>(5)?,
+                r.get::<_, Option<String>>(6)?,
+                r.get::<_, i64>(7)?,
+                r.get::<_, Option<i64>>(8)?,
+            ))
+        })
         .optional()?;
     let Some(([id, run_id, worker_id], state, offset, pairs, request, deadline_ms, variant)) = row
     else {
@@ -133,27 +132,42 @@ pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
 
 /// Marks every active lease whose deadline is before `now` as expired.
 pub fn expire_overdue(conn: &Connection, now: i64) -> Result<usize, StoreError> {
-    Ok(conn.execute(
-        "UPDATE leases SET state = 'expired', finished_ms = ?1 WHERE state = 'active' AND deadline_ms < ?1",
+    Ok(conn.prepare_cached("UPDATE leases SET state = 'expired', finished_ms = ?1 WHERE state = 'active' AND deadline_ms < ?1")?.execute(
         [now],
     )?)
 }
 
-/// The leases (as `l`) whose slice is handed out again: expired, released,
-/// or done with a result set aside because its worker was excluded.
-pub const REQUEUED: &str = "(l.state IN ('expired', 'released') OR (l.state = 'done' AND EXISTS
-    (SELECT 1 FROM lease_results r WHERE r.lease_id = l.id AND r.excluded_ms IS NOT NULL)))";
+/// The slices of run `run` (an SQL expression) still to be handed out
+/// again, as rows `(opening_offset, id)` of their leases: expired or
+/// released leases not yet reissued (through the partial index
+/// `leases_to_reissue`), and done ones whose result was set aside because
+/// their worker was excluded (through `run_excluded_workers`). Both parts
+/// read only such rows, never the run's other leases, so asking costs the
+/// same after a million leases as after ten.
+pub fn requeued(run: &str) -> String {
+    format!(
+        "SELECT opening_offset, id FROM leases INDEXED BY leases_to_reissue
+         WHERE run_id = {run} AND reissued = 0 AND state IN ('expired', 'released')
+         UNION ALL
+         SELECT l.opening_offset, l.id FROM run_excluded_workers e
+         CROSS JOIN lease_results r ON r.run_id = e.run_id AND r.worker_id = e.worker_id
+         CROSS JOIN leases l ON l.id = r.lease_id
+         WHERE e.run_id = {run} AND r.excluded_ms IS NOT NULL
+         AND l.state = 'done' AND l.reissued = 0"
+    )
+}
 
-/// Claims the lowest requeued ([`REQUEUED`]), not yet reissued slice of a run.
+/// Claims the lowest requeued ([`requeued`]) slice of a run.
 pub fn take_requeued(conn: &Connection, run_id: u64) -> Result<Option<Slice>, StoreError> {
     let sql = format!(
         "UPDATE leases SET reissued = 1
-         WHERE id = (SELECT id FROM leases l WHERE run_id = ?1 AND reissued = 0
-                     AND {REQUEUED} ORDER BY opening_offset, id LIMIT 1)
-         RETURNING opening_offset, pairs, variant"
+         WHERE id = (SELECT id FROM ({}) ORDER BY opening_offset, id LIMIT 1)
+         RETURNING opening_offset, pairs, variant",
+        requeued("?1")
     );
     let row = conn
-        .query_row(&sql, [run_id as i64], |r| {
+        .prepare_cached(&sql)?
+        .query_row([run_id as i64], |r| {
             Ok(Slice {
                 offset: count(r.get(0)?),
                 pairs: r.get(1)?,
@@ -171,10 +185,8 @@ pub fn set_state(
     state: LeaseState,
     now: i64,
 ) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE leases SET state = ?2, finished_ms = ?3 WHERE id = ?1",
-        params![id as i64, state.as_str(), now],
-    )?;
+    conn.prepare_cached("UPDATE leases SET state = ?2, finished_ms = ?3 WHERE id = ?1")?
+        .execute(params![id as i64, state.as_str(), now])?;
     Ok(())
 }
 
@@ -185,9 +197,9 @@ pub fn extend(
     pairs_done: u32,
     deadline_ms: i64,
 ) -> Result<(), StoreError> {
-    conn.execute(
+    conn.prepare_cached(
         "UPDATE leases SET pairs_done = ?2, deadline_ms = ?3 WHERE id = ?1 AND state = 'active'",
-        params![id as i64, pairs_done, deadline_ms],
-    )?;
+    )?
+    .execute(params![id as i64, pairs_done, deadline_ms])?;
     Ok(())
 }

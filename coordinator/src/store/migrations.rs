@@ -364,6 +364,13 @@ CREATE TABLE run_excluded_workers (
 -- a worker that did not measure it.
 ALTER TABLE workers ADD COLUMN bench_nps INTEGER;
 "#,
+    // 12 (issue 29): the expired and released leases whose slice is still
+    // to be handed out again, so finding one reads only those rows, not
+    // every lease of the run.
+    r#"
+CREATE INDEX leases_to_reissue ON leases (run_id, opening_offset)
+    WHERE reissued = 0 AND state IN ('expired', 'released');
+"#,
 ];
 
 /// Brings the schema up to date in one transaction per migration. Foreign

@@ -123,6 +123,11 @@ pub struct Store {
     metrics: Arc<StoreMetrics>,
 }
 
+/// Prepared statements each connection keeps: every statement of the
+/// request path (RequestWork, SubmitResult, Heartbeat) stays parsed, which
+/// rusqlite's default of 16 does not hold.
+const STATEMENT_CACHE: usize = 64;
+
 /// How long a connection waits for a lock held by another process.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -161,6 +166,7 @@ impl Store {
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         let metrics = Arc::new(StoreMetrics::default());
         Ok(Store {
             jobs: Self::spawn(conn, false, Arc::clone(&metrics))?,
@@ -182,6 +188,7 @@ impl Store {
     fn setup(mut conn: Connection, group_sync: bool) -> Result<Self, StoreError> {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         migrations::migrate(&mut conn)?;
         let metrics = Arc::new(StoreMetrics::default());
         Ok(Store {

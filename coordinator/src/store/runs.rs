@@ -18,9 +18,8 @@ pub fn insert(
     now: i64,
 ) -> Result<u64, StoreError> {
     let spsa = spsa.map(serde_json::to_string).transpose()?;
-    conn.execute(
-        "INSERT INTO runs (spec, kind, priority, state, target_pairs, spsa_state, created_ms, updated_ms)
-         VALUES (?1, ?2, ?3, 'active', ?4, ?5, ?6, ?6)",
+    conn.prepare_cached("INSERT INTO runs (spec, kind, priority, state, target_pairs, spsa_state, created_ms, updated_ms)
+         VALUES (?1, ?2, ?3, 'active', ?4, ?5, ?6, ?6)")?.execute(
         params![
             serde_json::to_string(spec)?,
             spec.kind.kind().as_str(),
@@ -35,10 +34,8 @@ pub fn insert(
 
 /// Records that run `id` is the SPRT verifying the tune `tune`.
 pub fn set_verifies(conn: &Connection, id: u64, tune: u64) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE runs SET verifies = ?2 WHERE id = ?1",
-        params![id as i64, tune as i64],
-    )?;
+    conn.prepare_cached("UPDATE runs SET verifies = ?2 WHERE id = ?1")?
+        .execute(params![id as i64, tune as i64])?;
     Ok(())
 }
 
@@ -46,28 +43,31 @@ pub fn set_verifies(conn: &Connection, id: u64, tune: u64) -> Result<(), StoreEr
 /// canonical: struct fields in order, maps sorted).
 pub fn find_active_identical(conn: &Connection, spec: &RunSpec) -> Result<Option<u64>, StoreError> {
     Ok(conn
-        .query_row(
+        .prepare_cached(
             "SELECT id FROM runs WHERE state = 'active' AND spec = ?1 ORDER BY id DESC LIMIT 1",
-            [serde_json::to_string(spec)?],
-            |r| r.get::<_, i64>(0),
-        )
+        )?
+        .query_row([serde_json::to_string(spec)?], |r| r.get::<_, i64>(0))
         .optional()?
         .map(|id| id as u64))
 }
 
+/// A run's row and what is derived from its leases. Pairs in flight are read
+/// through `leases_by_run_state`: the `+` keeps SQLite from walking every
+/// active lease of every run by deadline instead.
 const COLUMNS: &str =
     "id, spec, state, target_pairs, pairs, penta_ll, penta_ld, penta_dd, penta_dw,
     penta_ww, wins, draws, losses, total_plies, sprt_llr, sprt_state, spsa_state, created_ms,
     updated_ms,
     (SELECT COALESCE(SUM(pairs), 0) FROM leases l
-     WHERE l.run_id = runs.id AND l.state = 'active' AND l.deadline_ms >= ?1),
+     WHERE l.run_id = runs.id AND l.state = 'active' AND +l.deadline_ms >= ?1),
     verifies, (SELECT MIN(v.id) FROM runs v WHERE v.verifies = runs.id)";
 
 /// One run, or `NotFound`. Pairs in flight count leases active at `now`.
 pub fn load(conn: &Connection, id: u64, now: i64) -> Result<RunStatus, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM runs WHERE id = ?2");
     let row = conn
-        .query_row(&sql, params![now, id as i64], raw)
+        .prepare_cached(&sql)?
+        .query_row(params![now, id as i64], raw)
         .optional()?
         .ok_or_else(|| StoreError::NotFound(format!("no run {id}")))?;
     let mut status = row.into_status()?;
@@ -232,15 +232,12 @@ pub fn set_state(
     state: RunState,
     now: i64,
 ) -> Result<usize, StoreError> {
-    conn.execute(
-        "UPDATE runs SET state = ?2, updated_ms = ?3 WHERE id = ?1",
-        params![id as i64, state.as_str(), now],
-    )?;
+    conn.prepare_cached("UPDATE runs SET state = ?2, updated_ms = ?3 WHERE id = ?1")?
+        .execute(params![id as i64, state.as_str(), now])?;
     if state == RunState::Active {
         return Ok(0);
     }
-    Ok(conn.execute(
-        "UPDATE leases SET state = 'cancelled', finished_ms = ?2 WHERE run_id = ?1 AND state = 'active'",
+    Ok(conn.prepare_cached("UPDATE leases SET state = 'cancelled', finished_ms = ?2 WHERE run_id = ?1 AND state = 'active'")?.execute(
         params![id as i64, now],
     )?)
 }
@@ -248,27 +245,27 @@ pub fn set_state(
 /// Adds a lease's counts to the run's totals.
 pub fn add_totals(conn: &Connection, id: u64, o: &Totals, now: i64) -> Result<(), StoreError> {
     let [ll, ld, dd, dw, ww] = o.pentanomial.map(|c| c as i64);
-    conn.execute(
+    conn.prepare_cached(
         "UPDATE runs SET pairs = pairs + ?2, penta_ll = penta_ll + ?3, penta_ld = penta_ld + ?4,
              penta_dd = penta_dd + ?5, penta_dw = penta_dw + ?6, penta_ww = penta_ww + ?7,
              wins = wins + ?8, draws = draws + ?9, losses = losses + ?10,
              total_plies = total_plies + ?11, updated_ms = ?12
          WHERE id = ?1",
-        params![
-            id as i64,
-            o.pairs as i64,
-            ll,
-            ld,
-            dd,
-            dw,
-            ww,
-            o.wins as i64,
-            o.draws as i64,
-            o.losses as i64,
-            o.total_plies as i64,
-            now
-        ],
-    )?;
+    )?
+    .execute(params![
+        id as i64,
+        o.pairs as i64,
+        ll,
+        ld,
+        dd,
+        dw,
+        ww,
+        o.wins as i64,
+        o.draws as i64,
+        o.losses as i64,
+        o.total_plies as i64,
+        now
+    ])?;
     let mut stmt = conn.prepare_cached(
         "INSERT INTO run_reasons (run_id, reason, games) VALUES (?1, ?2, ?3)
          ON CONFLICT (run_id, reason) DO UPDATE SET games = games + excluded.games",
@@ -282,13 +279,14 @@ pub fn add_totals(conn: &Connection, id: u64, o: &Totals, now: i64) -> Result<()
 /// Zeroes the run's counted totals and reasons, before they are rebuilt
 /// from its stored results.
 pub fn reset_totals(conn: &Connection, id: u64) -> Result<(), StoreError> {
-    conn.execute(
+    conn.prepare_cached(
         "UPDATE runs SET pairs = 0, penta_ll = 0, penta_ld = 0, penta_dd = 0, penta_dw = 0,
              penta_ww = 0, wins = 0, draws = 0, losses = 0, total_plies = 0
          WHERE id = ?1",
-        [id as i64],
-    )?;
-    conn.execute("DELETE FROM run_reasons WHERE run_id = ?1", [id as i64])?;
+    )?
+    .execute([id as i64])?;
+    conn.prepare_cached("DELETE FROM run_reasons WHERE run_id = ?1")?
+        .execute([id as i64])?;
     Ok(())
 }
 
@@ -302,15 +300,19 @@ pub fn save_sprt(
     outcome: &SprtOutcome,
     now: i64,
 ) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE runs SET sprt_llr = ?2, sprt_state = ?3 WHERE id = ?1",
-        params![id as i64, outcome.llr, outcome.state.as_str()],
-    )?;
-    conn.execute(
+    conn.prepare_cached("UPDATE runs SET sprt_llr = ?2, sprt_state = ?3 WHERE id = ?1")?
+        .execute(params![id as i64, outcome.llr, outcome.state.as_str()])?;
+    conn.prepare_cached(
         "INSERT OR REPLACE INTO sprt_history (lease_id, run_id, pairs, llr, unix_ms)
          VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![lease_id as i64, id as i64, pairs as i64, outcome.llr, now],
-    )?;
+    )?
+    .execute(params![
+        lease_id as i64,
+        id as i64,
+        pairs as i64,
+        outcome.llr,
+        now
+    ])?;
     Ok(())
 }
 
@@ -323,24 +325,22 @@ pub fn save_spsa(
     outcome: &Totals,
     now: i64,
 ) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE runs SET spsa_state = ?2 WHERE id = ?1",
-        params![id as i64, serde_json::to_string(state)?],
-    )?;
-    conn.execute(
+    conn.prepare_cached("UPDATE runs SET spsa_state = ?2 WHERE id = ?1")?
+        .execute(params![id as i64, serde_json::to_string(state)?])?;
+    conn.prepare_cached(
         "INSERT INTO spsa_history (lease_id, run_id, iter, wins, draws, losses, theta, unix_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
-            lease_id as i64,
-            id as i64,
-            state.iter as i64,
-            outcome.wins as i64,
-            outcome.draws as i64,
-            outcome.losses as i64,
-            serde_json::to_string(&state.theta())?,
-            now
-        ],
-    )?;
+    )?
+    .execute(params![
+        lease_id as i64,
+        id as i64,
+        state.iter as i64,
+        outcome.wins as i64,
+        outcome.draws as i64,
+        outcome.losses as i64,
+        serde_json::to_string(&state.theta())?,
+        now
+    ])?;
     Ok(())
 }
 
@@ -385,10 +385,10 @@ pub fn flag_run(
     now: i64,
 ) -> Result<usize, StoreError> {
     let tx = conn.transaction()?;
-    tx.execute(
+    tx.prepare_cached(
         "INSERT OR IGNORE INTO run_flags (run_id, message, unix_ms) VALUES (?1, ?2, ?3)",
-        params![run_id as i64, message, now],
-    )?;
+    )?
+    .execute(params![run_id as i64, message, now])?;
     let cancelled = set_state(&tx, run_id, RunState::Stopped, now)?;
     tx.commit()?;
     Ok(cancelled)
@@ -397,11 +397,8 @@ pub fn flag_run(
 /// Why the system stopped `run_id`, if it did.
 pub fn flag(conn: &Connection, run_id: u64) -> Result<Option<String>, StoreError> {
     Ok(conn
-        .query_row(
-            "SELECT message FROM run_flags WHERE run_id = ?1",
-            [run_id as i64],
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT message FROM run_flags WHERE run_id = ?1")?
+        .query_row([run_id as i64], |r| r.get(0))
         .optional()?)
 }
 
@@ -432,12 +429,11 @@ pub fn candidates(conn: &Connection, worker_id: u64) -> Result<Vec<Candidate>, S
     let sql = format!(
         "SELECT id, priority, target_pairs, pairs_issued, pairs,
             (SELECT COALESCE(SUM(pairs), 0) FROM leases l WHERE l.run_id = runs.id AND l.state = 'active'),
-            EXISTS (SELECT 1 FROM leases l WHERE l.run_id = runs.id AND l.reissued = 0
-                    AND {requeued})
+            EXISTS ({requeued})
          FROM runs WHERE state = 'active'
          AND NOT EXISTS (SELECT 1 FROM run_excluded_workers e
                          WHERE e.run_id = runs.id AND e.worker_id = ?1)",
-        requeued = super::leases::REQUEUED
+        requeued = super::leases::requeued("runs.id")
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([worker_id as i64], |r| {
@@ -456,9 +452,7 @@ pub fn candidates(conn: &Connection, worker_id: u64) -> Result<Vec<Candidate>, S
 
 /// Advances the fresh-opening counter by `pairs`.
 pub fn advance_issued(conn: &Connection, id: u64, pairs: u32) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE runs SET pairs_issued = pairs_issued + ?2 WHERE id = ?1",
-        params![id as i64, pairs],
-    )?;
+    conn.prepare_cached("UPDATE runs SET pairs_issued = pairs_issued + ?2 WHERE id = ?1")?
+        .execute(params![id as i64, pairs])?;
     Ok(())
 }

@@ -20,31 +20,28 @@ pub struct NewWorker {
 
 /// Inserts a worker and returns its id.
 pub fn insert(conn: &Connection, worker: &NewWorker, now: i64) -> Result<u64, StoreError> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO workers (name, threads, version, signature, registered_ms, last_seen_ms,
                               token_key, bench_nps)
          VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)",
-        params![
-            worker.name,
-            worker.threads,
-            worker.version,
-            worker.signature as i64,
-            now,
-            worker.token_key,
-            worker.bench_nps.map(|n| n.min(i64::MAX as u64) as i64),
-        ],
-    )?;
+    )?
+    .execute(params![
+        worker.name,
+        worker.threads,
+        worker.version,
+        worker.signature as i64,
+        now,
+        worker.token_key,
+        worker.bench_nps.map(|n| n.min(i64::MAX as u64) as i64),
+    ])?;
     Ok(conn.last_insert_rowid() as u64)
 }
 
 /// Records that the worker called; fails with `NotFound` for an unknown id.
 pub fn touch(conn: &Connection, id: u64, now: i64) -> Result<(), StoreError> {
     let found = conn
-        .query_row(
-            "UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1 RETURNING id",
-            params![id as i64, now],
-            |r| r.get::<_, i64>(0),
-        )
+        .prepare_cached("UPDATE workers SET last_seen_ms = ?2 WHERE id = ?1 RETURNING id")?
+        .query_row(params![id as i64, now], |r| r.get::<_, i64>(0))
         .optional()?;
     match found {
         Some(_) => Ok(()),

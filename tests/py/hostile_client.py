@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""A client that is not the project's own, speaking only the published
+protocol: stubs generated from proto/xq/cluster/v1/cluster.proto with
+grpcio-tools, calls made with grpcio.
+
+It holds a worker token, registers, takes one lease and then tries what a
+hostile or broken worker would:
+
+  * counts without their games (a pair count, wins and a pentanomial, no
+    game records),
+  * fewer game records than the lease has pairs,
+  * a Register whose name is 100,000 bytes long.
+
+Each must be refused with INVALID_ARGUMENT naming the field; the long name's
+refusal must arrive as a refusal (not a broken stream because its message
+overflowed the client's metadata limit) and quote the name short. Prints one
+JSON object: its worker id, the lease it held (serialized, in hex) and each
+attempt's code and message. Exits 1
+if an attempt was not refused as it should be.
+
+    hostile_client.py --url 127.0.0.1:PORT --token TOKEN --proto-dir proto
+"""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+
+def stubs(proto_dir: str):
+    """Generates and imports the Python stubs of cluster.proto."""
+    from grpc_tools import protoc
+    import importlib.resources
+
+    out = tempfile.mkdtemp(prefix="xq-stubs-")
+    include = str(importlib.resources.files("grpc_tools") / "_proto")
+    source = os.path.join("xq", "cluster", "v1", "cluster.proto")
+    status = protoc.main([
+        "protoc",
+        f"-I{proto_dir}",
+        f"-I{include}",
+        f"--python_out={out}",
+        f"--grpc_python_out={out}",
+        os.path.join(proto_dir, source),
+    ])
+    if status != 0:
+        sys.exit(f"protoc failed on {source} ({status})")
+    sys.path.insert(0, out)
+    from xq.cluster.v1 import cluster_pb2, cluster_pb2_grpc
+
+    return cluster_pb2, cluster_pb2_grpc
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--url", required=True, help="host:port of the coordinator")
+    ap.add_argument("--token", required=True, help="a worker token")
+    ap.add_argument("--proto-dir", required=True)
+    args = ap.parse_args()
+
+    import grpc
+
+    pb, rpc = stubs(args.proto_dir)
+    channel = grpc.insecure_channel(args.url)
+    worker = rpc.WorkerServiceStub(channel)
+    auth = (("authorization", f"Bearer {args.token}"),)
+
+    worker_id = worker.Register(
+        pb.RegisterRequest(name="hostile", threads=1, version="py"), metadata=auth
+    ).worker_id
+    lease = worker.RequestWork(
+        pb.RequestWorkRequest(worker_id=worker_id), metadata=auth
+    ).lease
+    pairs = lease.work.pairs
+
+    def totals(wins: int) -> "pb.Totals":
+        return pb.Totals(
+            pairs=pairs,
+            pentanomial=[0, 0, 0, 0, pairs],
+            wins=wins,
+            reasons={"checkmate": wins},
+            total_plies=80 * wins,
+        )
+
+    attempts = {}
+
+    def attempt(name: str, call, field: str):
+        try:
+            answer = call()
+            attempts[name] = {"code": "OK", "answer": str(answer)[:200], "ok": False}
+        except grpc.RpcError as e:
+            code, message = e.code().name, e.details() or ""
+            attempts[name] = {
+                "code": code,
+                "message": message[:400],
+                "message_bytes": len(message.encode()),
+                "ok": code == "INVALID_ARGUMENT" and field in message,
+            }
+
+    attempt(
+        "result_without_games",
+        lambda: worker.SubmitResult(
+            pb.SubmitResultRequest(
+                worker_id=worker_id,
+                lease_id=lease.lease_id,
+                results=pb.GameResults(totals=totals(2 * pairs)),
+            ),
+            metadata=auth,
+        ),
+        "results.games",
+    )
+    one_game = pb.GameRecord(
+        opening_index=lease.work.openings.offset,
+        start_fen="rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1",
+        result=pb.GAME_RESULT_RED_WINS,
+        reason="checkmate",
+    )
+    attempt(
+        "fewer_games_than_pairs",
+        lambda: worker.SubmitResult(
+            pb.SubmitResultRequest(
+                worker_id=worker_id,
+                lease_id=lease.lease_id,
+                results=pb.GameResults(totals=totals(2 * pairs), games=[one_game]),
+            ),
+            metadata=auth,
+        ),
+        "results.games",
+    )
+    attempt(
+        "name_of_100000_bytes",
+        lambda: worker.Register(
+            pb.RegisterRequest(name="n" * 100_000, threads=1, version="py"),
+            metadata=auth,
+        ),
+        "(100000 bytes)",
+    )
+    ok = all(a["ok"] for a in attempts.values())
+    print(
+        json.dumps(
+            {
+                "worker_id": worker_id,
+                "lease": lease.SerializeToString().hex(),
+                "attempts": attempts,
+            }
+        )
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
