@@ -441,6 +441,7 @@ impl Scheduler {
                 let lease = leases::load(conn, lease_id)?
                     .ok_or_else(|| StoreError::NotFound(format!("no lease {lease_id}")))?;
                 if lease.worker_id != worker_id {
+                    workers::check_known(conn, worker_id)?;
                     return Err(StoreError::Forbidden(format!(
                         "lease {lease_id} is not held by worker {worker_id}"
                     )));

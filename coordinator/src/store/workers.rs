@@ -49,6 +49,18 @@ pub fn touch(conn: &Connection, id: u64, now: i64) -> Result<(), StoreError> {
     }
 }
 
+/// `NotFound` for an unknown worker id.
+pub fn check_known(conn: &Connection, id: u64) -> Result<(), StoreError> {
+    let known = conn
+        .prepare_cached("SELECT 1 FROM workers WHERE id = ?1")?
+        .exists([id as i64])?;
+    if known {
+        Ok(())
+    } else {
+        Err(StoreError::NotFound(format!("unknown worker {id}")))
+    }
+}
+
 /// The worker's measured speed (bench nodes per second), if it sent one.
 pub fn bench_nps(conn: &Connection, id: u64) -> Result<Option<u64>, StoreError> {
     Ok(conn
