@@ -98,36 +98,25 @@ def main() -> int:
                 "ok": code == "INVALID_ARGUMENT" and field in message,
             }
 
-    attempt(
-        "result_without_games",
-        lambda: worker.SubmitResult(
+    def submit(games):
+        """SubmitResult for the lease: all its pairs won, with `games`."""
+        return lambda: worker.SubmitResult(
             pb.SubmitResultRequest(
                 worker_id=worker_id,
                 lease_id=lease.lease_id,
-                results=pb.GameResults(totals=totals(2 * pairs)),
+                results=pb.GameResults(totals=totals(2 * pairs), games=games),
             ),
             metadata=auth,
-        ),
-        "results.games",
-    )
+        )
+
     one_game = pb.GameRecord(
         opening_index=lease.work.openings.offset,
         start_fen="rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1",
         result=pb.GAME_RESULT_RED_WINS,
         reason="checkmate",
     )
-    attempt(
-        "fewer_games_than_pairs",
-        lambda: worker.SubmitResult(
-            pb.SubmitResultRequest(
-                worker_id=worker_id,
-                lease_id=lease.lease_id,
-                results=pb.GameResults(totals=totals(2 * pairs), games=[one_game]),
-            ),
-            metadata=auth,
-        ),
-        "results.games",
-    )
+    attempt("result_without_games", submit([]), "results.games")
+    attempt("fewer_games_than_pairs", submit([one_game]), "results.games")
     attempt(
         "name_of_100000_bytes",
         lambda: worker.Register(
