@@ -351,13 +351,12 @@ impl From<RunState> for pb::RunState {
     }
 }
 
-impl From<SprtState> for pb::SprtState {
-    fn from(s: SprtState) -> Self {
-        match s {
-            SprtState::Continue => pb::SprtState::Continue,
-            SprtState::AcceptedH0 => pb::SprtState::AcceptedH0,
-            SprtState::AcceptedH1 => pb::SprtState::AcceptedH1,
-        }
+/// An SPRT's state on the wire (the statistics crate knows no wire).
+pub fn sprt_state(s: SprtState) -> pb::SprtState {
+    match s {
+        SprtState::Continue => pb::SprtState::Continue,
+        SprtState::AcceptedH0 => pb::SprtState::AcceptedH0,
+        SprtState::AcceptedH1 => pb::SprtState::AcceptedH1,
     }
 }
 

@@ -7,8 +7,8 @@
 //! # Layout
 //!
 //! * [`auth`]: tokens, roles, the auth layer and per-token rate limits.
-//! * [`stats`]: pure match statistics (Elo, SPRT, variant comparison).
-//! * [`spsa`]: the pure SPSA tuner state and its step functions.
+//! * [`stats`]: the `xq-stats` crate (`coordinator/stats`): pure match statistics (Elo, SPRT, variant comparison, residuals) and SPSA, re-exported;
+//! * [`spsa`]: `xq_stats::spsa`, the pure SPSA tuner state and its step functions;
 //! * [`spin_options`]: the spin options an engine advertises, and a tune's
 //!   fit to them.
 //! * [`report`]: reports computed from run totals (variants runs).
@@ -47,7 +47,7 @@ pub mod scheduler;
 pub mod server;
 pub mod shutdown;
 pub mod spin_options;
-pub mod spsa;
-pub mod stats;
+pub use xq_stats as stats;
+pub use xq_stats::spsa;
 pub mod store;
 pub mod web;

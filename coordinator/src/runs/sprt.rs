@@ -60,7 +60,7 @@ impl Kind for SprtSpec {
                 llr: o.llr,
                 lower_bound: o.lower_bound,
                 upper_bound: o.upper_bound,
-                state: pb::SprtState::from(o.state).into(),
+                state: crate::convert::sprt_state(o.state).into(),
             },
             None => pb::SprtStatus {
                 llr: 0.0,

@@ -321,8 +321,8 @@ impl Health {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::sprt::pentanomial_at;
-    use crate::stats::{EloModel, Wdl};
+    use crate::sprt::pentanomial_at;
+    use crate::{EloModel, Wdl};
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 

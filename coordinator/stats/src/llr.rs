@@ -150,7 +150,7 @@ pub fn llr(model: EloModel, elo0: f64, elo1: f64, results: &Results) -> Result<f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::{Pentanomial, Wdl};
+    use crate::{Pentanomial, Wdl};
 
     fn penta(c: [u64; 5]) -> Results {
         Pentanomial(c).into()

@@ -1,5 +1,5 @@
-//! Match statistics: Elo estimates, the SPRT, variant comparison and the
-//! bad-worker residual test ([`residuals`]).
+//! Match statistics: Elo estimates, the SPRT, variant comparison, the
+//! bad-worker residual test ([`residuals`]) and SPSA ([`spsa`]).
 //!
 //! Everything here is pure: no I/O, no clocks, no global state. Randomness,
 //! where a function needs it, is passed in as an [`rand::Rng`].
@@ -32,6 +32,7 @@ pub mod residuals;
 pub mod roots;
 pub mod sample;
 pub mod sprt;
+pub mod spsa;
 pub mod variants;
 
 use std::fmt;

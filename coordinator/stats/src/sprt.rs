@@ -221,7 +221,7 @@ pub fn simulate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::elo::logistic_elo;
+    use crate::elo::logistic_elo;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 
@@ -275,7 +275,7 @@ mod tests {
             .enumerate()
             .map(|(i, p)| p * i as f64 / 4.0)
             .sum();
-        assert!((crate::stats::elo::score_to_elo(score) - 5.0).abs() < 1e-6);
+        assert!((crate::elo::score_to_elo(score) - 5.0).abs() < 1e-6);
     }
 
     /// Error rates of the SPRT at its own hypotheses: `runs` tests at

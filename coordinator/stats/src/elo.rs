@@ -114,7 +114,7 @@ pub fn normalized_elo(results: &Results) -> Result<NormalizedEloEstimate, StatsE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::{Pentanomial, Wdl};
+    use crate::{Pentanomial, Wdl};
 
     fn penta(c: [u64; 5]) -> Results {
         Pentanomial(c).into()

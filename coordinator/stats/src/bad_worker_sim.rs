@@ -192,8 +192,8 @@ pub fn simulate_sequential(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::EloModel;
-    use crate::stats::sprt::pentanomial_at;
+    use crate::EloModel;
+    use crate::sprt::pentanomial_at;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 
