@@ -9,7 +9,7 @@
 //! SPSA constants follow the fishtest convention: `c_end` is the perturbation step
 //! at the end of the run, in the parameter's own unit, and `r_end` the learning
 //! rate at the end. Defaults: the values of the first SPSA tune of evaluation and
-//! search together (README, "Every change to the built-in engine"), which started
+//! search together (engine/CHANGELOG.md), which started
 //! from the piece values of engine/RULES.md §7 × 100 and hand-set values for the
 //! rest; the two palace-attack terms are still hand-set. All are open to tuning.
 

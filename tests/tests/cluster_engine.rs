@@ -285,7 +285,7 @@ mod registry {
     }
 
     /// A real engine, registered by `register` into the database it is given
-    /// (with the README's `xq-coordinator engine add`, whose output it
+    /// (with `xq-coordinator engine add` as worker/ENGINES.md shows, whose output it
     /// returns), plays 2 pairs at `limit` against the built-in engine through a
     /// served coordinator: the worker downloads and caches it, and no game is
     /// lost to a fault.
@@ -352,13 +352,13 @@ mod registry {
     }
 
     /// ElephantEye (UCCI) from the registry, its opening book an asset:
-    /// `XQ_ELEEYE=path/to/eleeye-bin` with `BOOK.DAT` beside it (the README
+    /// `XQ_ELEEYE=path/to/eleeye-bin` with `BOOK.DAT` beside it (worker/ENGINES.md
     /// says how to build it).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     #[ignore = "needs ElephantEye built from source: set XQ_ELEEYE"]
     async fn elephant_eye_registered_with_its_book_plays_through_a_served_coordinator() {
         let path = PathBuf::from(std::env::var("XQ_ELEEYE").expect(
-            "XQ_ELEEYE must name an ElephantEye executable (see the README's Real engines)",
+            "XQ_ELEEYE must name an ElephantEye executable (see worker/ENGINES.md, Real engines)",
         ));
         let book = path.with_file_name("BOOK.DAT");
         assert!(book.is_file(), "no BOOK.DAT beside {}", path.display());

@@ -1,7 +1,7 @@
 //! End-to-end: engines nobody here wrote, against the built-in engine through
 //! `xq-worker play`. Fairy-Stockfish and Sjaak II are Debian packages that
 //! `.ci/run` installs; a test that cannot find its engine fails and says how to
-//! install it. ElephantEye is built from source (see the README), so its test is
+//! install it. ElephantEye is built from source (see worker/ENGINES.md), so its test is
 //! ignored by default and fails the same way when run without it.
 
 use std::path::{Path, PathBuf};
@@ -16,7 +16,7 @@ fn elephant_eye() -> PathBuf {
     let path = std::env::var_os("XQ_ELEEYE").map(PathBuf::from);
     path.filter(|p| p.is_file()).unwrap_or_else(|| {
         panic!(
-            "ElephantEye not found: build it as the README's 'Real engines' section says and set \
+            "ElephantEye not found: build it as worker/ENGINES.md, 'Real engines', says and set \
              XQ_ELEEYE to the executable"
         )
     })
@@ -133,7 +133,7 @@ fn capture_conversion_is_refused_for_fairy_stockfish_naming_both() {
 }
 
 #[test]
-#[ignore = "needs ElephantEye built from source (README, 'Real engines'); set XQ_ELEEYE"]
+#[ignore = "needs ElephantEye built from source (worker/ENGINES.md, 'Real engines'); set XQ_ELEEYE"]
 fn elephant_eye_plays_ucci_at_a_time_control_without_faults() {
     let path = elephant_eye();
     let engine = handshake(&path, Protocol::Ucci);

@@ -2,7 +2,7 @@
 //! server, and a headless Chromium that renders every page of a coordinator
 //! holding a finished SPRT, SPSA and variants run and an active run, checks
 //! the numbers against `report --json`, the graphs' point counts, and that the
-//! pages run without JavaScript errors. Screenshots for the README are written
+//! pages run without JavaScript errors. Screenshots for coordinator/WEB.md are written
 //! to `coordinator/docs/` when `XQ_SCREENSHOTS=1`.
 
 use std::path::PathBuf;

@@ -44,7 +44,7 @@ pub fn sprt_state(s: &pb::SprtStatus) -> &'static str {
     }
 }
 
-/// The result as one JSON object (see the README's CLI reference).
+/// The result as one JSON object (see coordinator/CLUSTER.md).
 pub fn json(s: &pb::RunStatus) -> Value {
     let t = s.totals.clone().unwrap_or_default();
     let mut v = json!({

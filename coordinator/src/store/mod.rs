@@ -90,7 +90,7 @@ pub enum Durability {
     Full,
     /// Commits are synced at checkpoints only (`NORMAL`): never corrupt, but
     /// a power cut (not a process crash) may lose the last commits after
-    /// their answers were sent. See the README's security section.
+    /// their answers were sent. See coordinator/SECURITY.md.
     Normal,
 }
 
