@@ -470,9 +470,7 @@ impl Scheduler {
                 ))
             })
             .await?;
-        outcome
-            .check(pairs)
-            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        outcome.check(pairs)?;
         let books = self.books.clone();
         tokio::task::spawn_blocking(move || {
             let book = books
@@ -484,7 +482,7 @@ impl Scheduler {
         })
         .await
         .map_err(|e| StoreError::Join(format!("the game check failed: {e}")))?
-        .map_err(|e| StoreError::Invalid(e.to_string()))
+        .map_err(StoreError::Invalid)
         .map(|outcome| (keep, outcome))
     }
 }

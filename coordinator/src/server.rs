@@ -86,7 +86,7 @@ fn code_and_message(e: StoreError) -> (Code, String) {
             )
         }
         StoreError::NotFound(m) => (Code::NotFound, m),
-        StoreError::Invalid(m) => (Code::InvalidArgument, m),
+        StoreError::Invalid(e) => (Code::InvalidArgument, e.to_string()),
         StoreError::Forbidden(m) => (Code::PermissionDenied, m),
         other => {
             tracing::error!(error = %other, "store failure");

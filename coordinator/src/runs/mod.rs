@@ -168,12 +168,15 @@ impl EngineSel {
         if let Some(offered) = crate::store::engines::variants(conn, &self.name)? {
             let parsed: xq_engine::rules::RuleSet = rules
                 .parse()
-                .map_err(|e| StoreError::Invalid(format!("rules: {e}")))?;
+                .map_err(|e| StoreError::invalid("settings.rules", e))?;
             xq_proto::uci_variant::choose_variant(offered.as_deref(), &parsed).map_err(|why| {
-                StoreError::Invalid(format!(
-                    "engine '{}' cannot play rule set '{rules}': {why}",
-                    self.name
-                ))
+                StoreError::invalid(
+                    "engines",
+                    format!(
+                        "engine '{}' cannot play rule set '{rules}': {why}",
+                        self.name
+                    ),
+                )
             })?;
         }
         Ok(())

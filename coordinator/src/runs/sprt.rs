@@ -84,7 +84,7 @@ impl Kind for SprtSpec {
         let test = self
             .sprt
             .evaluate(&Results::Pentanomial(Pentanomial(run.totals.pentanomial)))
-            .map_err(|e| StoreError::Invalid(format!("sprt: {e}")))?;
+            .map_err(|e| StoreError::invalid("spec.sprt", e))?;
         run_rows::save_sprt(conn, run.id, lease.id, run.totals.pairs, &test, now)?;
         Ok(test.state != SprtState::Continue
             || self.max_pairs.is_some_and(|m| run.totals.pairs >= m))

@@ -193,12 +193,12 @@ impl Kind for SpsaSpec {
             let offered = crate::store::engines::spin_options(conn, &sel.name)?.unwrap_or_default();
             for p in &self.params {
                 crate::spin_options::check(&sel.name, &offered, &p.name, p.min, p.max)
-                    .map_err(|e| StoreError::Invalid(e.to_string()))?;
+                    .map_err(|e| StoreError::invalid("spsa.params", e))?;
             }
         }
         self.initial_state()
             .map(Some)
-            .map_err(|e| StoreError::Invalid(e.to_string()))
+            .map_err(|e| StoreError::invalid("spsa.params", e))
     }
 
     /// A new request at the run's current θ: θ+ first, θ− second. Integer
@@ -247,7 +247,7 @@ impl Kind for SpsaSpec {
             losses: t.losses,
         };
         spsa::apply_result(&mut state, request, result)
-            .map_err(|e| StoreError::Invalid(format!("spsa: {e}")))?;
+            .map_err(|e| StoreError::invalid("results", format!("spsa: {e}")))?;
         run_rows::save_spsa(conn, run.id, lease.id, &state, t, now)?;
         if state.finished()
             && run.linked.is_none()
@@ -275,10 +275,13 @@ impl Kind for SpsaSpec {
         _: &Lease,
         _: i64,
     ) -> Result<bool, StoreError> {
-        Err(StoreError::Invalid(format!(
-            "spsa run {}: results already applied to θ cannot be set aside",
-            run.id
-        )))
+        Err(StoreError::invalid(
+            "spec.workers.exclude_flagged",
+            format!(
+                "spsa run {}: results already applied to θ cannot be set aside",
+                run.id
+            ),
+        ))
     }
 }
 

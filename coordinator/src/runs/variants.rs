@@ -103,9 +103,7 @@ impl Kind for VariantsSpec {
                 StoreError::Schema(format!("variants lease {} has no variant", lease.id))
             })?;
         let stats = outcome.variant.as_ref().ok_or_else(|| {
-            StoreError::Invalid(
-                "invalid results.variant: missing (a variants run needs it)".to_owned(),
-            )
+            StoreError::invalid("results.variant", "missing (a variants run needs it)")
         })?;
         let mut totals =
             variant_rows::load_one(conn, run.id, index)?.unwrap_or_else(|| VariantTotals {

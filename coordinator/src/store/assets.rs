@@ -26,14 +26,19 @@ pub struct Asset {
 /// Why `name` cannot name an asset, if it cannot.
 pub fn check_name(name: &str) -> Result<(), StoreError> {
     if name.is_empty() || name.chars().count() > 128 || name.chars().any(char::is_whitespace) {
-        return Err(StoreError::Invalid(format!(
-            "bad asset name {name:?}: it must be 1 to 128 characters without whitespace"
-        )));
+        return Err(StoreError::invalid(
+            "asset.name",
+            format!(
+                "{} must be 1 to 128 characters without whitespace",
+                xq_proto::quote(name)
+            ),
+        ));
     }
     if xq_proto::is_sha256_hex(name) {
-        return Err(StoreError::Invalid(format!(
-            "bad asset name {name:?}: a SHA-256 cannot be a name"
-        )));
+        return Err(StoreError::invalid(
+            "asset.name",
+            format!("{}: a SHA-256 cannot be a name", xq_proto::quote(name)),
+        ));
     }
     Ok(())
 }
@@ -56,10 +61,13 @@ pub fn add(
         if old.sha256 == sha256 {
             return Ok(old);
         }
-        return Err(StoreError::Invalid(format!(
-            "an asset named '{name}' exists already (sha256 {})",
-            old.sha256
-        )));
+        return Err(StoreError::invalid(
+            "asset.name",
+            format!(
+                "an asset named '{name}' exists already (sha256 {})",
+                old.sha256
+            ),
+        ));
     }
     blobs::insert(&tx, sha256, size, source)?;
     tx.execute(
@@ -125,7 +133,7 @@ pub fn resolve(conn: &Connection, reference: &str) -> Result<String, StoreError>
 /// a chunk at a time; returns the number of openings.
 pub fn check_book(conn: &Connection, sha256: &str) -> Result<u64, StoreError> {
     let sha256 = resolve(conn, sha256)?;
-    let bad = |why: String| StoreError::Invalid(format!("opening book asset:{sha256}: {why}"));
+    let bad = |why: String| StoreError::invalid("openings", format!("book asset:{sha256}: {why}"));
     let mut stmt = conn.prepare("SELECT data FROM blob_chunks WHERE sha256 = ?1 ORDER BY seq")?;
     let mut rows = stmt.query([&sha256])?;
     let (mut pending, mut line, mut openings) = (Vec::<u8>::new(), 0usize, 0u64);
@@ -170,7 +178,7 @@ pub fn check_book(conn: &Connection, sha256: &str) -> Result<u64, StoreError> {
 /// openings. Read whole: a book is lines of text, checked when its run was
 /// created ([`check_book`]).
 pub fn book_lines(conn: &Connection, sha256: &str) -> Result<xq_proto::OpeningSource, StoreError> {
-    let bad = |why: String| StoreError::Invalid(format!("opening book asset:{sha256}: {why}"));
+    let bad = |why: String| StoreError::invalid("openings", format!("book asset:{sha256}: {why}"));
     let mut bytes = Vec::new();
     if !blobs::write_to(conn, sha256, &mut bytes)? {
         return Err(StoreError::NotFound(format!(

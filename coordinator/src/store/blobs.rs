@@ -27,9 +27,10 @@ pub fn insert(
     mut source: impl Read,
 ) -> Result<(), StoreError> {
     if size > MAX_BLOB_BYTES {
-        return Err(StoreError::Invalid(format!(
-            "{size} bytes is more than the registry takes ({MAX_BLOB_BYTES})"
-        )));
+        return Err(StoreError::invalid(
+            "blob.size",
+            format!("{size} bytes is more than the registry takes ({MAX_BLOB_BYTES})"),
+        ));
     }
     if self::size(conn, sha256)?.is_some() {
         return Ok(());
@@ -45,7 +46,7 @@ pub fn insert(
     let (mut seq, mut total) = (0i64, 0u64);
     loop {
         let n = fill(&mut source, &mut buf)
-            .map_err(|e| StoreError::Invalid(format!("cannot read the blob's source: {e}")))?;
+            .map_err(|e| StoreError::invalid("blob.source", format!("cannot be read: {e}")))?;
         if n == 0 {
             break;
         }
@@ -63,15 +64,18 @@ pub fn insert(
         .map(|b| format!("{b:02x}"))
         .collect();
     if total != size || got != sha256 {
-        return Err(StoreError::Invalid(format!(
-            "the source changed while it was stored: expected {size} bytes with SHA-256 \
+        return Err(StoreError::invalid(
+            "blob.source",
+            format!(
+                "the source changed while it was stored: expected {size} bytes with SHA-256 \
              {sha256}, read {total} bytes{}",
-            if total == size {
-                format!(" with SHA-256 {got}")
-            } else {
-                String::new()
-            }
-        )));
+                if total == size {
+                    format!(" with SHA-256 {got}")
+                } else {
+                    String::new()
+                }
+            ),
+        ));
     }
     Ok(())
 }
@@ -125,8 +129,9 @@ pub fn write_to(
     let mut written = 0u64;
     while let Some(row) = rows.next()? {
         let data: Vec<u8> = row.get(0)?;
-        out.write_all(&data)
-            .map_err(|e| StoreError::Invalid(format!("cannot write the blob {sha256}: {e}")))?;
+        out.write_all(&data).map_err(|e| {
+            StoreError::invalid("out", format!("cannot write the blob {sha256}: {e}"))
+        })?;
         written += data.len() as u64;
     }
     if written != size {

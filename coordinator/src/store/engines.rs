@@ -29,10 +29,13 @@ pub fn add(
     now: i64,
 ) -> Result<(), StoreError> {
     if engine.signature == Some(0) {
-        return Err(StoreError::Invalid(format!(
-            "engine '{}': a bench signature of 0 nodes signs nothing",
-            engine.name
-        )));
+        return Err(StoreError::invalid(
+            "engine.signature",
+            format!(
+                "engine '{}': a bench signature of 0 nodes signs nothing",
+                engine.name
+            ),
+        ));
     }
     let tx = conn.transaction()?;
     for (option, sha) in engine.asset_options() {
@@ -51,13 +54,18 @@ pub fn add(
         )
         .optional()?;
     if let Some(sha) = taken {
-        return Err(StoreError::Invalid(format!(
-            "an engine named '{}' exists already (sha256 {sha})",
-            engine.name
-        )));
+        return Err(StoreError::invalid(
+            "engine.name",
+            format!(
+                "an engine named '{}' exists already (sha256 {sha})",
+                engine.name
+            ),
+        ));
     }
     blobs::insert(&tx, &engine.sha256, engine.size, source).map_err(|e| match e {
-        StoreError::Invalid(m) => StoreError::Invalid(format!("engine '{}': {m}", engine.name)),
+        StoreError::Invalid(e) => {
+            StoreError::invalid(&e.field, format!("engine '{}': {}", engine.name, e.reason))
+        }
         e => e,
     })?;
     tx.execute(
@@ -213,7 +221,7 @@ mod tests {
             &b"xyz"[..],
             3,
         );
-        assert!(matches!(again, Err(StoreError::Invalid(m)) if m.contains("'old' exists")));
+        assert!(matches!(again, Err(StoreError::Invalid(m)) if m.reason.contains("'old' exists")));
         assert_eq!(get(&conn, "old").unwrap(), Some(engine("old", &sha)));
         assert_eq!(get(&conn, "nope").unwrap(), None);
         assert_eq!(spin_options(&conn, "old").unwrap(), Some(spins));
@@ -235,7 +243,7 @@ mod tests {
         let other = xq_worker::blob_cache::sha256_hex(b"abe");
         let changed = add(&mut conn, &engine("changed", &other), &[], &b"abd"[..], 4);
         assert!(
-            matches!(&changed, Err(StoreError::Invalid(m)) if m.contains("engine 'changed'")),
+            matches!(&changed, Err(StoreError::Invalid(m)) if m.reason.contains("engine 'changed'")),
             "{changed:?}"
         );
         let mut with_asset = engine("netted", &sha);

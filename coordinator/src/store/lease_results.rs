@@ -141,10 +141,13 @@ pub fn counted(conn: &Connection, run_id: u64) -> Result<Vec<StoredResult>, Stor
         )?
         .query_row([run_id as i64], |r| r.get(0))?;
     if missing > 0 {
-        return Err(StoreError::Invalid(format!(
-            "run {run_id} has {missing} results counted before per-lease results were stored; \
+        return Err(StoreError::invalid(
+            "run",
+            format!(
+                "run {run_id} has {missing} results counted before per-lease results were stored; \
              its totals cannot be rebuilt without a worker"
-        )));
+            ),
+        ));
     }
     let mut stmt = conn.prepare_cached(
         "SELECT r.lease_id, l.variant, r.pairs, r.penta_ll, r.penta_ld, r.penta_dd, r.penta_dw,

@@ -71,14 +71,22 @@ pub enum StoreError {
     Schema(String),
     #[error("{0}")]
     NotFound(String),
+    /// Refused content, naming the field (mapped to `INVALID_ARGUMENT`).
     #[error("{0}")]
-    Invalid(String),
+    Invalid(#[from] xq_proto::Invalid),
     #[error("{0}")]
     Forbidden(String),
     #[error("the change was made but could not be synced to disk: {0}")]
     Unsynced(String),
     #[error("the store's worker thread failed: {0}")]
     Join(String),
+}
+
+impl StoreError {
+    /// Refused content: `field` is wrong because of `reason`.
+    pub fn invalid(field: &str, reason: impl std::fmt::Display) -> StoreError {
+        StoreError::Invalid(xq_proto::Invalid::new(field, reason))
+    }
 }
 
 /// When a commit reaches the disk (`PRAGMA synchronous` under WAL).

@@ -31,9 +31,13 @@ pub fn insert(
     now: i64,
 ) -> Result<u64, StoreError> {
     if name.is_empty() || name.len() > MAX_NAME || name.chars().any(char::is_control) {
-        return Err(StoreError::Invalid(format!(
-            "token name {name:?} must be 1 to {MAX_NAME} bytes without control characters"
-        )));
+        return Err(StoreError::invalid(
+            "token.name",
+            format!(
+                "{} must be 1 to {MAX_NAME} bytes without control characters",
+                xq_proto::quote(name)
+            ),
+        ));
     }
     let exists: bool = conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM tokens WHERE name = ?1)",
@@ -41,9 +45,13 @@ pub fn insert(
         |r| r.get(0),
     )?;
     if exists {
-        return Err(StoreError::Invalid(format!(
-            "a token named {name:?} exists already (revoked names are not reused)"
-        )));
+        return Err(StoreError::invalid(
+            "token.name",
+            format!(
+                "a token named {} exists already (revoked names are not reused)",
+                xq_proto::quote(name)
+            ),
+        ));
     }
     conn.execute(
         "INSERT INTO tokens (name, role, hash, created_ms) VALUES (?1, ?2, ?3, ?4)",

@@ -37,7 +37,7 @@ impl From<StoreError> for WebError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::NotFound(m) => WebError::NotFound(m),
-            StoreError::Invalid(m) => WebError::BadRequest(m),
+            StoreError::Invalid(e) => WebError::BadRequest(e.to_string()),
             other => WebError::Store(other),
         }
     }
