@@ -86,7 +86,10 @@ impl EngineRef {
         if !is_sha256_hex(&self.sha256) {
             return invalid(
                 "engine.sha256",
-                format!("{:?} is not 64 lowercase hex digits", self.sha256),
+                format!(
+                    "{} is not 64 lowercase hex digits",
+                    crate::quote(&self.sha256)
+                ),
             );
         }
         Ok(())

@@ -163,7 +163,10 @@ impl EngineSel {
     pub fn resolve(&mut self, conn: &Connection, rules: &str) -> Result<(), StoreError> {
         let found = crate::store::engines::get(conn, &self.name)?;
         self.registered = Some(found.ok_or_else(|| {
-            StoreError::NotFound(format!("no engine named '{}' is registered", self.name))
+            StoreError::NotFound(format!(
+                "no engine named {} is registered",
+                xq_proto::quote(&self.name)
+            ))
         })?);
         if let Some(offered) = crate::store::engines::variants(conn, &self.name)? {
             let parsed: xq_engine::rules::RuleSet = rules
@@ -173,8 +176,9 @@ impl EngineSel {
                 StoreError::invalid(
                     "engines",
                     format!(
-                        "engine '{}' cannot play rule set '{rules}': {why}",
-                        self.name
+                        "engine {} cannot play rule set {}: {why}",
+                        xq_proto::quote(&self.name),
+                        xq_proto::quote(rules)
                     ),
                 )
             })?;

@@ -324,7 +324,7 @@ impl TryFrom<pb::SpsaSpec> for SpsaSpec {
             if p.name.is_empty() || params[..i].iter().any(|q| q.name == p.name) {
                 return Err(Invalid::new(
                     "spsa.params",
-                    format!("name {:?} is empty or repeated", p.name),
+                    format!("name {} is empty or repeated", xq_proto::quote(&p.name)),
                 ));
             }
             if engine.is_empty() {
@@ -361,7 +361,7 @@ fn check_builtin(p: &SpsaParamSpec) -> Result<(), Invalid> {
     let Some(spec) = xq_engine::params::spec(&p.name) else {
         return Err(Invalid::new(
             "spsa.params",
-            format!("unknown parameter {:?}", p.name),
+            format!("unknown parameter {}", xq_proto::quote(&p.name)),
         ));
     };
     if !p.integer {

@@ -210,13 +210,13 @@ impl TryFrom<pb::VariantsSpec> for VariantsSpec {
         }
         let mut seen: Vec<xq_engine::RuleSet> = Vec::with_capacity(rules.len());
         for r in &rules {
-            let parsed: xq_engine::RuleSet = r
-                .parse()
-                .map_err(|e| Invalid::new("variants.rules", format!("'{r}': {e}")))?;
+            let parsed: xq_engine::RuleSet = r.parse().map_err(|e| {
+                Invalid::new("variants.rules", format!("{}: {e}", xq_proto::quote(r)))
+            })?;
             if seen.contains(&parsed) {
                 return Err(Invalid::new(
                     "variants.rules",
-                    format!("'{r}' repeats an earlier rule set"),
+                    format!("{} repeats an earlier rule set", xq_proto::quote(r)),
                 ));
             }
             seen.push(parsed);
