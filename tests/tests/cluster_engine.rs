@@ -277,7 +277,7 @@ mod registry {
         assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err:?}");
         assert!(
             err.message()
-                .contains("engine 'fairy' cannot play rule set 'standard+conversion'"),
+                .contains("engine \"fairy\" cannot play rule set \"standard+conversion\""),
             "{err:?}"
         );
         create(&mut admin, conversion("ours")).await;
@@ -401,7 +401,7 @@ mod registry {
             .await
             .expect_err("unknown engine");
         assert_eq!(err.code(), tonic::Code::NotFound, "{err:?}");
-        assert!(err.message().contains("'ghost'"), "{err:?}");
+        assert!(err.message().contains("\"ghost\""), "{err:?}");
         server.stop().await;
     }
 }

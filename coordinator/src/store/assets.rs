@@ -133,7 +133,9 @@ pub fn resolve(conn: &Connection, reference: &str) -> Result<String, StoreError>
 /// a chunk at a time; returns the number of openings.
 pub fn check_book(conn: &Connection, sha256: &str) -> Result<u64, StoreError> {
     let sha256 = resolve(conn, sha256)?;
-    let bad = |why: String| StoreError::invalid("openings", format!("book asset:{sha256}: {why}"));
+    let bad = |why: String| {
+        StoreError::invalid("openings", format!("opening book asset:{sha256}: {why}"))
+    };
     let mut stmt = conn.prepare("SELECT data FROM blob_chunks WHERE sha256 = ?1 ORDER BY seq")?;
     let mut rows = stmt.query([&sha256])?;
     let (mut pending, mut line, mut openings) = (Vec::<u8>::new(), 0usize, 0u64);
@@ -178,7 +180,9 @@ pub fn check_book(conn: &Connection, sha256: &str) -> Result<u64, StoreError> {
 /// openings. Read whole: a book is lines of text, checked when its run was
 /// created ([`check_book`]).
 pub fn book_lines(conn: &Connection, sha256: &str) -> Result<xq_proto::OpeningSource, StoreError> {
-    let bad = |why: String| StoreError::invalid("openings", format!("book asset:{sha256}: {why}"));
+    let bad = |why: String| {
+        StoreError::invalid("openings", format!("opening book asset:{sha256}: {why}"))
+    };
     let mut bytes = Vec::new();
     if !blobs::write_to(conn, sha256, &mut bytes)? {
         return Err(StoreError::NotFound(format!(
