@@ -50,6 +50,13 @@ async fn pages_answer_with_the_right_status_and_only_admins_may_stop_or_create()
         let answer = web::get(&format!("{base}{path}")).await;
         assert_eq!(answer.status.as_u16(), code, "GET {path}: {}", answer.body);
     }
+    let long = web::get(&format!("{base}/?kind={}", "k".repeat(6000))).await;
+    assert_eq!(long.status.as_u16(), 400);
+    assert!(
+        long.body.contains("(6000 bytes)") && !long.body.contains(&"k".repeat(100)),
+        "a refused filter is quoted short: {} bytes",
+        long.body.len()
+    );
     let list = web::get(&format!("{base}/?state=finished")).await.body;
     assert!(
         !list.contains(&format!("data-run=\"{run}\"")),

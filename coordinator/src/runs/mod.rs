@@ -219,6 +219,14 @@ pub enum RunKind {
 }
 
 impl RunKind {
+    /// Every kind, in the order pages and help list them.
+    pub const ALL: [RunKind; 4] = [
+        RunKind::Sprt,
+        RunKind::Spsa,
+        RunKind::Games,
+        RunKind::Variants,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             RunKind::Sprt => "sprt",
@@ -396,6 +404,9 @@ pub enum RunState {
 }
 
 impl RunState {
+    /// Every state, in the order pages list them.
+    pub const ALL: [RunState; 3] = [RunState::Active, RunState::Finished, RunState::Stopped];
+
     pub fn as_str(self) -> &'static str {
         match self {
             RunState::Active => "active",

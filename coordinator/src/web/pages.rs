@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Web;
 use super::view::{self, Histories, LiveView, RunRow, SpecView};
-use crate::runs::{RunState, RunStatus, health};
+use crate::runs::{RunKind, RunState, RunStatus, health};
 use crate::store::{StoreError, activity, engines, games, history, now_ms, runs as run_rows};
 
 /// Why a page could not be served.
@@ -112,21 +112,16 @@ struct Section {
 
 /// `GET /`: active runs first, then finished and stopped ones.
 pub async fn runs(State(web): State<Arc<Web>>, Query(filter): Query<Filter>) -> Page {
+    let kinds = RunKind::ALL.map(RunKind::as_str);
+    let states = RunState::ALL.map(RunState::as_str);
     for (what, value, allowed) in [
-        (
-            "kind",
-            &filter.kind,
-            &["sprt", "spsa", "games", "variants"][..],
-        ),
-        (
-            "state",
-            &filter.state,
-            &["active", "finished", "stopped"][..],
-        ),
+        ("kind", &filter.kind, &kinds[..]),
+        ("state", &filter.state, &states[..]),
     ] {
         if !value.is_empty() && !allowed.contains(&value.as_str()) {
             return Err(WebError::BadRequest(format!(
-                "unknown {what} {value:?} (one of {})",
+                "unknown {what} {} (one of {})",
+                xq_proto::quote(value),
                 allowed.join(", ")
             )));
         }
