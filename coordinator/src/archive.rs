@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use xq_engine::Position;
 use xq_engine::rules::{Claim, Game, Outcome, Reason, RuleSet, replay};
-use xq_proto::variant_stats::{GameSummary, VariantStats, game_captures};
+use xq_proto::variant_stats::VariantStats;
 use xq_proto::{
     BatchOutcome, GameRecord, Invalid, OpeningSlice, OpeningSource, Totals, invalid, quote,
 };
@@ -40,16 +40,14 @@ pub fn check(rules: &str, outcome: &BatchOutcome) -> Result<(), Invalid> {
     let rules: RuleSet = rules
         .parse()
         .map_err(|e| Invalid::new("lease.rules", format!("{e}")))?;
-    let mut summaries = Vec::with_capacity(games.len());
+    let mut summaries = Vec::with_capacity(if variant.is_some() { games.len() } else { 0 });
     for (i, g) in games.iter().enumerate() {
         let game = check_one(&rules, g).map_err(|e| e.within(&format!("results.games[{i}]")))?;
-        summaries.push(GameSummary {
-            result: g.result,
-            plies: g.moves.len(),
-            captures: game_captures(game.records()),
-        });
+        if variant.is_some() {
+            summaries.push(g.summary(game.records()));
+        }
     }
-    let recount = totals_of(games);
+    let recount = Totals::of_games(games);
     if !totals.reasons.is_empty() && recount.reasons != totals.reasons {
         return invalid(
             "results.games",
@@ -79,32 +77,15 @@ pub fn check(rules: &str, outcome: &BatchOutcome) -> Result<(), Invalid> {
             ),
         );
     }
-    if let Some(stated) = variant {
-        let mut replayed = VariantStats::default();
-        for pair in summaries.chunks_exact(2) {
-            replayed.add_pair(&pair[0], &pair[1]);
-        }
-        if &replayed != stated {
-            return invalid(
-                "results.variant",
-                "the statistics are not those of the games (results by colour, lengths, captures)",
-            );
-        }
-    }
-    Ok(())
-}
-
-/// The counts `games` give, pair by pair (pair p: games 2p and 2p + 1), from
-/// the first player's view.
-pub fn totals_of(games: &[GameRecord]) -> Totals {
-    let mut t = Totals::default();
-    for pair in games.chunks_exact(2) {
-        t.add_pair(
-            [&pair[0], &pair[1]]
-                .map(|g| (g.first_score(), g.moves.len() as u64, g.reason.as_str())),
+    if let Some(stated) = variant
+        && &VariantStats::of_pairs(&summaries) != stated
+    {
+        return invalid(
+            "results.variant",
+            "the statistics are not those of the games (results by colour, lengths, captures)",
         );
     }
-    t
+    Ok(())
 }
 
 /// Checks that game `i` of `games` started from opening
@@ -276,7 +257,7 @@ mod tests {
     /// statistics).
     fn outcome(games: &[GameRecord]) -> BatchOutcome {
         BatchOutcome {
-            totals: totals_of(games),
+            totals: Totals::of_games(games),
             games: games.to_vec(),
             variant: None,
         }
@@ -358,13 +339,7 @@ mod tests {
             game(0, "h2e2 h9g7", GameResult::Draw, "adjudication"),
             game(1, "h2e2 h9g7 h0g2", GameResult::Red, "time-forfeit"),
         ];
-        let summary = |g: &GameRecord| GameSummary {
-            result: g.result,
-            plies: g.moves.len(),
-            captures: Default::default(),
-        };
-        let mut stats = VariantStats::default();
-        stats.add_pair(&summary(&games[0]), &summary(&games[1]));
+        let mut stats = VariantStats::of_pairs(&games.each_ref().map(|g| g.summary(&[])));
         let mut o = outcome(&games);
         o.variant = Some(stats.clone());
         check("standard", &o).unwrap();

@@ -6,9 +6,10 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use xq_engine::rules::{GameResult, Reason};
+use xq_engine::rules::{GameResult, PlyRecord, Reason};
 use xq_engine::{Color, Move};
 
+use crate::variant_stats::{GameSummary, game_captures};
 use crate::{Score, Totals};
 
 /// Most plies a game can have; the runner's own caps are far lower.
@@ -59,6 +60,16 @@ impl GameRecord {
     /// The first player's score.
     pub fn first_score(&self) -> Score {
         Score::of(self.result, self.first_color())
+    }
+
+    /// The game as the variant statistics count it; `plies` are the
+    /// arbiter's records of its replay.
+    pub fn summary(&self, plies: &[PlyRecord]) -> GameSummary {
+        GameSummary {
+            result: self.result,
+            plies: self.moves.len(),
+            captures: game_captures(plies),
+        }
     }
 
     /// The player (0 or 1) that lost, `None` for a draw.

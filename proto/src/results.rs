@@ -74,6 +74,19 @@ pub struct Totals {
 }
 
 impl Totals {
+    /// The counts `games` give, pair by pair (pair p: games 2p and 2p + 1),
+    /// from the first player's view.
+    pub fn of_games(games: &[GameRecord]) -> Totals {
+        let mut t = Totals::default();
+        for pair in games.chunks_exact(2) {
+            t.add_pair(
+                [&pair[0], &pair[1]]
+                    .map(|g| (g.first_score(), g.moves.len() as u64, g.reason.as_str())),
+            );
+        }
+        t
+    }
+
     /// Counts a finished pair: the first player's scores in its two games, and
     /// each game's plies and end reason.
     pub fn add_pair(&mut self, games: [(Score, u64, &str); 2]) {

@@ -112,6 +112,15 @@ impl VariantStats {
         }
     }
 
+    /// The statistics of `games`, pair by pair (pair p: games 2p and 2p + 1).
+    pub fn of_pairs(games: &[GameSummary]) -> VariantStats {
+        let mut stats = VariantStats::default();
+        for pair in games.chunks_exact(2) {
+            stats.add_pair(&pair[0], &pair[1]);
+        }
+        stats
+    }
+
     /// Adds a pair: `first` had `players[0]` as Red, `second` `players[1]`.
     pub fn add_pair(&mut self, first: &GameSummary, second: &GameSummary) {
         self.add_game(first);

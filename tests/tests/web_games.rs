@@ -89,7 +89,7 @@ async fn submit_failures(url: &str, name: &str) {
         game(0, "h2e2", GameResult::Red, "time-forfeit"),
         game(1, "h2e2 h9g7", GameResult::Black, "resignation"),
     ];
-    let totals = xq_coordinator::archive::totals_of(&games);
+    let totals = xq_proto::Totals::of_games(&games);
     let answer = rpc
         .submit_result(pb::SubmitResultRequest {
             worker_id,

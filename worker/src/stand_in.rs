@@ -10,7 +10,7 @@
 use xq_engine::Position;
 use xq_engine::rules::{Game, GameResult};
 
-use xq_proto::variant_stats::{GameSummary, VariantStats, game_captures};
+use xq_proto::variant_stats::VariantStats;
 use xq_proto::{BatchOutcome, GameRecord, MoveStats, Score, Totals, WorkSpec};
 
 use crate::openings::{BookError, OpeningBook, OpeningMaker, Order};
@@ -41,64 +41,44 @@ pub fn adjudicated(
     let book = OpeningBook::load(&work.openings.source, std::path::Path::new(""))?;
     let mut maker = OpeningMaker::default();
     let mut last: Option<(u64, xq_proto::Opening)> = None;
-    let mut outcome = BatchOutcome {
-        totals: Totals::default(),
-        games: Vec::with_capacity(2 * work.pairs as usize),
-        variant: Some(VariantStats::default()),
-    };
-    for pair in 0..u64::from(work.pairs) {
-        let mut two = Vec::with_capacity(2);
-        for game in [2 * pair, 2 * pair + 1] {
-            let index = work.openings.index_of_game(game);
-            let opening = match &last {
-                Some((at, o)) if *at == index => o.clone(),
-                _ => {
-                    let o = maker.opening(&book, work.openings.seed, Order::Sequential, index);
-                    last.insert((index, o)).1.clone()
-                }
-            };
-            let start = Position::from_fen(&opening.fen).map_err(|e| StandInError::Opening {
-                index,
-                reason: e.to_string(),
-            })?;
-            let mut replayed = Game::new(start, rules);
-            for &mv in &opening.moves {
-                replayed.play(mv).map_err(|e| StandInError::Opening {
-                    index,
-                    reason: e.to_string(),
-                })?;
+    let mut games = Vec::with_capacity(2 * work.pairs as usize);
+    let mut summaries = Vec::with_capacity(games.capacity());
+    for game in 0..2 * u64::from(work.pairs) {
+        let index = work.openings.index_of_game(game);
+        let opening = match &last {
+            Some((at, o)) if *at == index => o.clone(),
+            _ => {
+                let o = maker.opening(&book, work.openings.seed, Order::Sequential, index);
+                last.insert((index, o)).1.clone()
             }
-            let mut record = GameRecord {
-                opening_index: index,
-                start_fen: opening.fen.clone(),
-                opening_plies: opening.moves.len() as u32,
-                moves: opening.moves,
-                result: GameResult::Draw,
-                reason: "adjudication".to_owned(),
-                red_player: (game % 2) as u8,
-                per_move: Vec::<MoveStats>::new(),
-                stderr_tail: String::new(),
-                overrun_ms: None,
-            };
-            record.result = score(game).result_for(record.first_color());
-            let summary = GameSummary {
-                result: record.result,
-                plies: record.moves.len(),
-                captures: game_captures(replayed.records()),
-            };
-            two.push((record, summary));
+        };
+        let bad = |reason: String| StandInError::Opening { index, reason };
+        let start = Position::from_fen(&opening.fen).map_err(|e| bad(e.to_string()))?;
+        let mut replayed = Game::new(start, rules);
+        for &mv in &opening.moves {
+            replayed.play(mv).map_err(|e| bad(e.to_string()))?;
         }
-        let [(a, sa), (b, sb)]: [(GameRecord, GameSummary); 2] =
-            two.try_into().expect("two games a pair");
-        outcome
-            .totals
-            .add_pair([&a, &b].map(|g| (g.first_score(), g.moves.len() as u64, g.reason.as_str())));
-        if let Some(v) = &mut outcome.variant {
-            v.add_pair(&sa, &sb);
-        }
-        outcome.games.extend([a, b]);
+        let mut record = GameRecord {
+            opening_index: index,
+            start_fen: opening.fen,
+            opening_plies: opening.moves.len() as u32,
+            moves: opening.moves,
+            result: GameResult::Draw,
+            reason: "adjudication".to_owned(),
+            red_player: (game % 2) as u8,
+            per_move: Vec::<MoveStats>::new(),
+            stderr_tail: String::new(),
+            overrun_ms: None,
+        };
+        record.result = score(game).result_for(record.first_color());
+        summaries.push(record.summary(replayed.records()));
+        games.push(record);
     }
-    Ok(outcome)
+    Ok(BatchOutcome {
+        totals: Totals::of_games(&games),
+        variant: Some(VariantStats::of_pairs(&summaries)),
+        games,
+    })
 }
 
 #[cfg(test)]
