@@ -19,7 +19,7 @@ use xq_worker::pgn::{self, PgnGame, PgnHeader};
 
 use crate::runs::{RunStatus, Slice};
 use crate::store::games::{self, ArchivedGame, GameFilter};
-use crate::store::{StoreError, leases, now_ms, runs as run_rows};
+use crate::store::{StoreError, leases, now_ms, runs as run_rows, workers};
 
 /// Which stored games to export; every set field must match, the default
 /// matches all.
@@ -114,12 +114,9 @@ pub fn filter(conn: &Connection, query: &GameQuery) -> Result<GameFilter, StoreE
         None => None,
         Some(w) => Some(match w.parse::<u64>() {
             Ok(id) => id,
-            Err(_) => conn
-                .query_row("SELECT id FROM workers WHERE name = ?1", [w], |r| {
-                    r.get::<_, i64>(0)
-                })
-                .map_err(|_| StoreError::NotFound(format!("no worker named '{w}'")))?
-                as u64,
+            Err(_) => workers::id_by_name(conn, w)?.ok_or_else(|| {
+                StoreError::NotFound(format!("no worker named {}", xq_proto::quote(w)))
+            })?,
         }),
     };
     Ok(GameFilter {

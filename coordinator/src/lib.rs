@@ -34,6 +34,7 @@
 //! * [`web`]: the web view (runs, graphs, workers, engines) over a read
 //!   connection, and `/metrics` ([`metrics`]).
 
+pub mod access;
 pub mod archive;
 pub mod auth;
 pub mod convert;

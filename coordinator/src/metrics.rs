@@ -25,15 +25,11 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use crate::store::activity::Counts;
-
-/// Request latency buckets: 0.1 ms … ~3.3 s, doubling.
-fn latency_buckets() -> impl Iterator<Item = f64> {
-    exponential_buckets(0.0001, 2.0, 16)
-}
+use crate::store::instruments::{StoreMetrics, latency_buckets};
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
@@ -54,25 +50,6 @@ struct LatencyHistogram;
 impl MetricConstructor<Histogram> for LatencyHistogram {
     fn new_metric(&self) -> Histogram {
         Histogram::new(latency_buckets())
-    }
-}
-
-/// The store's own instruments; the store updates them, [`Metrics`] exports them.
-#[derive(Debug)]
-pub struct StoreMetrics {
-    /// Calls sent to the thread and not yet started.
-    pub queued: Gauge,
-    pub batch_seconds: Histogram,
-    pub sync_seconds: Histogram,
-}
-
-impl Default for StoreMetrics {
-    fn default() -> Self {
-        StoreMetrics {
-            queued: Gauge::default(),
-            batch_seconds: Histogram::new(latency_buckets()),
-            sync_seconds: Histogram::new(latency_buckets()),
-        }
     }
 }
 
@@ -183,7 +160,8 @@ impl Metrics {
 fn rpc_name(path: &str) -> &str {
     match path.strip_prefix('/').and_then(|p| p.split_once('/')) {
         Some((service, method))
-            if service.starts_with("xq.cluster.v1.") && crate::auth::permission(path).is_some() =>
+            if service.starts_with("xq.cluster.v1.")
+                && crate::access::permission(path).is_some() =>
         {
             method
         }

@@ -36,18 +36,20 @@
 use std::time::Duration;
 
 use tokio::sync::broadcast;
-use xq_proto::{BatchOutcome, Invalid, OpeningSlice, OpeningSource, Retention, WorkSpec};
+use xq_proto::{BatchOutcome, Invalid, OpeningSlice, OpeningSource, Retention, Totals, WorkSpec};
 
 use crate::archive::{self, OpeningBooks};
 
-use crate::runs::exclusion::{self, Excluded};
-use crate::runs::health::{self, WorkerHealth};
-use crate::runs::{RunKind, RunSpec, RunState, RunStatus, Slice, SliceWork, SpsaHistoryRow};
-use crate::store::leases::{self, LeaseState, NewLease};
-use crate::store::runs::{self as run_rows, Candidate};
+use crate::runs::exclusion;
+use crate::runs::health::WorkerHealth;
+use crate::runs::{
+    Lease, LeaseState, RunKind, RunSpec, RunState, RunStatus, Slice, SliceWork, SpsaHistoryRow,
+};
+use crate::store::leases::{self, NewLease};
+use crate::store::runs::{self as run_rows, Candidate, Cause};
 use crate::store::workers::{self, NewWorker};
 use crate::store::{Store, StoreError, now_ms};
-use crate::store::{games, history, lease_results};
+use crate::store::{engines, games, health, history, lease_results};
 
 /// Timing of leases.
 #[derive(Debug, Clone, Copy)]
@@ -164,11 +166,14 @@ impl Scheduler {
                 if let OpeningSource::Book { sha256 } = &spec.settings.openings {
                     crate::store::assets::check_book(&tx, sha256)?;
                 }
-                let spsa = spec.kind.ops_mut().prepare(&tx, &spec.settings)?;
+                let registry = engines::registry(&tx, &spec.kind.ops().engines())?;
+                let initial = spec.kind.ops_mut().prepare(&registry, &spec.settings)?;
                 if reuse && let Some(id) = run_rows::find_active_identical(&tx, &spec)? {
                     return Ok((id, true));
                 }
-                let id = run_rows::insert(&tx, &spec, spsa.as_ref(), now_ms())?;
+                let now = now_ms();
+                let id = run_rows::insert(&tx, &spec, now)?;
+                run_rows::save_effects(&tx, id, None, initial, now)?;
                 tx.commit()?;
                 Ok((id, false))
             })
@@ -549,11 +554,12 @@ fn grant(
     })
 }
 
-/// Adds a lease's counts to its run, lets the run's kind count them too and
-/// finishes the run at its end. Runs inside the submission's transaction.
+/// Adds a lease's counts to its run, lets the run's kind count them too,
+/// excludes the workers the run now sets aside ([`exclusion`]) and finishes
+/// the run at its end. Runs inside the submission's transaction.
 fn count_result(
     conn: &rusqlite::Connection,
-    lease: &leases::Lease,
+    lease: &Lease,
     outcome: &BatchOutcome,
     now: i64,
 ) -> Result<(), StoreError> {
@@ -561,15 +567,60 @@ fn count_result(
     lease_results::insert(conn, lease, outcome)?;
     run_rows::add_totals(conn, run_id, &outcome.totals, now)?;
     let run = run_rows::load(conn, run_id, now)?;
-    let mut finished = run.spec.kind.ops().apply(conn, &run, lease, outcome, now)?;
-    if let Excluded::Workers { finished: f, .. } = exclusion::after_count(conn, &run, lease, now)? {
-        finished = f;
+    let applied = run.spec.kind.ops().apply(&run, lease, outcome)?;
+    let cause = Cause {
+        lease_id: lease.id,
+        run_pairs: run.totals.pairs,
+        result: &outcome.totals,
+    };
+    run_rows::save_effects(conn, run_id, Some(cause), applied.effects, now)?;
+    let mut finished = applied.finished;
+    if run.spec.workers.exclude_flagged {
+        let flagged = exclusion::to_exclude(&run, health::for_run(conn, run_id)?);
+        if !flagged.is_empty() {
+            for (worker, why) in &flagged {
+                lease_results::exclude(conn, run_id, *worker, why, now)?;
+                tracing::warn!(
+                    run_id,
+                    worker_id = worker,
+                    reason = why.as_str(),
+                    "worker excluded"
+                );
+            }
+            finished = recount(conn, run_id, lease, now)?;
+        }
     }
     if finished {
         run_rows::set_state(conn, run_id, RunState::Finished, now)?;
         tracing::info!(run_id, "run finished");
     }
     Ok(())
+}
+
+/// Rebuilds the run's totals from its counted results and lets its kind
+/// recount its own state; returns whether the run is at its end.
+fn recount(
+    conn: &rusqlite::Connection,
+    run_id: u64,
+    lease: &Lease,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let kept = lease_results::counted(conn, run_id)?;
+    let mut sum = Totals::default();
+    for r in &kept {
+        sum.merge(&r.totals);
+    }
+    run_rows::reset_totals(conn, run_id)?;
+    run_rows::add_totals(conn, run_id, &sum, now)?;
+    let run = run_rows::load(conn, run_id, now)?;
+    let applied = run.spec.kind.ops().recount(&run, &kept, lease)?;
+    let cause = Cause {
+        lease_id: lease.id,
+        run_pairs: run.totals.pairs,
+        result: &Totals::default(),
+    };
+    run_rows::save_effects(conn, run_id, Some(cause), applied.effects, now)?;
+    Ok(applied.finished)
 }
 
 #[cfg(test)]

@@ -81,7 +81,7 @@ fn made_by(version: usize) -> TempFile {
 struct ReadBack {
     runs: Vec<RunStatus>,
     spsa_history: Vec<(u64, Vec<f64>)>,
-    leases: Vec<leases::Lease>,
+    leases: Vec<xq_coordinator::runs::Lease>,
 }
 
 fn read_back(path: &Path) -> ReadBack {
@@ -332,7 +332,7 @@ fn dangling(conn: &Connection) -> bool {
 /// excluded with its reason; runs from before per-lease results have none.
 fn check_worker_health(path: &Path) {
     let conn = Connection::open(path).unwrap();
-    let health = xq_coordinator::runs::health::for_run(&conn, 10).unwrap();
+    let health = xq_coordinator::store::health::for_run(&conn, 10).unwrap();
     let rows: Vec<_> = health
         .iter()
         .map(|h| (h.sums.worker_id, h.sums.pairs, h.standing.excluded()))
@@ -340,7 +340,7 @@ fn check_worker_health(path: &Path) {
     assert_eq!(rows, [(4, 2, false), (5, 2, true)]);
     assert!(health[1].standing.flag().unwrap().contains("residual 9.12"));
     assert!(
-        xq_coordinator::runs::health::for_run(&conn, 7)
+        xq_coordinator::store::health::for_run(&conn, 7)
             .unwrap()
             .is_empty()
     );

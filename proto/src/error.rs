@@ -88,6 +88,14 @@ pub fn required<T>(field: &str, value: Option<T>) -> Result<T, Invalid> {
     value.ok_or_else(|| Invalid::new(field, "missing"))
 }
 
+/// Checks a name sent on the wire (a run's, a worker's): 1 to 128 bytes.
+pub fn named(field: &str, value: &str) -> Result<(), Invalid> {
+    if value.is_empty() || value.len() > 128 {
+        return invalid(field, format!("{} must be 1 to 128 bytes", quote(value)));
+    }
+    Ok(())
+}
+
 impl From<Invalid> for Status {
     fn from(e: Invalid) -> Status {
         Status::invalid_argument(bounded(e.to_string()))

@@ -60,7 +60,7 @@ pub mod cluster {
 pub use cluster::v1 as pb;
 
 pub use adjudication::Adjudication;
-pub use error::{Invalid, bounded, invalid, quote, required};
+pub use error::{Invalid, bounded, invalid, named, quote, required};
 pub use game_record::{GameRecord, MoveStats, Retention, RetentionError};
 pub use limit::{Limit, LimitError, TimeControl, TimeControlError};
 pub use openings::{MAX_RANDOM_PLIES, Opening, OpeningError, OpeningSource};

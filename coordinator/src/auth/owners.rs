@@ -7,11 +7,10 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use rusqlite::OptionalExtension;
 use tonic::Status;
 
 use super::Principal;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, workers};
 
 /// The worker → token map.
 #[derive(Debug)]
@@ -47,12 +46,7 @@ impl Owners {
             None => {
                 let found = self
                     .reader
-                    .call(move |conn| {
-                        Ok(conn
-                            .prepare_cached("SELECT token_key FROM workers WHERE id = ?1")?
-                            .query_row([worker_id as i64], |r| r.get::<_, Option<i64>>(0))
-                            .optional()?)
-                    })
+                    .call(move |conn| workers::token_key(conn, worker_id))
                     .await
                     .map_err(|e: StoreError| Status::from(e))?;
                 if let Some(owner) = found {

@@ -1,15 +1,13 @@
 //! Fixed-games runs: `pairs` game pairs of dev against base, reported as Elo.
 
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use xq_proto::{BatchOutcome, Invalid, pb};
 
-use super::{Kind, Lineup, MatchSettings, Params, RunKind, RunStatus, Slice, SliceWork};
-use crate::convert;
-use crate::spsa::SpsaState;
-use crate::store::StoreError;
-use crate::store::lease_results::StoredResult;
-use crate::store::leases::Lease;
+use super::wire;
+use super::{
+    Applied, Effect, Kind, Lease, Lineup, MatchSettings, Params, Registry, RunError, RunKind,
+    RunStatus, Slice, SliceWork, StoredResult,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GamesSpec {
@@ -30,44 +28,34 @@ impl Kind for GamesSpec {
         Some(self.pairs)
     }
 
+    fn engines(&self) -> Vec<&str> {
+        self.lineup.engines()
+    }
+
     fn prepare(
         &mut self,
-        conn: &Connection,
+        registry: &Registry,
         settings: &MatchSettings,
-    ) -> Result<Option<SpsaState>, StoreError> {
-        self.lineup.resolve(conn, &settings.rules)?;
-        Ok(None)
+    ) -> Result<Vec<Effect>, RunError> {
+        self.lineup.resolve(registry, &settings.rules)?;
+        Ok(Vec::new())
     }
 
     /// Dev first, base second.
-    fn slice_work(&self, run: &RunStatus, _: &Slice) -> Result<SliceWork, StoreError> {
+    fn slice_work(&self, run: &RunStatus, _: &Slice) -> Result<SliceWork, RunError> {
         Ok(self
             .lineup
             .slice_work(&run.spec.settings, &self.dev_params, &self.base_params))
     }
 
     /// Finished once every pair is counted.
-    fn apply(
-        &self,
-        _: &Connection,
-        run: &RunStatus,
-        _: &Lease,
-        _: &BatchOutcome,
-        _: i64,
-    ) -> Result<bool, StoreError> {
-        Ok(run.totals.pairs >= self.pairs)
+    fn apply(&self, run: &RunStatus, _: &Lease, _: &BatchOutcome) -> Result<Applied, RunError> {
+        Ok(Applied::done_if(run.totals.pairs >= self.pairs))
     }
 
     /// Nothing of its own to rebuild.
-    fn recount(
-        &self,
-        _: &Connection,
-        run: &RunStatus,
-        _: &[StoredResult],
-        _: &Lease,
-        _: i64,
-    ) -> Result<bool, StoreError> {
-        Ok(run.totals.pairs >= self.pairs)
+    fn recount(&self, run: &RunStatus, _: &[StoredResult], _: &Lease) -> Result<Applied, RunError> {
+        Ok(Applied::done_if(run.totals.pairs >= self.pairs))
     }
 }
 
@@ -84,12 +72,12 @@ impl TryFrom<pb::GamesSpec> for GamesSpec {
         if pairs == 0 {
             return Err(Invalid::new("games.pairs", "must be at least 1"));
         }
-        convert::check_params("games.dev_params", &dev_params)?;
-        convert::check_params("games.base_params", &base_params)?;
+        wire::check_params("games.dev_params", &dev_params)?;
+        wire::check_params("games.base_params", &base_params)?;
         Ok(GamesSpec {
             dev_params: dev_params.into_iter().collect(),
             base_params: base_params.into_iter().collect(),
-            lineup: convert::lineup("games.engines", engines)?,
+            lineup: wire::lineup("games.engines", engines)?,
             pairs,
         })
     }

@@ -15,12 +15,8 @@
 //! Variants runs pool their variants (workers get them round by round, so
 //! every worker plays about the same mix).
 
-use rusqlite::Connection;
-
 use crate::stats::residuals::{BadWorkerRule, ExclusionRule, Health, bad_workers, homogeneity};
 use crate::stats::{Pentanomial, Results};
-use crate::store::StoreError;
-use crate::store::lease_results::{self, WorkerSums};
 
 /// One worker's results and health in one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,16 +70,28 @@ impl WorkerHealth {
     }
 }
 
-/// Every worker with a result in `run_id`, by worker id, with its health
-/// under fishtest's flag ([`BadWorkerRule::default`]) and the default
-/// [`ExclusionRule`]. The web view, `report` and the exclusion of flagged
-/// workers all read this.
-pub fn for_run(conn: &Connection, run_id: u64) -> Result<Vec<WorkerHealth>, StoreError> {
-    Ok(judge(
-        lease_results::per_worker(conn, run_id)?,
-        &BadWorkerRule::default(),
-        &ExclusionRule::default(),
-    ))
+/// One worker's results in one run, summed over its leases.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WorkerSums {
+    pub worker_id: u64,
+    pub name: String,
+    /// Counted and excluded leases.
+    pub leases: u64,
+    pub pairs: u64,
+    /// `[LL, LD+DL, LW+DD+WL, DW+WD, WW]`, first player's view.
+    pub pentanomial: [u64; 5],
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    pub time_losses: u64,
+    pub crashes: u64,
+    /// Why the worker was excluded from the run, if it was.
+    pub excluded: Option<String>,
+}
+impl WorkerSums {
+    pub fn games(&self) -> u64 {
+        self.pairs.saturating_mul(2)
+    }
 }
 
 /// A worker flagged in a run: `why` is [`WorkerHealth::flag`].
@@ -92,33 +100,6 @@ pub struct RunFlag {
     pub run_id: u64,
     pub why: String,
     pub excluded: bool,
-}
-
-/// Every worker's flags, by worker id: those of every run still active, and
-/// every exclusion of any run (an exclusion outlives the run).
-pub fn flags_by_worker(
-    conn: &Connection,
-) -> Result<std::collections::BTreeMap<u64, Vec<RunFlag>>, StoreError> {
-    let mut runs = conn.prepare_cached(
-        "SELECT id FROM runs WHERE state = 'active'
-         UNION SELECT run_id FROM run_excluded_workers ORDER BY 1",
-    )?;
-    let ids = runs
-        .query_map([], |r| r.get::<_, i64>(0))?
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut found: std::collections::BTreeMap<u64, Vec<RunFlag>> = Default::default();
-    for run_id in ids {
-        for h in for_run(conn, run_id as u64)? {
-            if let Some(why) = h.standing.flag() {
-                found.entry(h.sums.worker_id).or_default().push(RunFlag {
-                    run_id: run_id as u64,
-                    why: why.to_owned(),
-                    excluded: h.standing.excluded(),
-                });
-            }
-        }
-    }
-    Ok(found)
 }
 
 fn results(s: &WorkerSums) -> (u64, Results) {

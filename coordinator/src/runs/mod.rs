@@ -11,31 +11,33 @@
 //! (SPRT, games), θ+ (SPSA) or the engine with Red in a pair's first game
 //! (variants, whose per-variant statistics are from Red's view).
 
+pub mod error;
 pub mod exclusion;
 pub mod games;
 pub mod health;
+pub mod lease;
 pub mod policy;
 pub mod sprt;
 pub mod spsa;
 pub mod variants;
+pub mod wire;
 
 use std::collections::BTreeMap;
 
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use xq_proto::{
     Adjudication, BatchOutcome, EngineRef, Invalid, Limit, OpeningSource, PlayerSpec, Retention,
     Totals, pb,
 };
 
+use crate::spin_options::SpinOption;
 use crate::spsa::{SpsaRequest, SpsaState};
 use crate::stats::elo::{EloEstimate, logistic_elo};
 use crate::stats::sprt::SprtOutcome;
 use crate::stats::{Pentanomial, Results};
-use crate::store::StoreError;
-use crate::store::lease_results::StoredResult;
-use crate::store::leases::Lease;
+pub use error::RunError;
 pub use games::GamesSpec;
+pub use lease::{Lease, LeaseState, StoredResult};
 pub use policy::{SpeedRule, WorkerPolicy};
 pub use sprt::SprtSpec;
 pub use spsa::SpsaSpec;
@@ -91,6 +93,20 @@ pub struct MatchSettings {
 fn on() -> bool {
     true
 }
+
+/// A registered engine as a run's preparation reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Registered {
+    pub entry: EngineRef,
+    /// The `UCI_Variant` values it offers; `None`: not recorded.
+    pub variants: Option<Vec<String>>,
+    /// The spin options it advertised.
+    pub spins: Vec<SpinOption>,
+}
+
+/// The registry entries of the engines a spec names, by name; a name absent
+/// here is not registered.
+pub type Registry = BTreeMap<String, Registered>;
 
 /// An external engine chosen for a player: a registry name and extra options;
 /// `registered` is the registry's entry, filled in when the run is created.
@@ -149,31 +165,40 @@ impl Lineup {
     }
 
     /// Fills in each selection's registry entry (see [`EngineSel::resolve`]).
-    pub fn resolve(&mut self, conn: &Connection, rules: &str) -> Result<(), StoreError> {
+    pub fn resolve(&mut self, registry: &Registry, rules: &str) -> Result<(), RunError> {
         for sel in self.dev.iter_mut().chain(self.base.iter_mut()) {
-            sel.resolve(conn, rules)?;
+            sel.resolve(registry, rules)?;
         }
         Ok(())
+    }
+
+    /// The registry names chosen, dev first.
+    pub fn engines(&self) -> Vec<&str> {
+        self.dev
+            .iter()
+            .chain(&self.base)
+            .map(|s| s.name.as_str())
+            .collect()
     }
 }
 
 impl EngineSel {
     /// Fills in the registry entry; an unknown name is `NotFound`, an engine
     /// whose registered `UCI_Variant`s cannot play `rules` `Invalid`.
-    pub fn resolve(&mut self, conn: &Connection, rules: &str) -> Result<(), StoreError> {
-        let found = crate::store::engines::get(conn, &self.name)?;
-        self.registered = Some(found.ok_or_else(|| {
-            StoreError::NotFound(format!(
+    pub fn resolve(&mut self, registry: &Registry, rules: &str) -> Result<(), RunError> {
+        let found = registry.get(&self.name).ok_or_else(|| {
+            RunError::NotFound(format!(
                 "no engine named {} is registered",
                 xq_proto::quote(&self.name)
             ))
-        })?);
-        if let Some(offered) = crate::store::engines::variants(conn, &self.name)? {
-            let parsed: xq_engine::rules::RuleSet = rules
-                .parse()
-                .map_err(|e| StoreError::invalid("settings.rules", e))?;
-            xq_proto::uci_variant::choose_variant(offered.as_deref(), &parsed).map_err(|why| {
-                StoreError::invalid(
+        })?;
+        self.registered = Some(found.entry.clone());
+        let parsed: xq_engine::rules::RuleSet = rules
+            .parse()
+            .map_err(|e| RunError::invalid("settings.rules", e))?;
+        xq_proto::uci_variant::choose_variant(found.variants.as_deref(), &parsed).map_err(
+            |why| {
+                RunError::invalid(
                     "engines",
                     format!(
                         "engine {} cannot play rule set {}: {why}",
@@ -181,8 +206,8 @@ impl EngineSel {
                         xq_proto::quote(rules)
                     ),
                 )
-            })?;
-        }
+            },
+        )?;
         Ok(())
     }
 }
@@ -316,8 +341,47 @@ pub struct SliceWork {
     pub spsa_request: Option<SpsaRequest>,
 }
 
-/// The operations every run kind implements, each in its own file. The
-/// scheduler calls these inside its transactions and knows nothing of the
+/// What counting a result (or creating a run) changes beside the run's
+/// shared totals, in domain terms; the store writes each in the same
+/// transaction, and knows the tables, not the kinds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// The SPRT on the run's totals after the counted lease's result.
+    Sprt(SprtOutcome),
+    /// A tune's state: its initial θ at creation, or θ after the counted
+    /// lease's result (with its history row).
+    Spsa(SpsaState),
+    /// One variant's totals after the counted results of its leases.
+    Variant {
+        index: usize,
+        totals: Box<VariantTotals>,
+    },
+    /// A new run that verifies this one (a finished tune's SPRT).
+    StartVerification(Box<RunSpec>),
+}
+
+/// A counted result's consequences for the run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Applied {
+    pub effects: Vec<Effect>,
+    /// The run is at its end.
+    pub finished: bool,
+}
+
+impl Applied {
+    /// No effect of the kind's own; `finished` as given.
+    pub fn done_if(finished: bool) -> Applied {
+        Applied {
+            effects: Vec::new(),
+            finished,
+        }
+    }
+}
+
+/// The operations every run kind implements, each in its own file: pure
+/// functions of the run as stored, the counted result and the registry
+/// entries the store read. The scheduler calls them inside its transactions
+/// and writes what they return through the store; it knows nothing of the
 /// kinds.
 pub trait Kind {
     fn kind(&self) -> RunKind;
@@ -339,16 +403,21 @@ pub trait Kind {
         let _ = (run, out);
     }
 
-    /// Checks the spec and fills in what the store knows (registered
-    /// engines) before the run is created; returns an SPSA run's initial
-    /// state.
+    /// The registry names the spec chooses, which [`Kind::prepare`] needs.
+    fn engines(&self) -> Vec<&str> {
+        Vec::new()
+    }
+
+    /// Checks the spec and fills in the registry's entries (of the names
+    /// [`Kind::engines`] gave) before the run is created; returns the
+    /// kind's initial state.
     fn prepare(
         &mut self,
-        conn: &Connection,
+        registry: &Registry,
         settings: &MatchSettings,
-    ) -> Result<Option<SpsaState>, StoreError> {
-        let _ = (conn, settings);
-        Ok(None)
+    ) -> Result<Vec<Effect>, RunError> {
+        let _ = (registry, settings);
+        Ok(Vec::new())
     }
 
     /// The fresh slice after `issued` pairs were handed out, at most `batch`
@@ -366,33 +435,27 @@ pub trait Kind {
     }
 
     /// The players and rules of a lease of `slice` in `run` as it stands.
-    fn slice_work(&self, run: &RunStatus, slice: &Slice) -> Result<SliceWork, StoreError>;
+    fn slice_work(&self, run: &RunStatus, slice: &Slice) -> Result<SliceWork, RunError>;
 
     /// Counts a lease's result (already added to the run's totals, which
-    /// `run` shows) in the kind's own state; returns whether the run is now
-    /// finished. Runs inside the submission's transaction.
+    /// `run` shows) in the kind's own state.
     fn apply(
         &self,
-        conn: &Connection,
         run: &RunStatus,
         lease: &Lease,
         outcome: &BatchOutcome,
-        now: i64,
-    ) -> Result<bool, StoreError>;
+    ) -> Result<Applied, RunError>;
 
     /// Rebuilds the kind's own state from `kept`, the results still counted
     /// after workers were excluded (the run's totals, which `run` shows, are
-    /// already rebuilt; `lease` is the result whose count excluded them);
-    /// returns whether the run is at its end. Inside the same transaction
-    /// (see [`exclusion`]).
+    /// already rebuilt; `lease` is the result whose count excluded them; see
+    /// [`exclusion`]).
     fn recount(
         &self,
-        conn: &Connection,
         run: &RunStatus,
         kept: &[StoredResult],
         lease: &Lease,
-        now: i64,
-    ) -> Result<bool, StoreError>;
+    ) -> Result<Applied, RunError>;
 }
 
 /// Where a run is in its life.

@@ -2,19 +2,16 @@
 //! cap is reached). The LLR is evaluated on the run's pentanomial totals
 //! after every counted result.
 
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use xq_proto::{BatchOutcome, Invalid, pb};
 
-use super::{Kind, Lineup, MatchSettings, Params, RunKind, RunStatus, Slice, SliceWork};
-use crate::convert;
-use crate::spsa::SpsaState;
+use super::wire;
+use super::{
+    Applied, Effect, Kind, Lease, Lineup, MatchSettings, Params, Registry, RunError, RunKind,
+    RunStatus, Slice, SliceWork, StoredResult,
+};
 use crate::stats::sprt::{SprtParams, SprtState};
 use crate::stats::{EloModel, Pentanomial, Results};
-use crate::store::StoreError;
-use crate::store::lease_results::StoredResult;
-use crate::store::leases::Lease;
-use crate::store::runs as run_rows;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SprtSpec {
@@ -37,17 +34,21 @@ impl Kind for SprtSpec {
         self.max_pairs
     }
 
+    fn engines(&self) -> Vec<&str> {
+        self.lineup.engines()
+    }
+
     fn prepare(
         &mut self,
-        conn: &Connection,
+        registry: &Registry,
         settings: &MatchSettings,
-    ) -> Result<Option<SpsaState>, StoreError> {
-        self.lineup.resolve(conn, &settings.rules)?;
-        Ok(None)
+    ) -> Result<Vec<Effect>, RunError> {
+        self.lineup.resolve(registry, &settings.rules)?;
+        Ok(Vec::new())
     }
 
     /// Dev first, base second.
-    fn slice_work(&self, run: &RunStatus, _: &Slice) -> Result<SliceWork, StoreError> {
+    fn slice_work(&self, run: &RunStatus, _: &Slice) -> Result<SliceWork, RunError> {
         Ok(self
             .lineup
             .slice_work(&run.spec.settings, &self.dev_params, &self.base_params))
@@ -60,7 +61,7 @@ impl Kind for SprtSpec {
                 llr: o.llr,
                 lower_bound: o.lower_bound,
                 upper_bound: o.upper_bound,
-                state: crate::convert::sprt_state(o.state).into(),
+                state: super::wire::sprt_state(o.state).into(),
             },
             None => pb::SprtStatus {
                 llr: 0.0,
@@ -71,36 +72,29 @@ impl Kind for SprtSpec {
         });
     }
 
-    /// Stores the test on the run's totals; finished at a bound or at the
-    /// pair cap.
-    fn apply(
-        &self,
-        conn: &Connection,
-        run: &RunStatus,
-        lease: &Lease,
-        _: &BatchOutcome,
-        now: i64,
-    ) -> Result<bool, StoreError> {
+    /// The test on the run's totals; finished at a bound or at the pair cap.
+    fn apply(&self, run: &RunStatus, _: &Lease, _: &BatchOutcome) -> Result<Applied, RunError> {
         let test = self
             .sprt
             .evaluate(&Results::Pentanomial(Pentanomial(run.totals.pentanomial)))
-            .map_err(|e| StoreError::invalid("spec.sprt", e))?;
-        run_rows::save_sprt(conn, run.id, lease.id, run.totals.pairs, &test, now)?;
-        Ok(test.state != SprtState::Continue
-            || self.max_pairs.is_some_and(|m| run.totals.pairs >= m))
+            .map_err(|e| RunError::invalid("spec.sprt", e))?;
+        let finished = test.state != SprtState::Continue
+            || self.max_pairs.is_some_and(|m| run.totals.pairs >= m);
+        Ok(Applied {
+            effects: vec![Effect::Sprt(test)],
+            finished,
+        })
     }
 
     /// The test on the rebuilt totals; it replaces the history row of the
     /// result that caused the recount.
     fn recount(
         &self,
-        conn: &Connection,
         run: &RunStatus,
         _: &[StoredResult],
         lease: &Lease,
-        now: i64,
-    ) -> Result<bool, StoreError> {
-        self.apply(conn, run, lease, &BatchOutcome::default(), now)
+    ) -> Result<Applied, RunError> {
+        self.apply(run, lease, &BatchOutcome::default())
     }
 }
 
@@ -126,8 +120,8 @@ impl TryFrom<pb::SprtSpec> for SprtSpec {
         };
         let sprt =
             SprtParams::new(elo0, elo1, alpha, beta, model).map_err(|e| Invalid::new("sprt", e))?;
-        convert::check_params("sprt.dev_params", &dev_params)?;
-        convert::check_params("sprt.base_params", &base_params)?;
+        wire::check_params("sprt.dev_params", &dev_params)?;
+        wire::check_params("sprt.base_params", &base_params)?;
         let max_pairs = match max_games {
             0 => None,
             1 => return Err(Invalid::new("sprt.max_games", "1 is less than a game pair")),
@@ -136,7 +130,7 @@ impl TryFrom<pb::SprtSpec> for SprtSpec {
         Ok(SprtSpec {
             dev_params: dev_params.into_iter().collect(),
             base_params: base_params.into_iter().collect(),
-            lineup: convert::lineup("sprt.engines", engines)?,
+            lineup: wire::lineup("sprt.engines", engines)?,
             sprt,
             max_pairs,
         })

@@ -9,21 +9,17 @@
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use xq_proto::{BatchOutcome, Invalid, PlayerSpec, pb};
 
 use super::{
-    DEFAULT_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS, EngineSel, Kind, KindSpec, Lineup,
-    MatchSettings, Params, RunKind, RunSpec, RunStatus, Slice, SliceWork, SprtSpec,
+    Applied, DEFAULT_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS, Effect, EngineSel, Kind, KindSpec,
+    Lease, Lineup, MatchSettings, Params, Registry, RunError, RunKind, RunSpec, RunStatus, Slice,
+    SliceWork, SprtSpec, StoredResult,
 };
 use crate::spsa::{self, SpsaConfig, SpsaError, SpsaParamSpec, SpsaResult, SpsaState};
 use crate::stats::EloModel;
 use crate::stats::sprt::SprtParams;
-use crate::store::StoreError;
-use crate::store::lease_results::StoredResult;
-use crate::store::leases::Lease;
-use crate::store::runs as run_rows;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpsaSpec {
@@ -68,14 +64,14 @@ impl SpsaSpec {
         &self,
         settings: &MatchSettings,
         values: &[(String, f64)],
-    ) -> Result<PlayerSpec, StoreError> {
+    ) -> Result<PlayerSpec, RunError> {
         let Some(sel) = &self.engine else {
             let params: Params = values.iter().map(|(n, v)| (n.clone(), *v as i64)).collect();
             return Ok(settings.player(params));
         };
         let mut player = settings.player(Params::new());
         let mut engine = sel.registered.clone().ok_or_else(|| {
-            StoreError::Schema(format!("spsa engine '{}' was never resolved", sel.name))
+            RunError::Corrupt(format!("spsa engine '{}' was never resolved", sel.name))
         })?;
         engine.options.extend(sel.options.clone());
         engine
@@ -134,8 +130,8 @@ impl SpsaSpec {
     }
 }
 
-fn no_state(run: &RunStatus) -> StoreError {
-    StoreError::Schema(format!("spsa run {} has no state", run.id))
+fn no_state(run: &RunStatus) -> RunError {
+    RunError::Corrupt(format!("spsa run {} has no state", run.id))
 }
 
 impl Kind for SpsaSpec {
@@ -183,29 +179,34 @@ impl Kind for SpsaSpec {
 
     /// Resolves the tuned engine and refuses a parameter it does not offer
     /// as a spin option, or a range outside the option's.
+    fn engines(&self) -> Vec<&str> {
+        self.engine.iter().map(|s| s.name.as_str()).collect()
+    }
+
     fn prepare(
         &mut self,
-        conn: &Connection,
+        registry: &Registry,
         settings: &MatchSettings,
-    ) -> Result<Option<SpsaState>, StoreError> {
+    ) -> Result<Vec<Effect>, RunError> {
         if let Some(sel) = &mut self.engine {
-            sel.resolve(conn, &settings.rules)?;
-            let offered = crate::store::engines::spin_options(conn, &sel.name)?.unwrap_or_default();
+            sel.resolve(registry, &settings.rules)?;
+            let offered = registry.get(&sel.name).map_or(&[][..], |r| &r.spins);
             for p in &self.params {
-                crate::spin_options::check(&sel.name, &offered, &p.name, p.min, p.max)
-                    .map_err(|e| StoreError::invalid("spsa.params", e))?;
+                crate::spin_options::check(&sel.name, offered, &p.name, p.min, p.max)
+                    .map_err(|e| RunError::invalid("spsa.params", e))?;
             }
         }
-        self.initial_state()
-            .map(Some)
-            .map_err(|e| StoreError::invalid("spsa.params", e))
+        let state = self
+            .initial_state()
+            .map_err(|e| RunError::invalid("spsa.params", e))?;
+        Ok(vec![Effect::Spsa(state)])
     }
 
     /// A new request at the run's current θ: θ+ first, θ− second. Integer
     /// parameters get whole numbers (see [`crate::spsa`]'s rounding). Flips
     /// are drawn from the run's seed and the slice, so a run replays the
     /// same perturbations given the same results.
-    fn slice_work(&self, run: &RunStatus, slice: &Slice) -> Result<SliceWork, StoreError> {
+    fn slice_work(&self, run: &RunStatus, slice: &Slice) -> Result<SliceWork, RunError> {
         let state = run.spsa.as_ref().ok_or_else(|| no_state(run))?;
         let settings = &run.spec.settings;
         let mut rng = ChaCha8Rng::seed_from_u64(
@@ -225,21 +226,19 @@ impl Kind for SpsaSpec {
         })
     }
 
-    /// Applies the lease's games to θ and stores it; finished after the
-    /// planned iterations.
+    /// Applies the lease's games to θ; finished after the planned
+    /// iterations, when a tune with `verify` also starts its SPRT.
     fn apply(
         &self,
-        conn: &Connection,
         run: &RunStatus,
         lease: &Lease,
         outcome: &BatchOutcome,
-        now: i64,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Applied, RunError> {
         let mut state = run.spsa.clone().ok_or_else(|| no_state(run))?;
         let request = lease
             .spsa_request
             .as_ref()
-            .ok_or_else(|| StoreError::Schema(format!("spsa lease {} has no request", lease.id)))?;
+            .ok_or_else(|| RunError::Corrupt(format!("spsa lease {} has no request", lease.id)))?;
         let t = &outcome.totals;
         let result = SpsaResult {
             wins: t.wins,
@@ -247,35 +246,24 @@ impl Kind for SpsaSpec {
             losses: t.losses,
         };
         spsa::apply_result(&mut state, request, result)
-            .map_err(|e| StoreError::invalid("results", format!("spsa: {e}")))?;
-        run_rows::save_spsa(conn, run.id, lease.id, &state, t, now)?;
-        if state.finished()
+            .map_err(|e| RunError::invalid("results", format!("spsa: {e}")))?;
+        let finished = state.finished();
+        let mut effects = Vec::with_capacity(2);
+        if finished
             && run.linked.is_none()
             && let Some(sprt) = self.verify
         {
             let spec = self.verification(run, &state, sprt);
-            let id = run_rows::insert(conn, &spec, None, now)?;
-            run_rows::set_verifies(conn, id, run.id)?;
-            tracing::info!(
-                tune = run.id,
-                verify = id,
-                "tune finished; verification started"
-            );
+            effects.push(Effect::StartVerification(Box::new(spec)));
         }
-        Ok(state.finished())
+        effects.insert(0, Effect::Spsa(state));
+        Ok(Applied { effects, finished })
     }
 
     /// Refused: θ cannot be taken back (runs that exclude workers are not
     /// SPSA runs; see [`super::WorkerPolicy::check`]).
-    fn recount(
-        &self,
-        _: &Connection,
-        run: &RunStatus,
-        _: &[StoredResult],
-        _: &Lease,
-        _: i64,
-    ) -> Result<bool, StoreError> {
-        Err(StoreError::invalid(
+    fn recount(&self, run: &RunStatus, _: &[StoredResult], _: &Lease) -> Result<Applied, RunError> {
+        Err(RunError::invalid(
             "spec.workers.exclude_flagged",
             format!(
                 "spsa run {}: results already applied to θ cannot be set aside",
@@ -334,7 +322,7 @@ impl TryFrom<pb::SpsaSpec> for SpsaSpec {
         if !engine.is_empty() && engine.chars().count() > 64 {
             return Err(Invalid::new("spsa.engine", "longer than 64 characters"));
         }
-        crate::convert::no_asset_options("spsa.engine_options", &engine_options)?;
+        super::wire::no_asset_options("spsa.engine_options", &engine_options)?;
         let engine = (!engine.is_empty()).then(|| EngineSel {
             name: engine,
             options: engine_options.into_iter().collect(),

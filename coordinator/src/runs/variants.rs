@@ -16,17 +16,15 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use xq_proto::variant_stats::VariantStats;
 use xq_proto::{BatchOutcome, Invalid, pb};
 
-use super::{Kind, Params, RunKind, RunStatus, Slice, SliceWork};
-use crate::convert;
-use crate::store::StoreError;
-use crate::store::lease_results::StoredResult;
-use crate::store::leases::Lease;
-use crate::store::variants as variant_rows;
+use super::wire;
+use super::{
+    Applied, Effect, Kind, Lease, Params, RunError, RunKind, RunStatus, Slice, SliceWork,
+    StoredResult,
+};
 
 /// Most variants in one run.
 pub const MAX_VARIANTS: usize = 16;
@@ -64,12 +62,12 @@ impl Kind for VariantsSpec {
 
     /// Both players: the same engine with the same parameters, under the
     /// slice's rule set; each game takes its own opening.
-    fn slice_work(&self, run: &RunStatus, slice: &Slice) -> Result<SliceWork, StoreError> {
+    fn slice_work(&self, run: &RunStatus, slice: &Slice) -> Result<SliceWork, RunError> {
         let rules = slice
             .variant
             .and_then(|i| self.rules.get(i))
             .ok_or_else(|| {
-                StoreError::Schema(format!(
+                RunError::Corrupt(format!(
                     "variants run {} has no variant {:?}",
                     run.id, slice.variant
                 ))
@@ -90,40 +88,45 @@ impl Kind for VariantsSpec {
     /// the variant); finished once every pair of every variant is counted.
     fn apply(
         &self,
-        conn: &Connection,
         run: &RunStatus,
         lease: &Lease,
         outcome: &BatchOutcome,
-        _: i64,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Applied, RunError> {
         let index = lease
             .variant
             .filter(|&i| i < self.rules.len())
             .ok_or_else(|| {
-                StoreError::Schema(format!("variants lease {} has no variant", lease.id))
+                RunError::Corrupt(format!("variants lease {} has no variant", lease.id))
             })?;
         let stats = outcome.variant.as_ref().ok_or_else(|| {
-            StoreError::invalid("results.variant", "missing (a variants run needs it)")
+            RunError::invalid("results.variant", "missing (a variants run needs it)")
         })?;
-        let mut totals =
-            variant_rows::load_one(conn, run.id, index)?.unwrap_or_else(|| VariantTotals {
+        let mut totals = run
+            .variants
+            .get(index)
+            .cloned()
+            .unwrap_or_else(|| VariantTotals {
                 rules: self.rules[index].clone(),
                 ..Default::default()
             });
         totals.add(outcome, stats);
-        variant_rows::save(conn, run.id, index, &totals)?;
-        Ok(run.totals.pairs >= self.target_pairs())
+        Ok(Applied {
+            effects: vec![Effect::Variant {
+                index,
+                totals: Box::new(totals),
+            }],
+            finished: run.totals.pairs >= self.target_pairs(),
+        })
     }
 
     /// Every variant's totals from the kept results of its leases.
     fn recount(
         &self,
-        conn: &Connection,
         run: &RunStatus,
         kept: &[StoredResult],
         _: &Lease,
-        _: i64,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Applied, RunError> {
+        let mut effects = Vec::with_capacity(self.rules.len());
         for (index, rules) in self.rules.iter().enumerate() {
             let mut totals = VariantTotals {
                 rules: rules.clone(),
@@ -131,7 +134,7 @@ impl Kind for VariantsSpec {
             };
             for r in super::exclusion::of_variant(kept, index) {
                 let stats = r.stats.as_ref().ok_or_else(|| {
-                    StoreError::Schema(format!(
+                    RunError::Corrupt(format!(
                         "variants lease {} has no stored statistics",
                         r.lease_id
                     ))
@@ -142,9 +145,15 @@ impl Kind for VariantsSpec {
                 };
                 totals.add(&outcome, stats);
             }
-            variant_rows::save(conn, run.id, index, &totals)?;
+            effects.push(Effect::Variant {
+                index,
+                totals: Box::new(totals),
+            });
         }
-        Ok(run.totals.pairs >= self.target_pairs())
+        Ok(Applied {
+            effects,
+            finished: run.totals.pairs >= self.target_pairs(),
+        })
     }
 }
 
@@ -224,7 +233,7 @@ impl TryFrom<pb::VariantsSpec> for VariantsSpec {
         if pairs == 0 {
             return Err(Invalid::new("variants.pairs", "must be at least 1"));
         }
-        convert::check_params("variants.params", &params)?;
+        wire::check_params("variants.params", &params)?;
         Ok(VariantsSpec {
             rules,
             params: params.into_iter().collect(),

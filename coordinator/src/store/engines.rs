@@ -6,6 +6,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use xq_proto::{Coords, EngineRef, Protocol};
 
 use super::{StoreError, blobs};
+use crate::runs::{Registered, Registry};
 use crate::spin_options::SpinOption;
 
 fn protocol_name(p: Protocol) -> &'static str {
@@ -144,6 +145,27 @@ pub fn spin_options(conn: &Connection, name: &str) -> Result<Option<Vec<SpinOpti
 }
 
 /// Every registered engine with its registration time (unix ms), by name.
+/// The registry entries of `names` (an unregistered name is left out), as a
+/// run kind's preparation reads them.
+pub fn registry(conn: &Connection, names: &[&str]) -> Result<Registry, StoreError> {
+    let mut found = Registry::new();
+    for &name in names {
+        if found.contains_key(name) {
+            continue;
+        }
+        let Some(entry) = get(conn, name)? else {
+            continue;
+        };
+        let registered = Registered {
+            entry,
+            variants: variants(conn, name)?.flatten(),
+            spins: spin_options(conn, name)?.unwrap_or_default(),
+        };
+        found.insert(name.to_owned(), registered);
+    }
+    Ok(found)
+}
+
 pub fn list(conn: &Connection) -> Result<Vec<(EngineRef, i64)>, StoreError> {
     let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM engines ORDER BY name"))?;
     let rows = stmt.query_map([], row)?.collect::<Result<Vec<_>, _>>()?;

@@ -11,11 +11,11 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, params};
-use xq_proto::variant_stats::VariantStats;
 use xq_proto::{BatchOutcome, Totals};
 
-use super::leases::Lease;
 use super::{StoreError, count};
+use crate::runs::health::WorkerSums;
+use crate::runs::lease::{Lease, StoredResult};
 
 /// End reasons counted as a time loss.
 pub const TIME_LOSS_REASONS: &[&str] = &["time-forfeit"];
@@ -66,31 +66,6 @@ pub fn insert(conn: &Connection, lease: &Lease, outcome: &BatchOutcome) -> Resul
     Ok(())
 }
 
-/// One worker's results in one run, summed over its leases.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct WorkerSums {
-    pub worker_id: u64,
-    pub name: String,
-    /// Counted and excluded leases.
-    pub leases: u64,
-    pub pairs: u64,
-    /// `[LL, LD+DL, LW+DD+WL, DW+WD, WW]`, first player's view.
-    pub pentanomial: [u64; 5],
-    pub wins: u64,
-    pub draws: u64,
-    pub losses: u64,
-    pub time_losses: u64,
-    pub crashes: u64,
-    /// Why the worker was excluded from the run, if it was.
-    pub excluded: Option<String>,
-}
-
-impl WorkerSums {
-    pub fn games(&self) -> u64 {
-        self.pairs.saturating_mul(2)
-    }
-}
-
 /// Every worker with a result in `run_id`, by worker id.
 pub fn per_worker(conn: &Connection, run_id: u64) -> Result<Vec<WorkerSums>, StoreError> {
     let mut stmt = conn.prepare_cached(
@@ -118,16 +93,6 @@ pub fn per_worker(conn: &Connection, run_id: u64) -> Result<Vec<WorkerSums>, Sto
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
-}
-
-/// A counted result as stored, for rebuilding a run's totals.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredResult {
-    pub lease_id: u64,
-    /// Variants runs: the lease's variant.
-    pub variant: Option<usize>,
-    pub totals: Totals,
-    pub stats: Option<VariantStats>,
 }
 
 /// The results of `run_id` that still count (not excluded), oldest lease

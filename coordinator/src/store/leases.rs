@@ -12,56 +12,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{StoreError, count};
 use crate::runs::Slice;
+use crate::runs::lease::{Lease, LeaseState};
 use crate::spsa::SpsaRequest;
-
-/// Where a lease is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LeaseState {
-    Active,
-    Done,
-    Expired,
-    Released,
-    Cancelled,
-}
-
-impl LeaseState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LeaseState::Active => "active",
-            LeaseState::Done => "done",
-            LeaseState::Expired => "expired",
-            LeaseState::Released => "released",
-            LeaseState::Cancelled => "cancelled",
-        }
-    }
-
-    fn parse(s: &str) -> Result<Self, StoreError> {
-        Ok(match s {
-            "active" => LeaseState::Active,
-            "done" => LeaseState::Done,
-            "expired" => LeaseState::Expired,
-            "released" => LeaseState::Released,
-            "cancelled" => LeaseState::Cancelled,
-            _ => return Err(StoreError::Schema(format!("unknown lease state {s:?}"))),
-        })
-    }
-}
-
-/// A stored lease.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Lease {
-    pub id: u64,
-    pub run_id: u64,
-    pub worker_id: u64,
-    pub state: LeaseState,
-    pub opening_offset: u64,
-    pub pairs: u32,
-    pub spsa_request: Option<SpsaRequest>,
-    /// Unix ms.
-    pub deadline_ms: i64,
-    /// Variants runs: the index of the lease's rule set in the spec.
-    pub variant: Option<usize>,
-}
 
 /// A lease to insert.
 #[derive(Debug, Clone, PartialEq)]
@@ -121,7 +73,8 @@ pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
         id: id as u64,
         run_id: run_id as u64,
         worker_id: worker_id as u64,
-        state: LeaseState::parse(&state)?,
+        state: LeaseState::parse(&state)
+            .ok_or_else(|| StoreError::Schema(format!("unknown lease state {state:?}")))?,
         opening_offset: count(offset),
         pairs,
         spsa_request: request.as_deref().map(serde_json::from_str).transpose()?,

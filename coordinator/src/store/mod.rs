@@ -43,7 +43,9 @@ pub mod blobs;
 pub mod engines;
 pub mod game_codec;
 pub mod games;
+pub mod health;
 pub mod history;
+pub mod instruments;
 pub mod lease_results;
 pub mod leases;
 pub mod migrations;
@@ -58,7 +60,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::Connection;
 
-use crate::metrics::StoreMetrics;
+use instruments::StoreMetrics;
 
 /// Errors from the store.
 #[derive(Debug, thiserror::Error)]
@@ -86,6 +88,17 @@ impl StoreError {
     /// Refused content: `field` is wrong because of `reason`.
     pub fn invalid(field: &str, reason: impl std::fmt::Display) -> StoreError {
         StoreError::Invalid(xq_proto::Invalid::new(field, reason))
+    }
+}
+
+impl From<crate::runs::RunError> for StoreError {
+    fn from(e: crate::runs::RunError) -> Self {
+        use crate::runs::RunError;
+        match e {
+            RunError::Invalid(invalid) => StoreError::Invalid(invalid),
+            RunError::NotFound(what) => StoreError::NotFound(what),
+            RunError::Corrupt(what) => StoreError::Schema(what),
+        }
     }
 }
 

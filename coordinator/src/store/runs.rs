@@ -5,31 +5,74 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{StoreError, count};
-use crate::runs::{RunSpec, RunState, RunStatus, SpsaHistoryRow};
+use crate::runs::{Effect, RunSpec, RunState, RunStatus, SpsaHistoryRow};
 use crate::spsa::SpsaState;
 use crate::stats::sprt::{SprtOutcome, SprtState};
 use xq_proto::Totals;
 
-/// Inserts an active run; `spsa` is the initial state of an SPSA run.
-pub fn insert(
-    conn: &Connection,
-    spec: &RunSpec,
-    spsa: Option<&SpsaState>,
-    now: i64,
-) -> Result<u64, StoreError> {
-    let spsa = spsa.map(serde_json::to_string).transpose()?;
-    conn.prepare_cached("INSERT INTO runs (spec, kind, priority, state, target_pairs, spsa_state, created_ms, updated_ms)
-         VALUES (?1, ?2, ?3, 'active', ?4, ?5, ?6, ?6)")?.execute(
-        params![
-            serde_json::to_string(spec)?,
-            spec.kind.kind().as_str(),
-            spec.priority,
-            spec.kind.target_pairs().map(|t| t as i64),
-            spsa,
-            now,
-        ],
-    )?;
+/// Inserts an active run; its kind's initial state follows with
+/// [`save_effects`].
+pub fn insert(conn: &Connection, spec: &RunSpec, now: i64) -> Result<u64, StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO runs (spec, kind, priority, state, target_pairs, created_ms, updated_ms)
+         VALUES (?1, ?2, ?3, 'active', ?4, ?5, ?5)",
+    )?
+    .execute(params![
+        serde_json::to_string(spec)?,
+        spec.kind.kind().as_str(),
+        spec.priority,
+        spec.kind.target_pairs().map(|t| t as i64),
+        now,
+    ])?;
     Ok(conn.last_insert_rowid() as u64)
+}
+
+/// The counted result that caused a kind's effects: its lease, the run's
+/// pairs after it, and its own totals.
+#[derive(Debug, Clone, Copy)]
+pub struct Cause<'a> {
+    pub lease_id: u64,
+    pub run_pairs: u64,
+    pub result: &'a Totals,
+}
+
+/// Writes what a run kind returned (see [`Effect`]) for run `id`: `cause`
+/// is the counted result, `None` at the run's creation.
+pub fn save_effects(
+    conn: &Connection,
+    id: u64,
+    cause: Option<Cause<'_>>,
+    effects: Vec<Effect>,
+    now: i64,
+) -> Result<(), StoreError> {
+    for effect in effects {
+        match (effect, cause) {
+            (Effect::Sprt(test), Some(c)) => {
+                save_sprt(conn, id, c.lease_id, c.run_pairs, &test, now)?;
+            }
+            (Effect::Spsa(state), Some(c)) => {
+                save_spsa(conn, id, c.lease_id, &state, c.result, now)?;
+            }
+            (Effect::Spsa(state), None) => {
+                conn.prepare_cached("UPDATE runs SET spsa_state = ?2 WHERE id = ?1")?
+                    .execute(params![id as i64, serde_json::to_string(&state)?])?;
+            }
+            (Effect::Variant { index, totals }, _) => {
+                super::variants::save(conn, id, index, &totals)?;
+            }
+            (Effect::StartVerification(spec), _) => {
+                let verify = insert(conn, &spec, now)?;
+                set_verifies(conn, verify, id)?;
+                tracing::info!(tune = id, verify, "tune finished; verification started");
+            }
+            (Effect::Sprt(_), None) => {
+                return Err(StoreError::Schema(format!(
+                    "run {id}: an SPRT test without the result it counts"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Records that run `id` is the SPRT verifying the tune `tune`.
@@ -292,7 +335,7 @@ pub fn reset_totals(conn: &Connection, id: u64) -> Result<(), StoreError> {
 
 /// Stores the SPRT state after a counted result and its history row (a
 /// recount replaces the row of the result that caused it).
-pub fn save_sprt(
+fn save_sprt(
     conn: &Connection,
     id: u64,
     lease_id: u64,
@@ -317,7 +360,7 @@ pub fn save_sprt(
 }
 
 /// Stores θ after an applied result and its history row.
-pub fn save_spsa(
+fn save_spsa(
     conn: &Connection,
     id: u64,
     lease_id: u64,

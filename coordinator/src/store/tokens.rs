@@ -4,8 +4,8 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::StoreError;
-use crate::auth::Role;
-use crate::auth::tokens::TokenHash;
+use crate::access::Role;
+use crate::access::tokens::TokenHash;
 
 /// A stored token, as `token list` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,7 +130,7 @@ pub fn lookup(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::tokens::hash;
+    use crate::access::tokens::hash;
     use crate::store::migrations::migrate;
 
     fn db() -> Connection {

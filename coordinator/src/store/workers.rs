@@ -14,7 +14,7 @@ pub struct NewWorker {
     /// Nodes per second of that bench on the worker's machine; `None`: not
     /// measured.
     pub bench_nps: Option<u64>,
-    /// The key of the token that registered it (see [`crate::auth::Principal`]).
+    /// The key of the token that registered it (see [`crate::access::Principal`]).
     pub token_key: Option<i64>,
 }
 
@@ -59,6 +59,24 @@ pub fn check_known(conn: &Connection, id: u64) -> Result<(), StoreError> {
     } else {
         Err(StoreError::NotFound(format!("unknown worker {id}")))
     }
+}
+
+/// The key of the token that registered worker `id`: `None` for an unknown
+/// worker, `Some(None)` for one registered before tokens existed.
+pub fn token_key(conn: &Connection, id: u64) -> Result<Option<Option<i64>>, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT token_key FROM workers WHERE id = ?1")?
+        .query_row([id as i64], |r| r.get::<_, Option<i64>>(0))
+        .optional()?)
+}
+
+/// The id of the (first registered) worker named `name`.
+pub fn id_by_name(conn: &Connection, name: &str) -> Result<Option<u64>, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT id FROM workers WHERE name = ?1 ORDER BY id LIMIT 1")?
+        .query_row([name], |r| r.get::<_, i64>(0))
+        .optional()?
+        .map(|id| id as u64))
 }
 
 /// The worker's measured speed (bench nodes per second), if it sent one.

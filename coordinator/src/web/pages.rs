@@ -215,7 +215,7 @@ pub async fn run(State(web): State<Arc<Web>>, Path(id): Path<u64>) -> Page {
     let row = live.row.clone();
     let workers: Vec<HealthRow> = web
         .reader
-        .call(move |conn| health::for_run(conn, id))
+        .call(move |conn| crate::store::health::for_run(conn, id))
         .await?
         .into_iter()
         .map(HealthRow::from)
@@ -405,7 +405,7 @@ pub async fn workers(State(web): State<Arc<Web>>) -> Page {
             Ok((
                 activity::workers(conn, now)?,
                 games::failures_by_worker(conn)?,
-                health::flags_by_worker(conn)?,
+                crate::store::health::flags_by_worker(conn)?,
             ))
         })
         .await?;
