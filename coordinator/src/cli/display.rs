@@ -5,7 +5,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tokio_stream::StreamExt;
 use tonic::transport::Channel;
 pub use xq_coordinator::report::summary::{json as summary_json, state};
-use xq_coordinator::report::summary::{keep_games, kind, sprt_state};
+use xq_coordinator::report::summary::{keep_games, kind, kind_spec, run_kind, sprt_state};
+use xq_coordinator::runs::RunKind;
+use xq_coordinator::runs::spsa::paste_back;
 use xq_proto::connect::Auth;
 use xq_proto::pb::run_service_client::RunServiceClient;
 use xq_proto::{Retention, pb};
@@ -115,12 +117,8 @@ pub fn failures(s: &pb::RunStatus, failures: &[pb::FailureCount]) -> String {
     if failures.is_empty() {
         return "  failures     none among the stored games\n".to_owned();
     }
-    let player = |p: u32| match (kind(s), p) {
-        ("spsa", 0) => "θ+",
-        ("spsa", _) => "θ−",
-        (_, 0) => "dev",
-        _ => "base",
-    };
+    let names = run_kind(s).map_or(["dev", "base"], RunKind::player_names);
+    let player = |p: u32| names[usize::from(p != 0)];
     let line = |p: u32, reason: &str, games: u64, overruns: &[u64]| {
         format!("{} {reason} {games}{}", player(p), overrun_note(overruns))
     };
@@ -209,23 +207,15 @@ pub fn summary_text(s: &pb::RunStatus) -> String {
         for p in &spsa.theta {
             out += &format!("    {:<24} {:.3}\n", p.name, p.value);
         }
-        if let Some(pb::run_spec::Kind::Spsa(spec)) =
-            s.spec.as_ref().and_then(|sp| sp.kind.as_ref())
-        {
-            let engine = if spec.engine.is_empty() {
-                "built-in"
-            } else {
-                spec.engine.as_str()
-            };
+        if let Some(kind) = kind_spec(s) {
+            let engine = kind.ops().engines().first().copied().unwrap_or("built-in");
             out += &format!(
                 "  engine       {engine}, {} pairs per iteration\n",
                 s.spec.as_ref().map_or(0, |sp| sp.batch_pairs)
             );
             let theta: Vec<f64> = spsa.theta.iter().map(|p| p.value).collect();
             out += "  values (name, type, value, min, max, c_end, r_end):\n";
-            for line in
-                xq_coordinator::run_args::params::to_spsa_lines(&spec.params, &theta).lines()
-            {
+            for line in paste_back(kind.ops().tuned(), &theta).lines() {
                 out += &format!("    {line}\n");
             }
         }
@@ -297,16 +287,14 @@ pub fn history(s: &pb::RunStatus, rows: &[pb::SpsaHistoryRow], csv: bool) -> Str
 /// The outcome of a tune with `--verify` in one line, from the tune and its
 /// verification SPRT (once started); `None` for a tune without `--verify`.
 pub fn verdict(tune: &pb::RunStatus, verify: Option<&pb::RunStatus>) -> Option<String> {
-    let Some(pb::run_spec::Kind::Spsa(spec)) = tune.spec.as_ref().and_then(|sp| sp.kind.as_ref())
-    else {
-        return None;
-    };
-    let bounds = spec.verify.as_ref()?;
+    let kind = kind_spec(tune)?;
+    let bounds = kind.ops().verification()?;
     let Some(v) = verify else {
         return Some(match tune.state() {
             pb::RunState::Active => format!(
                 "tuning; an SPRT [{}, {}] of the tuned values follows",
-                bounds.elo0, bounds.elo1
+                bounds.elo0(),
+                bounds.elo1()
             ),
             _ => "tune ended before its last iteration; no verification".to_owned(),
         });

@@ -10,6 +10,7 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
+use xq_coordinator::runs::{KindSpec, Section};
 use xq_proto::pb;
 
 use xq_coordinator::web::charts::{self, ImageFormat, Panel};
@@ -22,45 +23,59 @@ pub fn panels(
     rows: &[pb::SpsaHistoryRow],
     llr: &[pb::LlrPoint],
 ) -> anyhow::Result<Vec<Panel>> {
-    let kind = run.spec.as_ref().and_then(|s| s.kind.as_ref());
-    let charts = match (kind, &run.sprt) {
-        (Some(pb::run_spec::Kind::Spsa(spec)), _) => {
-            let params: Vec<ThetaParam<'_>> = spec
-                .params
-                .iter()
-                .map(|p| ThetaParam {
-                    name: &p.name,
-                    start: p.start,
-                    c_end: p.c_end,
-                })
-                .collect();
-            let history: Vec<ThetaPoint<'_>> = rows
-                .iter()
-                .map(|r| ThetaPoint {
-                    iter: r.iter,
-                    theta: &r.theta,
-                })
-                .collect();
-            run_charts::spsa(&params, &history)
+    let kind = match run.spec.as_ref().and_then(|s| s.kind.clone()) {
+        Some(k) => Some(KindSpec::try_from(k).context("the run's spec")?),
+        None => None,
+    };
+    let sections = kind.as_ref().map_or(&[][..], |k| k.kind().sections());
+    let mut charts = Vec::new();
+    for section in sections {
+        match (section, kind.as_ref(), &run.sprt) {
+            (Section::Theta, Some(kind), _) => {
+                let params: Vec<ThetaParam<'_>> = kind
+                    .ops()
+                    .tuned()
+                    .iter()
+                    .map(|p| ThetaParam {
+                        name: &p.name,
+                        start: p.start,
+                        c_end: p.c_end,
+                    })
+                    .collect();
+                let history: Vec<ThetaPoint<'_>> = rows
+                    .iter()
+                    .map(|r| ThetaPoint {
+                        iter: r.iter,
+                        theta: &r.theta,
+                    })
+                    .collect();
+                charts.extend(run_charts::spsa(&params, &history));
+            }
+            (Section::Llr, _, Some(sprt)) => {
+                let history: Vec<(u64, f64)> = llr.iter().map(|p| (p.pairs, p.llr)).collect();
+                charts.push(run_charts::llr(
+                    sprt.lower_bound,
+                    sprt.upper_bound,
+                    &history,
+                ));
+            }
+            _ => {}
         }
-        (Some(pb::run_spec::Kind::Sprt(_)), Some(sprt)) => {
-            let history: Vec<(u64, f64)> = llr.iter().map(|p| (p.pairs, p.llr)).collect();
-            vec![run_charts::llr(
-                sprt.lower_bound,
-                sprt.upper_bound,
-                &history,
-            )]
-        }
-        (other, _) => bail!(
+    }
+    if charts.is_empty() {
+        bail!(
             "run {} is {}: --plot draws SPSA runs (θ) and SPRT runs (LLR)",
             run.run_id,
-            match other {
-                Some(pb::run_spec::Kind::Games(_)) => "a games run",
-                Some(pb::run_spec::Kind::Variants(_)) => "a variants run",
-                _ => "a run without its SPSA or SPRT status",
+            match kind.as_ref().map(KindSpec::kind) {
+                Some(k)
+                    if !sections
+                        .iter()
+                        .any(|s| matches!(s, Section::Theta | Section::Llr)) =>
+                    format!("a {} run", k.as_str()),
+                _ => "a run without its SPSA or SPRT status".to_owned(),
             }
-        ),
-    };
+        );
+    }
     Ok(charts.into_iter().map(|c| c.panel).collect())
 }
 

@@ -2,16 +2,14 @@
 
 use anyhow::Context;
 use serde_json::{Value, json};
+use xq_coordinator::report::summary::run_kind;
 use xq_coordinator::report::variants::{self, VariantsReport};
-use xq_coordinator::runs::VariantTotals;
+use xq_coordinator::runs::{Section, VariantTotals};
 use xq_proto::pb;
 
-/// Whether `run` is a variants run.
+/// Whether `run`'s kind reports per variant.
 pub fn is_variants(run: &pb::RunStatus) -> bool {
-    matches!(
-        run.spec.as_ref().and_then(|s| s.kind.as_ref()),
-        Some(pb::run_spec::Kind::Variants(_))
-    )
+    run_kind(run).is_some_and(|k| k.sections().contains(&Section::Variants))
 }
 
 /// The run's per-variant totals, or `None` when it is not a variants run.

@@ -142,25 +142,6 @@ pub fn spsa_lines(text: &str) -> anyhow::Result<Vec<pb::SpsaParam>> {
     Ok(out)
 }
 
-/// One `name, int|float, value, min, max, c_end, r_end` line per parameter:
-/// a tune's result in the form [`spsa_lines`] reads (and fishtest and
-/// OpenBench take). Integer values are rounded.
-pub fn to_spsa_lines(params: &[pb::SpsaParam], theta: &[f64]) -> String {
-    let mut s = String::new();
-    for (p, &v) in params.iter().zip(theta) {
-        let (kind, value) = if p.is_float {
-            ("float", v.to_string())
-        } else {
-            ("int", format!("{}", v.round()))
-        };
-        s.push_str(&format!(
-            "{}, {kind}, {value}, {}, {}, {}, {}\n",
-            p.name, p.min, p.max, p.c_end, p.r_end
-        ));
-    }
-    s
-}
-
 /// Reads SPSA parameter tables, in file order.
 fn spsa_toml(path: &Path, text: &str) -> anyhow::Result<Vec<pb::SpsaParam>> {
     let table = text
@@ -217,6 +198,7 @@ fn spsa_toml(path: &Path, text: &str) -> anyhow::Result<Vec<pb::SpsaParam>> {
 mod tests {
     use super::super::Disk;
     use super::*;
+    use crate::runs::spsa::{param_of_wire, paste_back};
 
     fn file(tag: &str, text: &str) -> std::path::PathBuf {
         let path =
@@ -272,6 +254,10 @@ mod tests {
         let params = spsa(&path, &Disk).unwrap();
         assert_eq!(params.len(), xq_engine::params::SPECS.len());
         let theta: Vec<f64> = params.iter().map(|p| p.start).collect();
+        let to_spsa_lines = |params: &[pb::SpsaParam], theta: &[f64]| {
+            let params: Vec<_> = params.iter().cloned().map(param_of_wire).collect();
+            paste_back(&params, theta)
+        };
         assert_eq!(to_spsa_lines(&params, &theta), printed);
 
         let pasted = "# from the tuning page\nchariot_value,int,300,100,2000,30,0.002\n\n\

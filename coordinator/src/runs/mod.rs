@@ -31,9 +31,9 @@ use xq_proto::{
 };
 
 use crate::spin_options::SpinOption;
-use crate::spsa::{SpsaRequest, SpsaState};
+use crate::spsa::{SpsaParamSpec, SpsaRequest, SpsaState};
 use crate::stats::elo::{EloEstimate, logistic_elo};
-use crate::stats::sprt::SprtOutcome;
+use crate::stats::sprt::{SprtOutcome, SprtParams};
 use crate::stats::{Pentanomial, Results};
 pub use error::RunError;
 pub use games::GamesSpec;
@@ -260,6 +260,56 @@ impl RunKind {
             RunKind::Variants => "variants",
         }
     }
+
+    /// The kind named by [`RunKind::as_str`]'s text.
+    pub fn parse(s: &str) -> Option<Self> {
+        RunKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// The parts of a run's page (and of `report --plot`) this kind has, in
+    /// the order they are shown.
+    pub fn sections(self) -> &'static [Section] {
+        match self {
+            RunKind::Sprt => &[Section::Llr, Section::Elo],
+            RunKind::Spsa => &[Section::Theta],
+            RunKind::Games => &[Section::Elo],
+            RunKind::Variants => &[Section::Variants],
+        }
+    }
+
+    /// What its players 0 and 1 are called in reports.
+    pub fn player_names(self) -> [&'static str; 2] {
+        match self {
+            RunKind::Spsa => ["θ+", "θ−"],
+            RunKind::Sprt | RunKind::Games | RunKind::Variants => ["dev", "base"],
+        }
+    }
+}
+
+/// A part of a run's page that only some kinds have; the views render each
+/// section once, and a kind lists its own ([`RunKind::sections`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// The LLR against its bounds, by pairs counted.
+    Llr,
+    /// Dev's Elo against base with its 95 % interval, by games.
+    Elo,
+    /// Each tuned parameter: θ by iteration, its table and paste-back text.
+    Theta,
+    /// The per-variant report and its result bars.
+    Variants,
+}
+
+impl Serialize for RunKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl Serialize for RunState {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl KindSpec {
@@ -403,6 +453,27 @@ pub trait Kind {
         let _ = (run, out);
     }
 
+    /// The SPRT the run is (an SPRT run's test).
+    fn sprt(&self) -> Option<&SprtParams> {
+        None
+    }
+
+    /// The rule sets the run compares, in the spec's order (a variants
+    /// run's; none for the others).
+    fn variants(&self) -> &[String] {
+        &[]
+    }
+
+    /// The SPRT that verifies the run once it ends (a tune's `verify`).
+    fn verification(&self) -> Option<&SprtParams> {
+        None
+    }
+
+    /// The parameters the run tunes (none but for a tune).
+    fn tuned(&self) -> &[SpsaParamSpec] {
+        &[]
+    }
+
     /// The registry names the spec chooses, which [`Kind::prepare`] needs.
     fn engines(&self) -> Vec<&str> {
         Vec::new()
@@ -478,13 +549,9 @@ impl RunState {
         }
     }
 
+    /// The state named by [`RunState::as_str`]'s text.
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "active" => Some(RunState::Active),
-            "finished" => Some(RunState::Finished),
-            "stopped" => Some(RunState::Stopped),
-            _ => None,
-        }
+        RunState::ALL.into_iter().find(|k| k.as_str() == s)
     }
 }
 

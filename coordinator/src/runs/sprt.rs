@@ -34,6 +34,10 @@ impl Kind for SprtSpec {
         self.max_pairs
     }
 
+    fn sprt(&self) -> Option<&SprtParams> {
+        Some(&self.sprt)
+    }
+
     fn engines(&self) -> Vec<&str> {
         self.lineup.engines()
     }

@@ -130,6 +130,47 @@ impl SpsaSpec {
     }
 }
 
+/// A tuned parameter from the wire (checked with the spec it is part of).
+pub fn param_of_wire(p: pb::SpsaParam) -> SpsaParamSpec {
+    let pb::SpsaParam {
+        name,
+        start,
+        min,
+        max,
+        c_end,
+        r_end,
+        is_float,
+    } = p;
+    SpsaParamSpec {
+        name,
+        start,
+        min,
+        max,
+        c_end,
+        r_end,
+        integer: !is_float,
+    }
+}
+
+/// One `name, int|float, value, min, max, c_end, r_end` line per parameter
+/// at `theta`: a tune's result in the form `run_args::params::spsa_lines`
+/// reads (and fishtest and OpenBench take). Integer values are rounded.
+pub fn paste_back(params: &[SpsaParamSpec], theta: &[f64]) -> String {
+    let mut s = String::new();
+    for (p, &v) in params.iter().zip(theta) {
+        let (kind, value) = if p.integer {
+            ("int", format!("{}", v.round()))
+        } else {
+            ("float", v.to_string())
+        };
+        s.push_str(&format!(
+            "{}, {kind}, {value}, {}, {}, {}, {}\n",
+            p.name, p.min, p.max, p.c_end, p.r_end
+        ));
+    }
+    s
+}
+
 fn no_state(run: &RunStatus) -> RunError {
     RunError::Corrupt(format!("spsa run {} has no state", run.id))
 }
@@ -179,6 +220,14 @@ impl Kind for SpsaSpec {
 
     /// Resolves the tuned engine and refuses a parameter it does not offer
     /// as a spin option, or a range outside the option's.
+    fn tuned(&self) -> &[SpsaParamSpec] {
+        &self.params
+    }
+
+    fn verification(&self) -> Option<&SprtParams> {
+        self.verify.as_ref()
+    }
+
     fn engines(&self) -> Vec<&str> {
         self.engine.iter().map(|s| s.name.as_str()).collect()
     }
@@ -285,29 +334,7 @@ impl TryFrom<pb::SpsaSpec> for SpsaSpec {
             pairs_per_iteration,
             verify,
         } = s;
-        let params: Vec<SpsaParamSpec> = params
-            .into_iter()
-            .map(|p| {
-                let pb::SpsaParam {
-                    name,
-                    start,
-                    min,
-                    max,
-                    c_end,
-                    r_end,
-                    is_float,
-                } = p;
-                SpsaParamSpec {
-                    name,
-                    start,
-                    min,
-                    max,
-                    c_end,
-                    r_end,
-                    integer: !is_float,
-                }
-            })
-            .collect();
+        let params: Vec<SpsaParamSpec> = params.into_iter().map(param_of_wire).collect();
         for (i, p) in params.iter().enumerate() {
             if p.name.is_empty() || params[..i].iter().any(|q| q.name == p.name) {
                 return Err(Invalid::new(

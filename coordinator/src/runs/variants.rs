@@ -55,6 +55,10 @@ impl Kind for VariantsSpec {
         Some(self.target_pairs())
     }
 
+    fn variants(&self) -> &[String] {
+        &self.rules
+    }
+
     /// Round by round, one variant per slice (see the module docs).
     fn next_slice(&self, batch: u32, issued: u64) -> Option<Slice> {
         fresh_slice(self, batch, issued)

@@ -294,12 +294,47 @@ impl From<RunState> for pb::RunState {
     }
 }
 
+impl RunKind {
+    /// The kind of a spec on the wire.
+    pub fn of_wire(kind: &pb::run_spec::Kind) -> RunKind {
+        use pb::run_spec::Kind;
+        match kind {
+            Kind::Sprt(_) => RunKind::Sprt,
+            Kind::Spsa(_) => RunKind::Spsa,
+            Kind::Games(_) => RunKind::Games,
+            Kind::Variants(_) => RunKind::Variants,
+        }
+    }
+}
+
+impl RunState {
+    /// A state on the wire; `None` for `UNSPECIFIED`.
+    pub fn of_wire(state: pb::RunState) -> Option<RunState> {
+        match state {
+            pb::RunState::Active => Some(RunState::Active),
+            pb::RunState::Finished => Some(RunState::Finished),
+            pb::RunState::Stopped => Some(RunState::Stopped),
+            pb::RunState::Unspecified => None,
+        }
+    }
+}
+
 /// An SPRT's state on the wire (the statistics crate knows no wire).
 pub fn sprt_state(s: SprtState) -> pb::SprtState {
     match s {
         SprtState::Continue => pb::SprtState::Continue,
         SprtState::AcceptedH0 => pb::SprtState::AcceptedH0,
         SprtState::AcceptedH1 => pb::SprtState::AcceptedH1,
+    }
+}
+
+/// An SPRT's state from the wire; `None` for `UNSPECIFIED`.
+pub fn sprt_state_of_wire(s: pb::SprtState) -> Option<SprtState> {
+    match s {
+        pb::SprtState::Continue => Some(SprtState::Continue),
+        pb::SprtState::AcceptedH0 => Some(SprtState::AcceptedH0),
+        pb::SprtState::AcceptedH1 => Some(SprtState::AcceptedH1),
+        pb::SprtState::Unspecified => None,
     }
 }
 

@@ -153,11 +153,11 @@ fn variant_totals(
     conn: &Connection,
     status: &RunStatus,
 ) -> Result<Vec<crate::runs::VariantTotals>, StoreError> {
-    let crate::runs::KindSpec::Variants(spec) = &status.spec.kind else {
+    let rules = status.spec.kind.ops().variants();
+    if rules.is_empty() {
         return Ok(Vec::new());
-    };
-    let mut out: Vec<_> = spec
-        .rules
+    }
+    let mut out: Vec<_> = rules
         .iter()
         .map(|r| crate::runs::VariantTotals {
             rules: r.clone(),
@@ -218,11 +218,15 @@ impl Raw {
         let state = RunState::parse(&self.state)
             .ok_or_else(|| StoreError::Schema(format!("unknown run state {:?}", self.state)))?;
         let [pairs, ll, ld, dd, dw, ww, wins, draws, losses, plies] = self.counts.map(count);
-        let sprt = match (&spec.kind, self.sprt_llr, self.sprt_state.as_deref()) {
-            (crate::runs::KindSpec::Sprt(s), Some(llr), Some(token)) => Some(SprtOutcome {
+        let sprt = match (
+            spec.kind.ops().sprt(),
+            self.sprt_llr,
+            self.sprt_state.as_deref(),
+        ) {
+            (Some(test), Some(llr), Some(token)) => Some(SprtOutcome {
                 llr,
-                lower_bound: s.sprt.lower_bound(),
-                upper_bound: s.sprt.upper_bound(),
+                lower_bound: test.lower_bound(),
+                upper_bound: test.upper_bound(),
                 state: parse_sprt_state(token)?,
             }),
             _ => None,

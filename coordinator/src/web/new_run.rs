@@ -23,7 +23,7 @@ use minijinja::context;
 use super::Web;
 use super::pages::{Page, WebError, admin, render};
 use crate::run_args::{Pasted, RunArgs};
-use crate::runs::RunSpec;
+use crate::runs::{RunKind, RunSpec};
 use crate::store::engines;
 
 /// Fields whose value is a pasted file's text, with the name it is known by
@@ -45,10 +45,11 @@ async fn show(web: &Web, status: StatusCode, values: &Fields, error: Option<Stri
         .get("kind")
         .cloned()
         .unwrap_or_else(|| "sprt".to_owned());
+    let kinds = RunKind::ALL.map(RunKind::as_str);
     let html = render(
         web,
         "new_run.html",
-        context! { engines, values, kind, error },
+        context! { engines, values, kind, kinds, error },
     )?;
     Ok((status, Html(html)).into_response())
 }

@@ -114,29 +114,33 @@ struct Section {
 pub async fn runs(State(web): State<Arc<Web>>, Query(filter): Query<Filter>) -> Page {
     let kinds = RunKind::ALL.map(RunKind::as_str);
     let states = RunState::ALL.map(RunState::as_str);
-    for (what, value, allowed) in [
-        ("kind", &filter.kind, &kinds[..]),
-        ("state", &filter.state, &states[..]),
-    ] {
-        if !value.is_empty() && !allowed.contains(&value.as_str()) {
-            return Err(WebError::BadRequest(format!(
-                "unknown {what} {} (one of {})",
-                xq_proto::quote(value),
-                allowed.join(", ")
-            )));
-        }
-    }
+    let refused = |what: &str, value: &str, allowed: &[&str]| {
+        WebError::BadRequest(format!(
+            "unknown {what} {} (one of {})",
+            xq_proto::quote(value),
+            allowed.join(", ")
+        ))
+    };
+    let kind = match filter.kind.as_str() {
+        "" => None,
+        k => Some(RunKind::parse(k).ok_or_else(|| refused("kind", k, &kinds))?),
+    };
+    let state = match filter.state.as_str() {
+        "" => None,
+        s => Some(RunState::parse(s).ok_or_else(|| refused("state", s, &states))?),
+    };
     let all = web
         .reader
         .call(|conn| run_rows::list(conn, now_ms()))
         .await?;
     let rows: Vec<RunRow> = all
         .iter()
+        .filter(|r| kind.is_none_or(|k| r.spec.kind.kind() == k))
+        .filter(|r| state.is_none_or(|s| r.state == s))
         .map(RunRow::new)
-        .filter(|r| filter.kind.is_empty() || r.kind == filter.kind)
-        .filter(|r| filter.state.is_empty() || r.state == filter.state)
         .collect();
-    let (active, ended): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| r.state == "active");
+    let (active, ended): (Vec<_>, Vec<_>) =
+        rows.into_iter().partition(|r| r.state == RunState::Active);
     let sections = vec![
         Section {
             id: "active",
@@ -149,7 +153,11 @@ pub async fn runs(State(web): State<Arc<Web>>, Query(filter): Query<Filter>) -> 
             runs: ended,
         },
     ];
-    let html = render(&web, "runs.html", context! { sections, filter })?;
+    let html = render(
+        &web,
+        "runs.html",
+        context! { sections, filter, kinds, states },
+    )?;
     Ok(Html(html).into_response())
 }
 

@@ -1,7 +1,7 @@
 //! What the pages show, as plain serializable values built from stored runs.
 //!
 //! The summary numbers (W/D/L, Elo and its interval, LOS, LLR and bounds)
-//! are taken from [`summary::json`] of the same [`pb::RunStatus`] that
+//! are taken from the [`Summary`] of the same [`pb::RunStatus`] that
 //! `report --json` prints, and a variants run's report is
 //! [`variants::report`] of its stored totals, so the page and the CLI cannot
 //! disagree. Only what `report` does not print is computed here, with the
@@ -14,10 +14,13 @@ use xq_proto::pb;
 
 use super::charts::{self, Bar, ChartError};
 use super::run_charts::{self, RunChart, ThetaParam, ThetaPoint};
-use crate::report::summary;
+use crate::report::summary::Summary;
 use crate::report::variants::{self, VariantsReport};
-use crate::runs::{KindSpec, RunStatus, SpsaHistoryRow};
+use crate::runs::spsa::paste_back;
+use crate::runs::{RunKind, RunState, RunStatus, Section, SpsaHistoryRow};
+use crate::spsa::{SpsaParamSpec, SpsaState};
 use crate::stats::elo::{logistic_elo, normalized_elo};
+use crate::stats::sprt::SprtState;
 use crate::stats::{Pentanomial, Results};
 use crate::store::history::{LlrPoint, TotalsPoint};
 
@@ -35,13 +38,6 @@ fn num(value: f64, decimals: usize) -> Num {
     }
 }
 
-fn field(summary: &Value, key: &str, decimals: usize) -> Option<Num> {
-    summary
-        .get(key)
-        .and_then(Value::as_f64)
-        .map(|v| num(v, decimals))
-}
-
 pub use crate::store::utc;
 
 /// One line of the runs list (and the head of a run's page).
@@ -49,8 +45,8 @@ pub use crate::store::utc;
 pub struct RunRow {
     pub id: u64,
     pub name: String,
-    pub kind: &'static str,
-    pub state: &'static str,
+    pub kind: RunKind,
+    pub state: RunState,
     pub games: u64,
     pub target_games: Option<u64>,
     pub in_flight_games: u64,
@@ -74,15 +70,16 @@ pub struct RunRow {
 
 impl RunRow {
     pub fn new(status: &RunStatus) -> Self {
-        let pb_status = pb::RunStatus::from(status.clone());
-        let s = summary::json(&pb_status);
+        let s = Summary::of(&pb::RunStatus::from(status.clone()));
         let games = 2 * status.totals.pairs;
         let target_games = status.target_pairs.map(|p| 2 * p);
+        let elo = |v: Option<f64>| v.map(|v| num(v, 2));
+        let llr = |v: f64| Some(num(v, 3));
         RunRow {
             id: status.id,
             name: status.spec.name.clone(),
-            kind: summary::kind(&pb_status),
-            state: summary::state(&pb_status),
+            kind: status.spec.kind.kind(),
+            state: status.state,
             games,
             target_games,
             in_flight_games: 2 * status.pairs_in_flight,
@@ -94,19 +91,18 @@ impl RunRow {
                 status.totals.draws,
                 status.totals.losses,
             ],
-            elo: field(&s, "elo", 2),
-            elo95: field(&s, "elo95", 2),
-            los: s.get("los").and_then(Value::as_f64).map(|v| Num {
+            elo: elo(s.elo),
+            elo95: elo(s.elo95),
+            los: s.los.map(|v| Num {
                 value: v,
                 text: format!("{:.1} %", 100.0 * v),
             }),
-            llr: field(&s, "llr", 3),
-            lower_bound: field(&s, "lower_bound", 3),
-            upper_bound: field(&s, "upper_bound", 3),
-            sprt_state: pb_status
+            llr: s.sprt.and_then(|t| llr(t.llr)),
+            lower_bound: s.sprt.and_then(|t| llr(t.lower_bound)),
+            upper_bound: s.sprt.and_then(|t| llr(t.upper_bound)),
+            sprt_state: s
                 .sprt
-                .as_ref()
-                .map(|sp| summary::sprt_state(sp).to_owned()),
+                .map(|t| t.state.map_or("?", SprtState::as_str).to_owned()),
             flag: status.flag.clone(),
             created: utc(status.created_ms),
             updated: utc(status.updated_ms),
@@ -332,106 +328,27 @@ impl LiveView {
             .then(|| normalized_elo(&penta).ok())
             .flatten();
         let mut charts = Vec::new();
-        if let Some(sprt) = &status.sprt {
-            let history: Vec<(u64, f64)> = h.llr.iter().map(|p| (p.pairs, p.llr)).collect();
-            charts.push(chart(&run_charts::llr(
-                sprt.lower_bound,
-                sprt.upper_bound,
-                &history,
-            ))?);
-        }
-        let two_players = matches!(status.spec.kind, KindSpec::Sprt(_) | KindSpec::Games(_));
-        if two_players {
-            // Thinned first: the estimate is the costly part of a long history.
-            let estimates: Vec<(f64, f64, f64)> = charts::thin(&h.totals)
-                .iter()
-                .filter_map(|p| {
-                    let e = logistic_elo(&Results::Pentanomial(Pentanomial(p.pentanomial))).ok()?;
-                    Some((2.0 * p.pairs as f64, e.elo, e.elo95))
-                })
-                .collect();
-            charts.push(chart(&run_charts::elo(&estimates))?);
-        }
         let mut spsa = Vec::new();
         let mut paste_back = String::new();
-        if let (KindSpec::Spsa(spec), Some(state)) = (&status.spec.kind, &status.spsa) {
-            for (p, s) in spec.params.iter().zip(&state.params) {
-                let moved = if p.c_end != 0.0 {
-                    100.0 * (s.theta - p.start) / p.c_end
-                } else {
-                    0.0
-                };
-                spsa.push(SpsaParamView {
-                    name: p.name.clone(),
-                    start: p.start,
-                    value: num(s.theta, 2),
-                    min: p.min,
-                    max: p.max,
-                    c_end: p.c_end,
-                    r_end: p.r_end,
-                    moved: num(moved, 1),
-                });
-                paste_back += &format!(
-                    "{}, {}, {:.2}, {}, {}, {}, {}\n",
-                    p.name,
-                    if p.integer { "int" } else { "float" },
-                    s.theta,
-                    p.min,
-                    p.max,
-                    p.c_end,
-                    p.r_end
-                );
+        let mut variants = None;
+        for section in status.spec.kind.kind().sections() {
+            match section {
+                Section::Llr => charts.extend(llr_chart(status, h)?),
+                Section::Elo => charts.push(elo_chart(h)?),
+                Section::Theta => {
+                    let params = status.spec.kind.ops().tuned();
+                    if let Some(state) = &status.spsa {
+                        (spsa, paste_back) = theta_table(params, state);
+                    }
+                    charts.extend(theta_charts(params, h)?);
+                }
+                Section::Variants => {
+                    variants = variants::report(&status.variants).ok();
+                    if let Some(report) = &variants {
+                        charts.push(variant_bars(report)?);
+                    }
+                }
             }
-            let params: Vec<ThetaParam<'_>> = spec
-                .params
-                .iter()
-                .map(|p| ThetaParam {
-                    name: &p.name,
-                    start: p.start,
-                    c_end: p.c_end,
-                })
-                .collect();
-            let history: Vec<ThetaPoint<'_>> = h
-                .spsa
-                .iter()
-                .map(|r| ThetaPoint {
-                    iter: r.iter,
-                    theta: &r.theta,
-                })
-                .collect();
-            for c in run_charts::spsa(&params, &history) {
-                charts.push(chart(&c)?);
-            }
-        }
-        let variants = match &status.spec.kind {
-            KindSpec::Variants(_) => variants::report(&status.variants).ok(),
-            _ => None,
-        };
-        if let Some(report) = &variants {
-            let bars: Vec<Bar> = report
-                .variants
-                .iter()
-                .flat_map(|v| {
-                    [
-                        ("Red win", v.red_win),
-                        ("draw", v.draw),
-                        ("Black win", v.black_win),
-                    ]
-                    .map(|(name, p)| Bar {
-                        group: v.rules.clone(),
-                        name: name.to_owned(),
-                        value: p.rate,
-                        lower: p.lower,
-                        upper: p.upper,
-                    })
-                })
-                .collect();
-            charts.push(ChartView {
-                id: "variants".into(),
-                title: "Results per variant, Red's view, with 95 % Wilson intervals".into(),
-                points: vec![bars.len()],
-                svg: charts::bars(&bars, "share of games")?,
-            });
         }
         let mut reasons: Vec<(String, u64)> = status
             .totals
@@ -454,6 +371,111 @@ impl LiveView {
             etag: etag(status),
         })
     }
+}
+
+/// The LLR against its bounds, once the test has a state.
+fn llr_chart(status: &RunStatus, h: &Histories) -> Result<Option<ChartView>, ChartError> {
+    let Some(sprt) = &status.sprt else {
+        return Ok(None);
+    };
+    let history: Vec<(u64, f64)> = h.llr.iter().map(|p| (p.pairs, p.llr)).collect();
+    chart(&run_charts::llr(
+        sprt.lower_bound,
+        sprt.upper_bound,
+        &history,
+    ))
+    .map(Some)
+}
+
+/// Dev's Elo and its interval over the recorded totals.
+fn elo_chart(h: &Histories) -> Result<ChartView, ChartError> {
+    // Thinned first: the estimate is the costly part of a long history.
+    let estimates: Vec<(f64, f64, f64)> = charts::thin(&h.totals)
+        .iter()
+        .filter_map(|p| {
+            let e = logistic_elo(&Results::Pentanomial(Pentanomial(p.pentanomial))).ok()?;
+            Some((2.0 * p.pairs as f64, e.elo, e.elo95))
+        })
+        .collect();
+    chart(&run_charts::elo(&estimates))
+}
+
+/// Each tuned parameter's row, and the paste-back text of θ.
+fn theta_table(params: &[SpsaParamSpec], state: &SpsaState) -> (Vec<SpsaParamView>, String) {
+    let rows = params
+        .iter()
+        .zip(&state.params)
+        .map(|(p, s)| SpsaParamView {
+            name: p.name.clone(),
+            start: p.start,
+            value: num(s.theta, 2),
+            min: p.min,
+            max: p.max,
+            c_end: p.c_end,
+            r_end: p.r_end,
+            moved: num(
+                if p.c_end != 0.0 {
+                    100.0 * (s.theta - p.start) / p.c_end
+                } else {
+                    0.0
+                },
+                1,
+            ),
+        })
+        .collect();
+    (rows, paste_back(params, &state.theta()))
+}
+
+/// θ of each tuned parameter by iteration.
+fn theta_charts(params: &[SpsaParamSpec], h: &Histories) -> Result<Vec<ChartView>, ChartError> {
+    let params: Vec<ThetaParam<'_>> = params
+        .iter()
+        .map(|p| ThetaParam {
+            name: &p.name,
+            start: p.start,
+            c_end: p.c_end,
+        })
+        .collect();
+    let history: Vec<ThetaPoint<'_>> = h
+        .spsa
+        .iter()
+        .map(|r| ThetaPoint {
+            iter: r.iter,
+            theta: &r.theta,
+        })
+        .collect();
+    run_charts::spsa(&params, &history)
+        .iter()
+        .map(chart)
+        .collect()
+}
+
+/// Each variant's results, Red's view, as bars with their intervals.
+fn variant_bars(report: &VariantsReport) -> Result<ChartView, ChartError> {
+    let bars: Vec<Bar> = report
+        .variants
+        .iter()
+        .flat_map(|v| {
+            [
+                ("Red win", v.red_win),
+                ("draw", v.draw),
+                ("Black win", v.black_win),
+            ]
+            .map(|(name, p)| Bar {
+                group: v.rules.clone(),
+                name: name.to_owned(),
+                value: p.rate,
+                lower: p.lower,
+                upper: p.upper,
+            })
+        })
+        .collect();
+    Ok(ChartView {
+        id: "variants".into(),
+        title: "Results per variant, Red's view, with 95 % Wilson intervals".into(),
+        points: vec![bars.len()],
+        svg: charts::bars(&bars, "share of games")?,
+    })
 }
 
 #[cfg(test)]
