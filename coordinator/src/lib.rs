@@ -31,14 +31,16 @@
 //!   stored games read back by filter and written as PGN (`pgn`, the
 //!   `ExportGames` RPC, the web view).
 //! * [`local`]: embedded local mode (server and workers in one process).
-//! * [`web`]: the web view (runs, graphs, workers, engines) over a read
-//!   connection, and `/metrics` ([`metrics`]).
+//! * [`http`]: what the server hands the HTTP view it serves beside gRPC
+//!   (the `xq-web` crate: runs, graphs, workers, engines, and `/metrics`
+//!   from [`metrics`]), without depending on it.
 
 pub mod access;
 pub mod archive;
 pub mod auth;
 pub mod convert;
 pub mod game_export;
+pub mod http;
 pub mod local;
 pub mod metrics;
 pub mod report;
@@ -51,4 +53,3 @@ pub mod spin_options;
 pub use xq_stats as stats;
 pub use xq_stats::spsa;
 pub mod store;
-pub mod web;

@@ -24,6 +24,7 @@ use xq_worker::client::{self, ClientConfig, ClientError, ClientSummary};
 
 use crate::auth::tokens::{self, TokenError};
 use crate::auth::{EphemeralToken, Role};
+use crate::http::{Http, HttpView};
 use crate::server::{self, ServerConfig, ServerError};
 use crate::store::Store;
 
@@ -73,14 +74,14 @@ impl std::fmt::Debug for LocalCluster {
 impl LocalCluster {
     /// Starts the coordinator on `127.0.0.1:0` over the database at `db`, and
     /// `workers` worker clients, each playing through `player`; with `http`,
-    /// the web view on that address.
+    /// that view (the web view) on that address.
     pub async fn start(
         db: &Path,
         mut config: ServerConfig,
         player: Arc<dyn BatchPlayer>,
         workers: u32,
         threads: u32,
-        http: Option<SocketAddr>,
+        http: Option<(SocketAddr, Box<dyn HttpView>)>,
     ) -> Result<Self, LocalError> {
         let store = Store::open(db).map_err(ServerError::from)?;
         let listener = TcpListener::bind("127.0.0.1:0")
@@ -88,12 +89,15 @@ impl LocalCluster {
             .map_err(LocalError::Bind)?;
         let addr = listener.local_addr().map_err(LocalError::Bind)?;
         let http = match http {
-            Some(at) => Some(TcpListener::bind(at).await.map_err(LocalError::Bind)?),
+            Some((at, view)) => Some(Http {
+                listener: TcpListener::bind(at).await.map_err(LocalError::Bind)?,
+                view,
+            }),
             None => None,
         };
         let web_addr = http
             .as_ref()
-            .map(|l| l.local_addr().map_err(LocalError::Bind))
+            .map(|h| h.listener.local_addr().map_err(LocalError::Bind))
             .transpose()?;
         let (stop_server, stopped) = oneshot::channel::<()>();
         let admin_token = tokens::generate()?;

@@ -25,13 +25,13 @@ use crate::auth::owners::Owners;
 use crate::auth::{AuthLayer, Authenticator, EphemeralToken, Principal, RateLimits};
 use crate::convert::{self, lease_state};
 use crate::game_export::{self, GameQuery};
+use crate::http::{Http, ViewParts};
 use crate::metrics::{GrpcMetricsLayer, Metrics};
 use crate::runs::{RunSpec, RunState};
 use crate::scheduler::{Scheduler, SchedulerConfig};
 use crate::shutdown::Shutdown;
 use crate::store::workers::NewWorker;
 use crate::store::{Store, StoreError};
-use crate::web::{self, Web};
 
 /// A refused request field as a status.
 fn bad(field: &str, reason: impl std::fmt::Display) -> Status {
@@ -160,7 +160,7 @@ pub async fn run_with(
 /// [`run_with`], and the web view with `/metrics` on `http` if given.
 pub async fn run_with_web(
     listener: TcpListener,
-    http: Option<TcpListener>,
+    http: Option<Http>,
     store: Store,
     config: ServerConfig,
     shutdown: impl Future<Output = ()>,
@@ -187,18 +187,23 @@ pub async fn run_with_web(
     let owners = Arc::new(Owners::new(reader));
     let scheduler = Scheduler::new(store.clone(), config.scheduler);
     let web = match http {
-        Some(http) => {
-            let view = Arc::new(Web::new(
-                store.reader()?,
-                scheduler.clone(),
-                Arc::clone(&auth),
-                Arc::clone(&metrics),
-            ));
+        Some(Http {
+            listener: http,
+            view,
+        }) => {
+            let parts = ViewParts {
+                reader: store.reader()?,
+                scheduler: scheduler.clone(),
+                auth: Arc::clone(&auth),
+                metrics: Arc::clone(&metrics),
+            };
             let mut stop = signal.clone();
             tracing::info!(addr = ?http.local_addr().ok(), "web view listening");
-            Some(tokio::spawn(web::serve(http, view, async move {
-                stop.recv().await
-            })))
+            Some(tokio::spawn(view.serve(
+                http,
+                parts,
+                Box::pin(async move { stop.recv().await }),
+            )))
         }
         None => None,
     };

@@ -5,6 +5,10 @@
 //! one shorter), so neither the coordinator nor a worker holds a whole blob
 //! in memory.
 
+use std::io::Read;
+
+use sha2::{Digest, Sha256};
+
 /// Bytes per chunk, in the store and on the wire (`DownloadBlob`).
 pub const BLOB_CHUNK_BYTES: usize = 1 << 20;
 
@@ -28,6 +32,32 @@ pub fn asset_sha256(value: &str) -> Option<&str> {
 /// The number of chunks of a blob of `size` bytes.
 pub fn chunk_count(size: u64) -> u64 {
     size.div_ceil(BLOB_CHUNK_BYTES as u64)
+}
+
+/// `digest` as lowercase hex, two digits per byte.
+pub fn lower_hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The SHA-256 of `bytes`, lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    lower_hex(&Sha256::digest(bytes))
+}
+
+/// The SHA-256 (lowercase hex) and size of what `reader` yields, read in
+/// chunks of [`BLOB_CHUNK_BYTES`].
+pub fn sha256_of_reader(mut reader: impl Read) -> std::io::Result<(String, u64)> {
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; BLOB_CHUNK_BYTES];
+    let mut size = 0u64;
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            return Ok((lower_hex(&hasher.finalize()), size));
+        }
+        hasher.update(&buf[..n]);
+        size += n as u64;
+    }
 }
 
 #[cfg(test)]

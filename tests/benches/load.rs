@@ -41,11 +41,13 @@ use tokio::net::TcpListener;
 use tokio::sync::{Barrier, oneshot};
 use tonic::Code;
 use xq_coordinator::auth::{RateLimits, Role, tokens};
+use xq_coordinator::http::Http;
 use xq_coordinator::scheduler::SchedulerConfig;
 use xq_coordinator::server::{self, ServerConfig};
 use xq_coordinator::store::{Durability, Store, StoreOptions, now_ms, tokens as token_rows};
 use xq_proto::pb;
 use xq_tests::cluster::{TempDb, create, games_spec, run_client, status, worker_client};
+use xq_web::WebView;
 
 fn env<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
@@ -308,6 +310,7 @@ async fn run(
         .map(|l| l.local_addr().map(|a| format!("http://{a}")))
         .transpose()?;
     let (stop, stopped) = oneshot::channel::<()>();
+    let web = web.map(|l| Http::new(l, WebView));
     let server = tokio::spawn(server::run_with_web(listener, web, store, config, async {
         let _ = stopped.await;
     }));

@@ -18,9 +18,11 @@ use anyhow::{Context, ensure};
 use rusqlite::params;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
+use xq_coordinator::http::Http;
 use xq_coordinator::server;
 use xq_coordinator::store::Store;
 use xq_tests::cluster::{ADMIN_TOKEN, TempDb, admin, create, fast_config, sprt_spec};
+use xq_web::WebView;
 
 fn env<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
@@ -140,7 +142,7 @@ async fn run(games: u64, per_result: u64, requests: usize) -> anyhow::Result<()>
     let config = fast_config(Duration::from_secs(60));
     let server = tokio::spawn(server::run_with_web(
         grpc,
-        Some(http),
+        Some(Http::new(http, WebView)),
         store,
         config,
         async {

@@ -18,6 +18,7 @@ use tokio_stream::StreamExt;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 use xq_coordinator::auth::{EphemeralToken, RateLimits, Role};
+use xq_coordinator::http::Http;
 use xq_coordinator::scheduler::SchedulerConfig;
 use xq_coordinator::server::{self, ServerConfig, ServerError};
 use xq_coordinator::store::Store;
@@ -26,6 +27,7 @@ use xq_proto::pb;
 use xq_proto::pb::run_service_client::RunServiceClient;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
 use xq_proto::{BatchOutcome, Score, WorkSpec};
+use xq_web::WebView;
 use xq_worker::{BatchPlayer, Bench};
 
 type EloFn = dyn Fn(&BTreeMap<String, i64>) -> f64 + Send + Sync;
@@ -246,6 +248,7 @@ impl TestServer {
         let web_addr = web.as_ref().map(|l| l.local_addr().unwrap());
         let store = Store::open(db).expect("open store");
         let (stop, stopped) = oneshot::channel::<()>();
+        let web = web.map(|l| Http::new(l, WebView));
         let handle = tokio::spawn(server::run_with_web(listener, web, store, config, async {
             let _ = stopped.await;
         }));

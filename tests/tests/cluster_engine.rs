@@ -132,7 +132,7 @@ mod registry {
                 .expect("bench signature");
         let engine = EngineRef {
             name: name.to_owned(),
-            sha256: engine_cache::sha256_hex(&bytes),
+            sha256: xq_proto::blob::sha256_hex(&bytes),
             size: bytes.len() as u64,
             signature: Some(signature + signature_offset),
             protocol: Protocol::Uci,

@@ -15,7 +15,7 @@ use xq_tests::cluster::{
 };
 use xq_tests::web::polylines;
 
-/// One chart panel's size (coordinator/src/web/charts.rs).
+/// One chart panel's size (coordinator/web/src/charts.rs).
 const PANEL: (u32, u32) = (640, 280);
 
 /// `report RUN --plot FILE`: (success, stderr).

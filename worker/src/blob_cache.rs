@@ -6,7 +6,7 @@
 //! then renamed into place, so a present file is always a complete, verified
 //! copy and no blob is ever held whole in memory.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -26,31 +26,6 @@ pub fn default_dir() -> PathBuf {
 /// Where the blob with this SHA-256 lives in `dir`.
 pub fn path(dir: &Path, sha256: &str) -> PathBuf {
     dir.join(sha256)
-}
-
-fn hex(digest: &[u8]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The SHA-256 of `bytes`, lowercase hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-/// The SHA-256 (lowercase hex) and size of what `reader` yields, read in
-/// chunks of [`blob::BLOB_CHUNK_BYTES`].
-pub fn sha256_of_reader(mut reader: impl Read) -> std::io::Result<(String, u64)> {
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; blob::BLOB_CHUNK_BYTES];
-    let mut size = 0u64;
-    loop {
-        let n = reader.read(&mut buf)?;
-        if n == 0 {
-            return Ok((hex(&hasher.finalize()), size));
-        }
-        hasher.update(&buf[..n]);
-        size += n as u64;
-    }
 }
 
 /// Why a download could not be cached. `what` names the blob (`engine
@@ -158,7 +133,7 @@ impl Download {
                 got: self.written,
             });
         }
-        let got = hex(&std::mem::take(&mut self.hasher).finalize());
+        let got = blob::lower_hex(&std::mem::take(&mut self.hasher).finalize());
         if got != self.want {
             return Err(CacheError::Digest {
                 what: self.what.clone(),
@@ -213,7 +188,7 @@ pub fn store(
 /// Whether a verified copy of `sha256` is in `dir` (the file is hashed in chunks).
 pub fn has(dir: &Path, sha256: &str) -> bool {
     std::fs::File::open(path(dir, sha256))
-        .and_then(sha256_of_reader)
+        .and_then(blob::sha256_of_reader)
         .is_ok_and(|(got, _)| got == sha256)
 }
 
@@ -409,7 +384,7 @@ mod tests {
     fn stores_only_verified_copies() {
         let dir = temp_dir("verified");
         let bytes = b"#!/bin/sh\necho hi\n";
-        let sha = sha256_hex(bytes);
+        let sha = blob::sha256_hex(bytes);
         assert_eq!(sha.len(), 64);
         let bad = store(&dir, &"0".repeat(64), "engine 'x'", bytes, true);
         assert!(
@@ -431,9 +406,9 @@ mod tests {
         let bytes: Vec<u8> = (0..3 * blob::BLOB_CHUNK_BYTES + 17)
             .map(|i| (i * 7 % 251) as u8)
             .collect();
-        let sha = sha256_hex(&bytes);
+        let sha = blob::sha256_hex(&bytes);
         assert_eq!(
-            sha256_of_reader(&bytes[..]).unwrap(),
+            blob::sha256_of_reader(&bytes[..]).unwrap(),
             (sha.clone(), bytes.len() as u64)
         );
         let size = bytes.len() as u64;

@@ -13,7 +13,7 @@ fn main() -> ExitCode {
         .init();
     match Cli::parse().run() {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if xq_worker::cli::stdout::closed_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if xq_proto::cli::stdout::closed_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("xq-worker: {e:#}");
             ExitCode::from(2)

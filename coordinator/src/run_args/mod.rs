@@ -137,7 +137,7 @@ impl MatchArgs {
                 let text = files
                     .read(Path::new(book))
                     .with_context(|| format!("cannot read the opening book {book}"))?;
-                xq_worker::blob_cache::sha256_of_reader(text.as_bytes())
+                xq_proto::blob::sha256_of_reader(text.as_bytes())
                     .with_context(|| format!("cannot read the opening book {book}"))?
                     .0
             }

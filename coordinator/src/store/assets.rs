@@ -198,7 +198,7 @@ mod tests {
     use super::*;
 
     fn sha(bytes: &[u8]) -> String {
-        xq_worker::blob_cache::sha256_hex(bytes)
+        xq_proto::blob::sha256_hex(bytes)
     }
 
     #[test]

@@ -232,7 +232,7 @@ mod tests {
     fn add_get_list_and_bytes() {
         let mut conn = Connection::open_in_memory().unwrap();
         super::super::migrations::migrate(&mut conn).unwrap();
-        let sha = xq_worker::blob_cache::sha256_hex(b"abc");
+        let sha = xq_proto::blob::sha256_hex(b"abc");
         let spins = crate::spin_options::parse("option name Hash type spin default 8 min 1 max 64");
         add(&mut conn, &engine("old", &sha), &spins, &b"abc"[..], 1).unwrap();
         add(&mut conn, &engine("same-bytes", &sha), &[], &b"abc"[..], 2).unwrap();
@@ -262,7 +262,7 @@ mod tests {
         let mut out = Vec::new();
         assert!(blobs::write_to(&conn, &sha, &mut out).unwrap());
         assert_eq!(out, b"abc");
-        let other = xq_worker::blob_cache::sha256_hex(b"abe");
+        let other = xq_proto::blob::sha256_hex(b"abe");
         let changed = add(&mut conn, &engine("changed", &other), &[], &b"abd"[..], 4);
         assert!(
             matches!(&changed, Err(StoreError::Invalid(m)) if m.reason.contains("engine 'changed'")),

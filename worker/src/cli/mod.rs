@@ -3,7 +3,6 @@
 use clap::{Parser, Subcommand};
 
 mod play;
-pub mod stdout;
 mod work;
 
 /// Xiangqi worker: plays games for matches and for the cluster.

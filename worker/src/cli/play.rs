@@ -16,12 +16,12 @@ use xq_engine::rules::RuleSet;
 use xq_proto::cli::{AdjudicationArgs, LimitArgs, OpeningArgs};
 use xq_proto::{Limit, Score};
 
-use crate::cli::stdout::StdoutError;
 use crate::external::{Coords, EngineConfig, Protocol, Timeouts};
 use crate::openings::{OpeningBook, Order};
-use crate::outln;
 use crate::pgn::{self, PgnGame, PgnHeader};
 use crate::runner::{GameRecord, MatchOutcome, MatchSpec, PlayerConfig, Runner};
+use xq_proto::cli::stdout::StdoutError;
+use xq_proto::outln;
 
 /// Arguments of `xq-worker play`.
 #[derive(Debug, Args)]

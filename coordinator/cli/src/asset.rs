@@ -13,8 +13,7 @@ use clap::{Args, Subcommand};
 use xq_coordinator::store::assets;
 use xq_coordinator::store::{Store, now_ms};
 use xq_proto::blob::MAX_BLOB_BYTES;
-use xq_worker::blob_cache;
-use xq_worker::outln;
+use xq_proto::outln;
 
 /// `asset …`.
 #[derive(Debug, Args)]
@@ -64,7 +63,7 @@ impl AssetArgs {
                         .map(std::io::BufReader::new)
                         .with_context(|| format!("cannot read asset {}", file.display()))
                 };
-                let (sha256, size) = blob_cache::sha256_of_reader(open()?)
+                let (sha256, size) = xq_proto::blob::sha256_of_reader(open()?)
                     .with_context(|| format!("cannot read asset {}", file.display()))?;
                 if size > MAX_BLOB_BYTES {
                     bail!(

@@ -1,9 +1,16 @@
-//! Command-line interface: one module per subcommand group, each with its
-//! clap arguments and a `run` that validates them and calls the library.
-//! Progress bars live here, never in the library.
+//! `xq-coordinator`: the coordinator's command-line interface, one module
+//! per subcommand group, each with its clap arguments and a `run` that
+//! validates them and calls the libraries (`xq-coordinator` for the work,
+//! `xq-web` for `report --plot` and the served web view). Progress bars live
+//! here, never in a library.
+
+use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
 use xq_coordinator::local::PlayerFactory;
+use xq_worker::BatchPlayer;
 
 mod asset;
 mod backup;
@@ -23,7 +30,7 @@ use xq_coordinator::run_args::{GamesRunArgs, SprtRunArgs, SpsaRunArgs, VariantsR
 /// Xiangqi self-play and tuning coordinator.
 #[derive(Debug, Parser)]
 #[command(name = "xq-coordinator", version, about)]
-pub struct Cli {
+struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -74,7 +81,7 @@ enum Command {
 
 impl Cli {
     /// Runs the command; `player` makes the game runner for local mode.
-    pub fn run(self, player: &PlayerFactory) -> anyhow::Result<()> {
+    fn run(self, player: &PlayerFactory) -> anyhow::Result<()> {
         match self.command {
             Command::Stats(args) => args.run(),
             Command::Engine(args) => args.run(),
@@ -95,4 +102,24 @@ impl Cli {
             Command::Restore(args) => args.run(),
         }
     }
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().run(&player) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) if xq_proto::cli::stdout::closed_pipe(err.as_ref()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xq-coordinator: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The game runner for local mode, for `threads` parallel games.
+fn player(threads: u32) -> anyhow::Result<Arc<dyn BatchPlayer>> {
+    Ok(Arc::new(xq_worker::EnginePlayer::new(threads as usize)?))
 }

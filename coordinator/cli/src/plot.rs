@@ -13,8 +13,8 @@ use anyhow::{Context, bail};
 use xq_coordinator::runs::{KindSpec, Section};
 use xq_proto::pb;
 
-use xq_coordinator::web::charts::{self, ImageFormat, Panel};
-use xq_coordinator::web::run_charts::{self, ThetaParam, ThetaPoint};
+use xq_web::charts::{self, ImageFormat, Panel};
+use xq_web::run_charts::{self, ThetaParam, ThetaPoint};
 
 /// The panels `--plot` draws for `run`; a run with nothing to plot is
 /// refused, naming its kind.

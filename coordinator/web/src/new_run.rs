@@ -2,7 +2,7 @@
 //! `POST /runs/new` builds the run from its fields with the CLI's own
 //! arguments and builder ([`RunArgs::from_fields`], [`RunArgs::spec_with`]),
 //! checks it as gRPC's `CreateRun` does (the wire-to-domain conversion,
-//! then [`crate::scheduler::Scheduler::create_run`]) and redirects to the
+//! then [`xq_coordinator::scheduler::Scheduler::create_run`]) and redirects to the
 //! new run. A refusal shows the form again, filled in, with the message.
 //!
 //! Every field is named as its command-line flag without the dashes. The
@@ -20,11 +20,11 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect};
 use minijinja::context;
 
-use super::Web;
-use super::pages::{Page, WebError, admin, render};
-use crate::run_args::{Pasted, RunArgs};
-use crate::runs::{RunKind, RunSpec};
-use crate::store::engines;
+use crate::Web;
+use crate::pages::{Page, WebError, admin, render};
+use xq_coordinator::run_args::{Pasted, RunArgs};
+use xq_coordinator::runs::{RunKind, RunSpec};
+use xq_coordinator::store::engines;
 
 /// Fields whose value is a pasted file's text, with the name it is known by
 /// in messages.
@@ -130,7 +130,7 @@ pub async fn create(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::KindSpec;
+    use xq_coordinator::runs::KindSpec;
 
     fn fields(list: &[(&str, &str)]) -> Fields {
         list.iter()

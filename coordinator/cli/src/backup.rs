@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::Args;
 use xq_coordinator::store::backup::{self, BackupOptions};
 use xq_coordinator::store::migrations::MIGRATIONS;
-use xq_worker::outln;
+use xq_proto::outln;
 
 /// `backup FILE`.
 #[derive(Debug, Args)]

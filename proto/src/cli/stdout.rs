@@ -30,10 +30,10 @@ pub fn write_line(args: fmt::Arguments<'_>) -> Result<(), StdoutError> {
     writeln!(io::stdout().lock(), "{args}").map_err(StdoutError)
 }
 
-/// Whether `err`, or an error in its chain, is standard output's reader
-/// having closed the pipe.
-pub fn closed_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| {
+/// Whether `err`, or an error in its `source` chain, is standard output's
+/// reader having closed the pipe (`closed_pipe(anyhow_error.as_ref())`).
+pub fn closed_pipe(err: &(dyn std::error::Error + 'static)) -> bool {
+    std::iter::successors(Some(err), |e| e.source()).any(|e| {
         e.downcast_ref::<StdoutError>()
             .is_some_and(StdoutError::is_closed_pipe)
     })
@@ -59,13 +59,18 @@ macro_rules! outln {
 mod tests {
     use super::*;
 
+    /// An error with a source, as a command's context wraps a write error.
+    #[derive(Debug, thiserror::Error)]
+    #[error("printing")]
+    struct Printing(#[source] StdoutError);
+
     #[test]
     fn only_a_closed_pipe_on_stdout_is_quiet() {
         let closed = StdoutError(io::Error::from(io::ErrorKind::BrokenPipe));
-        assert!(closed_pipe(&anyhow::Error::new(closed).context("printing")));
+        assert!(closed_pipe(&Printing(closed)));
         let full = StdoutError(io::Error::from(io::ErrorKind::StorageFull));
-        assert!(!closed_pipe(&anyhow::Error::new(full)));
+        assert!(!closed_pipe(&full));
         let engine_pipe = io::Error::from(io::ErrorKind::BrokenPipe);
-        assert!(!closed_pipe(&anyhow::Error::new(engine_pipe)));
+        assert!(!closed_pipe(&engine_pipe));
     }
 }

@@ -1,6 +1,6 @@
 //! Which charts a run has and what they plot, from plain histories: the
 //! web view and `report --plot` both build their charts here, and draw them
-//! with [`charts`](super::charts) on their own backends.
+//! with [`charts`](crate::charts) on their own backends.
 //!
 //! * SPRT: the LLR against games, with the two bounds.
 //! * SPRT and games runs: the Elo estimate with its 95 % interval against games.
@@ -9,7 +9,7 @@
 //!   chart (the parameters' scales differ too much to share one axis), all
 //!   against iterations (game pairs applied).
 
-use super::charts::{Level, LineChart, Panel, Series};
+use crate::charts::{Level, LineChart, Panel, Series};
 
 /// A run's chart: a stable id (`llr`, `elo`, `theta-pct`, `theta-<param>`)
 /// and the titled chart.

@@ -12,7 +12,7 @@ use xq_worker::pgn::{ending_words, score_text, termination};
 use xq_engine::Position;
 use xq_engine::rules::{Outcome, Reason, RuleSet};
 
-use crate::game_export::{ExportError, ExportedGame};
+use xq_coordinator::game_export::{ExportError, ExportedGame};
 
 /// One ply: the move and the position after it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -163,7 +163,7 @@ mod tests {
 
     use super::*;
 
-    use crate::store::games::ArchivedGame;
+    use xq_coordinator::store::games::ArchivedGame;
 
     fn game(moves: &str, opening_plies: u32, rules: &str) -> ExportedGame {
         let moves: Vec<Move> = moves

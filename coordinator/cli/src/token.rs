@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use xq_coordinator::auth::Role;
 use xq_coordinator::auth::tokens;
 use xq_coordinator::store::{Store, now_ms, tokens as token_rows, utc};
-use xq_worker::outln;
+use xq_proto::outln;
 
 /// `token …`.
 #[derive(Debug, Args)]

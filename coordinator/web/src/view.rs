@@ -12,17 +12,17 @@ use serde::Serialize;
 use serde_json::Value;
 use xq_proto::pb;
 
-use super::charts::{self, Bar, ChartError};
-use super::run_charts::{self, RunChart, ThetaParam, ThetaPoint};
-use crate::report::summary::Summary;
-use crate::report::variants::{self, VariantsReport};
-use crate::runs::spsa::paste_back;
-use crate::runs::{RunKind, RunState, RunStatus, Section, SpsaHistoryRow};
-use crate::spsa::{SpsaParamSpec, SpsaState};
-use crate::stats::elo::{logistic_elo, normalized_elo};
-use crate::stats::sprt::SprtState;
-use crate::stats::{Pentanomial, Results};
-use crate::store::history::{LlrPoint, TotalsPoint};
+use crate::charts::{self, Bar, ChartError};
+use crate::run_charts::{self, RunChart, ThetaParam, ThetaPoint};
+use xq_coordinator::report::summary::Summary;
+use xq_coordinator::report::variants::{self, VariantsReport};
+use xq_coordinator::runs::spsa::paste_back;
+use xq_coordinator::runs::{RunKind, RunState, RunStatus, Section, SpsaHistoryRow};
+use xq_coordinator::spsa::{SpsaParamSpec, SpsaState};
+use xq_coordinator::stats::elo::{logistic_elo, normalized_elo};
+use xq_coordinator::stats::sprt::SprtState;
+use xq_coordinator::stats::{Pentanomial, Results};
+use xq_coordinator::store::history::{LlrPoint, TotalsPoint};
 
 /// A number with its exact value (for machines) and its shown text.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -38,7 +38,7 @@ fn num(value: f64, decimals: usize) -> Num {
     }
 }
 
-pub use crate::store::utc;
+pub use xq_coordinator::store::utc;
 
 /// One line of the runs list (and the head of a run's page).
 #[derive(Debug, Clone, PartialEq, Serialize)]

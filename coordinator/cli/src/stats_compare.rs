@@ -7,7 +7,7 @@ use xq_coordinator::stats::variants::{
     ColorCounts, PairCounts, Scoring, VariantSummary, compare, games_to_detect_draw_difference,
     summarize, summarize_pairs,
 };
-use xq_worker::outln;
+use xq_proto::outln;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum ScoringArg {

@@ -9,6 +9,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use tonic::transport::Identity;
 use xq_coordinator::auth::{Rate, RateLimits};
+use xq_coordinator::http::Http;
 use xq_coordinator::local::{LocalCluster, PlayerFactory};
 use xq_coordinator::report::workers;
 use xq_coordinator::scheduler::SchedulerConfig;
@@ -17,11 +18,12 @@ use xq_coordinator::store::{Durability, Store, StoreOptions};
 use xq_proto::connect::{Auth, channel};
 use xq_proto::pb;
 use xq_proto::pb::run_service_client::RunServiceClient;
+use xq_web::WebView;
 
 use super::display::{self, Admin};
 use super::report_variants;
 use xq_coordinator::run_args::{GamesRunArgs, RunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
-use xq_worker::{out, outln};
+use xq_proto::{out, outln};
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Runtime::new().context("start the async runtime")
@@ -174,7 +176,7 @@ impl ServeArgs {
                         .with_context(|| format!("cannot listen on {at} for the web view"))?;
                     let addr = http.local_addr().context("web view address")?;
                     outln!("web view on http://{addr}/")?;
-                    Some(http)
+                    Some(Http::new(http, WebView))
                 }
                 None => None,
             };
@@ -503,7 +505,7 @@ impl LocalArgs {
             LocalRun::Variants(c) => c.split(RunArgs::Variants),
         };
         if let Some(path) = &plot {
-            xq_coordinator::web::charts::ImageFormat::from_path(path)?;
+            xq_web::charts::ImageFormat::from_path(path)?;
             if matches!(run, RunArgs::Games(_) | RunArgs::Variants(_)) {
                 anyhow::bail!(
                     "--plot draws SPSA runs (θ) and SPRT runs (LLR), not games or variants runs"
@@ -519,7 +521,7 @@ impl LocalArgs {
                 player,
                 workers.max(1),
                 threads,
-                Some(http),
+                Some((http, Box::new(WebView))),
             )
             .await
             .with_context(|| format!("cannot start local mode on {}", db.display()))?;

@@ -14,10 +14,10 @@ use xq_coordinator::store::{Store, now_ms};
 use xq_coordinator::store::{assets, blobs, engines};
 use xq_engine::rules::RuleSet;
 use xq_proto::blob::MAX_BLOB_BYTES;
+use xq_proto::outln;
 use xq_proto::{Coords, EngineRef, Protocol};
 use xq_worker::blob_cache;
 use xq_worker::external::{EngineConfig, ExternalEngine, Timeouts};
-use xq_worker::outln;
 
 /// `engine …`.
 #[derive(Debug, Args)]
@@ -94,7 +94,7 @@ impl EngineArgs {
                 let options = parse_options(&options, &store, &runtime)?;
                 let (sha256, size) = std::fs::File::open(&path)
                     .map(std::io::BufReader::new)
-                    .and_then(blob_cache::sha256_of_reader)
+                    .and_then(xq_proto::blob::sha256_of_reader)
                     .with_context(|| format!("cannot read engine {}", path.display()))?;
                 if size > MAX_BLOB_BYTES {
                     bail!(

@@ -8,7 +8,7 @@ use serde_json::json;
 use xq_coordinator::stats::elo::{logistic_elo, normalized_elo};
 use xq_coordinator::stats::sprt::SprtParams;
 use xq_coordinator::stats::{EloModel, Pentanomial, Results, Wdl};
-use xq_worker::outln;
+use xq_proto::outln;
 
 #[derive(Debug, Args)]
 pub struct StatsArgs {

@@ -1,5 +1,5 @@
 //! The handlers: each reads what it needs on the read connection in one
-//! call, builds its [`super::view`] values and renders a template.
+//! call, builds its [`crate::view`] values and renders a template.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -13,10 +13,12 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use minijinja::context;
 use serde::{Deserialize, Serialize};
 
-use super::Web;
-use super::view::{self, Histories, LiveView, RunRow, SpecView};
-use crate::runs::{RunKind, RunState, RunStatus, health};
-use crate::store::{StoreError, activity, engines, games, history, now_ms, runs as run_rows};
+use crate::Web;
+use crate::view::{self, Histories, LiveView, RunRow, SpecView};
+use xq_coordinator::runs::{RunKind, RunState, RunStatus, health};
+use xq_coordinator::store::{
+    StoreError, activity, engines, games, history, now_ms, runs as run_rows,
+};
 
 /// Why a page could not be served.
 #[derive(Debug, thiserror::Error)]
@@ -49,8 +51,8 @@ impl From<minijinja::Error> for WebError {
     }
 }
 
-impl From<super::charts::ChartError> for WebError {
-    fn from(e: super::charts::ChartError) -> Self {
+impl From<crate::charts::ChartError> for WebError {
+    fn from(e: crate::charts::ChartError) -> Self {
         WebError::Render(e.to_string())
     }
 }
@@ -223,7 +225,7 @@ pub async fn run(State(web): State<Arc<Web>>, Path(id): Path<u64>) -> Page {
     let row = live.row.clone();
     let workers: Vec<HealthRow> = web
         .reader
-        .call(move |conn| crate::store::health::for_run(conn, id))
+        .call(move |conn| xq_coordinator::store::health::for_run(conn, id))
         .await?
         .into_iter()
         .map(HealthRow::from)
@@ -413,7 +415,7 @@ pub async fn workers(State(web): State<Arc<Web>>) -> Page {
             Ok((
                 activity::workers(conn, now)?,
                 games::failures_by_worker(conn)?,
-                crate::store::health::flags_by_worker(conn)?,
+                xq_coordinator::store::health::flags_by_worker(conn)?,
             ))
         })
         .await?;

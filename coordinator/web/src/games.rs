@@ -2,7 +2,7 @@
 //! PGN download of the filtered set, and the replay page of one game. The
 //! filters arrive as repeated `filter=` query fields holding exactly what
 //! `pgn --filter` takes, parsed by [`GameQuery::parse`]; the PGN is
-//! [`crate::game_export::Export::write_pgn`]'s.
+//! [`xq_coordinator::game_export::Export::write_pgn`]'s.
 
 use std::sync::Arc;
 
@@ -14,13 +14,13 @@ use serde::Serialize;
 use xq_engine::notation::Notation;
 use xq_engine::rules::Reason;
 
-use super::Web;
-use super::pages::{Page, WebError, render};
-use super::replay::GameView;
-use super::view::RunRow;
-use crate::game_export::{self, ExportedGame, GameQuery};
-use crate::store::games::{self, GameRow};
-use crate::store::{activity, now_ms, runs as run_rows};
+use crate::Web;
+use crate::pages::{Page, WebError, render};
+use crate::replay::GameView;
+use crate::view::RunRow;
+use xq_coordinator::game_export::{self, ExportedGame, GameQuery};
+use xq_coordinator::store::games::{self, GameRow};
+use xq_coordinator::store::{activity, now_ms, runs as run_rows};
 
 /// Games per page of the list.
 pub const PAGE_SIZE: u64 = 50;

@@ -1,5 +1,8 @@
 //! Command-line flags for the contract's settings, shared by `xq-worker play`
-//! and the coordinator's run commands so that each flag has one default.
+//! and the coordinator's run commands so that each flag has one default, and
+//! [`stdout`], the binaries' standard output that ends quietly on a closed pipe.
+
+pub mod stdout;
 
 use clap::Args;
 

@@ -1,5 +1,7 @@
 //! The web view: runs, a run's statistics and graphs, workers, engines, and
-//! `/metrics`, served by axum next to the gRPC server.
+//! `/metrics`, served by axum next to the gRPC server ([`WebView`], the
+//! server's [`HttpView`]). Its own crate, so the coordinator's core does not
+//! compile axum's routes, templates, plotters and fonts.
 //!
 //! # Design
 //!
@@ -49,10 +51,11 @@ use axum::routing::{get, post};
 use minijinja::Environment;
 use tokio::net::TcpListener;
 
-use crate::auth::Authenticator;
-use crate::metrics::Metrics;
-use crate::scheduler::Scheduler;
-use crate::store::Store;
+use xq_coordinator::auth::Authenticator;
+use xq_coordinator::http::{BoxFuture, HttpView, ViewParts};
+use xq_coordinator::metrics::Metrics;
+use xq_coordinator::scheduler::Scheduler;
+use xq_coordinator::store::Store;
 
 /// Everything the handlers share.
 #[derive(Debug)]
@@ -82,14 +85,16 @@ const TEMPLATES: &[(&str, &str)] = &[
 ];
 
 impl Web {
-    /// The view over `reader` (a read connection), stopping and creating runs
-    /// through `scheduler`, with tokens checked by `auth`.
-    pub fn new(
-        reader: Store,
-        scheduler: Scheduler,
-        auth: Arc<Authenticator>,
-        metrics: Arc<Metrics>,
-    ) -> Self {
+    /// The view over `parts.reader` (a read connection), stopping and
+    /// creating runs through `parts.scheduler`, with tokens checked by
+    /// `parts.auth`.
+    pub fn new(parts: ViewParts) -> Self {
+        let ViewParts {
+            reader,
+            scheduler,
+            auth,
+            metrics,
+        } = parts;
         let mut templates = Environment::new();
         for (name, source) in TEMPLATES {
             // The templates are part of the binary and covered by tests.
@@ -149,6 +154,22 @@ async fn count(State(web): State<Arc<Web>>, request: Request, next: Next) -> Res
         start.elapsed().as_secs_f64(),
     );
     response
+}
+
+/// The web view as the server's [`HttpView`]: `run_with_web(listener,
+/// Some(Http::new(http, WebView)), …)`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WebView;
+
+impl HttpView for WebView {
+    fn serve(
+        self: Box<Self>,
+        listener: TcpListener,
+        parts: ViewParts,
+        shutdown: BoxFuture<()>,
+    ) -> BoxFuture<std::io::Result<()>> {
+        Box::pin(serve(listener, Arc::new(Web::new(parts)), shutdown))
+    }
 }
 
 /// Serves the view on `listener` until `shutdown` completes.
