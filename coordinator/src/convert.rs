@@ -115,10 +115,8 @@ impl From<RunStatus> for pb::RunStatus {
             pairs_in_flight,
             created_ms,
             updated_ms,
-            sprt: _,
-            spsa: _,
+            progress,
             flag,
-            variants,
             linked,
         } = s;
         pb::RunStatus {
@@ -134,7 +132,12 @@ impl From<RunStatus> for pb::RunStatus {
             sprt: kind.sprt,
             spsa: kind.spsa,
             flag: flag.unwrap_or_default(),
-            variants: variants.into_iter().map(Into::into).collect(),
+            variants: progress
+                .variants()
+                .iter()
+                .cloned()
+                .map(Into::into)
+                .collect(),
             linked_run_id: linked.unwrap_or(0),
         }
     }

@@ -820,9 +820,9 @@ mod tests {
 
         assert_eq!(ok, SubmitStatus::Accepted);
         let status = s.get_run(run).await.unwrap();
-        assert_eq!(status.variants[0].pairs, 0);
-        assert_eq!(status.variants[1].pairs, 2);
-        assert_eq!(status.variants[1].stats.draws, 4);
+        assert_eq!(status.progress.variants()[0].pairs, 0);
+        assert_eq!(status.progress.variants()[1].pairs, 2);
+        assert_eq!(status.progress.variants()[1].stats.draws, 4);
     }
 
     /// The outcome of `work` with these pentanomial counts (index 2 = DD),
@@ -947,7 +947,7 @@ mod tests {
                 status.totals.pentanomial,
             )))
             .unwrap();
-        assert_eq!(status.sprt.unwrap().llr, expected.llr);
+        assert_eq!(status.progress.sprt().unwrap().llr, expected.llr);
     }
 
     #[tokio::test]

@@ -133,14 +133,14 @@ fn check_version_1_runs(back: &ReadBack) {
         (4, 1, 3)
     );
     assert_eq!(sprt.totals.reasons.values().sum::<u64>(), 8);
-    let outcome = sprt.sprt.as_ref().expect("sprt outcome");
+    let outcome = sprt.progress.sprt().expect("sprt outcome");
     assert_eq!(outcome.state, SprtState::Continue);
     assert!((outcome.llr - 0.012516499155219102).abs() < 1e-15);
     assert!((outcome.upper_bound - (0.95f64 / 0.05).ln()).abs() < 1e-12);
 
     let spsa = run(back, 2);
     assert_eq!((spsa.state, spsa.spec.priority), (RunState::Active, 3));
-    let state = spsa.spsa.as_ref().expect("spsa state");
+    let state = spsa.progress.spsa().expect("spsa state");
     assert_eq!(state.iter, 4);
     assert_eq!(state.theta(), vec![299.6049121229258, 299.3415202048763]);
     assert_eq!(spsa.pairs_in_flight, 4, "lease 4 is active at NOW");
@@ -231,11 +231,16 @@ fn check_later_runs(back: &ReadBack, version: usize) {
     }
     if version >= 4 {
         let variants = run(back, 6);
-        assert_eq!(variants.variants.len(), 2);
-        assert_eq!(variants.variants[1].rules, "standard+conversion");
-        assert_eq!(variants.variants[1].total_plies, 189);
+        assert_eq!(variants.progress.variants().len(), 2);
+        assert_eq!(variants.progress.variants()[1].rules, "standard+conversion");
+        assert_eq!(variants.progress.variants()[1].total_plies, 189);
         assert_eq!(
-            variants.variants.iter().map(|v| v.pairs).sum::<u64>(),
+            variants
+                .progress
+                .variants()
+                .iter()
+                .map(|v| v.pairs)
+                .sum::<u64>(),
             variants.totals.pairs
         );
     }

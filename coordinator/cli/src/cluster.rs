@@ -22,7 +22,8 @@ use xq_web::WebView;
 
 use super::display::{self, Admin};
 use super::report_variants;
-use xq_coordinator::run_args::{GamesRunArgs, RunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
+use xq_coordinator::run_args::{GamesRunArgs, KindArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
+use xq_coordinator::runs::Section;
 use xq_proto::{out, outln};
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -198,7 +199,7 @@ pub struct CreateArgs<T: Args> {
     run: T,
 }
 
-pub fn create(remote: &Remote, run: RunArgs) -> anyhow::Result<()> {
+pub fn create(remote: &Remote, run: &dyn KindArgs) -> anyhow::Result<()> {
     let spec = run.spec()?;
     let (rt, mut admin) = remote.connect()?;
     let answer = rt.block_on(admin.create_run(pb::CreateRunRequest {
@@ -209,24 +210,9 @@ pub fn create(remote: &Remote, run: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-impl CreateArgs<SprtRunArgs> {
+impl<T: Args + KindArgs> CreateArgs<T> {
     pub fn run(self) -> anyhow::Result<()> {
-        create(&self.remote, RunArgs::Sprt(self.run))
-    }
-}
-impl CreateArgs<SpsaRunArgs> {
-    pub fn run(self) -> anyhow::Result<()> {
-        create(&self.remote, RunArgs::Spsa(self.run))
-    }
-}
-impl CreateArgs<GamesRunArgs> {
-    pub fn run(self) -> anyhow::Result<()> {
-        create(&self.remote, RunArgs::Games(self.run))
-    }
-}
-impl CreateArgs<VariantsRunArgs> {
-    pub fn run(self) -> anyhow::Result<()> {
-        create(&self.remote, RunArgs::Variants(self.run))
+        create(&self.remote, &self.run)
     }
 }
 
@@ -447,6 +433,15 @@ enum LocalRun {
 
 #[derive(Debug, Args)]
 struct LocalCommon<T: Args> {
+    #[command(flatten)]
+    local: LocalSettings,
+    #[command(flatten)]
+    run: T,
+}
+
+/// Local mode's own flags, the same for every kind of run.
+#[derive(Debug, Args)]
+struct LocalSettings {
     /// SQLite database; an unfinished identical run in it is resumed.
     #[arg(long, default_value = "xq.db")]
     db: PathBuf,
@@ -468,47 +463,44 @@ struct LocalCommon<T: Args> {
     /// its LLR panel.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
-    #[command(flatten)]
-    run: T,
 }
 
-impl<T: Args> LocalCommon<T> {
-    /// The settings, and the run's arguments wrapped by `wrap`.
-    fn split(
-        self,
-        wrap: fn(T) -> RunArgs,
-    ) -> (
-        PathBuf,
-        u32,
-        u32,
-        bool,
-        (SocketAddr, Option<PathBuf>),
-        RunArgs,
-    ) {
-        (
-            self.db,
-            self.threads,
-            self.workers,
-            self.json,
-            (self.http, self.plot),
-            wrap(self.run),
-        )
+impl<T: Args + KindArgs + 'static> LocalCommon<T> {
+    /// The settings, and the run's arguments of any kind.
+    fn split(self) -> (LocalSettings, Box<dyn KindArgs>) {
+        (self.local, Box::new(self.run))
     }
 }
 
 impl LocalArgs {
     pub fn run(self, player: &PlayerFactory) -> anyhow::Result<()> {
-        let (db, threads, workers, json, (http, plot), run) = match self.run {
-            LocalRun::Sprt(c) => c.split(RunArgs::Sprt),
-            LocalRun::Spsa(c) => c.split(RunArgs::Spsa),
-            LocalRun::Games(c) => c.split(RunArgs::Games),
-            LocalRun::Variants(c) => c.split(RunArgs::Variants),
+        let (
+            LocalSettings {
+                db,
+                threads,
+                workers,
+                json,
+                http,
+                plot,
+            },
+            run,
+        ) = match self.run {
+            LocalRun::Sprt(c) => c.split(),
+            LocalRun::Spsa(c) => c.split(),
+            LocalRun::Games(c) => c.split(),
+            LocalRun::Variants(c) => c.split(),
         };
         if let Some(path) = &plot {
             xq_web::charts::ImageFormat::from_path(path)?;
-            if matches!(run, RunArgs::Games(_) | RunArgs::Variants(_)) {
+            let kind = run.kind();
+            if !kind
+                .sections()
+                .iter()
+                .any(|s| matches!(s, Section::Llr | Section::Theta))
+            {
                 anyhow::bail!(
-                    "--plot draws SPSA runs (θ) and SPRT runs (LLR), not games or variants runs"
+                    "--plot draws SPSA runs (θ) and SPRT runs (LLR), not {} runs",
+                    kind.as_str()
                 );
             }
         }

@@ -10,7 +10,16 @@
 //! [`Files`]: the CLI reads its disk ([`Disk`]), the web form the texts
 //! pasted into it ([`Pasted`]).
 
+mod games;
 pub mod params;
+mod sprt;
+mod spsa;
+mod variants;
+
+pub use games::GamesRunArgs;
+pub use sprt::{ModelArg, SprtRunArgs};
+pub use spsa::SpsaRunArgs;
+pub use variants::VariantsRunArgs;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +28,8 @@ use anyhow::{Context, bail};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use xq_proto::cli::{AdjudicationArgs, LimitArgs, OpeningArgs};
 use xq_proto::{Limit, OpeningSource, Retention, pb};
+
+use crate::runs::RunKind;
 
 /// Where the files that flags name are read from.
 pub trait Files {
@@ -182,40 +193,6 @@ pub enum OnOff {
     Off,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ModelArg {
-    Logistic,
-    Normalized,
-}
-
-/// An SPRT of `--dev` against `--base`.
-#[derive(Debug, Clone, Args)]
-pub struct SprtRunArgs {
-    /// Parameter overrides of the engine under test (TOML `name = value`).
-    #[arg(long)]
-    dev: Option<PathBuf>,
-    /// Parameter overrides of the baseline.
-    #[arg(long)]
-    base: Option<PathBuf>,
-    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
-    elo0: f64,
-    #[arg(long, default_value_t = 5.0, allow_hyphen_values = true)]
-    elo1: f64,
-    #[arg(long, value_enum, default_value = "normalized")]
-    model: ModelArg,
-    #[arg(long, default_value_t = 0.05)]
-    alpha: f64,
-    #[arg(long, default_value_t = 0.05)]
-    beta: f64,
-    /// Stop after this many games without a verdict (0 = no cap).
-    #[arg(long, default_value_t = 0)]
-    max_games: u64,
-    #[command(flatten)]
-    engines: EngineArgs,
-    #[command(flatten)]
-    settings: MatchArgs,
-}
-
 /// External engines from the registry and per-player limits.
 #[derive(Debug, Clone, Args)]
 pub struct EngineArgs {
@@ -249,17 +226,6 @@ fn options(list: &[String]) -> anyhow::Result<std::collections::HashMap<String, 
         .collect()
 }
 
-/// `ELO0,ELO1` of `--verify`.
-fn verify_bounds(text: &str) -> anyhow::Result<pb::SpsaVerify> {
-    let parsed = text
-        .split_once(',')
-        .and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)));
-    let Some((elo0, elo1)) = parsed else {
-        bail!("bad --verify {text:?}: expected ELO0,ELO1, e.g. 0,5");
-    };
-    Ok(pb::SpsaVerify { elo0, elo1 })
-}
-
 impl EngineArgs {
     /// The wire form; `None` when every flag is unset.
     fn choice(&self) -> anyhow::Result<Option<pb::EngineChoice>> {
@@ -279,79 +245,11 @@ impl EngineArgs {
     }
 }
 
-/// A fixed number of game pairs of `--dev` against `--base`.
-#[derive(Debug, Clone, Args)]
-pub struct GamesRunArgs {
-    /// Parameter overrides of the first player (TOML `name = value`).
-    #[arg(long)]
-    dev: Option<PathBuf>,
-    /// Parameter overrides of the second player.
-    #[arg(long)]
-    base: Option<PathBuf>,
-    /// Game pairs to play.
-    #[arg(long)]
-    pairs: u64,
-    #[command(flatten)]
-    engines: EngineArgs,
-    #[command(flatten)]
-    settings: MatchArgs,
-}
-
-/// An SPSA tuning run.
-#[derive(Debug, Clone, Args)]
-pub struct SpsaRunArgs {
-    /// Tuned parameters: TOML, one table per parameter, or fishtest/OpenBench
-    /// lines `name, int|float, start, min, max[, c_end, r_end]`.
-    #[arg(long)]
-    params: PathBuf,
-    /// Games in the whole run.
-    #[arg(long)]
-    games: u64,
-    /// Registered engine (`engine add`) to tune through its spin options
-    /// instead of the built-in engine.
-    #[arg(long)]
-    engine: Option<String>,
-    /// An option of the tuned engine, `NAME=VALUE` (repeatable).
-    #[arg(long = "engine-option")]
-    engine_options: Vec<String>,
-    /// Game pairs each θ+/θ− perturbation plays (default 4; the lease size).
-    #[arg(long, default_value_t = 0)]
-    pairs_per_iteration: u32,
-    /// When the tune ends, verify it with an SPRT of the tuned values against
-    /// the start values, e.g. `--verify 0,5` (normalized Elo).
-    #[arg(long, value_name = "ELO0,ELO1", allow_hyphen_values = true)]
-    verify: Option<String>,
-    #[command(flatten)]
-    settings: MatchArgs,
-}
-
-/// Rule variants compared with one engine: `--rules a,b,…` (the first is the
-/// reference), `--pairs` per variant.
-#[derive(Debug, Clone, Args)]
-pub struct VariantsRunArgs {
-    /// Parameter overrides of the engine (both players).
-    #[arg(long)]
-    params: Option<PathBuf>,
-    /// Game pairs per variant.
-    #[arg(long)]
-    pairs: u64,
-    #[command(flatten)]
-    settings: MatchArgs,
-}
-
-/// Which run to create.
-#[derive(Debug, Clone)]
-pub enum RunArgs {
-    Sprt(SprtRunArgs),
-    Spsa(SpsaRunArgs),
-    Games(GamesRunArgs),
-    Variants(VariantsRunArgs),
-}
-
-/// The run commands as one parser, for [`RunArgs::from_fields`].
-#[derive(Debug, Parser)]
+/// Which run to create: the run commands as one parser, for
+/// [`RunArgs::from_fields`].
+#[derive(Debug, Clone, Parser)]
 #[command(name = "run", no_binary_name = true, disable_help_subcommand = true)]
-enum RunCommand {
+pub enum RunArgs {
     Sprt(SprtRunArgs),
     Spsa(SpsaRunArgs),
     Games(GamesRunArgs),
@@ -377,7 +275,7 @@ impl RunArgs {
     /// out; a switch is set by `on` or `true`; a repeatable flag takes one
     /// value per line.
     pub fn from_fields(kind: &str, fields: &[(String, String)]) -> Result<RunArgs, FieldsError> {
-        let command = RunCommand::command();
+        let command = RunArgs::command();
         let sub = command
             .find_subcommand(kind)
             .ok_or_else(|| FieldsError::Kind(kind.to_owned()))?;
@@ -409,87 +307,57 @@ impl RunArgs {
         let matches = command
             .try_get_matches_from(&argv)
             .map_err(|e| FieldsError::Flags(e.render().to_string().trim().to_owned()))?;
-        let parsed = RunCommand::from_arg_matches(&matches)
-            .map_err(|e| FieldsError::Flags(e.render().to_string().trim().to_owned()))?;
-        Ok(match parsed {
-            RunCommand::Sprt(a) => RunArgs::Sprt(a),
-            RunCommand::Spsa(a) => RunArgs::Spsa(a),
-            RunCommand::Games(a) => RunArgs::Games(a),
-            RunCommand::Variants(a) => RunArgs::Variants(a),
-        })
+        RunArgs::from_arg_matches(&matches)
+            .map_err(|e| FieldsError::Flags(e.render().to_string().trim().to_owned()))
     }
 
-    /// The spec these arguments describe, with its files read from disk.
-    pub fn spec(&self) -> anyhow::Result<pb::RunSpec> {
-        self.spec_with(&Disk)
+    /// The arguments of the kind the run is: the one dispatch on it.
+    pub fn ops(&self) -> &dyn KindArgs {
+        match self {
+            RunArgs::Sprt(a) => a,
+            RunArgs::Spsa(a) => a,
+            RunArgs::Games(a) => a,
+            RunArgs::Variants(a) => a,
+        }
     }
 
     /// The spec, with the files that flags name read from `files`.
     pub fn spec_with(&self, files: &dyn Files) -> anyhow::Result<pb::RunSpec> {
-        match self {
-            RunArgs::Sprt(a) => a.settings.spec(
-                pb::run_spec::Kind::Sprt(pb::SprtSpec {
-                    dev_params: params::overrides(a.dev.as_deref(), files)?,
-                    base_params: params::overrides(a.base.as_deref(), files)?,
-                    elo0: a.elo0,
-                    elo1: a.elo1,
-                    alpha: a.alpha,
-                    beta: a.beta,
-                    model: match a.model {
-                        ModelArg::Logistic => pb::EloModel::Logistic,
-                        ModelArg::Normalized => pb::EloModel::Normalized,
-                    }
-                    .into(),
-                    max_games: a.max_games,
-                    engines: a.engines.choice()?,
-                }),
-                "sprt",
-                files,
-            ),
-            RunArgs::Games(a) => a.settings.spec(
-                pb::run_spec::Kind::Games(pb::GamesSpec {
-                    dev_params: params::overrides(a.dev.as_deref(), files)?,
-                    base_params: params::overrides(a.base.as_deref(), files)?,
-                    pairs: a.pairs,
-                    engines: a.engines.choice()?,
-                }),
-                "games",
-                files,
-            ),
-            RunArgs::Spsa(a) => a.settings.spec(
-                pb::run_spec::Kind::Spsa(pb::SpsaSpec {
-                    params: params::spsa(&a.params, files)?,
-                    games: a.games,
-                    engine: a.engine.clone().unwrap_or_default(),
-                    engine_options: options(&a.engine_options)?,
-                    pairs_per_iteration: a.pairs_per_iteration,
-                    verify: a.verify.as_deref().map(verify_bounds).transpose()?,
-                }),
-                "spsa",
-                files,
-            ),
-            RunArgs::Variants(a) => {
-                let rules: Vec<String> = a
-                    .settings
-                    .rules
-                    .split(',')
-                    .map(|r| r.trim().to_owned())
-                    .collect();
-                let mut spec = a.settings.spec(
-                    pb::run_spec::Kind::Variants(pb::VariantsSpec {
-                        rules: rules.clone(),
-                        params: params::overrides(a.params.as_deref(), files)?,
-                        pairs: a.pairs,
-                    }),
-                    "variants",
-                    files,
-                )?;
-                if let Some(settings) = spec.settings.as_mut() {
-                    settings.rules = rules[0].clone();
-                }
-                Ok(spec)
-            }
+        self.ops().spec_with(files)
+    }
+}
+
+/// The flags of one kind of run (`run_args/{sprt,spsa,games,variants}.rs`),
+/// each building its kind's part of the spec; the shared settings build the
+/// rest.
+pub trait KindArgs: std::fmt::Debug {
+    fn kind(&self) -> RunKind;
+
+    /// The flags every kind shares.
+    fn settings(&self) -> &MatchArgs;
+
+    /// The kind's part of the spec, with the files flags name read from `files`.
+    fn kind_spec(&self, files: &dyn Files) -> anyhow::Result<pb::run_spec::Kind>;
+
+    /// The rule set the run's settings name (a variants run: its reference).
+    fn rules(&self) -> String {
+        self.settings().rules.clone()
+    }
+
+    /// The spec these arguments describe, with its files read from `files`.
+    fn spec_with(&self, files: &dyn Files) -> anyhow::Result<pb::RunSpec> {
+        let mut spec = self
+            .settings()
+            .spec(self.kind_spec(files)?, self.kind().as_str(), files)?;
+        if let Some(settings) = spec.settings.as_mut() {
+            settings.rules = self.rules();
         }
+        Ok(spec)
+    }
+
+    /// The spec, with its files read from disk.
+    fn spec(&self) -> anyhow::Result<pb::RunSpec> {
+        self.spec_with(&Disk)
     }
 }
 
@@ -604,7 +472,7 @@ mod tests {
             )]
             .into(),
         );
-        let cli = RunCommand::try_parse_from([
+        let cli = RunArgs::try_parse_from([
             "sprt",
             "--elo0",
             "-1.5",
@@ -621,9 +489,6 @@ mod tests {
             "--no-adjudication",
         ])
         .unwrap();
-        let RunCommand::Sprt(cli) = cli else {
-            panic!("an sprt")
-        };
         let form = RunArgs::from_fields(
             "sprt",
             &fields(&[
@@ -637,7 +502,7 @@ mod tests {
             ]),
         )
         .unwrap();
-        let expected = RunArgs::Sprt(cli).spec_with(&pasted).unwrap();
+        let expected = cli.spec_with(&pasted).unwrap();
         assert_eq!(form.spec_with(&pasted).unwrap(), expected);
         let Some(pb::run_spec::Kind::Sprt(sprt)) = &expected.kind else {
             panic!("an sprt spec")

@@ -567,14 +567,10 @@ pub struct RunStatus {
     pub pairs_in_flight: u64,
     pub created_ms: i64,
     pub updated_ms: i64,
-    /// SPRT runs, once a result was counted.
-    pub sprt: Option<SprtOutcome>,
-    /// SPSA runs.
-    pub spsa: Option<SpsaState>,
+    /// What the run's kind keeps beside the shared totals.
+    pub progress: Progress,
     /// Why the system stopped the run, if it did (e.g. an engine mismatch).
     pub flag: Option<String>,
-    /// Variants runs: one entry per variant, in the spec's order.
-    pub variants: Vec<VariantTotals>,
     /// An SPSA run's verification SPRT, or the tune an SPRT run verifies.
     pub linked: Option<u64>,
 }
@@ -587,6 +583,47 @@ impl RunStatus {
             return None;
         }
         logistic_elo(&Results::Pentanomial(Pentanomial(self.totals.pentanomial))).ok()
+    }
+}
+
+/// What a run's kind keeps beside the shared totals: one variant per kind
+/// that keeps something, so an SPRT run cannot carry a tuner's state.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Progress {
+    /// The totals are everything (games runs).
+    #[default]
+    Totals,
+    /// An SPRT run's test after the last counted result; `None` before one.
+    Sprt(Option<SprtOutcome>),
+    /// A tune's state.
+    Spsa(Box<SpsaState>),
+    /// One entry per variant, in the spec's order.
+    Variants(Vec<VariantTotals>),
+}
+
+impl Progress {
+    /// The SPRT's last outcome, for SPRT runs once a result was counted.
+    pub fn sprt(&self) -> Option<&SprtOutcome> {
+        match self {
+            Progress::Sprt(outcome) => outcome.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// A tune's state.
+    pub fn spsa(&self) -> Option<&SpsaState> {
+        match self {
+            Progress::Spsa(state) => Some(state),
+            _ => None,
+        }
+    }
+
+    /// Each variant's totals, in the spec's order; empty for other kinds.
+    pub fn variants(&self) -> &[VariantTotals] {
+        match self {
+            Progress::Variants(v) => v,
+            _ => &[],
+        }
     }
 }
 

@@ -60,7 +60,7 @@ impl Kind for SprtSpec {
 
     /// The test's state: after the last counted result, or at its start.
     fn status(&self, run: &RunStatus, out: &mut pb::RunStatus) {
-        out.sprt = Some(match &run.sprt {
+        out.sprt = Some(match run.progress.sprt() {
             Some(o) => pb::SprtStatus {
                 llr: o.llr,
                 lower_bound: o.lower_bound,

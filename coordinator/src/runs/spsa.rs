@@ -204,7 +204,7 @@ impl Kind for SpsaSpec {
 
     /// The current θ and the iterations done and planned.
     fn status(&self, run: &RunStatus, out: &mut pb::RunStatus) {
-        out.spsa = run.spsa.as_ref().map(|st| pb::SpsaStatus {
+        out.spsa = run.progress.spsa().map(|st| pb::SpsaStatus {
             iter: st.iter,
             iterations: st.iterations,
             theta: st
@@ -256,7 +256,7 @@ impl Kind for SpsaSpec {
     /// are drawn from the run's seed and the slice, so a run replays the
     /// same perturbations given the same results.
     fn slice_work(&self, run: &RunStatus, slice: &Slice) -> Result<SliceWork, RunError> {
-        let state = run.spsa.as_ref().ok_or_else(|| no_state(run))?;
+        let state = run.progress.spsa().ok_or_else(|| no_state(run))?;
         let settings = &run.spec.settings;
         let mut rng = ChaCha8Rng::seed_from_u64(
             settings.seed
@@ -283,7 +283,7 @@ impl Kind for SpsaSpec {
         lease: &Lease,
         outcome: &BatchOutcome,
     ) -> Result<Applied, RunError> {
-        let mut state = run.spsa.clone().ok_or_else(|| no_state(run))?;
+        let mut state = run.progress.spsa().cloned().ok_or_else(|| no_state(run))?;
         let request = lease
             .spsa_request
             .as_ref()
@@ -445,6 +445,7 @@ mod tests {
     use xq_proto::{Adjudication, EngineRef, Limit, OpeningSource, Protocol, Totals};
 
     use super::*;
+    use crate::runs::Progress;
     use crate::runs::RunState;
 
     fn spec(engine: Option<EngineSel>) -> SpsaSpec {
@@ -519,10 +520,8 @@ mod tests {
             pairs_in_flight: 0,
             created_ms: 0,
             updated_ms: 0,
-            sprt: None,
-            spsa: Some(state),
+            progress: Progress::Spsa(Box::new(state)),
             flag: None,
-            variants: Vec::new(),
             linked: None,
         }
     }
@@ -569,7 +568,7 @@ mod tests {
             let scale: f64 = e.options["Scale"].parse().unwrap();
             assert!((0.5..=2.0).contains(&scale) && scale != 1.0, "{scale}");
         }
-        let mut state = run.spsa.clone().unwrap();
+        let mut state = run.progress.spsa().cloned().unwrap();
         state.params[0].theta = 612.4;
         state.params[1].theta = 1.25;
         let verify = s.verification(&run, &state, s.verify.unwrap());
@@ -595,7 +594,7 @@ mod tests {
         let mut s = spec(None);
         s.params.truncate(1);
         let run = run(s.clone());
-        let mut state = run.spsa.clone().unwrap();
+        let mut state = run.progress.spsa().cloned().unwrap();
         state.params[0].theta = 899.6;
         let KindSpec::Sprt(sprt) = s.verification(&run, &state, s.verify.unwrap()).kind else {
             panic!("an sprt")

@@ -106,7 +106,8 @@ impl Kind for VariantsSpec {
             RunError::invalid("results.variant", "missing (a variants run needs it)")
         })?;
         let mut totals = run
-            .variants
+            .progress
+            .variants()
             .get(index)
             .cloned()
             .unwrap_or_else(|| VariantTotals {

@@ -5,7 +5,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{StoreError, count};
-use crate::runs::{Effect, RunSpec, RunState, RunStatus, SpsaHistoryRow};
+use crate::runs::{Effect, Progress, RunSpec, RunState, RunStatus, SpsaHistoryRow};
 use crate::spsa::SpsaState;
 use crate::stats::sprt::{SprtOutcome, SprtState};
 use xq_proto::Totals;
@@ -113,10 +113,9 @@ pub fn load(conn: &Connection, id: u64, now: i64) -> Result<RunStatus, StoreErro
         .query_row(params![now, id as i64], raw)
         .optional()?
         .ok_or_else(|| StoreError::NotFound(format!("no run {id}")))?;
-    let mut status = row.into_status()?;
+    let mut status = row.into_status(conn)?;
     status.totals.reasons = reasons(conn, id)?;
     status.flag = flag(conn, id)?;
-    status.variants = variant_totals(conn, &status)?;
     Ok(status)
 }
 
@@ -127,10 +126,9 @@ pub fn list(conn: &Connection, now: i64) -> Result<Vec<RunStatus>, StoreError> {
     let rows = stmt.query_map([now], raw)?.collect::<Result<Vec<_>, _>>()?;
     rows.into_iter()
         .map(|r| {
-            let mut status = r.into_status()?;
+            let mut status = r.into_status(conn)?;
             status.totals.reasons = reasons(conn, status.id)?;
             status.flag = flag(conn, status.id)?;
-            status.variants = variant_totals(conn, &status)?;
             Ok(status)
         })
         .collect()
@@ -151,12 +149,9 @@ fn reasons(
 /// One entry per variant of a variants run (zero before its first result).
 fn variant_totals(
     conn: &Connection,
-    status: &RunStatus,
+    run_id: u64,
+    rules: &[String],
 ) -> Result<Vec<crate::runs::VariantTotals>, StoreError> {
-    let rules = status.spec.kind.ops().variants();
-    if rules.is_empty() {
-        return Ok(Vec::new());
-    }
     let mut out: Vec<_> = rules
         .iter()
         .map(|r| crate::runs::VariantTotals {
@@ -164,7 +159,7 @@ fn variant_totals(
             ..Default::default()
         })
         .collect();
-    for (i, totals) in super::variants::load(conn, status.id)? {
+    for (i, totals) in super::variants::load(conn, run_id)? {
         if let Some(slot) = out.get_mut(i) {
             *slot = totals;
         }
@@ -213,29 +208,30 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<Raw> {
 }
 
 impl Raw {
-    fn into_status(self) -> Result<RunStatus, StoreError> {
+    /// The run, with its kind's progress (variants' totals read from `conn`).
+    fn into_status(self, conn: &Connection) -> Result<RunStatus, StoreError> {
         let spec: RunSpec = serde_json::from_str(&self.spec)?;
         let state = RunState::parse(&self.state)
             .ok_or_else(|| StoreError::Schema(format!("unknown run state {:?}", self.state)))?;
         let [pairs, ll, ld, dd, dw, ww, wins, draws, losses, plies] = self.counts.map(count);
-        let sprt = match (
-            spec.kind.ops().sprt(),
-            self.sprt_llr,
-            self.sprt_state.as_deref(),
-        ) {
-            (Some(test), Some(llr), Some(token)) => Some(SprtOutcome {
-                llr,
-                lower_bound: test.lower_bound(),
-                upper_bound: test.upper_bound(),
-                state: parse_sprt_state(token)?,
-            }),
-            _ => None,
+        let ops = spec.kind.ops();
+        let progress = if let Some(test) = ops.sprt() {
+            Progress::Sprt(match (self.sprt_llr, self.sprt_state.as_deref()) {
+                (Some(llr), Some(token)) => Some(SprtOutcome {
+                    llr,
+                    lower_bound: test.lower_bound(),
+                    upper_bound: test.upper_bound(),
+                    state: parse_sprt_state(token)?,
+                }),
+                _ => None,
+            })
+        } else if !ops.variants().is_empty() {
+            Progress::Variants(variant_totals(conn, self.id as u64, ops.variants())?)
+        } else if let Some(text) = self.spsa_state.as_deref() {
+            Progress::Spsa(Box::new(serde_json::from_str(text)?))
+        } else {
+            Progress::Totals
         };
-        let spsa = self
-            .spsa_state
-            .as_deref()
-            .map(serde_json::from_str)
-            .transpose()?;
         Ok(RunStatus {
             id: self.id as u64,
             spec,
@@ -253,10 +249,8 @@ impl Raw {
             pairs_in_flight: count(self.in_flight),
             created_ms: self.created_ms,
             updated_ms: self.updated_ms,
-            sprt,
-            spsa,
+            progress,
             flag: None,
-            variants: Vec::new(),
             linked: self.verifies.or(self.verified_by).map(|id| id as u64),
         })
     }

@@ -106,7 +106,7 @@ impl RunRow {
             flag: status.flag.clone(),
             created: utc(status.created_ms),
             updated: utc(status.updated_ms),
-            iterations: status.spsa.as_ref().map(|sp| (sp.iter, sp.iterations)),
+            iterations: status.progress.spsa().map(|sp| (sp.iter, sp.iterations)),
         }
     }
 }
@@ -337,13 +337,13 @@ impl LiveView {
                 Section::Elo => charts.push(elo_chart(h)?),
                 Section::Theta => {
                     let params = status.spec.kind.ops().tuned();
-                    if let Some(state) = &status.spsa {
+                    if let Some(state) = status.progress.spsa() {
                         (spsa, paste_back) = theta_table(params, state);
                     }
                     charts.extend(theta_charts(params, h)?);
                 }
                 Section::Variants => {
-                    variants = variants::report(&status.variants).ok();
+                    variants = variants::report(status.progress.variants()).ok();
                     if let Some(report) = &variants {
                         charts.push(variant_bars(report)?);
                     }
@@ -375,7 +375,7 @@ impl LiveView {
 
 /// The LLR against its bounds, once the test has a state.
 fn llr_chart(status: &RunStatus, h: &Histories) -> Result<Option<ChartView>, ChartError> {
-    let Some(sprt) = &status.sprt else {
+    let Some(sprt) = status.progress.sprt() else {
         return Ok(None);
     };
     let history: Vec<(u64, f64)> = h.llr.iter().map(|p| (p.pairs, p.llr)).collect();
