@@ -245,7 +245,7 @@ mod tests {
         assert!(found.honest_excluded <= 1, "{found:?}");
     }
 
-    /// The figures for the notes: `cargo test --release -p xq-coordinator
+    /// The figures for the notes: `cargo test --release -p xq-stats
     /// --lib residual_rate_table -- --ignored --nocapture`.
     #[test]
     #[ignore = "prints tables; a few minutes"]

@@ -304,7 +304,7 @@ mod tests {
         assert!(a < 0.25 && b < 0.25, "alpha {a}, beta {b}");
     }
 
-    /// `cargo test -p xq-coordinator sprt_error_rates -- --ignored --nocapture`
+    /// `cargo test -p xq-stats sprt_error_rates -- --ignored --nocapture`
     #[test]
     #[ignore = "long: 6 × 1000 simulated SPRT runs"]
     fn sprt_error_rates_1000_runs() {
