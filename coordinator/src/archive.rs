@@ -21,7 +21,7 @@ use xq_proto::{
 use xq_worker::openings::{BookError, OpeningBook, OpeningMaker, Order};
 
 /// Checks `outcome`'s games against the rules `rules` and its counts.
-pub fn check(rules: &str, outcome: &BatchOutcome) -> Result<(), Invalid> {
+pub fn check(rules: &RuleSet, outcome: &BatchOutcome) -> Result<(), Invalid> {
     let BatchOutcome {
         totals,
         games,
@@ -37,12 +37,9 @@ pub fn check(rules: &str, outcome: &BatchOutcome) -> Result<(), Invalid> {
             ),
         );
     }
-    let rules: RuleSet = rules
-        .parse()
-        .map_err(|e| Invalid::new("lease.rules", format!("{e}")))?;
     let mut summaries = Vec::with_capacity(if variant.is_some() { games.len() } else { 0 });
     for (i, g) in games.iter().enumerate() {
-        let game = check_one(&rules, g).map_err(|e| e.within(&format!("results.games[{i}]")))?;
+        let game = check_one(rules, g).map_err(|e| e.within(&format!("results.games[{i}]")))?;
         if variant.is_some() {
             summaries.push(g.summary(game.records()));
         }
@@ -96,12 +93,9 @@ pub fn check(rules: &str, outcome: &BatchOutcome) -> Result<(), Invalid> {
 pub fn check_openings(
     slice: &OpeningSlice,
     book: &OpeningBook,
-    rules: &str,
+    rules: &RuleSet,
     games: &[GameRecord],
 ) -> Result<(), Invalid> {
-    let rules: RuleSet = rules
-        .parse()
-        .map_err(|e| Invalid::new("lease.rules", format!("{e}")))?;
     let mut maker = OpeningMaker::default();
     let mut last: Option<(u64, xq_proto::Opening)> = None;
     for (i, g) in games.iter().enumerate() {
@@ -269,7 +263,7 @@ mod tests {
             game(0, "h2e2 h9g7", GameResult::Draw, "adjudication"),
             game(1, "h2e2 h9g7 h0g2", GameResult::Red, "time-forfeit"),
         ];
-        check("standard", &outcome(&games)).unwrap();
+        check(&RuleSet::STANDARD, &outcome(&games)).unwrap();
     }
 
     #[test]
@@ -280,13 +274,13 @@ mod tests {
         ];
         let mut without = outcome(&games);
         without.games.clear();
-        let text = check("standard", &without).unwrap_err().to_string();
+        let text = check(&RuleSet::STANDARD, &without).unwrap_err().to_string();
         assert!(
             text.contains("results.games") && text.contains("0 game records for 2"),
             "{text}"
         );
         without.games.push(games[0].clone());
-        let text = check("standard", &without).unwrap_err().to_string();
+        let text = check(&RuleSet::STANDARD, &without).unwrap_err().to_string();
         assert!(text.contains("1 game records for 2"), "{text}");
     }
 
@@ -296,7 +290,7 @@ mod tests {
             game(0, "h2e2 h9g7", GameResult::Draw, "adjudication"),
             game(1, "h2e2 h9g7 e2e9", GameResult::Red, "resignation"),
         ];
-        let err = check("standard", &outcome(&games)).unwrap_err();
+        let err = check(&RuleSet::STANDARD, &outcome(&games)).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("results.games[1]"), "{text}");
         assert!(text.contains("ply 2: illegal move e2e9"), "{text}");
@@ -304,7 +298,9 @@ mod tests {
             game(0, "h2e2 h9g7", GameResult::Red, "checkmate"),
             game(1, "h2e2", GameResult::Red, "nonsense"),
         ];
-        let text = check("standard", &outcome(&games)).unwrap_err().to_string();
+        let text = check(&RuleSet::STANDARD, &outcome(&games))
+            .unwrap_err()
+            .to_string();
         assert!(text.contains("results.games[0]"), "{text}");
     }
 
@@ -315,7 +311,9 @@ mod tests {
             game(0, "h2e2 h9g7", GameResult::Draw, &long),
             game(1, "h2e2 h9g7", GameResult::Draw, "adjudication"),
         ];
-        let text = check("standard", &outcome(&games)).unwrap_err().to_string();
+        let text = check(&RuleSet::STANDARD, &outcome(&games))
+            .unwrap_err()
+            .to_string();
         assert!(text.contains("(100000 bytes)"), "{text}");
         assert!(text.len() < 300, "{} bytes", text.len());
     }
@@ -329,7 +327,7 @@ mod tests {
         let mut o = outcome(&games);
         o.totals.wins += 1;
         o.totals.draws -= 1;
-        let text = check("standard", &o).unwrap_err().to_string();
+        let text = check(&RuleSet::STANDARD, &o).unwrap_err().to_string();
         assert!(text.contains("results.games"), "{text}");
     }
 
@@ -342,11 +340,11 @@ mod tests {
         let mut stats = VariantStats::of_pairs(&games.each_ref().map(|g| g.summary(&[])));
         let mut o = outcome(&games);
         o.variant = Some(stats.clone());
-        check("standard", &o).unwrap();
+        check(&RuleSet::STANDARD, &o).unwrap();
         stats.red_wins += 1;
         stats.draws -= 1;
         o.variant = Some(stats);
-        let text = check("standard", &o).unwrap_err().to_string();
+        let text = check(&RuleSet::STANDARD, &o).unwrap_err().to_string();
         assert!(text.contains("results.variant"), "{text}");
     }
 }

@@ -216,7 +216,7 @@ impl From<ExportedGame> for pb::StoredGame {
             lease_id,
             worker_id,
             game_index,
-            rules,
+            rules: xq_proto::rule_set::name(&rules),
             record: Some(record.into()),
         }
     }
@@ -240,7 +240,7 @@ impl TryFrom<pb::StoredGame> for ExportedGame {
                 game_index,
                 record: GameRecord::try_from(required("record", record)?)?,
             },
-            rules,
+            rules: xq_proto::rule_set::parse("stored_game.rules", &rules)?,
         })
     }
 }

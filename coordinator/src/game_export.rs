@@ -83,8 +83,8 @@ impl GameQuery {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExportedGame {
     pub game: ArchivedGame,
-    /// The lease's rule set preset.
-    pub rules: String,
+    /// The lease's rule set.
+    pub rules: RuleSet,
 }
 
 /// A run's games that passed a query, in the order they were counted.
@@ -131,14 +131,14 @@ pub fn default_players() -> [String; 2] {
     ["dev".to_owned(), "base".to_owned()]
 }
 
-/// The rule set preset of lease `lease_id`'s work in `run`; an external
+/// The rule set of lease `lease_id`'s work in `run`; an external
 /// engine it plays names its player in `players`.
 pub fn lease_rules(
     conn: &Connection,
     run: &RunStatus,
     lease_id: u64,
     players: &mut [String; 2],
-) -> Result<String, StoreError> {
+) -> Result<RuleSet, StoreError> {
     let lease = leases::load(conn, lease_id)?
         .ok_or_else(|| StoreError::NotFound(format!("no lease {lease_id}")))?;
     let work = run.spec.kind.ops().slice_work(
@@ -162,15 +162,13 @@ pub fn lease_rules(
 pub fn export(conn: &Connection, run_id: u64, query: &GameQuery) -> Result<Export, StoreError> {
     let run = run_rows::load(conn, run_id, now_ms())?;
     let stored = games::load(conn, run_id, &filter(conn, query)?)?;
-    let mut rules: BTreeMap<u64, String> = BTreeMap::new();
+    let mut rules: BTreeMap<u64, RuleSet> = BTreeMap::new();
     let mut players = default_players();
     let mut out = Vec::with_capacity(stored.len());
     for game in stored {
         let lease_rules = match rules.entry(game.lease_id) {
-            Entry::Occupied(e) => e.get().clone(),
-            Entry::Vacant(e) => e
-                .insert(lease_rules(conn, &run, game.lease_id, &mut players)?)
-                .clone(),
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => *e.insert(lease_rules(conn, &run, game.lease_id, &mut players)?),
         };
         out.push(ExportedGame {
             rules: lease_rules,
@@ -209,7 +207,6 @@ impl Export {
             what,
         };
         let r = &g.game.record;
-        let rules: RuleSet = g.rules.parse().map_err(|e| fail(format!("{e}")))?;
         let start = Position::from_fen(&r.start_fen).map_err(|e| fail(format!("{e}")))?;
         let reason = Reason::from_token(&r.reason)
             .ok_or_else(|| fail(format!("unknown end reason '{}'", r.reason)))?;
@@ -227,7 +224,7 @@ impl Export {
                 black: &self.players[1 - red],
             },
             start: &start,
-            rules: &rules,
+            rules: &g.rules,
             opening: &opening,
             moves,
             opening_plies: r.opening_plies as usize,

@@ -640,7 +640,7 @@ mod tests {
             settings: MatchSettings {
                 limit: Limit::Nodes(1000),
                 hash_mb: 1,
-                rules: "standard".to_owned(),
+                rules: xq_engine::rules::RuleSet::STANDARD,
                 openings: OpeningSource::Builtin { random_plies: 2 },
                 seed: 1,
                 adjudication: Adjudication::default(),
@@ -771,7 +771,10 @@ mod tests {
         let (s, w) = setup(Duration::from_secs(60)).await;
         let mut spec = games_spec(0, 2);
         spec.kind = KindSpec::Variants(runs::VariantsSpec {
-            rules: vec!["standard".to_owned(), "conversion".to_owned()],
+            rules: vec![
+                xq_engine::rules::RuleSet::STANDARD,
+                "conversion".parse().unwrap(),
+            ],
             params: BTreeMap::new(),
             pairs: 3,
         });
@@ -782,15 +785,18 @@ mod tests {
         }
         let slices: Vec<_> = grants
             .iter()
-            .map(|g| (g.work.rules.as_str(), g.work.openings.offset, g.work.pairs))
+            .map(|g| {
+                let rules = xq_proto::rule_set::name(&g.work.rules);
+                (rules, g.work.openings.offset, g.work.pairs)
+            })
             .collect();
         assert_eq!(
             slices,
             [
-                ("standard", 0, 2),
-                ("conversion", 0, 2),
-                ("standard", 2, 1),
-                ("conversion", 2, 1)
+                ("standard".to_owned(), 0, 2),
+                ("standard+conversion".to_owned(), 0, 2),
+                ("standard".to_owned(), 2, 1),
+                ("standard+conversion".to_owned(), 2, 1)
             ]
         );
         let g = &grants[1];

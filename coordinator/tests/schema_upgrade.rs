@@ -198,7 +198,10 @@ fn check_later_runs(back: &ReadBack, version: usize) {
     if version >= 5 {
         let games = run(back, 7);
         assert_eq!((games.spec.priority, games.pairs_in_flight), (2, 3));
-        assert_eq!(games.spec.settings.rules, "standard+conversion");
+        assert_eq!(
+            games.spec.settings.rules.name().as_deref(),
+            Some("standard+conversion")
+        );
     }
     if version >= 6 {
         assert_eq!(
@@ -232,7 +235,10 @@ fn check_later_runs(back: &ReadBack, version: usize) {
     if version >= 4 {
         let variants = run(back, 6);
         assert_eq!(variants.variants.len(), 2);
-        assert_eq!(variants.variants[1].rules, "standard+conversion");
+        assert_eq!(
+            variants.variants[1].rules.name().as_deref(),
+            Some("standard+conversion")
+        );
         assert_eq!(variants.variants[1].total_plies, 189);
         assert_eq!(
             variants.variants.iter().map(|v| v.pairs).sum::<u64>(),

@@ -27,7 +27,7 @@ impl From<WorkSpec> for pb::WorkSpec {
         } = w;
         pb::WorkSpec {
             players: players.into_iter().map(Into::into).collect(),
-            rules,
+            rules: crate::rule_set::name(&rules),
             openings: Some(openings.into()),
             pairs,
             adjudication: Some(adjudication.into()),
@@ -57,7 +57,7 @@ impl TryFrom<pb::WorkSpec> for WorkSpec {
         })?;
         let work = WorkSpec {
             players,
-            rules,
+            rules: crate::rule_set::parse("work.rules", &rules)?,
             openings: required("work.openings", openings)?.try_into()?,
             pairs,
             adjudication: required("work.adjudication", adjudication)?.into(),
@@ -667,6 +667,10 @@ mod tests {
         let mut wire = pb::WorkSpec::from(WorkSpec::example());
         wire.players[1].limit = Some(pb::Limit { kind: None });
         assert_eq!(WorkSpec::try_from(wire).unwrap_err().field, "limit.kind");
+
+        let mut wire = pb::WorkSpec::from(WorkSpec::example());
+        wire.rules = "standard+chess".to_owned();
+        assert_eq!(WorkSpec::try_from(wire).unwrap_err().field, "work.rules");
 
         let mut wire = pb::WorkSpec::from(WorkSpec::example());
         wire.adjudication = None;

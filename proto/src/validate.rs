@@ -117,9 +117,6 @@ impl WorkSpec {
         for p in &self.players {
             p.validate()?;
         }
-        if self.rules.is_empty() {
-            return invalid("work.rules", "empty");
-        }
         self.openings.validate()?;
         if self.pairs == 0 || u64::from(self.pairs) != self.openings.count {
             return invalid(

@@ -28,8 +28,8 @@ use std::time::Instant;
 
 use anyhow::{Context, ensure};
 use xq_coordinator::runs::RunSpec;
-use xq_coordinator::scheduler::{Scheduler, SchedulerConfig};
 use xq_coordinator::runs::lease::LeaseState;
+use xq_coordinator::scheduler::{Scheduler, SchedulerConfig};
 use xq_coordinator::store::leases;
 use xq_coordinator::store::workers::NewWorker;
 use xq_coordinator::store::{Store, games, now_ms};

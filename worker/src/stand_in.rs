@@ -20,8 +20,6 @@ use crate::openings::{BookError, OpeningBook, OpeningMaker, Order};
 pub enum StandInError {
     #[error("the lease's openings: {0}")]
     Book(#[from] BookError),
-    #[error("the lease's rules: {0}")]
-    Rules(String),
     #[error("opening {index} does not start from a legal position: {reason}")]
     Opening { index: u64, reason: String },
 }
@@ -34,10 +32,6 @@ pub fn adjudicated(
     work: &WorkSpec,
     mut score: impl FnMut(u64) -> Score,
 ) -> Result<BatchOutcome, StandInError> {
-    let rules = work
-        .rules
-        .parse()
-        .map_err(|e| StandInError::Rules(format!("{e}")))?;
     let book = OpeningBook::load(&work.openings.source, std::path::Path::new(""))?;
     let mut maker = OpeningMaker::default();
     let mut last: Option<(u64, xq_proto::Opening)> = None;
@@ -54,7 +48,7 @@ pub fn adjudicated(
         };
         let bad = |reason: String| StandInError::Opening { index, reason };
         let start = Position::from_fen(&opening.fen).map_err(|e| bad(e.to_string()))?;
-        let mut replayed = Game::new(start, rules);
+        let mut replayed = Game::new(start, work.rules);
         for &mv in &opening.moves {
             replayed.play(mv).map_err(|e| bad(e.to_string()))?;
         }

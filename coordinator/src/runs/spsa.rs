@@ -269,7 +269,7 @@ impl Kind for SpsaSpec {
                 self.player(settings, &self.values(&request.theta_plus))?,
                 self.player(settings, &self.values(&request.theta_minus))?,
             ],
-            rules: settings.rules.clone(),
+            rules: settings.rules,
             per_game: false,
             spsa_request: Some(request),
         })
@@ -503,7 +503,7 @@ mod tests {
                 settings: MatchSettings {
                     limit: Limit::Nodes(300),
                     hash_mb: 1,
-                    rules: "standard".to_owned(),
+                    rules: xq_engine::rules::RuleSet::STANDARD,
                     openings: OpeningSource::Builtin { random_plies: 2 },
                     seed: 1,
                     adjudication: Adjudication::default(),

@@ -4,7 +4,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::{StoreError, count};
+use super::{StoreError, count, from_json};
 use crate::runs::{Effect, RunSpec, RunState, RunStatus, SpsaHistoryRow};
 use crate::spsa::SpsaState;
 use crate::stats::sprt::{SprtOutcome, SprtState};
@@ -160,7 +160,7 @@ fn variant_totals(
     let mut out: Vec<_> = rules
         .iter()
         .map(|r| crate::runs::VariantTotals {
-            rules: r.clone(),
+            rules: *r,
             ..Default::default()
         })
         .collect();
@@ -214,7 +214,7 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<Raw> {
 
 impl Raw {
     fn into_status(self) -> Result<RunStatus, StoreError> {
-        let spec: RunSpec = serde_json::from_str(&self.spec)?;
+        let spec: RunSpec = from_json(&format!("runs.spec of run {}", self.id), &self.spec)?;
         let state = RunState::parse(&self.state)
             .ok_or_else(|| StoreError::Schema(format!("unknown run state {:?}", self.state)))?;
         let [pairs, ll, ld, dd, dw, ww, wins, draws, losses, plies] = self.counts.map(count);
@@ -502,4 +502,43 @@ pub fn advance_issued(conn: &Connection, id: u64, pairs: u32) -> Result<(), Stor
     conn.prepare_cached("UPDATE runs SET pairs_issued = pairs_issued + ?2 WHERE id = ?1")?
         .execute(params![id as i64, pairs])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(rules: &str) -> Result<RunStatus, StoreError> {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::migrations::migrate(&mut conn).unwrap();
+        let spec = format!(
+            r#"{{"name":"g","priority":0,"batch_pairs":2,"settings":{{"limit":{{"nodes":200}},
+            "hash_mb":1,"rules":"{rules}","openings":{{"builtin":{{"random_plies":4}}}},"seed":1,
+            "adjudication":{{"resign_cp":0,"resign_moves":0,"draw_cp":0,"draw_moves":0,
+            "draw_after_move":0,"max_plies":0}}}},
+            "kind":{{"games":{{"dev_params":{{}},"base_params":{{}},"pairs":10}}}}}}"#
+        );
+        conn.execute(
+            "INSERT INTO runs (spec, kind, priority, state, created_ms, updated_ms)
+             VALUES (?1, 'games', 0, 'active', 1, 1)",
+            [spec],
+        )
+        .unwrap();
+        load(&conn, 1, 1)
+    }
+
+    #[test]
+    fn a_stored_rule_set_is_parsed_when_its_row_is_read() {
+        let run = stored("conversion").unwrap();
+        assert!(run.spec.settings.rules.conversion);
+        assert_eq!(
+            serde_json::to_value(&run.spec).unwrap()["settings"]["rules"],
+            "standard+conversion"
+        );
+        let err = stored("standard+chess").unwrap_err().to_string();
+        assert!(
+            err.contains("runs.spec of run 1") && err.contains("unknown rule preset \"chess\""),
+            "{err}"
+        );
+    }
 }

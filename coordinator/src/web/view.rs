@@ -462,7 +462,7 @@ fn variant_bars(report: &VariantsReport) -> Result<ChartView, ChartError> {
                 ("Black win", v.black_win),
             ]
             .map(|(name, p)| Bar {
-                group: v.rules.clone(),
+                group: xq_proto::rule_set::name(&v.rules),
                 name: name.to_owned(),
                 value: p.rate,
                 lower: p.lower,

@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use anyhow::Context;
 use xq_engine::params::Params;
-use xq_engine::rules::RuleSet;
 use xq_proto::{BatchOutcome, OpeningSource, PlayerSpec, WorkSpec};
 
 use super::{MatchSpec, PlayerConfig, Runner};
@@ -97,7 +96,6 @@ pub fn match_spec(
     openings: OpeningBook,
     cache: &Path,
 ) -> anyhow::Result<MatchSpec> {
-    let rules: RuleSet = work.rules.parse()?;
     Ok(MatchSpec {
         players: [
             player(
@@ -113,7 +111,7 @@ pub fn match_spec(
                 work.draw_contempt,
             )?,
         ],
-        rules,
+        rules: work.rules,
         pairs: u64::from(work.pairs),
         openings,
         order: Order::Sequential,
@@ -194,7 +192,7 @@ mod tests {
     #[test]
     fn draw_contempt_flows_from_the_lease_to_both_players() {
         let mut work = WorkSpec::example();
-        work.rules = "reform-2007".to_owned();
+        work.rules = "reform-2007".parse().unwrap();
         for p in &mut work.players {
             p.params.clear();
         }
