@@ -193,7 +193,7 @@ impl From<GameQuery> for pb::GameFilter {
             lost,
         } = q;
         pb::GameFilter {
-            reason: reason.unwrap_or_default(),
+            reason: reason.map(|r| r.token().to_owned()).unwrap_or_default(),
             worker: worker.unwrap_or_default(),
             lost,
         }
@@ -313,7 +313,7 @@ impl From<FailureCount> for pb::FailureCount {
             worker_id: f.worker_id,
             worker_name: f.worker_name,
             loser: f.loser.into(),
-            reason: f.reason,
+            reason: f.reason.token().to_owned(),
             games: f.games,
             overruns_ms: f.overruns_ms,
         }

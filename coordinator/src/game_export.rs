@@ -25,8 +25,8 @@ use crate::store::{StoreError, leases, now_ms, runs as run_rows, workers};
 /// matches all.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GameQuery {
-    /// An end reason's token (checked to be one).
-    pub reason: Option<String>,
+    /// An end reason.
+    pub reason: Option<Reason>,
     /// A worker's id or name.
     pub worker: Option<String>,
     /// Only games lost by player 0 (dev, or θ+ in SPSA).
@@ -45,12 +45,11 @@ pub enum QueryError {
 }
 
 impl GameQuery {
-    /// A query of reason `reason`, checked to be an end reason's token.
+    /// A query of the end reason whose token is `reason`.
     pub fn with_reason(mut self, reason: &str) -> Result<Self, QueryError> {
-        if Reason::from_token(reason).is_none() {
-            return Err(QueryError::Reason(reason.to_owned()));
-        }
-        self.reason = Some(reason.to_owned());
+        let reason =
+            Reason::from_token(reason).ok_or_else(|| QueryError::Reason(reason.to_owned()))?;
+        self.reason = Some(reason);
         Ok(self)
     }
 
@@ -120,7 +119,7 @@ pub fn filter(conn: &Connection, query: &GameQuery) -> Result<GameFilter, StoreE
         }),
     };
     Ok(GameFilter {
-        reason: query.reason.clone(),
+        reason: query.reason,
         worker_id,
         lost_by: query.lost.then_some(0),
     })
@@ -208,8 +207,6 @@ impl Export {
         };
         let r = &g.game.record;
         let start = Position::from_fen(&r.start_fen).map_err(|e| fail(format!("{e}")))?;
-        let reason = Reason::from_token(&r.reason)
-            .ok_or_else(|| fail(format!("unknown end reason '{}'", r.reason)))?;
         let red = usize::from(r.red_player);
         let opening = format!("opening {}", r.opening_index);
         let site = format!("worker {}, lease {}", g.game.worker_id, g.game.lease_id);
@@ -231,7 +228,7 @@ impl Export {
             per_move: &r.per_move,
             outcome: Outcome {
                 result: r.result,
-                reason,
+                reason: r.reason,
                 ply: moves.len(),
             },
             stderr_tail: &r.stderr_tail,
@@ -253,12 +250,12 @@ mod tests {
     fn filters_parse_and_combine() {
         let q = parse(&["lost", "time-forfeit", "worker=host-3"]).unwrap();
         assert!(q.lost);
-        assert_eq!(q.reason.as_deref(), Some("time-forfeit"));
+        assert_eq!(q.reason, Some(Reason::TimeForfeit));
         assert_eq!(q.worker.as_deref(), Some("host-3"));
         let q = parse(&["crash"]).unwrap();
-        assert_eq!(q.reason.as_deref(), Some("resignation"));
+        assert_eq!(q.reason, Some(Reason::Resignation));
         let q = parse(&["reason=perpetual-chase"]).unwrap();
-        assert_eq!(q.reason.as_deref(), Some("perpetual-chase"));
+        assert_eq!(q.reason, Some(Reason::PerpetualChase));
         for bad in ["reason=bogus", "won", "colour=red"] {
             let err = parse(&[bad]).unwrap_err().to_string();
             assert!(err.contains("unknown"), "{bad}: {err}");

@@ -409,7 +409,7 @@ impl Scheduler {
                         count_result(&tx, &lease, &outcome, now)?;
                         let kept: Vec<(u32, &xq_proto::GameRecord)> = (0u32..)
                             .zip(outcome.games.iter())
-                            .filter(|(_, g)| keep.keeps(g.result, &g.reason))
+                            .filter(|(_, g)| keep.keeps(g.result, g.reason))
                             .collect();
                         games::insert(&tx, lease.run_id, lease_id, worker_id, &kept)?;
                         SubmitStatus::Accepted

@@ -6,9 +6,9 @@
 //! refused here; every value built is then checked by its domain rules
 //! ([`crate::validate`]).
 
-use xq_engine::rules::GameResult;
+use xq_engine::rules::{GameResult, Reason};
 
-use crate::error::{Invalid, invalid, required};
+use crate::error::{Invalid, invalid, quote, required};
 use crate::game_record::{MoveStats, pack_moves, unpack_moves};
 use crate::{
     Adjudication, BatchOutcome, Coords, EngineRef, GameRecord, Limit, OpeningSlice, OpeningSource,
@@ -567,7 +567,7 @@ impl From<GameRecord> for pb::GameRecord {
             moves: pack_moves(&moves),
             opening_plies,
             result: pb::GameResult::from(result).into(),
-            reason,
+            reason: reason.token().to_owned(),
             red_player: red_player.into(),
             score_cp: per_move.iter().map(|m| m.score_cp).collect(),
             depth: per_move.iter().map(|m| m.depth).collect(),
@@ -606,6 +606,12 @@ impl TryFrom<pb::GameRecord> for GameRecord {
                 return invalid("game.result", format!("unknown value {result}"));
             }
         };
+        let reason = Reason::from_token(&reason).ok_or_else(|| {
+            Invalid::new(
+                "game.reason",
+                format!("unknown end reason {}", quote(&reason)),
+            )
+        })?;
         let moves = unpack_moves(&moves)
             .ok_or_else(|| Invalid::new("game.moves", "not a list of 2-byte moves"))?;
         let n = score_cp.len();
@@ -699,7 +705,7 @@ mod tests {
                     moves: Vec::new(),
                     opening_plies: 0,
                     result: xq_engine::rules::GameResult::Red,
-                    reason: "checkmate".to_owned(),
+                    reason: Reason::Checkmate,
                     red_player: 0,
                     per_move: Vec::new(),
                     stderr_tail: String::new(),
@@ -749,7 +755,7 @@ mod tests {
             moves,
             opening_plies: 1,
             result: GameResult::Black,
-            reason: "checkmate".to_owned(),
+            reason: Reason::Checkmate,
             red_player: 1,
             per_move: vec![MoveStats::default(); 2],
             stderr_tail: String::new(),
@@ -775,19 +781,25 @@ mod tests {
             "game.per_move"
         );
         let forfeit = GameRecord {
-            reason: "time-forfeit".to_owned(),
+            reason: Reason::TimeForfeit,
             overrun_ms: Some(37),
             ..record.clone()
         };
         let wire = pb::GameRecord::from(forfeit.clone());
         assert_eq!(wire.overrun_ms, Some(37));
         assert_eq!(GameRecord::try_from(wire.clone()).unwrap(), forfeit);
-        let mut mate = wire;
+        let mut mate = wire.clone();
         mate.reason = "checkmate".to_owned();
         assert_eq!(
             GameRecord::try_from(mate).unwrap_err().field,
             "game.overrun_ms"
         );
+        let mut unknown = wire;
+        unknown.reason = "r".repeat(100_000);
+        let err = GameRecord::try_from(unknown).unwrap_err();
+        assert_eq!(err.field, "game.reason");
+        assert!(err.reason.contains("(100000 bytes)"), "{}", err.reason);
+        assert!(err.reason.len() < 100, "{} bytes", err.reason.len());
     }
 
     #[test]

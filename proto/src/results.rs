@@ -81,7 +81,7 @@ impl Totals {
         for pair in games.chunks_exact(2) {
             t.add_pair(
                 [&pair[0], &pair[1]]
-                    .map(|g| (g.first_score(), g.moves.len() as u64, g.reason.as_str())),
+                    .map(|g| (g.first_score(), g.moves.len() as u64, g.reason.token())),
             );
         }
         t

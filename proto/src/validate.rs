@@ -264,7 +264,7 @@ impl GameRecord {
             );
         }
         if let Some(ms) = self.overrun_ms
-            && self.reason != Reason::TimeForfeit.token()
+            && self.reason != Reason::TimeForfeit
         {
             return invalid(
                 "game.overrun_ms",

@@ -575,7 +575,8 @@ pub fn check_archived_games(conn: &Connection, v: &mut Vec<String>) -> Res<Strin
                     "red" => xq_engine::rules::GameResult::Red,
                     _ => xq_engine::rules::GameResult::Black,
                 };
-                !keep.keeps(result, reason)
+                xq_engine::rules::Reason::from_token(reason)
+                    .is_none_or(|reason| !keep.keeps(result, reason))
             })
             .count();
         if outside > 0 {

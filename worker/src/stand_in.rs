@@ -8,7 +8,7 @@
 //! score without playing, and still send the evidence every result needs.
 
 use xq_engine::Position;
-use xq_engine::rules::{Game, GameResult};
+use xq_engine::rules::{Game, GameResult, Reason};
 
 use xq_proto::variant_stats::VariantStats;
 use xq_proto::{BatchOutcome, GameRecord, MoveStats, Score, Totals, WorkSpec};
@@ -58,7 +58,7 @@ pub fn adjudicated(
             opening_plies: opening.moves.len() as u32,
             moves: opening.moves,
             result: GameResult::Draw,
-            reason: "adjudication".to_owned(),
+            reason: Reason::Adjudication,
             red_player: (game % 2) as u8,
             per_move: Vec::<MoveStats>::new(),
             stderr_tail: String::new(),

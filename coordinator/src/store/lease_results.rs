@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, params};
+use xq_engine::rules::Reason;
 use xq_proto::{BatchOutcome, Totals};
 
 use super::{StoreError, count};
@@ -18,15 +19,16 @@ use crate::runs::health::WorkerSums;
 use crate::runs::lease::{Lease, StoredResult};
 
 /// End reasons counted as a time loss.
-pub const TIME_LOSS_REASONS: &[&str] = &["time-forfeit"];
+pub const TIME_LOSS_REASONS: &[Reason] = &[Reason::TimeForfeit];
 /// End reasons counted as an engine failure: a crash or an engine that did
 /// not start (both reported as a resignation) and an illegal move.
-pub const CRASH_REASONS: &[&str] = &["resignation", "illegal-move"];
+pub const CRASH_REASONS: &[Reason] = &[Reason::Resignation, Reason::IllegalMove];
 
-fn games_with(reasons: &BTreeMap<String, u64>, which: &[&str]) -> u64 {
+/// Games of `reasons` (counts by token) that ended by one of `which`.
+fn games_with(reasons: &BTreeMap<String, u64>, which: &[Reason]) -> u64 {
     which
         .iter()
-        .filter_map(|r| reasons.get(*r))
+        .filter_map(|r| reasons.get(r.token()))
         .fold(0, |a, n| a.saturating_add(*n))
 }
 

@@ -12,6 +12,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use minijinja::context;
 use serde::{Deserialize, Serialize};
+use xq_engine::rules::Reason;
 
 use super::Web;
 use super::view::{self, Histories, LiveView, RunRow, SpecView};
@@ -417,18 +418,18 @@ pub async fn workers(State(web): State<Arc<Web>>) -> Page {
             ))
         })
         .await?;
-    let failed = |id: u64, reason: &str| {
+    let failed = |id: u64, reason: Reason| {
         failures
             .iter()
-            .find(|(w, r, _)| *w == id && r == reason)
+            .find(|(w, r, _)| *w == id && *r == reason)
             .map_or(0, |f| f.2)
     };
     let workers: Vec<WorkerRow> = found
         .into_iter()
         .map(|w| WorkerRow {
-            time_losses: failed(w.id, "time-forfeit"),
-            crashes: failed(w.id, "resignation"),
-            illegal_moves: failed(w.id, "illegal-move"),
+            time_losses: failed(w.id, Reason::TimeForfeit),
+            crashes: failed(w.id, Reason::Resignation),
+            illegal_moves: failed(w.id, Reason::IllegalMove),
             nps: w.bench_nps,
             flags: flags.remove(&w.id).unwrap_or_default(),
             last_seen: view::utc(w.last_seen_ms),

@@ -10,7 +10,7 @@ use xq_engine::notation::{Notation, format_move};
 use xq_worker::pgn::{ending_words, score_text, termination};
 
 use xq_engine::Position;
-use xq_engine::rules::{Outcome, Reason};
+use xq_engine::rules::Outcome;
 
 use crate::game_export::{ExportError, ExportedGame};
 
@@ -82,11 +82,9 @@ impl GameView {
         };
         let mut pos =
             Position::from_fen(&r.start_fen).map_err(|e| at(format!("start FEN: {e}")))?;
-        let reason = Reason::from_token(&r.reason)
-            .ok_or_else(|| at(format!("unknown end reason '{}'", r.reason)))?;
         let outcome = Outcome {
             result: r.result,
-            reason,
+            reason: r.reason,
             ply: r.moves.len(),
         };
         pos.set_conversion(rules.conversion);
@@ -126,7 +124,7 @@ impl GameView {
             red: players[red].clone(),
             black: players[1 - red].clone(),
             result: xq_worker::pgn::result_token(r.result).to_owned(),
-            reason: r.reason.clone(),
+            reason: r.reason.token().to_owned(),
             termination: termination(&outcome),
             ending: ending_words(&outcome),
             rules: rules.name().unwrap_or_else(|| "custom".to_owned()),
@@ -186,7 +184,7 @@ mod tests {
                 moves,
                 opening_plies,
                 result: GameResult::Red,
-                reason: "time-forfeit".to_owned(),
+                reason: xq_engine::rules::Reason::TimeForfeit,
                 red_player: 1,
                 stderr_tail: String::new(),
                 overrun_ms: None,

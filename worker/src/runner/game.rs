@@ -140,7 +140,7 @@ impl GameRecord {
             moves: self.moves.clone(),
             opening_plies: u32::try_from(self.opening_plies).unwrap_or(u32::MAX),
             result: self.result,
-            reason: self.reason.token().to_owned(),
+            reason: self.reason,
             red_player: u8::from(self.red == 1),
             per_move: self.per_move.clone(),
             stderr_tail: self.stderr_tail.clone(),
