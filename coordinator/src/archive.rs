@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use xq_engine::Position;
-use xq_engine::rules::{Claim, Game, Outcome, RuleSet, replay};
+use xq_engine::rules::{Claim, Game, RuleSet, replay};
 use xq_proto::variant_stats::VariantStats;
 use xq_proto::{
     BatchOutcome, GameRecord, Invalid, OpeningSlice, OpeningSource, Totals, invalid, quote,
@@ -208,11 +208,7 @@ fn check_one(rules: &RuleSet, g: &GameRecord) -> Result<Game, Invalid> {
     let claim = Claim {
         moves: &g.moves,
         opening_plies: g.opening_plies as usize,
-        outcome: Outcome {
-            result: g.result,
-            reason: g.reason,
-            ply: g.moves.len(),
-        },
+        outcome: g.outcome(),
     };
     replay(start, *rules, &claim)
         .map_err(|e| Invalid::new("moves", format!("opening {}: {e}", g.opening_index)))

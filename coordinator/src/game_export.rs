@@ -13,7 +13,7 @@ use std::collections::btree_map::Entry;
 
 use rusqlite::Connection;
 use xq_engine::notation::Notation;
-use xq_engine::rules::{Outcome, Reason, RuleSet};
+use xq_engine::rules::{Reason, RuleSet};
 use xq_engine::{Move, Position};
 use xq_worker::pgn::{self, PgnGame, PgnHeader};
 
@@ -226,11 +226,7 @@ impl Export {
             moves,
             opening_plies: r.opening_plies as usize,
             per_move: &r.per_move,
-            outcome: Outcome {
-                result: r.result,
-                reason: r.reason,
-                ply: moves.len(),
-            },
+            outcome: r.outcome(),
             stderr_tail: &r.stderr_tail,
             overrun_ms: r.overrun_ms,
         };

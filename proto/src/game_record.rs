@@ -6,7 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use xq_engine::rules::{GameResult, PlyRecord, Reason};
+use xq_engine::rules::{GameResult, Outcome, PlyRecord, Reason};
 use xq_engine::{Color, Move};
 
 use crate::variant_stats::{GameSummary, game_captures};
@@ -61,6 +61,15 @@ impl GameRecord {
     /// The first player's score.
     pub fn first_score(&self) -> Score {
         Score::of(self.result, self.first_color())
+    }
+
+    /// How the game ended: every ending comes after the last move.
+    pub fn outcome(&self) -> Outcome {
+        Outcome {
+            result: self.result,
+            reason: self.reason,
+            ply: self.moves.len(),
+        }
     }
 
     /// The game as the variant statistics count it; `plies` are the

@@ -451,14 +451,14 @@ mod matches {
             o.totals
         );
         for g in &o.games {
-            let archived = g.archived();
+            let archived = g.record.clone();
             let ms = archived.overrun_ms.expect("a time forfeit's overrun");
             assert!((250..2_000).contains(&ms), "overrun {ms} ms");
             let wire = xq_proto::pb::GameRecord::from(archived.clone());
             assert_eq!(xq_proto::GameRecord::try_from(wire), Ok(archived));
         }
         let o = play(None, 1);
-        assert!(o.games.iter().all(|g| g.archived().overrun_ms.is_none()));
+        assert!(o.games.iter().all(|g| g.record.overrun_ms.is_none()));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::external::{Coords, EngineConfig, Protocol, Timeouts};
 use crate::openings::{OpeningBook, Order};
 use crate::outln;
 use crate::pgn::{self, PgnGame, PgnHeader};
-use crate::runner::{GameRecord, MatchOutcome, MatchSpec, PlayerConfig, Runner};
+use crate::runner::{MatchOutcome, MatchSpec, PlayedGame, PlayerConfig, Runner};
 
 /// Arguments of `xq-worker play`.
 #[derive(Debug, Args)]
@@ -234,8 +234,8 @@ impl PlayArgs {
         let counts = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
         let start = std::time::Instant::now();
         let stop = Arc::new(AtomicBool::new(false));
-        let on_game = |_: u64, g: &GameRecord| {
-            let slot = match g.score_for(0) {
+        let on_game = |_: u64, g: &PlayedGame| {
+            let slot = match g.record.first_score() {
                 Score::Win => 0,
                 Score::Draw => 1,
                 Score::Loss => 2,
@@ -342,32 +342,34 @@ fn pgn_date() -> String {
 fn write_pgn(
     path: &Path,
     spec: &MatchSpec,
-    games: &[GameRecord],
+    games: &[PlayedGame],
     notation: Notation,
 ) -> anyhow::Result<()> {
     let date = pgn_date();
     let mut text = String::new();
-    for (i, g) in games.iter().enumerate() {
-        let start = Position::from_fen(&g.fen)
-            .with_context(|| format!("game {}: bad start position '{}'", i + 1, g.fen))?;
+    for (i, played) in games.iter().enumerate() {
+        let g = &played.record;
+        let start = Position::from_fen(&g.start_fen)
+            .with_context(|| format!("game {}: bad start position '{}'", i + 1, g.start_fen))?;
+        let red = usize::from(g.red_player);
         let game = PgnGame {
             header: PgnHeader {
                 event: "xq-worker match",
                 site: "local",
                 date: &date,
                 round: i as u64 + 1,
-                red: &spec.players[g.red].name,
-                black: &spec.players[1 - g.red].name,
+                red: &spec.players[red].name,
+                black: &spec.players[1 - red].name,
             },
             start: &start,
             rules: &spec.rules,
-            opening: &g.opening,
+            opening: &played.opening,
             moves: &g.moves,
-            opening_plies: g.opening_plies,
+            opening_plies: g.opening_plies as usize,
             per_move: &g.per_move,
             outcome: g.outcome(),
             stderr_tail: &g.stderr_tail,
-            overrun_ms: g.overrun_ms(),
+            overrun_ms: g.overrun_ms,
         };
         let pgn = pgn::write(&game, notation).with_context(|| format!("game {}", i + 1))?;
         text.push_str(&pgn);

@@ -139,7 +139,7 @@ impl BatchPlayer for EnginePlayer {
         let spec = match_spec(work, self.book(&work.openings.source)?, &self.cache)?;
         let pairs = usize::try_from(spec.pairs).unwrap_or(usize::MAX);
         let finished = Mutex::new((vec![0u8; pairs], 0u32));
-        let on_game = |g: u64, _: &super::GameRecord| {
+        let on_game = |g: u64, _: &super::PlayedGame| {
             let mut f = finished.lock().unwrap_or_else(PoisonError::into_inner);
             let (games_of, done) = &mut *f;
             if let Some(n) = games_of.get_mut((g / 2) as usize) {
@@ -153,11 +153,7 @@ impl BatchPlayer for EnginePlayer {
         let outcome = self.runner.play(&spec, cancel, &on_game)?;
         Ok(BatchOutcome {
             totals: outcome.totals,
-            games: outcome
-                .games
-                .iter()
-                .map(super::GameRecord::archived)
-                .collect(),
+            games: outcome.games.into_iter().map(|g| g.record).collect(),
             variant: Some(outcome.variant),
         })
     }

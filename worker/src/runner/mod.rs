@@ -31,7 +31,7 @@ use rayon::prelude::*;
 use xq_engine::rules::RuleSet;
 
 pub use batch::{EnginePlayer, match_spec};
-pub use game::{GameRecord, GameSetup, PlayError, play_game, search_rules};
+pub use game::{GameSetup, PlayError, PlayedGame, play_game, search_rules};
 pub use player::PlayerConfig;
 pub use player_stats::{Fault, GameStats, PlayerStats};
 pub use seat::{Choice, Seat, SeatError, forfeit};
@@ -70,7 +70,7 @@ pub struct MatchOutcome {
     /// Totals over the complete pairs, from player 0's view.
     pub totals: Totals,
     /// The games of the complete pairs in game order, when asked for.
-    pub games: Vec<GameRecord>,
+    pub games: Vec<PlayedGame>,
     /// Nodes searched.
     pub nodes: u64,
     /// Time inside the searches, summed over threads.
@@ -167,11 +167,11 @@ impl Runner {
         &self,
         spec: &MatchSpec,
         stop: &Arc<AtomicBool>,
-        on_game: &(dyn Fn(u64, &GameRecord) + Sync),
+        on_game: &(dyn Fn(u64, &PlayedGame) + Sync),
     ) -> Result<MatchOutcome, RunError> {
         let started = Instant::now();
         let failed = AtomicBool::new(false);
-        let games: Vec<Result<Option<GameRecord>, RunError>> = self.pool.install(|| {
+        let games: Vec<Result<Option<PlayedGame>, RunError>> = self.pool.install(|| {
             (0..spec.pairs.saturating_mul(2))
                 .into_par_iter()
                 .map(|g| {
@@ -203,7 +203,8 @@ impl Runner {
                 }
             }
             outcome.totals.add_pair(
-                [&first, &second].map(|g| (g.score_for(0), g.plies() as u64, g.reason.token())),
+                [&first.record, &second.record]
+                    .map(|g| (g.first_score(), g.moves.len() as u64, g.reason.token())),
             );
             outcome
                 .variant
@@ -222,7 +223,7 @@ impl Runner {
         spec: &MatchSpec,
         g: u64,
         stop: &Arc<AtomicBool>,
-    ) -> Result<Option<GameRecord>, RunError> {
+    ) -> Result<Option<PlayedGame>, RunError> {
         let idx = rayon::current_thread_index().unwrap_or(0) % self.states.len();
         let mut state = self.states[idx]
             .lock()
@@ -240,14 +241,14 @@ impl Runner {
             opening: &opening,
             stop,
         };
-        let record = play_game(&setup, &mut state.seats).map_err(|e| match e {
+        let mut played = play_game(&setup, &mut state.seats).map_err(|e| match e {
             PlayError::Opening(source) => RunError::Opening { index, source },
             PlayError::Setting(e) => RunError::Setting(e),
         })?;
-        Ok(record.map(|r| GameRecord {
-            opening_index: index,
-            ..r
-        }))
+        if let Some(g) = &mut played {
+            g.record.opening_index = index;
+        }
+        Ok(played)
     }
 }
 
@@ -295,17 +296,16 @@ mod tests {
         assert_eq!(t.pentanomial.iter().sum::<u64>(), t.pairs);
         assert_eq!(t.reasons.values().sum::<u64>(), t.games());
         assert_eq!(o.games.len(), 6);
+        let records: Vec<_> = o.games.iter().map(|g| &g.record).collect();
         assert_eq!(
             t.total_plies,
-            o.games.iter().map(|g| g.plies() as u64).sum::<u64>()
+            records.iter().map(|g| g.moves.len() as u64).sum::<u64>()
         );
-        for (i, g) in o.games.iter().enumerate() {
-            assert_eq!(g.red, i % 2);
+        for (i, g) in records.iter().enumerate() {
+            assert_eq!(usize::from(g.red_player), i % 2);
         }
-        assert_eq!(
-            o.games[0].moves[..o.games[0].opening_plies],
-            o.games[1].moves[..o.games[1].opening_plies]
-        );
+        let opening = |g: &xq_proto::GameRecord| g.moves[..g.opening_plies as usize].to_vec();
+        assert_eq!(opening(records[0]), opening(records[1]));
     }
 
     #[test]
@@ -314,7 +314,12 @@ mod tests {
         let one = play(&Runner::new(1).unwrap(), &s);
         let two = play(&Runner::new(2).unwrap(), &s);
         assert_eq!(one.totals, two.totals);
-        let moves = |o: &MatchOutcome| o.games.iter().map(|g| g.moves.clone()).collect::<Vec<_>>();
+        let moves = |o: &MatchOutcome| {
+            o.games
+                .iter()
+                .map(|g| g.record.moves.clone())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(moves(&one), moves(&two));
     }
 
@@ -323,11 +328,11 @@ mod tests {
         let runner = Runner::new(2).unwrap();
         let mut s = spec(1, Limit::Nodes(150), Limit::Nodes(150));
         let shared = play(&runner, &s);
-        assert_eq!(shared.games[0].moves, shared.games[1].moves);
+        assert_eq!(shared.games[0].record.moves, shared.games[1].record.moves);
         s.opening_per_game = true;
         s.offset = 3;
         let own = play(&runner, &s);
-        let first_move = |o: &MatchOutcome, i: usize| o.games[i].moves[0];
+        let first_move = |o: &MatchOutcome, i: usize| o.games[i].record.moves[0];
         assert_ne!(first_move(&own, 0), first_move(&own, 1));
         s.opening_per_game = false;
         s.offset = 7;
