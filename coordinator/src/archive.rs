@@ -57,10 +57,10 @@ pub fn check(rules: &RuleSet, outcome: &BatchOutcome) -> Result<(), Invalid> {
     let counts = |t: &Totals| {
         (
             t.pairs,
-            t.pentanomial,
-            t.wins,
-            t.draws,
-            t.losses,
+            t.pentanomial.0,
+            t.wdl.wins,
+            t.wdl.draws,
+            t.wdl.losses,
             t.total_plies,
         )
     };
@@ -304,8 +304,8 @@ mod tests {
             game(1, "h2e2 h9g7", GameResult::Draw, Reason::Adjudication),
         ];
         let mut o = outcome(&games);
-        o.totals.wins += 1;
-        o.totals.draws -= 1;
+        o.totals.wdl.wins += 1;
+        o.totals.wdl.draws -= 1;
         let text = check(&RuleSet::STANDARD, &o).unwrap_err().to_string();
         assert!(text.contains("results.games"), "{text}");
     }

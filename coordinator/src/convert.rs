@@ -152,7 +152,7 @@ impl From<WorkerHealth> for pb::WorkerHealth {
             worker_name: sums.name,
             leases: sums.leases,
             pairs: sums.pairs,
-            pentanomial: sums.pentanomial.to_vec(),
+            pentanomial: sums.pentanomial.0.to_vec(),
             time_losses: sums.time_losses,
             crashes: sums.crashes,
             residual,

@@ -708,7 +708,7 @@ mod tests {
         assert_eq!(again, SubmitStatus::Duplicate);
         let run = s.get_run(run).await.unwrap();
         assert_eq!(run.totals.pairs, 10);
-        assert_eq!(run.totals.draws, 20);
+        assert_eq!(run.totals.wdl.draws, 20);
         assert_eq!(run.state, RunState::Finished);
     }
 
@@ -905,13 +905,19 @@ mod tests {
         assert_eq!(status.state, RunState::Finished);
         let t = &status.totals;
         assert_eq!(
-            (t.pairs, t.pentanomial, t.wins, t.draws, t.losses),
+            (
+                t.pairs,
+                t.pentanomial,
+                t.wdl.wins,
+                t.wdl.draws,
+                t.wdl.losses
+            ),
             (
                 honest_sum.pairs,
                 honest_sum.pentanomial,
-                honest_sum.wins,
-                honest_sum.draws,
-                honest_sum.losses
+                honest_sum.wdl.wins,
+                honest_sum.wdl.draws,
+                honest_sum.wdl.losses
             )
         );
         let health = s.worker_health(run).await.unwrap();
@@ -936,7 +942,7 @@ mod tests {
     #[tokio::test]
     async fn an_sprt_run_recounts_its_llr_without_the_excluded_worker() {
         use crate::stats::sprt::SprtParams;
-        use crate::stats::{EloModel, Pentanomial, Results};
+        use crate::stats::{EloModel, Results};
         let mut spec = games_spec(0, 20);
         let sprt = SprtParams::new(0.0, 5.0, 0.05, 0.05, EloModel::Normalized).unwrap();
         spec.kind = KindSpec::Sprt(runs::SprtSpec {
@@ -949,9 +955,7 @@ mod tests {
         spec.workers.exclude_flagged = true;
         let (_, status, _) = a_biased_worker_is_excluded(spec).await;
         let expected = sprt
-            .evaluate(&Results::Pentanomial(Pentanomial(
-                status.totals.pentanomial,
-            )))
+            .evaluate(&Results::Pentanomial(status.totals.pentanomial))
             .unwrap();
         assert_eq!(status.sprt.unwrap().llr, expected.llr);
     }
@@ -977,7 +981,7 @@ mod tests {
         let health = s.worker_health(run).await.unwrap();
         assert_eq!(health.len(), 2);
         assert!(health.iter().all(|h| !h.standing.excluded()));
-        assert_eq!(health[1].sums.pentanomial, [5, 25, 90, 60, 20]);
+        assert_eq!(health[1].sums.pentanomial.0, [5, 25, 90, 60, 20]);
         assert_eq!(health[0].sums.leases, 2);
     }
 

@@ -12,7 +12,8 @@ use crate::error::{Invalid, invalid, quote, required};
 use crate::game_record::{MoveStats, pack_moves, unpack_moves};
 use crate::{
     Adjudication, BatchOutcome, Coords, EngineRef, GameRecord, Limit, OpeningSlice, OpeningSource,
-    PlayerSpec, Protocol, Retention, TimeControl, Totals, VariantStats, WorkSpec, pb,
+    Pentanomial, PlayerSpec, Protocol, Retention, TimeControl, Totals, VariantStats, Wdl, WorkSpec,
+    pb,
 };
 
 impl From<WorkSpec> for pb::WorkSpec {
@@ -362,10 +363,13 @@ impl From<Totals> for pb::Totals {
     fn from(t: Totals) -> Self {
         let Totals {
             pairs,
-            pentanomial,
-            wins,
-            draws,
-            losses,
+            pentanomial: Pentanomial(pentanomial),
+            wdl:
+                Wdl {
+                    wins,
+                    draws,
+                    losses,
+                },
             reasons,
             total_plies,
         } = t;
@@ -402,10 +406,12 @@ impl Totals {
         })?;
         Ok(Totals {
             pairs,
-            pentanomial,
-            wins,
-            draws,
-            losses,
+            pentanomial: Pentanomial(pentanomial),
+            wdl: Wdl {
+                wins,
+                draws,
+                losses,
+            },
             reasons: reasons.into_iter().collect(),
             total_plies,
         })
@@ -691,10 +697,12 @@ mod tests {
         let outcome = BatchOutcome {
             totals: Totals {
                 pairs: 2,
-                pentanomial: [0, 0, 1, 1, 0],
-                wins: 2,
-                draws: 1,
-                losses: 1,
+                pentanomial: Pentanomial([0, 0, 1, 1, 0]),
+                wdl: Wdl {
+                    wins: 2,
+                    draws: 1,
+                    losses: 1,
+                },
                 reasons: BTreeMap::from([("checkmate".to_owned(), 4)]),
                 total_plies: 0,
             },
@@ -724,10 +732,10 @@ mod tests {
         assert_eq!(field(&unproven), "results.games");
         assert_eq!(outcome.check(3).unwrap_err().field, "results.pairs");
         let mut bad = outcome.clone();
-        bad.totals.wins = 3;
+        bad.totals.wdl.wins = 3;
         assert_eq!(field(&bad), "results.wins/draws/losses");
-        bad.totals.wins = u64::MAX;
-        bad.totals.draws = 5;
+        bad.totals.wdl.wins = u64::MAX;
+        bad.totals.wdl.draws = 5;
         assert_eq!(field(&bad), "results.wins/draws/losses");
         let mut long = outcome.clone();
         long.totals.total_plies = 40_001;

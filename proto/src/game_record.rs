@@ -167,7 +167,7 @@ impl Retention {
     pub fn kept_of(self, totals: &Totals) -> u64 {
         match self {
             Retention::All => totals.games(),
-            Retention::Decisive => totals.wins + totals.losses,
+            Retention::Decisive => totals.wdl.wins + totals.wdl.losses,
             Retention::Failures => totals
                 .reasons
                 .iter()

@@ -67,7 +67,7 @@ pub use error::{Invalid, bounded, invalid, named, quote, required};
 pub use game_record::{GameRecord, MoveStats, Retention, RetentionError};
 pub use limit::{Limit, LimitError, TimeControl, TimeControlError};
 pub use openings::{MAX_RANDOM_PLIES, Opening, OpeningError, OpeningSource};
-pub use results::{BatchOutcome, Score, Totals};
+pub use results::{BatchOutcome, Pentanomial, Score, Totals, Wdl};
 pub use variant_stats::VariantStats;
 pub use work::{
     Coords, CoordsError, EngineRef, OpeningSlice, PlayerSpec, Protocol, WorkSpec, is_sha256_hex,

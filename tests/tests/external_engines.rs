@@ -420,7 +420,7 @@ mod matches {
     fn exact(o: &MatchOutcome, pairs: u64) {
         let t = &o.totals;
         assert_eq!((t.pairs, t.games()), (pairs, 2 * pairs), "{t:?}");
-        assert_eq!(t.pentanomial.iter().sum::<u64>(), t.pairs);
+        assert_eq!(t.pentanomial.pairs(), t.pairs);
         assert_eq!(t.reasons.values().sum::<u64>(), t.games());
     }
 
@@ -429,7 +429,7 @@ mod matches {
         let o = play(Some(config(binary("xq-engine"), Protocol::Uci)), 3);
         exact(&o, 3);
         // Same engine, same node limit, colours swapped: every pair scores 1.
-        assert_eq!(o.totals.pentanomial, [0, 0, 3, 0, 0], "{:?}", o.totals);
+        assert_eq!(o.totals.pentanomial.0, [0, 0, 3, 0, 0], "{:?}", o.totals);
     }
 
     #[test]
@@ -483,7 +483,7 @@ mod matches {
             let o = play(Some(cfg), 2);
             exact(&o, 2);
             assert_eq!(
-                (o.totals.losses, o.totals.reasons.get(reason)),
+                (o.totals.wdl.losses, o.totals.reasons.get(reason)),
                 (4, Some(&4)),
                 "{what}: {:?}",
                 o.totals

@@ -87,8 +87,8 @@ mod tests {
         assert_eq!(outcome.games.len(), 2 * work.pairs as usize);
         let t = &outcome.totals;
         assert_eq!(t.pairs, u64::from(work.pairs));
-        assert_eq!((t.wins, t.draws, t.losses), (4, 8, 4));
-        assert_eq!(t.pentanomial, [0, 0, 8, 0, 0]);
+        assert_eq!((t.wdl.wins, t.wdl.draws, t.wdl.losses), (4, 8, 4));
+        assert_eq!(t.pentanomial, xq_proto::Pentanomial([0, 0, 8, 0, 0]));
         assert_eq!(t.reasons["adjudication"], 16);
         outcome.check(work.pairs).unwrap();
         for (i, g) in outcome.games.iter().enumerate() {

@@ -33,9 +33,9 @@ use xq_proto::{
 
 use crate::spin_options::SpinOption;
 use crate::spsa::{SpsaParamSpec, SpsaRequest, SpsaState};
+use crate::stats::Results;
 use crate::stats::elo::{EloEstimate, logistic_elo};
 use crate::stats::sprt::{SprtOutcome, SprtParams};
-use crate::stats::{Pentanomial, Results};
 pub use error::RunError;
 pub use games::GamesSpec;
 pub use lease::{Lease, LeaseState, StoredResult};
@@ -583,7 +583,7 @@ impl RunStatus {
         if self.totals.pairs == 0 {
             return None;
         }
-        logistic_elo(&Results::Pentanomial(Pentanomial(self.totals.pentanomial))).ok()
+        logistic_elo(&Results::Pentanomial(self.totals.pentanomial)).ok()
     }
 }
 

@@ -8,7 +8,7 @@ use super::{StoreError, count, from_json};
 use crate::runs::{Effect, RunSpec, RunState, RunStatus, SpsaHistoryRow};
 use crate::spsa::SpsaState;
 use crate::stats::sprt::{SprtOutcome, SprtState};
-use xq_proto::Totals;
+use xq_proto::{Pentanomial, Totals, Wdl};
 
 /// Inserts an active run; its kind's initial state follows with
 /// [`save_effects`].
@@ -242,10 +242,12 @@ impl Raw {
             state,
             totals: Totals {
                 pairs,
-                pentanomial: [ll, ld, dd, dw, ww],
-                wins,
-                draws,
-                losses,
+                pentanomial: Pentanomial([ll, ld, dd, dw, ww]),
+                wdl: Wdl {
+                    wins,
+                    draws,
+                    losses,
+                },
                 reasons: Default::default(),
                 total_plies: plies,
             },
@@ -291,7 +293,7 @@ pub fn set_state(
 
 /// Adds a lease's counts to the run's totals.
 pub fn add_totals(conn: &Connection, id: u64, o: &Totals, now: i64) -> Result<(), StoreError> {
-    let [ll, ld, dd, dw, ww] = o.pentanomial.map(|c| c as i64);
+    let [ll, ld, dd, dw, ww] = o.pentanomial.0.map(|c| c as i64);
     conn.prepare_cached(
         "UPDATE runs SET pairs = pairs + ?2, penta_ll = penta_ll + ?3, penta_ld = penta_ld + ?4,
              penta_dd = penta_dd + ?5, penta_dw = penta_dw + ?6, penta_ww = penta_ww + ?7,
@@ -307,9 +309,9 @@ pub fn add_totals(conn: &Connection, id: u64, o: &Totals, now: i64) -> Result<()
         dd,
         dw,
         ww,
-        o.wins as i64,
-        o.draws as i64,
-        o.losses as i64,
+        o.wdl.wins as i64,
+        o.wdl.draws as i64,
+        o.wdl.losses as i64,
         o.total_plies as i64,
         now
     ])?;
@@ -382,9 +384,9 @@ fn save_spsa(
         lease_id as i64,
         id as i64,
         state.iter as i64,
-        outcome.wins as i64,
-        outcome.draws as i64,
-        outcome.losses as i64,
+        outcome.wdl.wins as i64,
+        outcome.wdl.draws as i64,
+        outcome.wdl.losses as i64,
         serde_json::to_string(&state.theta())?,
         now
     ])?;

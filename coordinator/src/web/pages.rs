@@ -361,7 +361,7 @@ impl From<health::WorkerHealth> for HealthRow {
             id: h.sums.worker_id,
             name: h.sums.name,
             pairs: h.sums.pairs,
-            pentanomial: h.sums.pentanomial,
+            pentanomial: h.sums.pentanomial.0,
             residual: h.residual.map(|z| format!("{z:.2}")),
             time_losses: h.sums.time_losses,
             crashes: h.sums.crashes,

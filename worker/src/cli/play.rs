@@ -279,9 +279,9 @@ fn summary_json(spec: &MatchSpec, o: &MatchOutcome) -> serde_json::Value {
         .collect();
     json!({
         "games": t.games(),
-        "wins": t.wins,
-        "draws": t.draws,
-        "losses": t.losses,
+        "wins": t.wdl.wins,
+        "draws": t.wdl.draws,
+        "losses": t.wdl.losses,
         "pairs": t.pairs,
         "pentanomial": t.pentanomial,
         "mean_plies": t.mean_plies(),
@@ -305,13 +305,13 @@ fn print_summary(spec: &MatchSpec, o: &MatchOutcome, threads: usize) -> Result<(
     )?;
     outln!(
         "W/D/L (dev's view): {} / {} / {}",
-        t.wins,
-        t.draws,
-        t.losses
+        t.wdl.wins,
+        t.wdl.draws,
+        t.wdl.losses
     )?;
     outln!(
         "pentanomial [LL, LD+DL, LW+DD+WL, DW+WD, WW]: {:?}",
-        t.pentanomial
+        t.pentanomial.0
     )?;
     outln!("mean plies: {:.1}", t.mean_plies())?;
     let reasons: Vec<String> = t.reasons.iter().map(|(r, n)| format!("{r} {n}")).collect();

@@ -293,7 +293,7 @@ mod tests {
         let o = play(&runner, &spec(3, Limit::Nodes(300), Limit::Nodes(200)));
         let t = &o.totals;
         assert_eq!((t.games(), t.pairs), (6, 3));
-        assert_eq!(t.pentanomial.iter().sum::<u64>(), t.pairs);
+        assert_eq!(t.pentanomial.pairs(), t.pairs);
         assert_eq!(t.reasons.values().sum::<u64>(), t.games());
         assert_eq!(o.games.len(), 6);
         let records: Vec<_> = o.games.iter().map(|g| &g.record).collect();
