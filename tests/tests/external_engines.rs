@@ -376,10 +376,11 @@ mod matches {
 
     use xq_engine::Params;
     use xq_engine::rules::RuleSet;
+    use xq_proto::BatchOutcome;
     use xq_proto::{Adjudication, Limit};
     use xq_worker::external::EngineConfig;
     use xq_worker::openings::{OpeningBook, Order};
-    use xq_worker::runner::{MatchOutcome, MatchSpec, PlayerConfig, Runner};
+    use xq_worker::runner::{MatchSpec, PlayerConfig, Runner};
 
     use super::*;
 
@@ -394,11 +395,11 @@ mod matches {
         }
     }
 
-    fn play(dev: Option<EngineConfig>, pairs: u64) -> MatchOutcome {
+    fn play(dev: Option<EngineConfig>, pairs: u64) -> BatchOutcome {
         play_with(player("dev", dev), pairs)
     }
 
-    fn play_with(dev: PlayerConfig, pairs: u64) -> MatchOutcome {
+    fn play_with(dev: PlayerConfig, pairs: u64) -> BatchOutcome {
         let spec = MatchSpec {
             players: [dev, player("base", None)],
             rules: RuleSet::default(),
@@ -415,9 +416,10 @@ mod matches {
         runner
             .play(&spec, &Arc::new(AtomicBool::new(false)), &|_, _| {})
             .expect("match")
+            .outcome
     }
 
-    fn exact(o: &MatchOutcome, pairs: u64) {
+    fn exact(o: &BatchOutcome, pairs: u64) {
         let t = &o.totals;
         assert_eq!((t.pairs, t.games()), (pairs, 2 * pairs), "{t:?}");
         assert_eq!(t.pentanomial.pairs(), t.pairs);
@@ -451,14 +453,14 @@ mod matches {
             o.totals
         );
         for g in &o.games {
-            let archived = g.record.clone();
+            let archived = g.clone();
             let ms = archived.overrun_ms.expect("a time forfeit's overrun");
             assert!((250..2_000).contains(&ms), "overrun {ms} ms");
             let wire = xq_proto::pb::GameRecord::from(archived.clone());
             assert_eq!(xq_proto::GameRecord::try_from(wire), Ok(archived));
         }
         let o = play(None, 1);
-        assert!(o.games.iter().all(|g| g.record.overrun_ms.is_none()));
+        assert!(o.games.iter().all(|g| g.overrun_ms.is_none()));
     }
 
     #[test]

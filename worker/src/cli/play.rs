@@ -21,7 +21,7 @@ use crate::external::{Coords, EngineConfig, Protocol, Timeouts};
 use crate::openings::{OpeningBook, Order};
 use crate::outln;
 use crate::pgn::{self, PgnGame, PgnHeader};
-use crate::runner::{MatchOutcome, MatchSpec, PlayedGame, PlayerConfig, Runner};
+use crate::runner::{MatchReport, MatchSpec, PlayedGame, PlayerConfig, Runner};
 
 /// Arguments of `xq-worker play`.
 #[derive(Debug, Args)]
@@ -251,22 +251,22 @@ impl PlayArgs {
             ));
             bar.inc(1);
         };
-        let outcome = runner.play(&spec, &stop, &on_game)?;
+        let report = runner.play(&spec, &stop, &on_game)?;
         bar.finish_and_clear();
         if let Some(path) = &self.pgn {
-            write_pgn(path, &spec, &outcome.games, notation)?;
+            write_pgn(path, &spec, &report, notation)?;
         }
         if self.json {
-            outln!("{}", summary_json(&spec, &outcome))?;
+            outln!("{}", summary_json(&spec, &report))?;
         } else {
-            print_summary(&spec, &outcome, runner.threads())?;
+            print_summary(&spec, &report, runner.threads())?;
         }
         Ok(())
     }
 }
 
-fn summary_json(spec: &MatchSpec, o: &MatchOutcome) -> serde_json::Value {
-    let t = &o.totals;
+fn summary_json(spec: &MatchSpec, o: &MatchReport) -> serde_json::Value {
+    let t = &o.outcome.totals;
     let players: Vec<serde_json::Value> = spec
         .players
         .iter()
@@ -293,8 +293,8 @@ fn summary_json(spec: &MatchSpec, o: &MatchOutcome) -> serde_json::Value {
     })
 }
 
-fn print_summary(spec: &MatchSpec, o: &MatchOutcome, threads: usize) -> Result<(), StdoutError> {
-    let t = &o.totals;
+fn print_summary(spec: &MatchSpec, o: &MatchReport, threads: usize) -> Result<(), StdoutError> {
+    let t = &o.outcome.totals;
     outln!(
         "{} vs {}: {} games ({} pairs), rules {}",
         spec.players[0].name,
@@ -342,13 +342,13 @@ fn pgn_date() -> String {
 fn write_pgn(
     path: &Path,
     spec: &MatchSpec,
-    games: &[PlayedGame],
+    report: &MatchReport,
     notation: Notation,
 ) -> anyhow::Result<()> {
     let date = pgn_date();
     let mut text = String::new();
-    for (i, played) in games.iter().enumerate() {
-        let g = &played.record;
+    let games = report.outcome.games.iter().zip(&report.openings);
+    for (i, (g, opening)) in games.enumerate() {
         let start = Position::from_fen(&g.start_fen)
             .with_context(|| format!("game {}: bad start position '{}'", i + 1, g.start_fen))?;
         let red = usize::from(g.red_player);
@@ -363,7 +363,7 @@ fn write_pgn(
             },
             start: &start,
             rules: &spec.rules,
-            opening: &played.opening,
+            opening,
             moves: &g.moves,
             opening_plies: g.opening_plies as usize,
             per_move: &g.per_move,

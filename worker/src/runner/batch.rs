@@ -150,12 +150,7 @@ impl BatchPlayer for EnginePlayer {
                 }
             }
         };
-        let outcome = self.runner.play(&spec, cancel, &on_game)?;
-        Ok(BatchOutcome {
-            totals: outcome.totals,
-            games: outcome.games.into_iter().map(|g| g.record).collect(),
-            variant: Some(outcome.variant),
-        })
+        Ok(self.runner.play(&spec, cancel, &on_game)?.outcome)
     }
 
     fn blob_cache(&self) -> Option<&Path> {
