@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use xq_engine::Position;
-use xq_engine::rules::{Claim, Game, Outcome, Reason, RuleSet, replay};
+use xq_engine::rules::{Claim, Game, RuleSet, replay};
 use xq_proto::variant_stats::VariantStats;
 use xq_proto::{
     BatchOutcome, GameRecord, Invalid, OpeningSlice, OpeningSource, Totals, invalid, quote,
@@ -21,7 +21,7 @@ use xq_proto::{
 use xq_worker::openings::{BookError, OpeningBook, OpeningMaker, Order};
 
 /// Checks `outcome`'s games against the rules `rules` and its counts.
-pub fn check(rules: &str, outcome: &BatchOutcome) -> Result<(), Invalid> {
+pub fn check(rules: &RuleSet, outcome: &BatchOutcome) -> Result<(), Invalid> {
     let BatchOutcome {
         totals,
         games,
@@ -37,12 +37,9 @@ pub fn check(rules: &str, outcome: &BatchOutcome) -> Result<(), Invalid> {
             ),
         );
     }
-    let rules: RuleSet = rules
-        .parse()
-        .map_err(|e| Invalid::new("lease.rules", format!("{e}")))?;
     let mut summaries = Vec::with_capacity(if variant.is_some() { games.len() } else { 0 });
     for (i, g) in games.iter().enumerate() {
-        let game = check_one(&rules, g).map_err(|e| e.within(&format!("results.games[{i}]")))?;
+        let game = check_one(rules, g).map_err(|e| e.within(&format!("results.games[{i}]")))?;
         if variant.is_some() {
             summaries.push(g.summary(game.records()));
         }
@@ -60,10 +57,10 @@ pub fn check(rules: &str, outcome: &BatchOutcome) -> Result<(), Invalid> {
     let counts = |t: &Totals| {
         (
             t.pairs,
-            t.pentanomial,
-            t.wins,
-            t.draws,
-            t.losses,
+            t.pentanomial.0,
+            t.wdl.wins,
+            t.wdl.draws,
+            t.wdl.losses,
             t.total_plies,
         )
     };
@@ -96,12 +93,9 @@ pub fn check(rules: &str, outcome: &BatchOutcome) -> Result<(), Invalid> {
 pub fn check_openings(
     slice: &OpeningSlice,
     book: &OpeningBook,
-    rules: &str,
+    rules: &RuleSet,
     games: &[GameRecord],
 ) -> Result<(), Invalid> {
-    let rules: RuleSet = rules
-        .parse()
-        .map_err(|e| Invalid::new("lease.rules", format!("{e}")))?;
     let mut maker = OpeningMaker::default();
     let mut last: Option<(u64, xq_proto::Opening)> = None;
     for (i, g) in games.iter().enumerate() {
@@ -211,17 +205,10 @@ fn check_one(rules: &RuleSet, g: &GameRecord) -> Result<Game, Invalid> {
             format!("{} is not a position: {e}", quote(&g.start_fen)),
         )
     })?;
-    let reason = Reason::from_token(&g.reason).ok_or_else(|| {
-        Invalid::new("reason", format!("unknown end reason {}", quote(&g.reason)))
-    })?;
     let claim = Claim {
         moves: &g.moves,
         opening_plies: g.opening_plies as usize,
-        outcome: Outcome {
-            result: g.result,
-            reason,
-            ply: g.moves.len(),
-        },
+        outcome: g.outcome(),
     };
     replay(start, *rules, &claim)
         .map_err(|e| Invalid::new("moves", format!("opening {}: {e}", g.opening_index)))
@@ -230,11 +217,11 @@ fn check_one(rules: &RuleSet, g: &GameRecord) -> Result<Game, Invalid> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xq_engine::rules::GameResult;
+    use xq_engine::rules::{GameResult, Reason};
     use xq_engine::{Move, START_FEN};
     use xq_proto::MoveStats;
 
-    fn game(red_player: u8, moves: &str, result: GameResult, reason: &str) -> GameRecord {
+    fn game(red_player: u8, moves: &str, result: GameResult, reason: Reason) -> GameRecord {
         let moves: Vec<Move> = moves
             .split_whitespace()
             .map(|m| Move::parse_coords(m).unwrap())
@@ -246,7 +233,7 @@ mod tests {
             moves,
             opening_plies: 0,
             result,
-            reason: reason.to_owned(),
+            reason,
             red_player,
             stderr_tail: String::new(),
             overrun_ms: None,
@@ -266,87 +253,77 @@ mod tests {
     #[test]
     fn games_that_replay_and_add_up_are_accepted() {
         let games = [
-            game(0, "h2e2 h9g7", GameResult::Draw, "adjudication"),
-            game(1, "h2e2 h9g7 h0g2", GameResult::Red, "time-forfeit"),
+            game(0, "h2e2 h9g7", GameResult::Draw, Reason::Adjudication),
+            game(1, "h2e2 h9g7 h0g2", GameResult::Red, Reason::TimeForfeit),
         ];
-        check("standard", &outcome(&games)).unwrap();
+        check(&RuleSet::STANDARD, &outcome(&games)).unwrap();
     }
 
     #[test]
     fn counts_without_their_games_are_refused() {
         let games = [
-            game(0, "h2e2 h9g7", GameResult::Draw, "adjudication"),
-            game(1, "h2e2 h9g7 h0g2", GameResult::Red, "time-forfeit"),
+            game(0, "h2e2 h9g7", GameResult::Draw, Reason::Adjudication),
+            game(1, "h2e2 h9g7 h0g2", GameResult::Red, Reason::TimeForfeit),
         ];
         let mut without = outcome(&games);
         without.games.clear();
-        let text = check("standard", &without).unwrap_err().to_string();
+        let text = check(&RuleSet::STANDARD, &without).unwrap_err().to_string();
         assert!(
             text.contains("results.games") && text.contains("0 game records for 2"),
             "{text}"
         );
         without.games.push(games[0].clone());
-        let text = check("standard", &without).unwrap_err().to_string();
+        let text = check(&RuleSet::STANDARD, &without).unwrap_err().to_string();
         assert!(text.contains("1 game records for 2"), "{text}");
     }
 
     #[test]
     fn a_game_that_does_not_replay_is_named_with_its_ply() {
         let games = [
-            game(0, "h2e2 h9g7", GameResult::Draw, "adjudication"),
-            game(1, "h2e2 h9g7 e2e9", GameResult::Red, "resignation"),
+            game(0, "h2e2 h9g7", GameResult::Draw, Reason::Adjudication),
+            game(1, "h2e2 h9g7 e2e9", GameResult::Red, Reason::Resignation),
         ];
-        let err = check("standard", &outcome(&games)).unwrap_err();
+        let err = check(&RuleSet::STANDARD, &outcome(&games)).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("results.games[1]"), "{text}");
         assert!(text.contains("ply 2: illegal move e2e9"), "{text}");
         let games = [
-            game(0, "h2e2 h9g7", GameResult::Red, "checkmate"),
-            game(1, "h2e2", GameResult::Red, "nonsense"),
+            game(0, "h2e2 h9g7", GameResult::Red, Reason::Checkmate),
+            game(1, "h2e2", GameResult::Red, Reason::Adjudication),
         ];
-        let text = check("standard", &outcome(&games)).unwrap_err().to_string();
+        let text = check(&RuleSet::STANDARD, &outcome(&games))
+            .unwrap_err()
+            .to_string();
         assert!(text.contains("results.games[0]"), "{text}");
-    }
-
-    #[test]
-    fn an_unbounded_reason_is_quoted_short() {
-        let long = "r".repeat(100_000);
-        let games = [
-            game(0, "h2e2 h9g7", GameResult::Draw, &long),
-            game(1, "h2e2 h9g7", GameResult::Draw, "adjudication"),
-        ];
-        let text = check("standard", &outcome(&games)).unwrap_err().to_string();
-        assert!(text.contains("(100000 bytes)"), "{text}");
-        assert!(text.len() < 300, "{} bytes", text.len());
     }
 
     #[test]
     fn games_that_contradict_the_counts_are_refused() {
         let games = [
-            game(0, "h2e2 h9g7", GameResult::Draw, "adjudication"),
-            game(1, "h2e2 h9g7", GameResult::Draw, "adjudication"),
+            game(0, "h2e2 h9g7", GameResult::Draw, Reason::Adjudication),
+            game(1, "h2e2 h9g7", GameResult::Draw, Reason::Adjudication),
         ];
         let mut o = outcome(&games);
-        o.totals.wins += 1;
-        o.totals.draws -= 1;
-        let text = check("standard", &o).unwrap_err().to_string();
+        o.totals.wdl.wins += 1;
+        o.totals.wdl.draws -= 1;
+        let text = check(&RuleSet::STANDARD, &o).unwrap_err().to_string();
         assert!(text.contains("results.games"), "{text}");
     }
 
     #[test]
     fn variant_statistics_must_be_the_games() {
         let games = [
-            game(0, "h2e2 h9g7", GameResult::Draw, "adjudication"),
-            game(1, "h2e2 h9g7 h0g2", GameResult::Red, "time-forfeit"),
+            game(0, "h2e2 h9g7", GameResult::Draw, Reason::Adjudication),
+            game(1, "h2e2 h9g7 h0g2", GameResult::Red, Reason::TimeForfeit),
         ];
         let mut stats = VariantStats::of_pairs(&games.each_ref().map(|g| g.summary(&[])));
         let mut o = outcome(&games);
         o.variant = Some(stats.clone());
-        check("standard", &o).unwrap();
+        check(&RuleSet::STANDARD, &o).unwrap();
         stats.red_wins += 1;
         stats.draws -= 1;
         o.variant = Some(stats);
-        let text = check("standard", &o).unwrap_err().to_string();
+        let text = check(&RuleSet::STANDARD, &o).unwrap_err().to_string();
         assert!(text.contains("results.variant"), "{text}");
     }
 }

@@ -155,7 +155,7 @@ impl From<WorkerHealth> for pb::WorkerHealth {
             worker_name: sums.name,
             leases: sums.leases,
             pairs: sums.pairs,
-            pentanomial: sums.pentanomial.to_vec(),
+            pentanomial: sums.pentanomial.0.to_vec(),
             time_losses: sums.time_losses,
             crashes: sums.crashes,
             residual,
@@ -196,7 +196,7 @@ impl From<GameQuery> for pb::GameFilter {
             lost,
         } = q;
         pb::GameFilter {
-            reason: reason.unwrap_or_default(),
+            reason: reason.map(|r| r.token().to_owned()).unwrap_or_default(),
             worker: worker.unwrap_or_default(),
             lost,
         }
@@ -219,7 +219,7 @@ impl From<ExportedGame> for pb::StoredGame {
             lease_id,
             worker_id,
             game_index,
-            rules,
+            rules: xq_proto::rule_set::name(&rules),
             record: Some(record.into()),
         }
     }
@@ -243,7 +243,7 @@ impl TryFrom<pb::StoredGame> for ExportedGame {
                 game_index,
                 record: GameRecord::try_from(required("record", record)?)?,
             },
-            rules,
+            rules: xq_proto::rule_set::parse("stored_game.rules", &rules)?,
         })
     }
 }
@@ -316,7 +316,7 @@ impl From<FailureCount> for pb::FailureCount {
             worker_id: f.worker_id,
             worker_name: f.worker_name,
             loser: f.loser.into(),
-            reason: f.reason,
+            reason: f.reason.token().to_owned(),
             games: f.games,
             overruns_ms: f.overruns_ms,
         }

@@ -13,7 +13,7 @@ use std::collections::btree_map::Entry;
 
 use rusqlite::Connection;
 use xq_engine::notation::Notation;
-use xq_engine::rules::{Outcome, Reason, RuleSet};
+use xq_engine::rules::{Reason, RuleSet};
 use xq_engine::{Move, Position};
 use xq_worker::pgn::{self, PgnGame, PgnHeader};
 
@@ -25,8 +25,8 @@ use crate::store::{StoreError, leases, now_ms, runs as run_rows, workers};
 /// matches all.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GameQuery {
-    /// An end reason's token (checked to be one).
-    pub reason: Option<String>,
+    /// An end reason.
+    pub reason: Option<Reason>,
     /// A worker's id or name.
     pub worker: Option<String>,
     /// Only games lost by player 0 (dev, or θ+ in SPSA).
@@ -45,12 +45,11 @@ pub enum QueryError {
 }
 
 impl GameQuery {
-    /// A query of reason `reason`, checked to be an end reason's token.
+    /// A query of the end reason whose token is `reason`.
     pub fn with_reason(mut self, reason: &str) -> Result<Self, QueryError> {
-        if Reason::from_token(reason).is_none() {
-            return Err(QueryError::Reason(reason.to_owned()));
-        }
-        self.reason = Some(reason.to_owned());
+        let reason =
+            Reason::from_token(reason).ok_or_else(|| QueryError::Reason(reason.to_owned()))?;
+        self.reason = Some(reason);
         Ok(self)
     }
 
@@ -83,8 +82,8 @@ impl GameQuery {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExportedGame {
     pub game: ArchivedGame,
-    /// The lease's rule set preset.
-    pub rules: String,
+    /// The lease's rule set.
+    pub rules: RuleSet,
 }
 
 /// A run's games that passed a query, in the order they were counted.
@@ -120,7 +119,7 @@ pub fn filter(conn: &Connection, query: &GameQuery) -> Result<GameFilter, StoreE
         }),
     };
     Ok(GameFilter {
-        reason: query.reason.clone(),
+        reason: query.reason,
         worker_id,
         lost_by: query.lost.then_some(0),
     })
@@ -131,14 +130,14 @@ pub fn default_players() -> [String; 2] {
     ["dev".to_owned(), "base".to_owned()]
 }
 
-/// The rule set preset of lease `lease_id`'s work in `run`; an external
+/// The rule set of lease `lease_id`'s work in `run`; an external
 /// engine it plays names its player in `players`.
 pub fn lease_rules(
     conn: &Connection,
     run: &RunStatus,
     lease_id: u64,
     players: &mut [String; 2],
-) -> Result<String, StoreError> {
+) -> Result<RuleSet, StoreError> {
     let lease = leases::load(conn, lease_id)?
         .ok_or_else(|| StoreError::NotFound(format!("no lease {lease_id}")))?;
     let work = run.spec.kind.ops().slice_work(
@@ -162,15 +161,13 @@ pub fn lease_rules(
 pub fn export(conn: &Connection, run_id: u64, query: &GameQuery) -> Result<Export, StoreError> {
     let run = run_rows::load(conn, run_id, now_ms())?;
     let stored = games::load(conn, run_id, &filter(conn, query)?)?;
-    let mut rules: BTreeMap<u64, String> = BTreeMap::new();
+    let mut rules: BTreeMap<u64, RuleSet> = BTreeMap::new();
     let mut players = default_players();
     let mut out = Vec::with_capacity(stored.len());
     for game in stored {
         let lease_rules = match rules.entry(game.lease_id) {
-            Entry::Occupied(e) => e.get().clone(),
-            Entry::Vacant(e) => e
-                .insert(lease_rules(conn, &run, game.lease_id, &mut players)?)
-                .clone(),
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => *e.insert(lease_rules(conn, &run, game.lease_id, &mut players)?),
         };
         out.push(ExportedGame {
             rules: lease_rules,
@@ -209,10 +206,7 @@ impl Export {
             what,
         };
         let r = &g.game.record;
-        let rules: RuleSet = g.rules.parse().map_err(|e| fail(format!("{e}")))?;
         let start = Position::from_fen(&r.start_fen).map_err(|e| fail(format!("{e}")))?;
-        let reason = Reason::from_token(&r.reason)
-            .ok_or_else(|| fail(format!("unknown end reason '{}'", r.reason)))?;
         let red = usize::from(r.red_player);
         let opening = format!("opening {}", r.opening_index);
         let site = format!("worker {}, lease {}", g.game.worker_id, g.game.lease_id);
@@ -227,16 +221,12 @@ impl Export {
                 black: &self.players[1 - red],
             },
             start: &start,
-            rules: &rules,
+            rules: &g.rules,
             opening: &opening,
             moves,
             opening_plies: r.opening_plies as usize,
             per_move: &r.per_move,
-            outcome: Outcome {
-                result: r.result,
-                reason,
-                ply: moves.len(),
-            },
+            outcome: r.outcome(),
             stderr_tail: &r.stderr_tail,
             overrun_ms: r.overrun_ms,
         };
@@ -256,12 +246,12 @@ mod tests {
     fn filters_parse_and_combine() {
         let q = parse(&["lost", "time-forfeit", "worker=host-3"]).unwrap();
         assert!(q.lost);
-        assert_eq!(q.reason.as_deref(), Some("time-forfeit"));
+        assert_eq!(q.reason, Some(Reason::TimeForfeit));
         assert_eq!(q.worker.as_deref(), Some("host-3"));
         let q = parse(&["crash"]).unwrap();
-        assert_eq!(q.reason.as_deref(), Some("resignation"));
+        assert_eq!(q.reason, Some(Reason::Resignation));
         let q = parse(&["reason=perpetual-chase"]).unwrap();
-        assert_eq!(q.reason.as_deref(), Some("perpetual-chase"));
+        assert_eq!(q.reason, Some(Reason::PerpetualChase));
         for bad in ["reason=bogus", "won", "colour=red"] {
             let err = parse(&[bad]).unwrap_err().to_string();
             assert!(err.contains("unknown"), "{bad}: {err}");

@@ -409,7 +409,7 @@ impl Scheduler {
                         count_result(&tx, &lease, &outcome, now)?;
                         let kept: Vec<(u32, &xq_proto::GameRecord)> = (0u32..)
                             .zip(outcome.games.iter())
-                            .filter(|(_, g)| keep.keeps(g.result, &g.reason))
+                            .filter(|(_, g)| keep.keeps(g.result, g.reason))
                             .collect();
                         games::insert(&tx, lease.run_id, lease_id, worker_id, &kept)?;
                         SubmitStatus::Accepted
@@ -640,7 +640,7 @@ mod tests {
             settings: MatchSettings {
                 limit: Limit::Nodes(1000),
                 hash_mb: 1,
-                rules: "standard".to_owned(),
+                rules: xq_engine::rules::RuleSet::STANDARD,
                 openings: OpeningSource::Builtin { random_plies: 2 },
                 seed: 1,
                 adjudication: Adjudication::default(),
@@ -708,7 +708,7 @@ mod tests {
         assert_eq!(again, SubmitStatus::Duplicate);
         let run = s.get_run(run).await.unwrap();
         assert_eq!(run.totals.pairs, 10);
-        assert_eq!(run.totals.draws, 20);
+        assert_eq!(run.totals.wdl.draws, 20);
         assert_eq!(run.state, RunState::Finished);
     }
 
@@ -771,7 +771,10 @@ mod tests {
         let (s, w) = setup(Duration::from_secs(60)).await;
         let mut spec = games_spec(0, 2);
         spec.kind = KindSpec::Variants(runs::VariantsSpec {
-            rules: vec!["standard".to_owned(), "conversion".to_owned()],
+            rules: vec![
+                xq_engine::rules::RuleSet::STANDARD,
+                "conversion".parse().unwrap(),
+            ],
             params: BTreeMap::new(),
             pairs: 3,
         });
@@ -782,15 +785,18 @@ mod tests {
         }
         let slices: Vec<_> = grants
             .iter()
-            .map(|g| (g.work.rules.as_str(), g.work.openings.offset, g.work.pairs))
+            .map(|g| {
+                let rules = xq_proto::rule_set::name(&g.work.rules);
+                (rules, g.work.openings.offset, g.work.pairs)
+            })
             .collect();
         assert_eq!(
             slices,
             [
-                ("standard", 0, 2),
-                ("conversion", 0, 2),
-                ("standard", 2, 1),
-                ("conversion", 2, 1)
+                ("standard".to_owned(), 0, 2),
+                ("standard+conversion".to_owned(), 0, 2),
+                ("standard".to_owned(), 2, 1),
+                ("standard+conversion".to_owned(), 2, 1)
             ]
         );
         let g = &grants[1];
@@ -899,13 +905,19 @@ mod tests {
         assert_eq!(status.state, RunState::Finished);
         let t = &status.totals;
         assert_eq!(
-            (t.pairs, t.pentanomial, t.wins, t.draws, t.losses),
+            (
+                t.pairs,
+                t.pentanomial,
+                t.wdl.wins,
+                t.wdl.draws,
+                t.wdl.losses
+            ),
             (
                 honest_sum.pairs,
                 honest_sum.pentanomial,
-                honest_sum.wins,
-                honest_sum.draws,
-                honest_sum.losses
+                honest_sum.wdl.wins,
+                honest_sum.wdl.draws,
+                honest_sum.wdl.losses
             )
         );
         let health = s.worker_health(run).await.unwrap();
@@ -930,7 +942,7 @@ mod tests {
     #[tokio::test]
     async fn an_sprt_run_recounts_its_llr_without_the_excluded_worker() {
         use crate::stats::sprt::SprtParams;
-        use crate::stats::{EloModel, Pentanomial, Results};
+        use crate::stats::{EloModel, Results};
         let mut spec = games_spec(0, 20);
         let sprt = SprtParams::new(0.0, 5.0, 0.05, 0.05, EloModel::Normalized).unwrap();
         spec.kind = KindSpec::Sprt(runs::SprtSpec {
@@ -943,9 +955,7 @@ mod tests {
         spec.workers.exclude_flagged = true;
         let (_, status, _) = a_biased_worker_is_excluded(spec).await;
         let expected = sprt
-            .evaluate(&Results::Pentanomial(Pentanomial(
-                status.totals.pentanomial,
-            )))
+            .evaluate(&Results::Pentanomial(status.totals.pentanomial))
             .unwrap();
         assert_eq!(status.progress.sprt().unwrap().llr, expected.llr);
     }
@@ -971,7 +981,7 @@ mod tests {
         let health = s.worker_health(run).await.unwrap();
         assert_eq!(health.len(), 2);
         assert!(health.iter().all(|h| !h.standing.excluded()));
-        assert_eq!(health[1].sums.pentanomial, [5, 25, 90, 60, 20]);
+        assert_eq!(health[1].sums.pentanomial.0, [5, 25, 90, 60, 20]);
         assert_eq!(health[0].sums.leases, 2);
     }
 

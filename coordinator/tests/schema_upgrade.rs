@@ -127,9 +127,13 @@ fn check_version_1_runs(back: &ReadBack) {
         "absent draw_contempt is on"
     );
     assert_eq!(sprt.totals.pairs, 4);
-    assert_eq!(sprt.totals.pentanomial, [1, 0, 1, 1, 1]);
+    assert_eq!(sprt.totals.pentanomial.0, [1, 0, 1, 1, 1]);
     assert_eq!(
-        (sprt.totals.wins, sprt.totals.draws, sprt.totals.losses),
+        (
+            sprt.totals.wdl.wins,
+            sprt.totals.wdl.draws,
+            sprt.totals.wdl.losses
+        ),
         (4, 1, 3)
     );
     assert_eq!(sprt.totals.reasons.values().sum::<u64>(), 8);
@@ -175,7 +179,7 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         let stopped = run(back, 4);
         assert_eq!(stopped.state, RunState::Stopped);
         assert!(!stopped.spec.settings.draw_contempt);
-        assert_eq!(stopped.totals.wins, 2);
+        assert_eq!(stopped.totals.wdl.wins, 2);
     }
     if version >= 3 {
         let external = run(back, 5);
@@ -198,7 +202,10 @@ fn check_later_runs(back: &ReadBack, version: usize) {
     if version >= 5 {
         let games = run(back, 7);
         assert_eq!((games.spec.priority, games.pairs_in_flight), (2, 3));
-        assert_eq!(games.spec.settings.rules, "standard+conversion");
+        assert_eq!(
+            games.spec.settings.rules.name().as_deref(),
+            Some("standard+conversion")
+        );
     }
     if version >= 6 {
         assert_eq!(
@@ -232,7 +239,10 @@ fn check_later_runs(back: &ReadBack, version: usize) {
     if version >= 4 {
         let variants = run(back, 6);
         assert_eq!(variants.progress.variants().len(), 2);
-        assert_eq!(variants.progress.variants()[1].rules, "standard+conversion");
+        assert_eq!(
+            variants.progress.variants()[1].rules.name().as_deref(),
+            Some("standard+conversion")
+        );
         assert_eq!(variants.progress.variants()[1].total_plies, 189);
         assert_eq!(
             variants

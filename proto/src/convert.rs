@@ -6,13 +6,14 @@
 //! refused here; every value built is then checked by its domain rules
 //! ([`crate::validate`]).
 
-use xq_engine::rules::GameResult;
+use xq_engine::rules::{GameResult, Reason};
 
-use crate::error::{Invalid, invalid, required};
+use crate::error::{Invalid, invalid, quote, required};
 use crate::game_record::{MoveStats, pack_moves, unpack_moves};
 use crate::{
     Adjudication, BatchOutcome, Coords, EngineRef, GameRecord, Limit, OpeningSlice, OpeningSource,
-    PlayerSpec, Protocol, Retention, TimeControl, Totals, VariantStats, WorkSpec, pb,
+    Pentanomial, PlayerSpec, Protocol, Retention, TimeControl, Totals, VariantStats, Wdl, WorkSpec,
+    pb,
 };
 
 impl From<WorkSpec> for pb::WorkSpec {
@@ -27,7 +28,7 @@ impl From<WorkSpec> for pb::WorkSpec {
         } = w;
         pb::WorkSpec {
             players: players.into_iter().map(Into::into).collect(),
-            rules,
+            rules: crate::rule_set::name(&rules),
             openings: Some(openings.into()),
             pairs,
             adjudication: Some(adjudication.into()),
@@ -57,7 +58,7 @@ impl TryFrom<pb::WorkSpec> for WorkSpec {
         })?;
         let work = WorkSpec {
             players,
-            rules,
+            rules: crate::rule_set::parse("work.rules", &rules)?,
             openings: required("work.openings", openings)?.try_into()?,
             pairs,
             adjudication: required("work.adjudication", adjudication)?.into(),
@@ -362,10 +363,13 @@ impl From<Totals> for pb::Totals {
     fn from(t: Totals) -> Self {
         let Totals {
             pairs,
-            pentanomial,
-            wins,
-            draws,
-            losses,
+            pentanomial: Pentanomial(pentanomial),
+            wdl:
+                Wdl {
+                    wins,
+                    draws,
+                    losses,
+                },
             reasons,
             total_plies,
         } = t;
@@ -402,10 +406,12 @@ impl Totals {
         })?;
         Ok(Totals {
             pairs,
-            pentanomial,
-            wins,
-            draws,
-            losses,
+            pentanomial: Pentanomial(pentanomial),
+            wdl: Wdl {
+                wins,
+                draws,
+                losses,
+            },
             reasons: reasons.into_iter().collect(),
             total_plies,
         })
@@ -567,7 +573,7 @@ impl From<GameRecord> for pb::GameRecord {
             moves: pack_moves(&moves),
             opening_plies,
             result: pb::GameResult::from(result).into(),
-            reason,
+            reason: reason.token().to_owned(),
             red_player: red_player.into(),
             score_cp: per_move.iter().map(|m| m.score_cp).collect(),
             depth: per_move.iter().map(|m| m.depth).collect(),
@@ -606,6 +612,12 @@ impl TryFrom<pb::GameRecord> for GameRecord {
                 return invalid("game.result", format!("unknown value {result}"));
             }
         };
+        let reason = Reason::from_token(&reason).ok_or_else(|| {
+            Invalid::new(
+                "game.reason",
+                format!("unknown end reason {}", quote(&reason)),
+            )
+        })?;
         let moves = unpack_moves(&moves)
             .ok_or_else(|| Invalid::new("game.moves", "not a list of 2-byte moves"))?;
         let n = score_cp.len();
@@ -669,6 +681,10 @@ mod tests {
         assert_eq!(WorkSpec::try_from(wire).unwrap_err().field, "limit.kind");
 
         let mut wire = pb::WorkSpec::from(WorkSpec::example());
+        wire.rules = "standard+chess".to_owned();
+        assert_eq!(WorkSpec::try_from(wire).unwrap_err().field, "work.rules");
+
+        let mut wire = pb::WorkSpec::from(WorkSpec::example());
         wire.adjudication = None;
         assert_eq!(
             WorkSpec::try_from(wire).unwrap_err().field,
@@ -681,10 +697,12 @@ mod tests {
         let outcome = BatchOutcome {
             totals: Totals {
                 pairs: 2,
-                pentanomial: [0, 0, 1, 1, 0],
-                wins: 2,
-                draws: 1,
-                losses: 1,
+                pentanomial: Pentanomial([0, 0, 1, 1, 0]),
+                wdl: Wdl {
+                    wins: 2,
+                    draws: 1,
+                    losses: 1,
+                },
                 reasons: BTreeMap::from([("checkmate".to_owned(), 4)]),
                 total_plies: 0,
             },
@@ -695,7 +713,7 @@ mod tests {
                     moves: Vec::new(),
                     opening_plies: 0,
                     result: xq_engine::rules::GameResult::Red,
-                    reason: "checkmate".to_owned(),
+                    reason: Reason::Checkmate,
                     red_player: 0,
                     per_move: Vec::new(),
                     stderr_tail: String::new(),
@@ -714,10 +732,10 @@ mod tests {
         assert_eq!(field(&unproven), "results.games");
         assert_eq!(outcome.check(3).unwrap_err().field, "results.pairs");
         let mut bad = outcome.clone();
-        bad.totals.wins = 3;
+        bad.totals.wdl.wins = 3;
         assert_eq!(field(&bad), "results.wins/draws/losses");
-        bad.totals.wins = u64::MAX;
-        bad.totals.draws = 5;
+        bad.totals.wdl.wins = u64::MAX;
+        bad.totals.wdl.draws = 5;
         assert_eq!(field(&bad), "results.wins/draws/losses");
         let mut long = outcome.clone();
         long.totals.total_plies = 40_001;
@@ -745,7 +763,7 @@ mod tests {
             moves,
             opening_plies: 1,
             result: GameResult::Black,
-            reason: "checkmate".to_owned(),
+            reason: Reason::Checkmate,
             red_player: 1,
             per_move: vec![MoveStats::default(); 2],
             stderr_tail: String::new(),
@@ -771,19 +789,25 @@ mod tests {
             "game.per_move"
         );
         let forfeit = GameRecord {
-            reason: "time-forfeit".to_owned(),
+            reason: Reason::TimeForfeit,
             overrun_ms: Some(37),
             ..record.clone()
         };
         let wire = pb::GameRecord::from(forfeit.clone());
         assert_eq!(wire.overrun_ms, Some(37));
         assert_eq!(GameRecord::try_from(wire.clone()).unwrap(), forfeit);
-        let mut mate = wire;
+        let mut mate = wire.clone();
         mate.reason = "checkmate".to_owned();
         assert_eq!(
             GameRecord::try_from(mate).unwrap_err().field,
             "game.overrun_ms"
         );
+        let mut unknown = wire;
+        unknown.reason = "r".repeat(100_000);
+        let err = GameRecord::try_from(unknown).unwrap_err();
+        assert_eq!(err.field, "game.reason");
+        assert!(err.reason.contains("(100000 bytes)"), "{}", err.reason);
+        assert!(err.reason.len() < 100, "{} bytes", err.reason.len());
     }
 
     #[test]

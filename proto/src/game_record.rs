@@ -6,7 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use xq_engine::rules::{GameResult, PlyRecord, Reason};
+use xq_engine::rules::{GameResult, Outcome, PlyRecord, Reason};
 use xq_engine::{Color, Move};
 
 use crate::variant_stats::{GameSummary, game_captures};
@@ -34,8 +34,9 @@ pub struct GameRecord {
     /// Leading moves that came from the opening.
     pub opening_plies: u32,
     pub result: GameResult,
-    /// The end reason's token (as in [`crate::Totals::reasons`]).
-    pub reason: String,
+    /// Why it ended (on the wire and in [`crate::Totals::reasons`]: its
+    /// token).
+    pub reason: Reason,
     /// Which player (0 or 1) played Red.
     pub red_player: u8,
     /// What the mover reported with each move after the opening.
@@ -60,6 +61,15 @@ impl GameRecord {
     /// The first player's score.
     pub fn first_score(&self) -> Score {
         Score::of(self.result, self.first_color())
+    }
+
+    /// How the game ended: every ending comes after the last move.
+    pub fn outcome(&self) -> Outcome {
+        Outcome {
+            result: self.result,
+            reason: self.reason,
+            ply: self.moves.len(),
+        }
     }
 
     /// The game as the variant statistics count it; `plies` are the
@@ -140,10 +150,9 @@ impl Retention {
         *self == Retention::All
     }
 
-    /// Whether a game with `result` ended by the reason token `reason` is
-    /// kept.
-    pub fn keeps(self, result: GameResult, reason: &str) -> bool {
-        let among = |list: &[Reason]| list.iter().any(|r| r.token() == reason);
+    /// Whether a game with `result` ended by `reason` is kept.
+    pub fn keeps(self, result: GameResult, reason: Reason) -> bool {
+        let among = |list: &[Reason]| list.contains(&reason);
         match self {
             Retention::All => true,
             Retention::Decisive => result != GameResult::Draw,
@@ -158,11 +167,13 @@ impl Retention {
     pub fn kept_of(self, totals: &Totals) -> u64 {
         match self {
             Retention::All => totals.games(),
-            Retention::Decisive => totals.wins + totals.losses,
+            Retention::Decisive => totals.wdl.wins + totals.wdl.losses,
             Retention::Failures => totals
                 .reasons
                 .iter()
-                .filter(|(reason, _)| self.keeps(GameResult::Red, reason))
+                .filter(|(token, _)| {
+                    Reason::from_token(token).is_some_and(|r| self.keeps(GameResult::Red, r))
+                })
                 .map(|(_, n)| n)
                 .sum(),
             Retention::None => 0,
@@ -242,9 +253,9 @@ mod tests {
             [4, 2, 2, 0],
             "all, decisive, failures, none"
         );
-        assert!(Retention::Failures.keeps(GameResult::Draw, "mutual-perpetual"));
-        assert!(!Retention::Failures.keeps(GameResult::Red, "perpetual-check"));
-        assert!(!Retention::Decisive.keeps(GameResult::Draw, "time-forfeit"));
+        assert!(Retention::Failures.keeps(GameResult::Draw, Reason::MutualPerpetual));
+        assert!(!Retention::Failures.keeps(GameResult::Red, Reason::PerpetualCheck));
+        assert!(!Retention::Decisive.keeps(GameResult::Draw, Reason::TimeForfeit));
         for r in Retention::ALL {
             assert_eq!(r.token().parse::<Retention>(), Ok(r));
         }

@@ -20,6 +20,8 @@
 //!   [`EngineRef`], [`OpeningSlice`]);
 //! - [`results`]: [`Score`], [`Totals`] (the one totals record) and a lease's
 //!   [`BatchOutcome`];
+//! - [`rule_set`]: a rule set's text at the edges (parsed once, written by
+//!   its canonical name, serde adapters);
 //! - [`variant_stats`]: Red's view of a batch and capture conversion per kind,
 //!   for rule-variant studies;
 //! - [`game_record`]: one game as the game archive keeps it, and which
@@ -42,6 +44,7 @@ pub mod game_record;
 pub mod limit;
 pub mod openings;
 pub mod results;
+pub mod rule_set;
 pub mod uci_variant;
 pub mod utc;
 pub mod validate;
@@ -64,7 +67,7 @@ pub use error::{Invalid, bounded, invalid, named, quote, required};
 pub use game_record::{GameRecord, MoveStats, Retention, RetentionError};
 pub use limit::{Limit, LimitError, TimeControl, TimeControlError};
 pub use openings::{MAX_RANDOM_PLIES, Opening, OpeningError, OpeningSource};
-pub use results::{BatchOutcome, Score, Totals};
+pub use results::{BatchOutcome, Pentanomial, Score, Totals, Wdl};
 pub use variant_stats::VariantStats;
 pub use work::{
     Coords, CoordsError, EngineRef, OpeningSlice, PlayerSpec, Protocol, WorkSpec, is_sha256_hex,

@@ -2,6 +2,11 @@
 //! totals record [`Totals`] (a lease's results, a run's counted games, a local
 //! match's summary), and a lease's [`BatchOutcome`].
 //!
+//! The counts themselves are the statistics' own types, [`Wdl`] and
+//! [`Pentanomial`] of `xq-stats`: the estimators and the SPRT take a run's
+//! totals as they are, with no copy into a second definition of the same
+//! counts.
+//!
 //! A pair is one opening played twice, the first player taking Red in the
 //! first game and Black in the second. Its pentanomial index is the first
 //! player's pair score in half points: 0 = LL, 1 = LD or DL, 2 = LW, DD or
@@ -12,6 +17,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use xq_engine::Color;
 use xq_engine::rules::GameResult;
+pub use xq_stats::{Pentanomial, Wdl};
 
 use crate::{GameRecord, VariantStats};
 
@@ -63,10 +69,10 @@ pub struct Totals {
     /// Complete pairs.
     pub pairs: u64,
     /// `[LL, LD+DL, LW+DD+WL, DW+WD, WW]`.
-    pub pentanomial: [u64; 5],
-    pub wins: u64,
-    pub draws: u64,
-    pub losses: u64,
+    pub pentanomial: Pentanomial,
+    /// Wins, draws and losses (in JSON: fields of the record itself).
+    #[serde(flatten)]
+    pub wdl: Wdl,
     /// Games by end reason (the reason's lowercase token).
     pub reasons: BTreeMap<String, u64>,
     /// Plies over all games.
@@ -81,7 +87,7 @@ impl Totals {
         for pair in games.chunks_exact(2) {
             t.add_pair(
                 [&pair[0], &pair[1]]
-                    .map(|g| (g.first_score(), g.moves.len() as u64, g.reason.as_str())),
+                    .map(|g| (g.first_score(), g.moves.len() as u64, g.reason.token())),
             );
         }
         t
@@ -92,27 +98,27 @@ impl Totals {
     pub fn add_pair(&mut self, games: [(Score, u64, &str); 2]) {
         for (score, plies, reason) in games {
             match score {
-                Score::Win => self.wins += 1,
-                Score::Draw => self.draws += 1,
-                Score::Loss => self.losses += 1,
+                Score::Win => self.wdl.wins += 1,
+                Score::Draw => self.wdl.draws += 1,
+                Score::Loss => self.wdl.losses += 1,
             }
             self.total_plies += plies;
             *self.reasons.entry(reason.to_string()).or_default() += 1;
         }
         self.pairs += 1;
-        self.pentanomial[games[0].0.half_points() + games[1].0.half_points()] += 1;
+        self.pentanomial.0[games[0].0.half_points() + games[1].0.half_points()] += 1;
     }
 
     /// Adds another record (saturating: stored totals never wrap).
     pub fn merge(&mut self, other: &Totals) {
         let add = |a: &mut u64, b: u64| *a = a.saturating_add(b);
         add(&mut self.pairs, other.pairs);
-        for (a, &b) in self.pentanomial.iter_mut().zip(&other.pentanomial) {
+        for (a, &b) in self.pentanomial.0.iter_mut().zip(&other.pentanomial.0) {
             add(a, b);
         }
-        add(&mut self.wins, other.wins);
-        add(&mut self.draws, other.draws);
-        add(&mut self.losses, other.losses);
+        add(&mut self.wdl.wins, other.wdl.wins);
+        add(&mut self.wdl.draws, other.wdl.draws);
+        add(&mut self.wdl.losses, other.wdl.losses);
         for (reason, &n) in &other.reasons {
             add(self.reasons.entry(reason.clone()).or_default(), n);
         }
@@ -121,9 +127,7 @@ impl Totals {
 
     /// Games counted.
     pub fn games(&self) -> u64 {
-        self.wins
-            .saturating_add(self.draws)
-            .saturating_add(self.losses)
+        self.wdl.games()
     }
 
     /// Mean game length in plies (0 without games).
@@ -165,16 +169,16 @@ mod tests {
         for (a, b) in pairs {
             t.add_pair([(a, 10, "checkmate"), (b, 20, "repetition draw")]);
         }
-        assert_eq!(t.pentanomial, [1, 1, 2, 1, 1]);
+        assert_eq!(t.pentanomial, Pentanomial([1, 1, 2, 1, 1]));
         assert_eq!(
-            (t.wins, t.draws, t.losses, t.games(), t.pairs),
+            (t.wdl.wins, t.wdl.draws, t.wdl.losses, t.games(), t.pairs),
             (4, 4, 4, 12, 6)
         );
         assert_eq!(t.mean_plies(), 15.0);
         let mut sum = Totals::default();
         sum.merge(&t);
         sum.merge(&t);
-        assert_eq!(sum.pentanomial, [2, 2, 4, 2, 2]);
+        assert_eq!(sum.pentanomial, Pentanomial([2, 2, 4, 2, 2]));
         assert_eq!(sum.reasons["checkmate"], 12);
     }
 

@@ -117,9 +117,6 @@ impl WorkSpec {
         for p in &self.players {
             p.validate()?;
         }
-        if self.rules.is_empty() {
-            return invalid("work.rules", "empty");
-        }
         self.openings.validate()?;
         if self.pairs == 0 || u64::from(self.pairs) != self.openings.count {
             return invalid(
@@ -146,18 +143,19 @@ impl Totals {
             );
         }
         let games = pairs.saturating_mul(2);
-        if sum(&self.pentanomial) != Some(pairs) {
+        if sum(&self.pentanomial.0) != Some(pairs) {
             return invalid(
                 at("pentanomial"),
-                format!("{:?} does not sum to the {pairs} pairs", self.pentanomial),
+                format!("{:?} does not sum to the {pairs} pairs", self.pentanomial.0),
             );
         }
-        if sum(&[self.wins, self.draws, self.losses]) != Some(games) {
+        let wdl = &self.wdl;
+        if sum(&[wdl.wins, wdl.draws, wdl.losses]) != Some(games) {
             return invalid(
                 at("wins/draws/losses"),
                 format!(
                     "wins {} + draws {} + losses {} is not 2 × {pairs} pairs",
-                    self.wins, self.draws, self.losses
+                    wdl.wins, wdl.draws, wdl.losses
                 ),
             );
         }
@@ -267,7 +265,7 @@ impl GameRecord {
             );
         }
         if let Some(ms) = self.overrun_ms
-            && self.reason != Reason::TimeForfeit.token()
+            && self.reason != Reason::TimeForfeit
         {
             return invalid(
                 "game.overrun_ms",

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use xq_engine::rules::RuleSet;
 
 use crate::{Adjudication, Limit, OpeningSource};
 
@@ -16,8 +17,10 @@ use crate::{Adjudication, Limit, OpeningSource};
 pub struct WorkSpec {
     /// `players[0]` is the first player, whose view every result takes.
     pub players: [PlayerSpec; 2],
-    /// Rule set preset, e.g. `"standard+conversion"`.
-    pub rules: String,
+    /// The rules every game is played under (on the wire and in JSON: its
+    /// preset name, e.g. `"standard+conversion"`).
+    #[serde(with = "crate::rule_set::preset")]
+    pub rules: RuleSet,
     pub openings: OpeningSlice,
     /// Game pairs to play (2 games each); equals `openings.count`.
     pub pairs: u32,
@@ -221,7 +224,7 @@ impl WorkSpec {
         };
         WorkSpec {
             players: [player(900), player(880)],
-            rules: "standard".to_owned(),
+            rules: RuleSet::STANDARD,
             openings: OpeningSlice {
                 source: OpeningSource::Builtin { random_plies: 4 },
                 seed: 7,

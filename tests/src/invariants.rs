@@ -30,7 +30,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use xq_coordinator::runs::{self, KindSpec, RunSpec};
-use xq_coordinator::spsa::{SpsaRequest, SpsaResult, apply_result};
+use xq_coordinator::spsa::{SpsaRequest, apply_result};
 use xq_coordinator::stats::{Pentanomial, Results};
 
 /// One run as found.
@@ -417,7 +417,7 @@ fn check_spsa(
             return Ok(());
         };
         let request: SpsaRequest = serde_json::from_str(request)?;
-        let result = SpsaResult {
+        let result = xq_coordinator::stats::Wdl {
             wins: *wins,
             draws: *draws,
             losses: *losses,
@@ -545,9 +545,11 @@ pub fn check_archived_games(conn: &Connection, v: &mut Vec<String>) -> Res<Strin
             conn.prepare("SELECT reason, games FROM run_reasons WHERE run_id = ?1")?;
         let totals = xq_proto::Totals {
             pairs,
-            wins,
-            draws,
-            losses,
+            wdl: xq_proto::Wdl {
+                wins,
+                draws,
+                losses,
+            },
             reasons: reasons
                 .query_map([run], |r| {
                     Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
@@ -575,7 +577,8 @@ pub fn check_archived_games(conn: &Connection, v: &mut Vec<String>) -> Res<Strin
                     "red" => xq_engine::rules::GameResult::Red,
                     _ => xq_engine::rules::GameResult::Black,
                 };
-                !keep.keeps(result, reason)
+                xq_engine::rules::Reason::from_token(reason)
+                    .is_none_or(|reason| !keep.keeps(result, reason))
             })
             .count();
         if outside > 0 {

@@ -155,10 +155,10 @@ async fn a_worker_reporting_biased_counts_is_flagged_excluded_and_its_results_se
     assert_eq!(
         (t.pentanomial.clone(), t.wins, t.draws, t.losses),
         (
-            honest.pentanomial.to_vec(),
-            honest.wins,
-            honest.draws,
-            honest.losses
+            honest.pentanomial.0.to_vec(),
+            honest.wdl.wins,
+            honest.wdl.draws,
+            honest.wdl.losses
         ),
         "the run counts exactly the honest results"
     );

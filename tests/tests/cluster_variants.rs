@@ -25,7 +25,12 @@ async fn a_variants_run_totals_each_variant_and_reports_conversions() {
     assert_eq!(last.state(), pb::RunState::Finished);
     assert_eq!(last.totals.as_ref().expect("totals").pairs, 10);
     assert_eq!(last.variants.len(), 2);
-    for (v, rules) in last.variants.iter().zip(["standard", "conversion"]) {
+    // The rule sets come back by their canonical names.
+    for (v, rules) in last
+        .variants
+        .iter()
+        .zip(["standard", "standard+conversion"])
+    {
         assert_eq!(v.rules, rules);
         assert_eq!(v.pairs, 5);
         assert_eq!(v.reasons.values().sum::<u64>(), 10);

@@ -376,10 +376,11 @@ mod matches {
 
     use xq_engine::Params;
     use xq_engine::rules::RuleSet;
+    use xq_proto::BatchOutcome;
     use xq_proto::{Adjudication, Limit};
     use xq_worker::external::EngineConfig;
     use xq_worker::openings::{OpeningBook, Order};
-    use xq_worker::runner::{MatchOutcome, MatchSpec, PlayerConfig, Runner};
+    use xq_worker::runner::{MatchSpec, PlayerConfig, Runner};
 
     use super::*;
 
@@ -394,11 +395,11 @@ mod matches {
         }
     }
 
-    fn play(dev: Option<EngineConfig>, pairs: u64) -> MatchOutcome {
+    fn play(dev: Option<EngineConfig>, pairs: u64) -> BatchOutcome {
         play_with(player("dev", dev), pairs)
     }
 
-    fn play_with(dev: PlayerConfig, pairs: u64) -> MatchOutcome {
+    fn play_with(dev: PlayerConfig, pairs: u64) -> BatchOutcome {
         let spec = MatchSpec {
             players: [dev, player("base", None)],
             rules: RuleSet::default(),
@@ -415,12 +416,13 @@ mod matches {
         runner
             .play(&spec, &Arc::new(AtomicBool::new(false)), &|_, _| {})
             .expect("match")
+            .outcome
     }
 
-    fn exact(o: &MatchOutcome, pairs: u64) {
+    fn exact(o: &BatchOutcome, pairs: u64) {
         let t = &o.totals;
         assert_eq!((t.pairs, t.games()), (pairs, 2 * pairs), "{t:?}");
-        assert_eq!(t.pentanomial.iter().sum::<u64>(), t.pairs);
+        assert_eq!(t.pentanomial.pairs(), t.pairs);
         assert_eq!(t.reasons.values().sum::<u64>(), t.games());
     }
 
@@ -429,7 +431,7 @@ mod matches {
         let o = play(Some(config(binary("xq-engine"), Protocol::Uci)), 3);
         exact(&o, 3);
         // Same engine, same node limit, colours swapped: every pair scores 1.
-        assert_eq!(o.totals.pentanomial, [0, 0, 3, 0, 0], "{:?}", o.totals);
+        assert_eq!(o.totals.pentanomial.0, [0, 0, 3, 0, 0], "{:?}", o.totals);
     }
 
     #[test]
@@ -451,14 +453,14 @@ mod matches {
             o.totals
         );
         for g in &o.games {
-            let archived = g.archived();
+            let archived = g.clone();
             let ms = archived.overrun_ms.expect("a time forfeit's overrun");
             assert!((250..2_000).contains(&ms), "overrun {ms} ms");
             let wire = xq_proto::pb::GameRecord::from(archived.clone());
             assert_eq!(xq_proto::GameRecord::try_from(wire), Ok(archived));
         }
         let o = play(None, 1);
-        assert!(o.games.iter().all(|g| g.archived().overrun_ms.is_none()));
+        assert!(o.games.iter().all(|g| g.overrun_ms.is_none()));
     }
 
     #[test]
@@ -483,7 +485,7 @@ mod matches {
             let o = play(Some(cfg), 2);
             exact(&o, 2);
             assert_eq!(
-                (o.totals.losses, o.totals.reasons.get(reason)),
+                (o.totals.wdl.losses, o.totals.reasons.get(reason)),
                 (4, Some(&4)),
                 "{what}: {:?}",
                 o.totals

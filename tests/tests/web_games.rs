@@ -53,7 +53,7 @@ fn game(red_player: u8, moves: &str, result: GameResult, reason: &str) -> GameRe
         moves,
         opening_plies: 0,
         result,
-        reason: reason.to_owned(),
+        reason: xq_engine::rules::Reason::from_token(reason).expect("an end reason"),
         red_player,
         stderr_tail: String::new(),
         overrun_ms: None,

@@ -202,7 +202,7 @@ fn replay_a_game(db: &std::path::Path, run: u64, base: &str, profile: &std::path
         .find(|g| g.game.record.moves.len() >= 14)
         .expect("a game of 14 plies");
     let (g, r) = (&exported.game, &exported.game.record);
-    let rules: xq_engine::rules::RuleSet = exported.rules.parse().expect("the lease's rules");
+    let rules = exported.rules;
     let mut pos = Position::from_fen(&r.start_fen).unwrap();
     pos.set_conversion(rules.conversion);
     let mut positions = vec![pos.clone()];
@@ -437,7 +437,10 @@ async fn a_browser_renders_every_page_with_the_numbers_of_report_json() {
         .as_f64()
         .unwrap();
     assert!(shown.contains(&p), "G-test p {p} not shown");
-    assert!(page.dom.contains("Capture conversion in conversion"));
+    assert!(
+        page.dom
+            .contains("Capture conversion in standard+conversion")
+    );
     assert!(
         page.dom.contains("id=\"games-link\""),
         "no link to the games"

@@ -8,7 +8,7 @@
 //! score without playing, and still send the evidence every result needs.
 
 use xq_engine::Position;
-use xq_engine::rules::{Game, GameResult};
+use xq_engine::rules::{Game, GameResult, Reason};
 
 use xq_proto::variant_stats::VariantStats;
 use xq_proto::{BatchOutcome, GameRecord, MoveStats, Score, Totals, WorkSpec};
@@ -20,8 +20,6 @@ use crate::openings::{BookError, OpeningBook, OpeningMaker, Order};
 pub enum StandInError {
     #[error("the lease's openings: {0}")]
     Book(#[from] BookError),
-    #[error("the lease's rules: {0}")]
-    Rules(String),
     #[error("opening {index} does not start from a legal position: {reason}")]
     Opening { index: u64, reason: String },
 }
@@ -34,10 +32,6 @@ pub fn adjudicated(
     work: &WorkSpec,
     mut score: impl FnMut(u64) -> Score,
 ) -> Result<BatchOutcome, StandInError> {
-    let rules = work
-        .rules
-        .parse()
-        .map_err(|e| StandInError::Rules(format!("{e}")))?;
     let book = OpeningBook::load(&work.openings.source, std::path::Path::new(""))?;
     let mut maker = OpeningMaker::default();
     let mut last: Option<(u64, xq_proto::Opening)> = None;
@@ -54,7 +48,7 @@ pub fn adjudicated(
         };
         let bad = |reason: String| StandInError::Opening { index, reason };
         let start = Position::from_fen(&opening.fen).map_err(|e| bad(e.to_string()))?;
-        let mut replayed = Game::new(start, rules);
+        let mut replayed = Game::new(start, work.rules);
         for &mv in &opening.moves {
             replayed.play(mv).map_err(|e| bad(e.to_string()))?;
         }
@@ -64,7 +58,7 @@ pub fn adjudicated(
             opening_plies: opening.moves.len() as u32,
             moves: opening.moves,
             result: GameResult::Draw,
-            reason: "adjudication".to_owned(),
+            reason: Reason::Adjudication,
             red_player: (game % 2) as u8,
             per_move: Vec::<MoveStats>::new(),
             stderr_tail: String::new(),
@@ -93,8 +87,8 @@ mod tests {
         assert_eq!(outcome.games.len(), 2 * work.pairs as usize);
         let t = &outcome.totals;
         assert_eq!(t.pairs, u64::from(work.pairs));
-        assert_eq!((t.wins, t.draws, t.losses), (4, 8, 4));
-        assert_eq!(t.pentanomial, [0, 0, 8, 0, 0]);
+        assert_eq!((t.wdl.wins, t.wdl.draws, t.wdl.losses), (4, 8, 4));
+        assert_eq!(t.pentanomial, xq_proto::Pentanomial([0, 0, 8, 0, 0]));
         assert_eq!(t.reasons["adjudication"], 16);
         outcome.check(work.pairs).unwrap();
         for (i, g) in outcome.games.iter().enumerate() {

@@ -21,8 +21,8 @@ fuzz_target!(|data: &[u8]| {
     if outcome.check(lease_pairs).is_ok() {
         let t = &outcome.totals;
         let games = 2 * u64::from(lease_pairs);
-        assert_eq!(t.pentanomial.iter().sum::<u64>(), u64::from(lease_pairs));
-        assert_eq!(t.wins + t.draws + t.losses, games);
+        assert_eq!(t.pentanomial.0.iter().sum::<u64>(), u64::from(lease_pairs));
+        assert_eq!(t.wdl.wins + t.wdl.draws + t.wdl.losses, games);
         assert!(t.total_plies <= games * 10_000);
         assert_eq!(outcome.games.len() as u64, games, "a result carries every game");
     }

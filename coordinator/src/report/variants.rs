@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use xq_engine::RuleSet;
+use xq_proto::rule_set::{self, preset};
 use xq_proto::variant_stats::{CONVERTIBLE, PLIES_BUCKET, PLIES_BUCKETS};
 
 use crate::runs::VariantTotals;
@@ -68,7 +69,9 @@ pub struct KindConversion {
 /// One variant.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VariantReport {
-    pub rules: String,
+    /// Written as its preset name.
+    #[serde(serialize_with = "preset::serialize")]
+    pub rules: RuleSet,
     /// `standard` (1/½/0) or `reform-2007` (points / 3).
     pub scoring: &'static str,
     pub games: u64,
@@ -89,8 +92,10 @@ pub struct VariantReport {
 /// One variant against the reference (the first variant).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ComparisonReport {
-    pub rules: String,
-    pub reference: String,
+    #[serde(serialize_with = "preset::serialize")]
+    pub rules: RuleSet,
+    #[serde(serialize_with = "preset::serialize")]
+    pub reference: RuleSet,
     pub red_win: Difference,
     pub draw: Difference,
     pub black_win: Difference,
@@ -112,10 +117,10 @@ pub struct VariantsReport {
     pub comparisons: Vec<ComparisonReport>,
 }
 
-fn scoring(rules: &str) -> Scoring {
-    match rules.parse::<RuleSet>().map(|r| r.scoring) {
-        Ok(xq_engine::rules::Scoring::Reform2007) => Scoring::Reform2007,
-        _ => Scoring::Standard,
+fn scoring(rules: &RuleSet) -> Scoring {
+    match rules.scoring {
+        xq_engine::rules::Scoring::Reform2007 => Scoring::Reform2007,
+        xq_engine::rules::Scoring::Standard => Scoring::Standard,
     }
 }
 
@@ -157,8 +162,7 @@ fn share(successes: u64, n: u64) -> Proportion {
 }
 
 fn conversion(t: &VariantTotals) -> Option<Vec<KindConversion>> {
-    let rules: RuleSet = t.rules.parse().ok()?;
-    if !rules.conversion {
+    if !t.rules.conversion {
         return None;
     }
     let s = &t.stats;
@@ -179,7 +183,7 @@ fn conversion(t: &VariantTotals) -> Option<Vec<KindConversion>> {
 
 fn variant(t: &VariantTotals, summary: &VariantSummary) -> VariantReport {
     VariantReport {
-        rules: t.rules.clone(),
+        rules: t.rules,
         scoring: match summary.scoring {
             Scoring::Standard => "standard",
             Scoring::Reform2007 => "reform-2007",
@@ -219,8 +223,8 @@ pub fn report(totals: &[VariantTotals]) -> Result<VariantsReport, StatsError> {
                 difference(a, b)
             });
             comparisons.push(ComparisonReport {
-                rules: counted[i + 1].rules.clone(),
-                reference: counted[0].rules.clone(),
+                rules: counted[i + 1].rules,
+                reference: counted[0].rules,
                 red_win: c.red_win,
                 draw: c.draw,
                 black_win: c.black_win,
@@ -280,7 +284,7 @@ pub fn text(r: &VariantsReport) -> String {
     for v in &r.variants {
         out += &format!(
             "variant {} ({} games in {} pairs; scoring {})\n",
-            v.rules,
+            rule_set::name(&v.rules),
             v.games,
             v.pairs,
             match v.scoring {
@@ -328,7 +332,11 @@ pub fn text(r: &VariantsReport) -> String {
         }
     }
     for c in &r.comparisons {
-        out += &format!("{} − {}\n", c.rules, c.reference);
+        out += &format!(
+            "{} − {}\n",
+            rule_set::name(&c.rules),
+            rule_set::name(&c.reference)
+        );
         out += &format!("  red win    {}\n", diff(&c.red_win));
         out += &format!("  draw       {}\n", diff(&c.draw));
         out += &format!("  black win  {}\n", diff(&c.black_win));
@@ -372,7 +380,7 @@ pub fn csv(r: &VariantsReport, totals: &[VariantTotals]) -> String {
         let p = |x: &Proportion| format!("{:.5},{:.5},{:.5}", x.rate, x.lower, x.upper);
         out += &format!(
             "{},{},{},{},{},{},{},{:.5},{:.5},{:.5},{:.5},{:.2},{:.2}",
-            v.rules,
+            rule_set::name(&v.rules),
             v.scoring,
             v.games,
             v.pairs,
@@ -414,7 +422,7 @@ mod tests {
         let mut plies_histogram = [0; PLIES_BUCKETS];
         plies_histogram[4] = 2 * pairs;
         VariantTotals {
-            rules: rules.to_owned(),
+            rules: rules.parse().unwrap(),
             pairs,
             reasons: BTreeMap::from([("checkmate".to_owned(), 2 * pairs)]),
             total_plies: 90 * 2 * pairs,

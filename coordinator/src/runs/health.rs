@@ -16,7 +16,7 @@
 //! every worker plays about the same mix).
 
 use crate::stats::residuals::{BadWorkerRule, ExclusionRule, Health, bad_workers, homogeneity};
-use crate::stats::{Pentanomial, Results};
+use crate::stats::{Pentanomial, Results, Wdl};
 
 /// One worker's results and health in one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,11 +78,9 @@ pub struct WorkerSums {
     /// Counted and excluded leases.
     pub leases: u64,
     pub pairs: u64,
-    /// `[LL, LD+DL, LW+DD+WL, DW+WD, WW]`, first player's view.
-    pub pentanomial: [u64; 5],
-    pub wins: u64,
-    pub draws: u64,
-    pub losses: u64,
+    /// First player's view.
+    pub pentanomial: Pentanomial,
+    pub wdl: Wdl,
     pub time_losses: u64,
     pub crashes: u64,
     /// Why the worker was excluded from the run, if it was.
@@ -103,10 +101,7 @@ pub struct RunFlag {
 }
 
 fn results(s: &WorkerSums) -> (u64, Results) {
-    (
-        s.worker_id,
-        Results::Pentanomial(Pentanomial(s.pentanomial)),
-    )
+    (s.worker_id, Results::Pentanomial(s.pentanomial))
 }
 
 /// The health of each worker of `sums` under `flag` and `exclude` (see the
@@ -189,7 +184,7 @@ mod tests {
             name: format!("w{id}"),
             leases: 1,
             pairs,
-            pentanomial,
+            pentanomial: Pentanomial(pentanomial),
             ..WorkerSums::default()
         }
     }

@@ -25,6 +25,7 @@ pub mod wire;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use xq_engine::rules::RuleSet;
 use xq_proto::{
     Adjudication, BatchOutcome, EngineRef, Invalid, Limit, OpeningSource, PlayerSpec, Retention,
     Totals, pb,
@@ -32,9 +33,9 @@ use xq_proto::{
 
 use crate::spin_options::SpinOption;
 use crate::spsa::{SpsaParamSpec, SpsaRequest, SpsaState};
+use crate::stats::Results;
 use crate::stats::elo::{EloEstimate, logistic_elo};
 use crate::stats::sprt::{SprtOutcome, SprtParams};
-use crate::stats::{Pentanomial, Results};
 pub use error::RunError;
 pub use games::GamesSpec;
 pub use lease::{Lease, LeaseState, StoredResult};
@@ -80,7 +81,9 @@ pub struct RunSpec {
 pub struct MatchSettings {
     pub limit: Limit,
     pub hash_mb: u32,
-    pub rules: String,
+    /// Stored as its preset name.
+    #[serde(with = "xq_proto::rule_set::preset")]
+    pub rules: RuleSet,
     pub openings: OpeningSource,
     pub seed: u64,
     pub adjudication: Adjudication,
@@ -158,14 +161,14 @@ impl Lineup {
     pub fn slice_work(&self, settings: &MatchSettings, dev: &Params, base: &Params) -> SliceWork {
         SliceWork {
             players: self.players(settings, dev, base),
-            rules: settings.rules.clone(),
+            rules: settings.rules,
             per_game: false,
             spsa_request: None,
         }
     }
 
     /// Fills in each selection's registry entry (see [`EngineSel::resolve`]).
-    pub fn resolve(&mut self, registry: &Registry, rules: &str) -> Result<(), RunError> {
+    pub fn resolve(&mut self, registry: &Registry, rules: &RuleSet) -> Result<(), RunError> {
         for sel in self.dev.iter_mut().chain(self.base.iter_mut()) {
             sel.resolve(registry, rules)?;
         }
@@ -185,7 +188,7 @@ impl Lineup {
 impl EngineSel {
     /// Fills in the registry entry; an unknown name is `NotFound`, an engine
     /// whose registered `UCI_Variant`s cannot play `rules` `Invalid`.
-    pub fn resolve(&mut self, registry: &Registry, rules: &str) -> Result<(), RunError> {
+    pub fn resolve(&mut self, registry: &Registry, rules: &RuleSet) -> Result<(), RunError> {
         let found = registry.get(&self.name).ok_or_else(|| {
             RunError::NotFound(format!(
                 "no engine named {} is registered",
@@ -193,21 +196,16 @@ impl EngineSel {
             ))
         })?;
         self.registered = Some(found.entry.clone());
-        let parsed: xq_engine::rules::RuleSet = rules
-            .parse()
-            .map_err(|e| RunError::invalid("settings.rules", e))?;
-        xq_proto::uci_variant::choose_variant(found.variants.as_deref(), &parsed).map_err(
-            |why| {
-                RunError::invalid(
-                    "engines",
-                    format!(
-                        "engine {} cannot play rule set {}: {why}",
-                        xq_proto::quote(&self.name),
-                        xq_proto::quote(rules)
-                    ),
-                )
-            },
-        )?;
+        xq_proto::uci_variant::choose_variant(found.variants.as_deref(), rules).map_err(|why| {
+            RunError::invalid(
+                "engines",
+                format!(
+                    "engine {} cannot play rule set {}: {why}",
+                    xq_proto::quote(&self.name),
+                    xq_proto::quote(&xq_proto::rule_set::name(rules))
+                ),
+            )
+        })?;
         Ok(())
     }
 }
@@ -383,8 +381,7 @@ pub struct Slice {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SliceWork {
     pub players: [PlayerSpec; 2],
-    /// Rule set preset.
-    pub rules: String,
+    pub rules: RuleSet,
     /// Each game takes its own opening (see `xq_proto::OpeningSlice`).
     pub per_game: bool,
     /// SPSA runs: the request (flip vector) the lease's result answers.
@@ -460,7 +457,7 @@ pub trait Kind {
 
     /// The rule sets the run compares, in the spec's order (a variants
     /// run's; none for the others).
-    fn variants(&self) -> &[String] {
+    fn variants(&self) -> &[RuleSet] {
         &[]
     }
 
@@ -582,7 +579,7 @@ impl RunStatus {
         if self.totals.pairs == 0 {
             return None;
         }
-        logistic_elo(&Results::Pentanomial(Pentanomial(self.totals.pentanomial))).ok()
+        logistic_elo(&Results::Pentanomial(self.totals.pentanomial)).ok()
     }
 }
 

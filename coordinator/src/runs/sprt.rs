@@ -11,7 +11,7 @@ use super::{
     RunStatus, Slice, SliceWork, StoredResult,
 };
 use crate::stats::sprt::{SprtParams, SprtState};
-use crate::stats::{EloModel, Pentanomial, Results};
+use crate::stats::{EloModel, Results};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SprtSpec {
@@ -80,7 +80,7 @@ impl Kind for SprtSpec {
     fn apply(&self, run: &RunStatus, _: &Lease, _: &BatchOutcome) -> Result<Applied, RunError> {
         let test = self
             .sprt
-            .evaluate(&Results::Pentanomial(Pentanomial(run.totals.pentanomial)))
+            .evaluate(&Results::Pentanomial(run.totals.pentanomial))
             .map_err(|e| RunError::invalid("spec.sprt", e))?;
         let finished = test.state != SprtState::Continue
             || self.max_pairs.is_some_and(|m| run.totals.pairs >= m);

@@ -17,7 +17,7 @@ use super::{
     Lease, Lineup, MatchSettings, Params, Registry, RunError, RunKind, RunSpec, RunStatus, Slice,
     SliceWork, SprtSpec, StoredResult,
 };
-use crate::spsa::{self, SpsaConfig, SpsaError, SpsaParamSpec, SpsaResult, SpsaState};
+use crate::spsa::{self, SpsaConfig, SpsaError, SpsaParamSpec, SpsaState};
 use crate::stats::EloModel;
 use crate::stats::sprt::SprtParams;
 
@@ -269,7 +269,7 @@ impl Kind for SpsaSpec {
                 self.player(settings, &self.values(&request.theta_plus))?,
                 self.player(settings, &self.values(&request.theta_minus))?,
             ],
-            rules: settings.rules.clone(),
+            rules: settings.rules,
             per_game: false,
             spsa_request: Some(request),
         })
@@ -288,13 +288,7 @@ impl Kind for SpsaSpec {
             .spsa_request
             .as_ref()
             .ok_or_else(|| RunError::Corrupt(format!("spsa lease {} has no request", lease.id)))?;
-        let t = &outcome.totals;
-        let result = SpsaResult {
-            wins: t.wins,
-            draws: t.draws,
-            losses: t.losses,
-        };
-        spsa::apply_result(&mut state, request, result)
+        spsa::apply_result(&mut state, request, outcome.totals.wdl)
             .map_err(|e| RunError::invalid("results", format!("spsa: {e}")))?;
         let finished = state.finished();
         let mut effects = Vec::with_capacity(2);
@@ -504,7 +498,7 @@ mod tests {
                 settings: MatchSettings {
                     limit: Limit::Nodes(300),
                     hash_mb: 1,
-                    rules: "standard".to_owned(),
+                    rules: xq_engine::rules::RuleSet::STANDARD,
                     openings: OpeningSource::Builtin { random_plies: 2 },
                     seed: 1,
                     adjudication: Adjudication::default(),

@@ -17,6 +17,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use xq_engine::rules::RuleSet;
 use xq_proto::variant_stats::VariantStats;
 use xq_proto::{BatchOutcome, Invalid, pb};
 
@@ -31,8 +32,10 @@ pub const MAX_VARIANTS: usize = 16;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VariantsSpec {
-    /// Rule set presets (each valid, distinct); the first is the reference.
-    pub rules: Vec<String>,
+    /// The rule sets compared (distinct; stored as their preset names); the
+    /// first is the reference.
+    #[serde(with = "xq_proto::rule_set::presets")]
+    pub rules: Vec<RuleSet>,
     /// Parameter overrides of the engine (both players).
     pub params: Params,
     /// Game pairs per variant.
@@ -55,7 +58,7 @@ impl Kind for VariantsSpec {
         Some(self.target_pairs())
     }
 
-    fn variants(&self) -> &[String] {
+    fn variants(&self) -> &[RuleSet] {
         &self.rules
     }
 
@@ -82,7 +85,7 @@ impl Kind for VariantsSpec {
                 settings.player(self.params.clone()),
                 settings.player(self.params.clone()),
             ],
-            rules: rules.clone(),
+            rules: *rules,
             per_game: true,
             spsa_request: None,
         })
@@ -111,7 +114,7 @@ impl Kind for VariantsSpec {
             .get(index)
             .cloned()
             .unwrap_or_else(|| VariantTotals {
-                rules: self.rules[index].clone(),
+                rules: self.rules[index],
                 ..Default::default()
             });
         totals.add(outcome, stats);
@@ -134,7 +137,7 @@ impl Kind for VariantsSpec {
         let mut effects = Vec::with_capacity(self.rules.len());
         for (index, rules) in self.rules.iter().enumerate() {
             let mut totals = VariantTotals {
-                rules: rules.clone(),
+                rules: *rules,
                 ..Default::default()
             };
             for r in super::exclusion::of_variant(kept, index) {
@@ -184,8 +187,10 @@ pub fn fresh_slice(spec: &VariantsSpec, batch: u32, issued: u64) -> Option<Slice
 /// One variant's counted games.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct VariantTotals {
-    /// The preset, as in [`VariantsSpec::rules`].
-    pub rules: String,
+    /// The variant's rule set, as in [`VariantsSpec::rules`] (stored as its
+    /// preset name).
+    #[serde(with = "xq_proto::rule_set::preset")]
+    pub rules: RuleSet,
     pub pairs: u64,
     /// Games by end reason.
     pub reasons: BTreeMap<String, u64>,
@@ -222,11 +227,9 @@ impl TryFrom<pb::VariantsSpec> for VariantsSpec {
                 format!("{} rule sets, need 2 to {MAX_VARIANTS}", rules.len()),
             ));
         }
-        let mut seen: Vec<xq_engine::RuleSet> = Vec::with_capacity(rules.len());
+        let mut seen: Vec<RuleSet> = Vec::with_capacity(rules.len());
         for r in &rules {
-            let parsed: xq_engine::RuleSet = r.parse().map_err(|e| {
-                Invalid::new("variants.rules", format!("{}: {e}", xq_proto::quote(r)))
-            })?;
+            let parsed = xq_proto::rule_set::parse("variants.rules", r)?;
             if seen.contains(&parsed) {
                 return Err(Invalid::new(
                     "variants.rules",
@@ -240,7 +243,7 @@ impl TryFrom<pb::VariantsSpec> for VariantsSpec {
         }
         wire::check_params("variants.params", &params)?;
         Ok(VariantsSpec {
-            rules,
+            rules: seen,
             params: params.into_iter().collect(),
             pairs,
         })
@@ -255,7 +258,7 @@ impl From<VariantsSpec> for pb::VariantsSpec {
             pairs,
         } = v;
         pb::VariantsSpec {
-            rules,
+            rules: rules.iter().map(xq_proto::rule_set::name).collect(),
             params: params.into_iter().collect(),
             pairs,
         }
@@ -268,7 +271,7 @@ mod tests {
 
     fn spec(variants: usize, pairs: u64) -> VariantsSpec {
         VariantsSpec {
-            rules: (0..variants).map(|i| format!("v{i}")).collect(),
+            rules: vec![RuleSet::STANDARD; variants],
             params: Params::new(),
             pairs,
         }

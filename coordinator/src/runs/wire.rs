@@ -165,9 +165,7 @@ impl TryFrom<pb::MatchSettings> for MatchSettings {
         if hash_mb == 0 {
             return Err(Invalid::new("settings.hash_mb", "must be at least 1"));
         }
-        rules
-            .parse::<xq_engine::RuleSet>()
-            .map_err(|e| Invalid::new("settings.rules", e))?;
+        let rules = xq_proto::rule_set::parse("settings.rules", &rules)?;
         let openings = OpeningSource::from_wire(openings, "settings.openings")?;
         if let OpeningSource::Lines(lines) = &openings {
             xq_proto::openings::parse_lines(&lines.join("\n"))
@@ -195,7 +193,7 @@ impl From<VariantTotals> for pb::VariantTotals {
             stats,
         } = v;
         pb::VariantTotals {
-            rules,
+            rules: xq_proto::rule_set::name(&rules),
             pairs,
             reasons: reasons.into_iter().collect(),
             total_plies,
@@ -224,7 +222,7 @@ impl TryFrom<pb::VariantTotals> for VariantTotals {
             .check(pairs32)
             .map_err(|e| Invalid::new("variant.stats", e))?;
         Ok(VariantTotals {
-            rules,
+            rules: xq_proto::rule_set::parse("variant.rules", &rules)?,
             pairs,
             reasons: reasons.into_iter().collect(),
             total_plies,
@@ -260,7 +258,7 @@ impl From<RunSpec> for pb::RunSpec {
             settings: Some(pb::MatchSettings {
                 limit: Some(limit.into()),
                 hash_mb,
-                rules,
+                rules: xq_proto::rule_set::name(&rules),
                 openings: Some(openings.into()),
                 seed,
                 adjudication: Some(adjudication.into()),

@@ -106,7 +106,7 @@ mod tests {
             moves,
             opening_plies: 2,
             result: GameResult::Draw,
-            reason: "adjudication".to_owned(),
+            reason: xq_engine::rules::Reason::Adjudication,
             red_player: (i % 2) as u8,
             per_move: vec![
                 MoveStats {

@@ -27,8 +27,7 @@ pub struct ArchivedGame {
 /// Which stored games to read. Every set field must match.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GameFilter {
-    /// The end reason's token.
-    pub reason: Option<String>,
+    pub reason: Option<Reason>,
     pub worker_id: Option<u64>,
     /// Games lost by this player (0: the engine under test, dev or θ+).
     pub lost_by: Option<u8>,
@@ -69,7 +68,7 @@ pub fn insert(
             g.opening_index as i64,
             i64::from(g.red_player),
             g.result.token(),
-            g.reason,
+            g.reason.token(),
             g.loser().map(i64::from),
             g.moves.len() as i64,
             g.overrun_ms.map(|ms| i64::try_from(ms).unwrap_or(i64::MAX)),
@@ -99,7 +98,9 @@ fn filter_params(run_id: u64, filter: &GameFilter) -> [rusqlite::types::Value; 4
     let int = |v: Option<i64>| v.map_or(Value::Null, Value::Integer);
     [
         Value::Integer(run_id as i64),
-        filter.reason.clone().map_or(Value::Null, Value::Text),
+        filter
+            .reason
+            .map_or(Value::Null, |r| Value::Text(r.token().to_owned())),
         int(filter.worker_id.map(|w| w as i64)),
         int(filter.lost_by.map(i64::from)),
     ]
@@ -184,7 +185,7 @@ pub struct GameRow {
     /// Which player (0 or 1) had Red.
     pub red_player: u8,
     pub result: String,
-    pub reason: String,
+    pub reason: Reason,
     /// The player that lost, `None` for a draw.
     pub loser: Option<u8>,
     /// Plies, opening included.
@@ -219,7 +220,11 @@ pub fn list(
         .query_map(
             rusqlite::params_from_iter([a, b, c, d, clamp(limit), clamp(offset)]),
             |r| {
-                Ok(GameRow {
+                let reason = match reason_column(&r.get::<_, String>(7)?) {
+                    Ok(reason) => reason,
+                    Err(e) => return Ok(Err(e)),
+                };
+                Ok(Ok(GameRow {
                     lease_id: count(r.get(0)?),
                     worker_id: count(r.get(1)?),
                     worker_name: r.get(2)?,
@@ -227,14 +232,16 @@ pub fn list(
                     opening_index: count(r.get(4)?),
                     red_player: u8::try_from(r.get::<_, i64>(5)?).unwrap_or(u8::MAX),
                     result: r.get(6)?,
-                    reason: r.get(7)?,
+                    reason,
                     loser: r
                         .get::<_, Option<i64>>(8)?
                         .map(|l| u8::try_from(l).unwrap_or(u8::MAX)),
                     plies: count(r.get(9)?),
-                })
+                }))
             },
         )?
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
         .collect::<Result<Vec<_>, _>>()?;
     Ok((count(total), rows))
 }
@@ -272,9 +279,19 @@ pub fn load_one(
     }))
 }
 
+/// The end reason stored in `games.reason`; another value is corrupt.
+fn reason_column(token: &str) -> Result<Reason, StoreError> {
+    Reason::from_token(token).ok_or_else(|| {
+        StoreError::Schema(format!(
+            "corrupt stored games.reason: unknown end reason {}",
+            xq_proto::quote(token)
+        ))
+    })
+}
+
 /// Failures of each worker over every run's stored games: `(worker id,
 /// end reason of [`ENGINE_FAILURES`], games)`, by worker and reason.
-pub fn failures_by_worker(conn: &Connection) -> Result<Vec<(u64, String, u64)>, StoreError> {
+pub fn failures_by_worker(conn: &Connection) -> Result<Vec<(u64, Reason, u64)>, StoreError> {
     let mut stmt = conn.prepare(
         "SELECT worker_id, reason, COUNT(*) FROM games
          WHERE reason IN (?1, ?2, ?3)
@@ -282,10 +299,12 @@ pub fn failures_by_worker(conn: &Connection) -> Result<Vec<(u64, String, u64)>, 
     )?;
     let rows = stmt
         .query_map(ENGINE_FAILURES.map(Reason::token), |r| {
-            Ok((count(r.get(0)?), r.get(1)?, count(r.get(2)?)))
+            Ok((count(r.get(0)?), r.get::<_, String>(1)?, count(r.get(2)?)))
         })?
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
+    rows.into_iter()
+        .map(|(worker, reason, games)| Ok((worker, reason_column(&reason)?, games)))
+        .collect()
 }
 
 /// One line of failure counts: games lost by `loser` on `worker_id` for
@@ -296,7 +315,7 @@ pub struct FailureCount {
     pub worker_name: String,
     /// The player (0 or 1) that lost.
     pub loser: u8,
-    pub reason: String,
+    pub reason: Reason,
     pub games: u64,
     /// For time forfeits: the overrun of each one that has it, ms, ascending.
     pub overruns_ms: Vec<u64>,
@@ -317,11 +336,11 @@ pub fn failure_counts(conn: &Connection, run_id: u64) -> Result<Vec<FailureCount
     while let Some(r) = rows.next()? {
         let worker_id = count(r.get(0)?);
         let loser = u8::try_from(r.get::<_, i64>(2)?).unwrap_or(u8::MAX);
-        let reason: String = r.get(3)?;
+        let reason = reason_column(&r.get::<_, String>(3)?)?;
         let overrun: Option<i64> = r.get(4)?;
         let overrun = overrun.map(count);
         match out.last_mut() {
-            Some(f) if (f.worker_id, f.loser, &f.reason) == (worker_id, loser, &reason) => {
+            Some(f) if (f.worker_id, f.loser, f.reason) == (worker_id, loser, reason) => {
                 f.games += 1;
                 f.overruns_ms.extend(overrun);
             }
@@ -346,4 +365,46 @@ pub fn stored_bytes(conn: &Connection, run_id: u64) -> Result<(u64, u64), StoreE
         )?
         .query_row([run_id as i64], |r| r.get(0))?;
     Ok((count(bytes), count_run(conn, run_id)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_end_reason_is_parsed_when_its_row_is_read() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::migrations::migrate(&mut conn).unwrap();
+        // Only the rows the reads need: no run, lease or blob behind them.
+        conn.pragma_update(None, "foreign_keys", false).unwrap();
+        conn.execute_batch(
+            "INSERT INTO workers (id, name, threads, version, signature, registered_ms,
+                                  last_seen_ms)
+             VALUES (3, 'w', 1, 'v', 0, 0, 0);
+             INSERT INTO games (run_id, lease_id, worker_id, game_index, slot, opening_index,
+                                red_player, result, reason, loser, plies)
+             VALUES (1, 2, 3, 0, 0, 0, 0, 'red', 'time-forfeit', 1, 9),
+                    (1, 2, 3, 1, 1, 0, 1, 'draw', 'adjudication', NULL, 9);",
+        )
+        .unwrap();
+        let filter = GameFilter {
+            reason: Some(Reason::TimeForfeit),
+            ..GameFilter::default()
+        };
+        let (total, rows) = list(&conn, 1, &filter, 0, 10).unwrap();
+        assert_eq!((total, rows[0].reason), (1, Reason::TimeForfeit));
+        assert_eq!(
+            failures_by_worker(&conn).unwrap(),
+            [(3, Reason::TimeForfeit, 1)]
+        );
+        conn.execute("UPDATE games SET reason = 'move_limit'", [])
+            .unwrap();
+        let err = list(&conn, 1, &GameFilter::default(), 0, 10)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("games.reason") && err.contains("\"move_limit\""),
+            "{err}"
+        );
+    }
 }

@@ -4,17 +4,17 @@
 
 use rusqlite::{Connection, params};
 
+use xq_proto::{Pentanomial, Wdl};
+
 use super::{StoreError, count};
 
 /// A run's cumulative totals right after one counted result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TotalsPoint {
     pub pairs: u64,
-    /// `[LL, LD+DL, LW+DD+WL, DW+WD, WW]`, first player's view.
-    pub pentanomial: [u64; 5],
-    pub wins: u64,
-    pub draws: u64,
-    pub losses: u64,
+    /// First player's view.
+    pub pentanomial: Pentanomial,
+    pub wdl: Wdl,
     pub unix_ms: i64,
 }
 
@@ -54,10 +54,12 @@ pub fn totals(conn: &Connection, run_id: u64) -> Result<Vec<TotalsPoint>, StoreE
         }
         Ok(TotalsPoint {
             pairs: c[0],
-            pentanomial: [c[1], c[2], c[3], c[4], c[5]],
-            wins: c[6],
-            draws: c[7],
-            losses: c[8],
+            pentanomial: Pentanomial([c[1], c[2], c[3], c[4], c[5]]),
+            wdl: Wdl {
+                wins: c[6],
+                draws: c[7],
+                losses: c[8],
+            },
             unix_ms: r.get(9)?,
         })
     })?;
@@ -102,12 +104,16 @@ mod tests {
         record(&conn, 2, 30).unwrap();
         let points = totals(&conn, 1).unwrap();
         assert_eq!(points.len(), 2);
-        assert_eq!(points[0].pentanomial, [1, 0, 0, 0, 2]);
+        assert_eq!(points[0].pentanomial, Pentanomial([1, 0, 0, 0, 2]));
         assert_eq!((points[0].pairs, points[0].unix_ms), (3, 10));
-        assert_eq!(points[1].pentanomial, [1, 0, 1, 0, 2]);
+        assert_eq!(points[1].pentanomial, Pentanomial([1, 0, 1, 0, 2]));
         assert_eq!(
-            [points[1].wins, points[1].draws, points[1].losses],
-            [5, 1, 3]
+            points[1].wdl,
+            Wdl {
+                wins: 5,
+                draws: 1,
+                losses: 3
+            }
         );
         assert!(totals(&conn, 2).unwrap().is_empty());
     }

@@ -11,29 +11,31 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, params};
-use xq_proto::{BatchOutcome, Totals};
+use xq_engine::rules::Reason;
+use xq_proto::{BatchOutcome, Pentanomial, Totals, Wdl};
 
 use super::{StoreError, count};
 use crate::runs::health::WorkerSums;
 use crate::runs::lease::{Lease, StoredResult};
 
 /// End reasons counted as a time loss.
-pub const TIME_LOSS_REASONS: &[&str] = &["time-forfeit"];
+pub const TIME_LOSS_REASONS: &[Reason] = &[Reason::TimeForfeit];
 /// End reasons counted as an engine failure: a crash or an engine that did
 /// not start (both reported as a resignation) and an illegal move.
-pub const CRASH_REASONS: &[&str] = &["resignation", "illegal-move"];
+pub const CRASH_REASONS: &[Reason] = &[Reason::Resignation, Reason::IllegalMove];
 
-fn games_with(reasons: &BTreeMap<String, u64>, which: &[&str]) -> u64 {
+/// Games of `reasons` (counts by token) that ended by one of `which`.
+fn games_with(reasons: &BTreeMap<String, u64>, which: &[Reason]) -> u64 {
     which
         .iter()
-        .filter_map(|r| reasons.get(*r))
+        .filter_map(|r| reasons.get(r.token()))
         .fold(0, |a, n| a.saturating_add(*n))
 }
 
 /// Records a counted result of `lease`; called in the counting transaction.
 pub fn insert(conn: &Connection, lease: &Lease, outcome: &BatchOutcome) -> Result<(), StoreError> {
     let t = &outcome.totals;
-    let [ll, ld, dd, dw, ww] = t.pentanomial.map(|c| c as i64);
+    let [ll, ld, dd, dw, ww] = t.pentanomial.0.map(|c| c as i64);
     conn.prepare_cached(
         "INSERT INTO lease_results (lease_id, run_id, worker_id, pairs, penta_ll, penta_ld,
              penta_dd, penta_dw, penta_ww, wins, draws, losses, total_plies, time_losses,
@@ -50,9 +52,9 @@ pub fn insert(conn: &Connection, lease: &Lease, outcome: &BatchOutcome) -> Resul
         dd,
         dw,
         ww,
-        t.wins as i64,
-        t.draws as i64,
-        t.losses as i64,
+        t.wdl.wins as i64,
+        t.wdl.draws as i64,
+        t.wdl.losses as i64,
         t.total_plies as i64,
         games_with(&t.reasons, TIME_LOSS_REASONS) as i64,
         games_with(&t.reasons, CRASH_REASONS) as i64,
@@ -83,10 +85,12 @@ pub fn per_worker(conn: &Connection, run_id: u64) -> Result<Vec<WorkerSums>, Sto
             name: r.get(1)?,
             leases: n(2)?,
             pairs: n(3)?,
-            pentanomial: [n(4)?, n(5)?, n(6)?, n(7)?, n(8)?],
-            wins: n(9)?,
-            draws: n(10)?,
-            losses: n(11)?,
+            pentanomial: Pentanomial([n(4)?, n(5)?, n(6)?, n(7)?, n(8)?]),
+            wdl: Wdl {
+                wins: n(9)?,
+                draws: n(10)?,
+                losses: n(11)?,
+            },
             time_losses: n(12)?,
             crashes: n(13)?,
             excluded: r.get(14)?,
@@ -128,10 +132,12 @@ pub fn counted(conn: &Connection, run_id: u64) -> Result<Vec<StoredResult>, Stor
                 r.get::<_, Option<i64>>(1)?.map(|v| count(v) as usize),
                 Totals {
                     pairs: n(2)?,
-                    pentanomial: [n(3)?, n(4)?, n(5)?, n(6)?, n(7)?],
-                    wins: n(8)?,
-                    draws: n(9)?,
-                    losses: n(10)?,
+                    pentanomial: Pentanomial([n(3)?, n(4)?, n(5)?, n(6)?, n(7)?]),
+                    wdl: Wdl {
+                        wins: n(8)?,
+                        draws: n(9)?,
+                        losses: n(10)?,
+                    },
                     total_plies: n(11)?,
                     reasons: BTreeMap::new(),
                 },

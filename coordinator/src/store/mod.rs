@@ -329,6 +329,18 @@ pub(crate) fn count(v: i64) -> u64 {
     v.max(0) as u64
 }
 
+/// The JSON stored in `column` (with its row, e.g. `runs.spec of run 3`)
+/// read back into its domain type, whose text fields (a rule set's preset
+/// name) are parsed on the way; a value that does not read is corrupt, and
+/// the error names the column.
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
+    column: &str,
+    json: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(json)
+        .map_err(|e| StoreError::Schema(format!("corrupt stored {column}: {e}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::utc;

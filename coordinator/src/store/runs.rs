@@ -4,11 +4,11 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::{StoreError, count};
+use super::{StoreError, count, from_json};
 use crate::runs::{Effect, Progress, RunSpec, RunState, RunStatus, SpsaHistoryRow};
 use crate::spsa::SpsaState;
 use crate::stats::sprt::{SprtOutcome, SprtState};
-use xq_proto::Totals;
+use xq_proto::{Pentanomial, Totals, Wdl};
 
 /// Inserts an active run; its kind's initial state follows with
 /// [`save_effects`].
@@ -150,12 +150,12 @@ fn reasons(
 fn variant_totals(
     conn: &Connection,
     run_id: u64,
-    rules: &[String],
+    rules: &[xq_engine::rules::RuleSet],
 ) -> Result<Vec<crate::runs::VariantTotals>, StoreError> {
     let mut out: Vec<_> = rules
         .iter()
         .map(|r| crate::runs::VariantTotals {
-            rules: r.clone(),
+            rules: *r,
             ..Default::default()
         })
         .collect();
@@ -210,7 +210,7 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<Raw> {
 impl Raw {
     /// The run, with its kind's progress (variants' totals read from `conn`).
     fn into_status(self, conn: &Connection) -> Result<RunStatus, StoreError> {
-        let spec: RunSpec = serde_json::from_str(&self.spec)?;
+        let spec: RunSpec = from_json(&format!("runs.spec of run {}", self.id), &self.spec)?;
         let state = RunState::parse(&self.state)
             .ok_or_else(|| StoreError::Schema(format!("unknown run state {:?}", self.state)))?;
         let [pairs, ll, ld, dd, dw, ww, wins, draws, losses, plies] = self.counts.map(count);
@@ -238,10 +238,12 @@ impl Raw {
             state,
             totals: Totals {
                 pairs,
-                pentanomial: [ll, ld, dd, dw, ww],
-                wins,
-                draws,
-                losses,
+                pentanomial: Pentanomial([ll, ld, dd, dw, ww]),
+                wdl: Wdl {
+                    wins,
+                    draws,
+                    losses,
+                },
                 reasons: Default::default(),
                 total_plies: plies,
             },
@@ -285,7 +287,7 @@ pub fn set_state(
 
 /// Adds a lease's counts to the run's totals.
 pub fn add_totals(conn: &Connection, id: u64, o: &Totals, now: i64) -> Result<(), StoreError> {
-    let [ll, ld, dd, dw, ww] = o.pentanomial.map(|c| c as i64);
+    let [ll, ld, dd, dw, ww] = o.pentanomial.0.map(|c| c as i64);
     conn.prepare_cached(
         "UPDATE runs SET pairs = pairs + ?2, penta_ll = penta_ll + ?3, penta_ld = penta_ld + ?4,
              penta_dd = penta_dd + ?5, penta_dw = penta_dw + ?6, penta_ww = penta_ww + ?7,
@@ -301,9 +303,9 @@ pub fn add_totals(conn: &Connection, id: u64, o: &Totals, now: i64) -> Result<()
         dd,
         dw,
         ww,
-        o.wins as i64,
-        o.draws as i64,
-        o.losses as i64,
+        o.wdl.wins as i64,
+        o.wdl.draws as i64,
+        o.wdl.losses as i64,
         o.total_plies as i64,
         now
     ])?;
@@ -376,9 +378,9 @@ fn save_spsa(
         lease_id as i64,
         id as i64,
         state.iter as i64,
-        outcome.wins as i64,
-        outcome.draws as i64,
-        outcome.losses as i64,
+        outcome.wdl.wins as i64,
+        outcome.wdl.draws as i64,
+        outcome.wdl.losses as i64,
         serde_json::to_string(&state.theta())?,
         now
     ])?;
@@ -496,4 +498,43 @@ pub fn advance_issued(conn: &Connection, id: u64, pairs: u32) -> Result<(), Stor
     conn.prepare_cached("UPDATE runs SET pairs_issued = pairs_issued + ?2 WHERE id = ?1")?
         .execute(params![id as i64, pairs])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(rules: &str) -> Result<RunStatus, StoreError> {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::migrations::migrate(&mut conn).unwrap();
+        let spec = format!(
+            r#"{{"name":"g","priority":0,"batch_pairs":2,"settings":{{"limit":{{"nodes":200}},
+            "hash_mb":1,"rules":"{rules}","openings":{{"builtin":{{"random_plies":4}}}},"seed":1,
+            "adjudication":{{"resign_cp":0,"resign_moves":0,"draw_cp":0,"draw_moves":0,
+            "draw_after_move":0,"max_plies":0}}}},
+            "kind":{{"games":{{"dev_params":{{}},"base_params":{{}},"pairs":10}}}}}}"#
+        );
+        conn.execute(
+            "INSERT INTO runs (spec, kind, priority, state, created_ms, updated_ms)
+             VALUES (?1, 'games', 0, 'active', 1, 1)",
+            [spec],
+        )
+        .unwrap();
+        load(&conn, 1, 1)
+    }
+
+    #[test]
+    fn a_stored_rule_set_is_parsed_when_its_row_is_read() {
+        let run = stored("conversion").unwrap();
+        assert!(run.spec.settings.rules.conversion);
+        assert_eq!(
+            serde_json::to_value(&run.spec).unwrap()["settings"]["rules"],
+            "standard+conversion"
+        );
+        let err = stored("standard+chess").unwrap_err().to_string();
+        assert!(
+            err.contains("runs.spec of run 1") && err.contains("unknown rule preset \"chess\""),
+            "{err}"
+        );
+    }
 }

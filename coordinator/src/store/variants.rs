@@ -2,7 +2,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::StoreError;
+use super::{StoreError, from_json};
 use crate::runs::VariantTotals;
 
 /// Variant `variant` of run `run_id`, or `None` before its first result.
@@ -18,7 +18,8 @@ pub fn load_one(
             |r| r.get::<_, String>(0),
         )
         .optional()?;
-    Ok(row.as_deref().map(serde_json::from_str).transpose()?)
+    let column = format!("variant_totals.totals of run {run_id}, variant {variant}");
+    row.as_deref().map(|t| from_json(&column, t)).transpose()
 }
 
 /// Every counted variant of a run, by variant index.
@@ -32,7 +33,10 @@ pub fn load(conn: &Connection, run_id: u64) -> Result<Vec<(usize, VariantTotals)
         })?
         .collect::<Result<Vec<_>, _>>()?;
     rows.into_iter()
-        .map(|(v, json)| Ok((super::count(v) as usize, serde_json::from_str(&json)?)))
+        .map(|(v, json)| {
+            let column = format!("variant_totals.totals of run {run_id}, variant {v}");
+            Ok((super::count(v) as usize, from_json(&column, &json)?))
+        })
         .collect()
 }
 

@@ -42,6 +42,8 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::Wdl;
+
 /// Fishtest's step-size decay exponent α.
 pub const DEFAULT_ALPHA: f64 = 0.602;
 /// Fishtest's perturbation decay exponent γ.
@@ -161,14 +163,6 @@ pub struct SpsaRequest {
     pub theta_plus: Vec<f64>,
     /// Values for the second player (rounded for integer parameters).
     pub theta_minus: Vec<f64>,
-}
-
-/// The games of one request, from θ+'s side.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct SpsaResult {
-    pub wins: u64,
-    pub draws: u64,
-    pub losses: u64,
 }
 
 impl SpsaState {
@@ -328,13 +322,13 @@ pub fn next_request(state: &SpsaState, rng: &mut impl Rng) -> SpsaRequest {
     }
 }
 
-/// Applies a request's games: `θ ← clip(θ + R_k·c_k·(W − L)·flip)` and
-/// `iter += games / 2`. The total number of games must be even (whole
-/// pairs); zero games change nothing.
+/// Applies a request's games (`result`, from θ+'s side): `θ ← clip(θ +
+/// R_k·c_k·(W − L)·flip)` and `iter += games / 2`. The total number of games
+/// must be even (whole pairs); zero games change nothing.
 pub fn apply_result(
     state: &mut SpsaState,
     request: &SpsaRequest,
-    result: SpsaResult,
+    result: Wdl,
 ) -> Result<(), SpsaError> {
     if request.params.len() != state.params.len() {
         return Err(SpsaError::Mismatch {
@@ -342,10 +336,7 @@ pub fn apply_result(
             state: state.params.len(),
         });
     }
-    let games = result
-        .wins
-        .saturating_add(result.draws)
-        .saturating_add(result.losses);
+    let games = result.games();
     if games % 2 == 1 {
         return Err(SpsaError::OddGames(games));
     }
@@ -423,7 +414,7 @@ mod tests {
             assert_eq!(v.fract(), 0.0);
             assert!((0.0..=100.0).contains(&v));
         }
-        let result = SpsaResult {
+        let result = Wdl {
             wins: 5,
             draws: 4,
             losses: 3,
@@ -432,7 +423,7 @@ mod tests {
         assert_eq!(state.iter, 9_999 + 6);
         let step = req.params[0].r_k * req.params[0].c_k * 2.0 * f0;
         assert!((state.params[0].theta - (50.0 + step)).abs() < 1e-12);
-        let odd = SpsaResult {
+        let odd = Wdl {
             wins: 1,
             draws: 0,
             losses: 0,
@@ -534,7 +525,7 @@ mod tests {
         while !state.finished() {
             let req = next_request(&state, &mut rng);
             let elo = surface(&req.theta_plus) - surface(&req.theta_minus);
-            let mut result = SpsaResult::default();
+            let mut result = Wdl::default();
             for _ in 0..8 {
                 let (w, d, l) = play(elo, &mut rng);
                 result.wins += w;

@@ -197,7 +197,7 @@ pub async fn list(
                 red: players[red].clone(),
                 black: players[1 - red].clone(),
                 result: g.result.clone(),
-                reason: g.reason.clone(),
+                reason: g.reason.token().to_owned(),
                 lost_by: player_label(g.loser),
                 plies: g.plies,
             }

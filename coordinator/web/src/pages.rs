@@ -12,6 +12,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use minijinja::context;
 use serde::{Deserialize, Serialize};
+use xq_engine::rules::Reason;
 
 use crate::Web;
 use crate::view::{self, Histories, LiveView, RunRow, SpecView};
@@ -362,7 +363,7 @@ impl From<health::WorkerHealth> for HealthRow {
             id: h.sums.worker_id,
             name: h.sums.name,
             pairs: h.sums.pairs,
-            pentanomial: h.sums.pentanomial,
+            pentanomial: h.sums.pentanomial.0,
             residual: h.residual.map(|z| format!("{z:.2}")),
             time_losses: h.sums.time_losses,
             crashes: h.sums.crashes,
@@ -419,18 +420,18 @@ pub async fn workers(State(web): State<Arc<Web>>) -> Page {
             ))
         })
         .await?;
-    let failed = |id: u64, reason: &str| {
+    let failed = |id: u64, reason: Reason| {
         failures
             .iter()
-            .find(|(w, r, _)| *w == id && r == reason)
+            .find(|(w, r, _)| *w == id && *r == reason)
             .map_or(0, |f| f.2)
     };
     let workers: Vec<WorkerRow> = found
         .into_iter()
         .map(|w| WorkerRow {
-            time_losses: failed(w.id, "time-forfeit"),
-            crashes: failed(w.id, "resignation"),
-            illegal_moves: failed(w.id, "illegal-move"),
+            time_losses: failed(w.id, Reason::TimeForfeit),
+            crashes: failed(w.id, Reason::Resignation),
+            illegal_moves: failed(w.id, Reason::IllegalMove),
             nps: w.bench_nps,
             flags: flags.remove(&w.id).unwrap_or_default(),
             last_seen: view::utc(w.last_seen_ms),

@@ -19,9 +19,9 @@ use xq_coordinator::report::variants::{self, VariantsReport};
 use xq_coordinator::runs::spsa::paste_back;
 use xq_coordinator::runs::{RunKind, RunState, RunStatus, Section, SpsaHistoryRow};
 use xq_coordinator::spsa::{SpsaParamSpec, SpsaState};
+use xq_coordinator::stats::Results;
 use xq_coordinator::stats::elo::{logistic_elo, normalized_elo};
 use xq_coordinator::stats::sprt::SprtState;
-use xq_coordinator::stats::{Pentanomial, Results};
 use xq_coordinator::store::history::{LlrPoint, TotalsPoint};
 
 /// A number with its exact value (for machines) and its shown text.
@@ -87,9 +87,9 @@ impl RunRow {
                 .filter(|&t| t > 0)
                 .map(|t| num(100.0 * games as f64 / t as f64, 1)),
             wdl: [
-                status.totals.wins,
-                status.totals.draws,
-                status.totals.losses,
+                status.totals.wdl.wins,
+                status.totals.wdl.draws,
+                status.totals.wdl.losses,
             ],
             elo: elo(s.elo),
             elo95: elo(s.elo95),
@@ -323,7 +323,7 @@ fn chart(c: &RunChart) -> Result<ChartView, ChartError> {
 impl LiveView {
     pub fn new(status: &RunStatus, h: &Histories) -> Result<Self, ChartError> {
         let row = RunRow::new(status);
-        let penta = Results::Pentanomial(Pentanomial(status.totals.pentanomial));
+        let penta = Results::Pentanomial(status.totals.pentanomial);
         let nelo = (status.totals.pairs > 0)
             .then(|| normalized_elo(&penta).ok())
             .flatten();
@@ -359,7 +359,7 @@ impl LiveView {
         reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         Ok(LiveView {
             row,
-            pentanomial: status.totals.pentanomial,
+            pentanomial: status.totals.pentanomial.0,
             nelo: nelo.map(|n| num(n.nelo, 2)),
             nelo_lower: nelo.map(|n| num(n.lower, 2)),
             nelo_upper: nelo.map(|n| num(n.upper, 2)),
@@ -393,7 +393,7 @@ fn elo_chart(h: &Histories) -> Result<ChartView, ChartError> {
     let estimates: Vec<(f64, f64, f64)> = charts::thin(&h.totals)
         .iter()
         .filter_map(|p| {
-            let e = logistic_elo(&Results::Pentanomial(Pentanomial(p.pentanomial))).ok()?;
+            let e = logistic_elo(&Results::Pentanomial(p.pentanomial)).ok()?;
             Some((2.0 * p.pairs as f64, e.elo, e.elo95))
         })
         .collect();
@@ -462,7 +462,7 @@ fn variant_bars(report: &VariantsReport) -> Result<ChartView, ChartError> {
                 ("Black win", v.black_win),
             ]
             .map(|(name, p)| Bar {
-                group: v.rules.clone(),
+                group: xq_proto::rule_set::name(&v.rules),
                 name: name.to_owned(),
                 value: p.rate,
                 lower: p.lower,

@@ -19,7 +19,7 @@ use xq_proto::{Limit, Score};
 use crate::external::{Coords, EngineConfig, Protocol, Timeouts};
 use crate::openings::{OpeningBook, Order};
 use crate::pgn::{self, PgnGame, PgnHeader};
-use crate::runner::{GameRecord, MatchOutcome, MatchSpec, PlayerConfig, Runner};
+use crate::runner::{MatchReport, MatchSpec, PlayedGame, PlayerConfig, Runner};
 use xq_proto::cli::stdout::StdoutError;
 use xq_proto::outln;
 
@@ -234,8 +234,8 @@ impl PlayArgs {
         let counts = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
         let start = std::time::Instant::now();
         let stop = Arc::new(AtomicBool::new(false));
-        let on_game = |_: u64, g: &GameRecord| {
-            let slot = match g.score_for(0) {
+        let on_game = |_: u64, g: &PlayedGame| {
+            let slot = match g.record.first_score() {
                 Score::Win => 0,
                 Score::Draw => 1,
                 Score::Loss => 2,
@@ -251,22 +251,22 @@ impl PlayArgs {
             ));
             bar.inc(1);
         };
-        let outcome = runner.play(&spec, &stop, &on_game)?;
+        let report = runner.play(&spec, &stop, &on_game)?;
         bar.finish_and_clear();
         if let Some(path) = &self.pgn {
-            write_pgn(path, &spec, &outcome.games, notation)?;
+            write_pgn(path, &spec, &report, notation)?;
         }
         if self.json {
-            outln!("{}", summary_json(&spec, &outcome))?;
+            outln!("{}", summary_json(&spec, &report))?;
         } else {
-            print_summary(&spec, &outcome, runner.threads())?;
+            print_summary(&spec, &report, runner.threads())?;
         }
         Ok(())
     }
 }
 
-fn summary_json(spec: &MatchSpec, o: &MatchOutcome) -> serde_json::Value {
-    let t = &o.totals;
+fn summary_json(spec: &MatchSpec, o: &MatchReport) -> serde_json::Value {
+    let t = &o.outcome.totals;
     let players: Vec<serde_json::Value> = spec
         .players
         .iter()
@@ -279,9 +279,9 @@ fn summary_json(spec: &MatchSpec, o: &MatchOutcome) -> serde_json::Value {
         .collect();
     json!({
         "games": t.games(),
-        "wins": t.wins,
-        "draws": t.draws,
-        "losses": t.losses,
+        "wins": t.wdl.wins,
+        "draws": t.wdl.draws,
+        "losses": t.wdl.losses,
         "pairs": t.pairs,
         "pentanomial": t.pentanomial,
         "mean_plies": t.mean_plies(),
@@ -293,8 +293,8 @@ fn summary_json(spec: &MatchSpec, o: &MatchOutcome) -> serde_json::Value {
     })
 }
 
-fn print_summary(spec: &MatchSpec, o: &MatchOutcome, threads: usize) -> Result<(), StdoutError> {
-    let t = &o.totals;
+fn print_summary(spec: &MatchSpec, o: &MatchReport, threads: usize) -> Result<(), StdoutError> {
+    let t = &o.outcome.totals;
     outln!(
         "{} vs {}: {} games ({} pairs), rules {}",
         spec.players[0].name,
@@ -305,13 +305,13 @@ fn print_summary(spec: &MatchSpec, o: &MatchOutcome, threads: usize) -> Result<(
     )?;
     outln!(
         "W/D/L (dev's view): {} / {} / {}",
-        t.wins,
-        t.draws,
-        t.losses
+        t.wdl.wins,
+        t.wdl.draws,
+        t.wdl.losses
     )?;
     outln!(
         "pentanomial [LL, LD+DL, LW+DD+WL, DW+WD, WW]: {:?}",
-        t.pentanomial
+        t.pentanomial.0
     )?;
     outln!("mean plies: {:.1}", t.mean_plies())?;
     let reasons: Vec<String> = t.reasons.iter().map(|(r, n)| format!("{r} {n}")).collect();
@@ -342,32 +342,34 @@ fn pgn_date() -> String {
 fn write_pgn(
     path: &Path,
     spec: &MatchSpec,
-    games: &[GameRecord],
+    report: &MatchReport,
     notation: Notation,
 ) -> anyhow::Result<()> {
     let date = pgn_date();
     let mut text = String::new();
-    for (i, g) in games.iter().enumerate() {
-        let start = Position::from_fen(&g.fen)
-            .with_context(|| format!("game {}: bad start position '{}'", i + 1, g.fen))?;
+    let games = report.outcome.games.iter().zip(&report.openings);
+    for (i, (g, opening)) in games.enumerate() {
+        let start = Position::from_fen(&g.start_fen)
+            .with_context(|| format!("game {}: bad start position '{}'", i + 1, g.start_fen))?;
+        let red = usize::from(g.red_player);
         let game = PgnGame {
             header: PgnHeader {
                 event: "xq-worker match",
                 site: "local",
                 date: &date,
                 round: i as u64 + 1,
-                red: &spec.players[g.red].name,
-                black: &spec.players[1 - g.red].name,
+                red: &spec.players[red].name,
+                black: &spec.players[1 - red].name,
             },
             start: &start,
             rules: &spec.rules,
-            opening: &g.opening,
+            opening,
             moves: &g.moves,
-            opening_plies: g.opening_plies,
+            opening_plies: g.opening_plies as usize,
             per_move: &g.per_move,
             outcome: g.outcome(),
             stderr_tail: &g.stderr_tail,
-            overrun_ms: g.overrun_ms(),
+            overrun_ms: g.overrun_ms,
         };
         let pgn = pgn::write(&game, notation).with_context(|| format!("game {}", i + 1))?;
         text.push_str(&pgn);

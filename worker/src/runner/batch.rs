@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use anyhow::Context;
 use xq_engine::params::Params;
-use xq_engine::rules::RuleSet;
 use xq_proto::{BatchOutcome, OpeningSource, PlayerSpec, WorkSpec};
 
 use super::{MatchSpec, PlayerConfig, Runner};
@@ -97,7 +96,6 @@ pub fn match_spec(
     openings: OpeningBook,
     cache: &Path,
 ) -> anyhow::Result<MatchSpec> {
-    let rules: RuleSet = work.rules.parse()?;
     Ok(MatchSpec {
         players: [
             player(
@@ -113,7 +111,7 @@ pub fn match_spec(
                 work.draw_contempt,
             )?,
         ],
-        rules,
+        rules: work.rules,
         pairs: u64::from(work.pairs),
         openings,
         order: Order::Sequential,
@@ -141,7 +139,7 @@ impl BatchPlayer for EnginePlayer {
         let spec = match_spec(work, self.book(&work.openings.source)?, &self.cache)?;
         let pairs = usize::try_from(spec.pairs).unwrap_or(usize::MAX);
         let finished = Mutex::new((vec![0u8; pairs], 0u32));
-        let on_game = |g: u64, _: &super::GameRecord| {
+        let on_game = |g: u64, _: &super::PlayedGame| {
             let mut f = finished.lock().unwrap_or_else(PoisonError::into_inner);
             let (games_of, done) = &mut *f;
             if let Some(n) = games_of.get_mut((g / 2) as usize) {
@@ -152,16 +150,7 @@ impl BatchPlayer for EnginePlayer {
                 }
             }
         };
-        let outcome = self.runner.play(&spec, cancel, &on_game)?;
-        Ok(BatchOutcome {
-            totals: outcome.totals,
-            games: outcome
-                .games
-                .iter()
-                .map(super::GameRecord::archived)
-                .collect(),
-            variant: Some(outcome.variant),
-        })
+        Ok(self.runner.play(&spec, cancel, &on_game)?.outcome)
     }
 
     fn blob_cache(&self) -> Option<&Path> {
@@ -194,7 +183,7 @@ mod tests {
     #[test]
     fn draw_contempt_flows_from_the_lease_to_both_players() {
         let mut work = WorkSpec::example();
-        work.rules = "reform-2007".to_owned();
+        work.rules = "reform-2007".parse().unwrap();
         for p in &mut work.players {
             p.params.clear();
         }

@@ -6,11 +6,11 @@ use std::time::{Duration, Instant};
 
 use xq_engine::rules::{Game, GameError, GameResult, Outcome, Reason, RuleSet};
 use xq_engine::search::SearchRules;
-use xq_engine::{ByColor, Color, Move, Position};
+use xq_engine::{ByColor, Color, Position};
 
 use xq_proto::game_record::MAX_STDERR_TAIL_BYTES;
 use xq_proto::variant_stats::{GameSummary, KindCaptures, game_captures};
-use xq_proto::{Adjudication, Limit, MoveStats, Opening, Score};
+use xq_proto::{Adjudication, GameRecord, Limit, MoveStats, Opening};
 
 use super::player::PlayerConfig;
 use super::player_stats::{Fault, GameStats};
@@ -51,23 +51,16 @@ impl GameSetup<'_> {
     }
 }
 
-/// A finished game.
+/// A game just played: its record, as the archive keeps it and the wire
+/// carries it ([`GameRecord`]: the one record of a finished game), and what
+/// the runner measured while playing it, which the match's summary counts
+/// and no record keeps.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GameRecord {
-    /// The opening's index in the match's source (0 until the runner sets it).
-    pub opening_index: u64,
-    /// The start position's FEN (before the opening moves).
-    pub fen: String,
+pub struct PlayedGame {
+    /// The game (its `opening_index` is 0 until the runner sets it).
+    pub record: GameRecord,
     /// The opening's name.
     pub opening: String,
-    /// Plies of `moves` that came from the opening.
-    pub opening_plies: usize,
-    /// Every move from `fen`.
-    pub moves: Vec<Move>,
-    /// Index of the player with Red.
-    pub red: usize,
-    pub result: GameResult,
-    pub reason: Reason,
     /// Nodes searched by both players.
     pub nodes: u64,
     /// Time spent inside the searches.
@@ -76,11 +69,6 @@ pub struct GameRecord {
     pub total_time: Duration,
     /// Captures per convertible kind, every ply included.
     pub captures: [KindCaptures; 4],
-    /// What the mover reported with each move after the opening.
-    pub per_move: Vec<MoveStats>,
-    /// The last stderr lines of an external engine that failed in this game
-    /// (at most [`MAX_STDERR_TAIL_BYTES`]); empty otherwise.
-    pub stderr_tail: String,
     /// Each player's latencies and fault, by player index.
     pub stats: [GameStats; 2],
 }
@@ -107,69 +95,30 @@ pub enum PlayError {
     Setting(SeatError),
 }
 
-impl GameRecord {
-    /// The result from player `player`'s view.
-    pub fn score_for(&self, player: usize) -> Score {
-        let color = if player == self.red {
-            Color::Red
-        } else {
-            Color::Black
-        };
-        Score::of(self.result, color)
-    }
-
-    /// Plies played, opening included.
-    pub fn plies(&self) -> usize {
-        self.moves.len()
-    }
-
-    /// How the game ended: every ending comes after the last move.
-    pub fn outcome(&self) -> Outcome {
-        Outcome {
-            result: self.result,
-            reason: self.reason,
-            ply: self.moves.len(),
-        }
-    }
-
-    /// The game as the archive keeps it (the wire's record).
-    pub fn archived(&self) -> xq_proto::GameRecord {
-        xq_proto::GameRecord {
-            opening_index: self.opening_index,
-            start_fen: self.fen.clone(),
-            moves: self.moves.clone(),
-            opening_plies: u32::try_from(self.opening_plies).unwrap_or(u32::MAX),
-            result: self.result,
-            reason: self.reason.token().to_owned(),
-            red_player: u8::from(self.red == 1),
-            per_move: self.per_move.clone(),
-            stderr_tail: self.stderr_tail.clone(),
-            overrun_ms: self.overrun_ms(),
-        }
-    }
-
-    /// For a time forfeit: how far the loser overran its time, ms.
-    pub fn overrun_ms(&self) -> Option<u64> {
-        let loser = match self.result {
-            GameResult::Draw => return None,
-            GameResult::Red => 1 - self.red,
-            GameResult::Black => self.red,
-        };
-        match self.stats[loser].fault {
-            Some(Fault::TimeLoss { overrun_ms, .. }) if self.reason == Reason::TimeForfeit => {
-                Some(overrun_ms)
-            }
-            _ => None,
-        }
-    }
-
+impl PlayedGame {
     /// What the variant statistics need of the game.
     pub fn summary(&self) -> GameSummary {
         GameSummary {
-            result: self.result,
-            plies: self.plies(),
+            result: self.record.result,
+            plies: self.record.moves.len(),
             captures: self.captures,
         }
+    }
+}
+
+/// For a time forfeit of `outcome`: how far the loser overran its time, ms
+/// (`red` is the index of the player with Red, `stats` by player index).
+fn overrun_ms(outcome: &Outcome, red: usize, stats: &[GameStats; 2]) -> Option<u64> {
+    let loser = match outcome.result {
+        GameResult::Draw => return None,
+        GameResult::Red => 1 - red,
+        GameResult::Black => red,
+    };
+    match stats[loser].fault {
+        Some(Fault::TimeLoss { overrun_ms, .. }) if outcome.reason == Reason::TimeForfeit => {
+            Some(overrun_ms)
+        }
+        _ => None,
     }
 }
 
@@ -185,7 +134,7 @@ pub fn search_rules(rules: &RuleSet, draw_contempt: bool) -> SearchRules {
 pub fn play_game(
     setup: &GameSetup<'_>,
     seats: &mut [Seat; 2],
-) -> Result<Option<GameRecord>, PlayError> {
+) -> Result<Option<PlayedGame>, PlayError> {
     let started = Instant::now();
     let start = Position::from_fen(&setup.opening.fen).unwrap_or_else(|_| Position::startpos());
     let mut game = Game::new(start, *setup.rules);
@@ -325,26 +274,29 @@ pub fn play_game(
     let Some(outcome) = outcome else {
         return Ok(None);
     };
-    Ok(Some(GameRecord {
-        opening_index: 0,
-        fen: game.start().to_fen(),
+    Ok(Some(PlayedGame {
+        record: GameRecord {
+            opening_index: 0,
+            start_fen: game.start().to_fen(),
+            moves: game.moves().collect(),
+            opening_plies: u32::try_from(opening_plies).unwrap_or(u32::MAX),
+            result: outcome.result,
+            reason: outcome.reason,
+            red_player: u8::from(setup.red == 1),
+            per_move,
+            stderr_tail: seats
+                .iter()
+                .find(|s| !s.failure_stderr().is_empty())
+                .map_or_else(String::new, |s| {
+                    tail(s.failure_stderr(), MAX_STDERR_TAIL_BYTES)
+                }),
+            overrun_ms: overrun_ms(&outcome, setup.red, &stats),
+        },
         opening: setup.opening.name.clone(),
-        opening_plies,
-        moves: game.moves().collect(),
-        red: setup.red,
-        result: outcome.result,
-        reason: outcome.reason,
         nodes,
         search_time,
         total_time: started.elapsed(),
         captures: game_captures(game.records()),
-        per_move,
-        stderr_tail: seats
-            .iter()
-            .find(|s| !s.failure_stderr().is_empty())
-            .map_or_else(String::new, |s| {
-                tail(s.failure_stderr(), MAX_STDERR_TAIL_BYTES)
-            }),
         stats,
     }))
 }

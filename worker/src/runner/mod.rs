@@ -31,13 +31,13 @@ use rayon::prelude::*;
 use xq_engine::rules::RuleSet;
 
 pub use batch::{EnginePlayer, match_spec};
-pub use game::{GameRecord, GameSetup, PlayError, play_game, search_rules};
+pub use game::{GameSetup, PlayError, PlayedGame, play_game, search_rules};
 pub use player::PlayerConfig;
 pub use player_stats::{Fault, GameStats, PlayerStats};
 pub use seat::{Choice, Seat, SeatError, forfeit};
 
 use xq_proto::work::opening_index;
-use xq_proto::{Adjudication, Totals, VariantStats};
+use xq_proto::{Adjudication, BatchOutcome, VariantStats};
 
 use crate::openings::{OpeningBook, OpeningMaker, Order};
 
@@ -64,13 +64,17 @@ pub struct MatchSpec {
     pub keep_games: bool,
 }
 
-/// What a match produced.
+/// What a match produced: its outcome, as a lease's result carries it, and
+/// how it was played, which only the runner's summary shows.
 #[derive(Clone, Debug, Default)]
-pub struct MatchOutcome {
-    /// Totals over the complete pairs, from player 0's view.
-    pub totals: Totals,
-    /// The games of the complete pairs in game order, when asked for.
-    pub games: Vec<GameRecord>,
+pub struct MatchReport {
+    /// Over the complete pairs: the totals (player 0's view), the records of
+    /// their games in game order when [`MatchSpec::keep_games`] asks for
+    /// them, and Red's view and capture statistics (always present).
+    pub outcome: BatchOutcome,
+    /// The name of each kept game's opening, in the order of
+    /// `outcome.games`.
+    pub openings: Vec<String>,
     /// Nodes searched.
     pub nodes: u64,
     /// Time inside the searches, summed over threads.
@@ -79,16 +83,14 @@ pub struct MatchOutcome {
     pub game_time: Duration,
     /// Wall-clock time of the match.
     pub wall_time: Duration,
-    /// Red's view and capture statistics over the complete pairs.
-    pub variant: VariantStats,
     /// Each player's faults and latencies over the complete pairs.
     pub players: [PlayerStats; 2],
 }
 
-impl MatchOutcome {
+impl MatchReport {
     /// Games per second of wall time.
     pub fn games_per_second(&self) -> f64 {
-        self.totals.games() as f64 / self.wall_time.as_secs_f64().max(1e-9)
+        self.outcome.totals.games() as f64 / self.wall_time.as_secs_f64().max(1e-9)
     }
 
     /// Nodes per second of search time, per thread.
@@ -167,11 +169,11 @@ impl Runner {
         &self,
         spec: &MatchSpec,
         stop: &Arc<AtomicBool>,
-        on_game: &(dyn Fn(u64, &GameRecord) + Sync),
-    ) -> Result<MatchOutcome, RunError> {
+        on_game: &(dyn Fn(u64, &PlayedGame) + Sync),
+    ) -> Result<MatchReport, RunError> {
         let started = Instant::now();
         let failed = AtomicBool::new(false);
-        let games: Vec<Result<Option<GameRecord>, RunError>> = self.pool.install(|| {
+        let games: Vec<Result<Option<PlayedGame>, RunError>> = self.pool.install(|| {
             (0..spec.pairs.saturating_mul(2))
                 .into_par_iter()
                 .map(|g| {
@@ -188,33 +190,37 @@ impl Runner {
                 })
                 .collect()
         });
-        let mut outcome = MatchOutcome::default();
+        let mut report = MatchReport::default();
+        let mut variant = VariantStats::default();
+        let outcome = &mut report.outcome;
         let mut games = games.into_iter();
         while let (Some(first), Some(second)) = (games.next(), games.next()) {
             let (Some(first), Some(second)) = (first?, second?) else {
                 continue;
             };
             for g in [&first, &second] {
-                outcome.nodes += g.nodes;
-                outcome.search_time += g.search_time;
-                outcome.game_time += g.total_time;
-                for (player, stats) in outcome.players.iter_mut().zip(&g.stats) {
+                report.nodes += g.nodes;
+                report.search_time += g.search_time;
+                report.game_time += g.total_time;
+                for (player, stats) in report.players.iter_mut().zip(&g.stats) {
                     player.add(stats);
                 }
             }
             outcome.totals.add_pair(
-                [&first, &second].map(|g| (g.score_for(0), g.plies() as u64, g.reason.token())),
+                [&first.record, &second.record]
+                    .map(|g| (g.first_score(), g.moves.len() as u64, g.reason.token())),
             );
-            outcome
-                .variant
-                .add_pair(&first.summary(), &second.summary());
+            variant.add_pair(&first.summary(), &second.summary());
             if spec.keep_games {
-                outcome.games.push(first);
-                outcome.games.push(second);
+                for g in [first, second] {
+                    outcome.games.push(g.record);
+                    report.openings.push(g.opening);
+                }
             }
         }
-        outcome.wall_time = started.elapsed();
-        Ok(outcome)
+        report.outcome.variant = Some(variant);
+        report.wall_time = started.elapsed();
+        Ok(report)
     }
 
     fn play_one(
@@ -222,7 +228,7 @@ impl Runner {
         spec: &MatchSpec,
         g: u64,
         stop: &Arc<AtomicBool>,
-    ) -> Result<Option<GameRecord>, RunError> {
+    ) -> Result<Option<PlayedGame>, RunError> {
         let idx = rayon::current_thread_index().unwrap_or(0) % self.states.len();
         let mut state = self.states[idx]
             .lock()
@@ -240,14 +246,14 @@ impl Runner {
             opening: &opening,
             stop,
         };
-        let record = play_game(&setup, &mut state.seats).map_err(|e| match e {
+        let mut played = play_game(&setup, &mut state.seats).map_err(|e| match e {
             PlayError::Opening(source) => RunError::Opening { index, source },
             PlayError::Setting(e) => RunError::Setting(e),
         })?;
-        Ok(record.map(|r| GameRecord {
-            opening_index: index,
-            ..r
-        }))
+        if let Some(g) = &mut played {
+            g.record.opening_index = index;
+        }
+        Ok(played)
     }
 }
 
@@ -255,7 +261,7 @@ impl Runner {
 mod tests {
     use super::*;
     use xq_engine::params::Params;
-    use xq_proto::Limit;
+    use xq_proto::{Limit, Totals};
 
     fn spec(pairs: u64, dev: Limit, base: Limit) -> MatchSpec {
         let player = |name: &str, limit| PlayerConfig {
@@ -280,10 +286,12 @@ mod tests {
         }
     }
 
-    fn play(runner: &Runner, spec: &MatchSpec) -> MatchOutcome {
-        runner
+    fn play(runner: &Runner, spec: &MatchSpec) -> BatchOutcome {
+        let report = runner
             .play(spec, &Arc::new(AtomicBool::new(false)), &|_, _| {})
-            .unwrap()
+            .unwrap();
+        assert_eq!(report.openings.len(), report.outcome.games.len());
+        report.outcome
     }
 
     #[test]
@@ -292,20 +300,16 @@ mod tests {
         let o = play(&runner, &spec(3, Limit::Nodes(300), Limit::Nodes(200)));
         let t = &o.totals;
         assert_eq!((t.games(), t.pairs), (6, 3));
-        assert_eq!(t.pentanomial.iter().sum::<u64>(), t.pairs);
+        assert_eq!(t.pentanomial.pairs(), t.pairs);
         assert_eq!(t.reasons.values().sum::<u64>(), t.games());
         assert_eq!(o.games.len(), 6);
-        assert_eq!(
-            t.total_plies,
-            o.games.iter().map(|g| g.plies() as u64).sum::<u64>()
-        );
+        assert_eq!(*t, Totals::of_games(&o.games));
         for (i, g) in o.games.iter().enumerate() {
-            assert_eq!(g.red, i % 2);
+            assert_eq!(usize::from(g.red_player), i % 2);
         }
-        assert_eq!(
-            o.games[0].moves[..o.games[0].opening_plies],
-            o.games[1].moves[..o.games[1].opening_plies]
-        );
+        let opening = |g: &xq_proto::GameRecord| g.moves[..g.opening_plies as usize].to_vec();
+        assert_eq!(opening(&o.games[0]), opening(&o.games[1]));
+        o.check(3).unwrap();
     }
 
     #[test]
@@ -314,7 +318,7 @@ mod tests {
         let one = play(&Runner::new(1).unwrap(), &s);
         let two = play(&Runner::new(2).unwrap(), &s);
         assert_eq!(one.totals, two.totals);
-        let moves = |o: &MatchOutcome| o.games.iter().map(|g| g.moves.clone()).collect::<Vec<_>>();
+        let moves = |o: &BatchOutcome| o.games.iter().map(|g| g.moves.clone()).collect::<Vec<_>>();
         assert_eq!(moves(&one), moves(&two));
     }
 
@@ -327,7 +331,7 @@ mod tests {
         s.opening_per_game = true;
         s.offset = 3;
         let own = play(&runner, &s);
-        let first_move = |o: &MatchOutcome, i: usize| o.games[i].moves[0];
+        let first_move = |o: &BatchOutcome, i: usize| o.games[i].moves[0];
         assert_ne!(first_move(&own, 0), first_move(&own, 1));
         s.opening_per_game = false;
         s.offset = 7;
@@ -344,6 +348,6 @@ mod tests {
                 &|_, _| {},
             )
             .unwrap();
-        assert_eq!(o.totals, Totals::default());
+        assert_eq!(o.outcome.totals, Totals::default());
     }
 }
