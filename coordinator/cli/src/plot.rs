@@ -32,16 +32,8 @@ pub fn panels(
     for section in sections {
         match (section, kind.as_ref(), &run.sprt) {
             (Section::Theta, Some(kind), _) => {
-                let params: Vec<ThetaParam<'_>> = kind
-                    .ops()
-                    .tuned()
-                    .iter()
-                    .map(|p| ThetaParam {
-                        name: &p.name,
-                        start: p.start,
-                        c_end: p.c_end,
-                    })
-                    .collect();
+                let params: Vec<ThetaParam<'_>> =
+                    kind.ops().tuned().iter().map(ThetaParam::from).collect();
                 let history: Vec<ThetaPoint<'_>> = rows
                     .iter()
                     .map(|r| ThetaPoint {

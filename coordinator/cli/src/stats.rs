@@ -1,13 +1,14 @@
 //! `xq-coordinator stats …`: the statistics calculator.
 
 use anyhow::Context;
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use serde::Serialize;
 use serde_json::json;
 
+use xq_coordinator::run_args::ModelArg;
 use xq_coordinator::stats::elo::{logistic_elo, normalized_elo};
 use xq_coordinator::stats::sprt::SprtParams;
-use xq_coordinator::stats::{EloModel, Pentanomial, Results, Wdl};
+use xq_coordinator::stats::{Pentanomial, Results, Wdl};
 use xq_proto::outln;
 
 #[derive(Debug, Args)]
@@ -56,21 +57,6 @@ impl SampleArgs {
             (Some(p), _) => Ok(p.parse::<Pentanomial>()?.into()),
             (None, Some(w)) => Ok(w.parse::<Wdl>()?.into()),
             (None, None) => anyhow::bail!("give either --penta or --wdl"),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum ModelArg {
-    Logistic,
-    Normalized,
-}
-
-impl From<ModelArg> for EloModel {
-    fn from(m: ModelArg) -> Self {
-        match m {
-            ModelArg::Logistic => EloModel::Logistic,
-            ModelArg::Normalized => EloModel::Normalized,
         }
     }
 }

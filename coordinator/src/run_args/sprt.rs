@@ -7,6 +7,7 @@ use xq_proto::pb;
 
 use super::{EngineArgs, Files, KindArgs, MatchArgs, params};
 use crate::runs::RunKind;
+use crate::stats::EloModel;
 
 /// An SPRT of `--dev` against `--base`.
 #[derive(Debug, Clone, Args)]
@@ -36,11 +37,29 @@ pub struct SprtRunArgs {
     settings: MatchArgs,
 }
 
-/// `--model`: the Elo the bounds are in.
+/// `--model`: the Elo the bounds are in (also the `stats sprt` calculator's).
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ModelArg {
     Logistic,
     Normalized,
+}
+
+impl From<ModelArg> for EloModel {
+    fn from(m: ModelArg) -> Self {
+        match m {
+            ModelArg::Logistic => EloModel::Logistic,
+            ModelArg::Normalized => EloModel::Normalized,
+        }
+    }
+}
+
+impl From<ModelArg> for pb::EloModel {
+    fn from(m: ModelArg) -> Self {
+        match m {
+            ModelArg::Logistic => pb::EloModel::Logistic,
+            ModelArg::Normalized => pb::EloModel::Normalized,
+        }
+    }
 }
 
 impl KindArgs for SprtRunArgs {
@@ -60,11 +79,7 @@ impl KindArgs for SprtRunArgs {
             elo1: self.elo1,
             alpha: self.alpha,
             beta: self.beta,
-            model: match self.model {
-                ModelArg::Logistic => pb::EloModel::Logistic,
-                ModelArg::Normalized => pb::EloModel::Normalized,
-            }
-            .into(),
+            model: pb::EloModel::from(self.model).into(),
             max_games: self.max_games,
             engines: self.engines.choice()?,
         }))

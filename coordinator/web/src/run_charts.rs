@@ -9,6 +9,8 @@
 //!   chart (the parameters' scales differ too much to share one axis), all
 //!   against iterations (game pairs applied).
 
+use xq_coordinator::spsa::SpsaParamSpec;
+
 use crate::charts::{Level, LineChart, Panel, Series};
 
 /// A run's chart: a stable id (`llr`, `elo`, `theta-pct`, `theta-<param>`)
@@ -27,6 +29,16 @@ pub struct ThetaParam<'a> {
     /// Perturbation at the end of the run, in parameter units; the % chart
     /// draws 0 for a parameter whose `c_end` is 0.
     pub c_end: f64,
+}
+
+impl<'a> From<&'a SpsaParamSpec> for ThetaParam<'a> {
+    fn from(p: &'a SpsaParamSpec) -> Self {
+        ThetaParam {
+            name: &p.name,
+            start: p.start,
+            c_end: p.c_end,
+        }
+    }
 }
 
 /// θ of every parameter (in the spec's order) after `iter` pairs were applied.

@@ -428,14 +428,7 @@ fn theta_table(params: &[SpsaParamSpec], state: &SpsaState) -> (Vec<SpsaParamVie
 
 /// θ of each tuned parameter by iteration.
 fn theta_charts(params: &[SpsaParamSpec], h: &Histories) -> Result<Vec<ChartView>, ChartError> {
-    let params: Vec<ThetaParam<'_>> = params
-        .iter()
-        .map(|p| ThetaParam {
-            name: &p.name,
-            start: p.start,
-            c_end: p.c_end,
-        })
-        .collect();
+    let params: Vec<ThetaParam<'_>> = params.iter().map(ThetaParam::from).collect();
     let history: Vec<ThetaPoint<'_>> = h
         .spsa
         .iter()
