@@ -118,6 +118,7 @@ impl From<RunStatus> for pb::RunStatus {
             progress,
             flag,
             linked,
+            author,
         } = s;
         pb::RunStatus {
             run_id: id,
@@ -139,6 +140,7 @@ impl From<RunStatus> for pb::RunStatus {
                 .map(Into::into)
                 .collect(),
             linked_run_id: linked.unwrap_or(0),
+            author: author.unwrap_or_default(),
         }
     }
 }

@@ -6,7 +6,9 @@
 //! Authentication: each start makes two random tokens, an admin token for
 //! the caller's own client ([`LocalCluster::admin_token`]) and a worker token
 //! for the in-process workers. The server keeps only their hashes, in
-//! memory; nothing is written to the database, and they die with the process.
+//! memory; no token is written to the database, and they die with the
+//! process. The admin token acts as the user [`LOCAL_USER`], the author of
+//! local runs.
 //!
 //! Resuming is the caller's choice: create the run with
 //! `reuse_identical = true` and an unfinished run with an identical spec in
@@ -22,11 +24,16 @@ use tokio::task::JoinHandle;
 use xq_worker::BatchPlayer;
 use xq_worker::client::{self, ClientConfig, ClientError, ClientSummary};
 
+use crate::access::UserRole;
 use crate::auth::tokens::{self, TokenError};
 use crate::auth::{EphemeralToken, Role};
 use crate::http::{Http, HttpView};
 use crate::server::{self, ServerConfig, ServerError};
-use crate::store::Store;
+use crate::store::{Store, now_ms, users};
+
+/// The user local mode acts as (an admin without a password, made in the
+/// database on first use): the author of the runs it creates.
+pub const LOCAL_USER: &str = "local";
 
 /// Makes the player for `threads` parallel games.
 pub type PlayerFactory = dyn Fn(u32) -> anyhow::Result<Arc<dyn BatchPlayer>> + Send + Sync;
@@ -102,11 +109,13 @@ impl LocalCluster {
         let (stop_server, stopped) = oneshot::channel::<()>();
         let admin_token = tokens::generate()?;
         let worker_token = tokens::generate()?;
-        config.tokens.push(EphemeralToken::new(
-            "local-admin",
-            Role::Admin,
-            &admin_token,
-        ));
+        let me = store
+            .call(|conn| users::ensure(conn, LOCAL_USER, UserRole::Admin, now_ms()))
+            .await
+            .map_err(ServerError::from)?;
+        config
+            .tokens
+            .push(EphemeralToken::new("local-admin", Role::Admin, &admin_token).for_user(me));
         config.tokens.push(EphemeralToken::new(
             "local-worker",
             Role::Worker,

@@ -158,7 +158,15 @@ impl Scheduler {
 
     /// Creates a run, or with `reuse` returns an active run with an identical
     /// spec: `(id, reused)`.
-    pub async fn create_run(&self, spec: RunSpec, reuse: bool) -> Result<(u64, bool), StoreError> {
+    /// Creates a run of `spec` by the user `author` (`users.id`; `None`: a
+    /// caller without a user); with `reuse`, an identical active run is
+    /// returned instead. Returns the run's id and whether it was reused.
+    pub async fn create_run(
+        &self,
+        spec: RunSpec,
+        reuse: bool,
+        author: Option<u64>,
+    ) -> Result<(u64, bool), StoreError> {
         let mut spec = spec;
         self.store
             .call(move |conn| {
@@ -172,7 +180,7 @@ impl Scheduler {
                     return Ok((id, true));
                 }
                 let now = now_ms();
-                let id = run_rows::insert(&tx, &spec, now)?;
+                let id = run_rows::insert(&tx, &spec, author, now)?;
                 run_rows::save_effects(&tx, id, None, initial, now)?;
                 tx.commit()?;
                 Ok((id, false))
@@ -689,7 +697,7 @@ mod tests {
     #[tokio::test]
     async fn slices_advance_and_results_count_exactly_once() {
         let (s, w) = setup(Duration::from_secs(60)).await;
-        let (run, _) = s.create_run(games_spec(10, 4), false).await.unwrap();
+        let (run, _) = s.create_run(games_spec(10, 4), false, None).await.unwrap();
         let mut offsets = Vec::new();
         let mut grants = Vec::new();
         while let Some(g) = s.request_work(w).await.unwrap() {
@@ -715,7 +723,7 @@ mod tests {
     #[tokio::test]
     async fn an_expired_slice_is_handed_out_again_and_its_late_result_ignored() {
         let (s, w) = setup(Duration::from_millis(1)).await;
-        s.create_run(games_spec(4, 4), false).await.unwrap();
+        s.create_run(games_spec(4, 4), false, None).await.unwrap();
         let first = s.request_work(w).await.unwrap().unwrap();
         tokio::time::sleep(Duration::from_millis(5)).await;
         let second = s.request_work(w).await.unwrap().unwrap();
@@ -731,7 +739,7 @@ mod tests {
     #[tokio::test]
     async fn a_result_that_does_not_fit_the_lease_is_refused() {
         let (s, w) = setup(Duration::from_secs(60)).await;
-        s.create_run(games_spec(4, 4), false).await.unwrap();
+        s.create_run(games_spec(4, 4), false, None).await.unwrap();
         let g = s.request_work(w).await.unwrap().unwrap();
         let short = WorkSpec {
             pairs: 3,
@@ -751,7 +759,7 @@ mod tests {
         unkept.name = "keeps none".to_owned();
         unkept.keep_games = Retention::None;
         unkept.priority = 1;
-        s.create_run(unkept, false).await.unwrap();
+        s.create_run(unkept, false, None).await.unwrap();
         let none = s.request_work(w).await.unwrap().unwrap();
         let mut without = draws(&none.work);
         without.games.clear();
@@ -778,7 +786,7 @@ mod tests {
             params: BTreeMap::new(),
             pairs: 3,
         });
-        let (run, _) = s.create_run(spec, false).await.unwrap();
+        let (run, _) = s.create_run(spec, false, None).await.unwrap();
         let mut grants = Vec::new();
         while let Some(g) = s.request_work(w).await.unwrap() {
             grants.push(g);
@@ -863,7 +871,7 @@ mod tests {
         for i in 1..6 {
             workers.push(register(&s, &format!("w{i}"), None).await);
         }
-        let (run, _) = s.create_run(spec, false).await.unwrap();
+        let (run, _) = s.create_run(spec, false, None).await.unwrap();
         let honest = [0.05, 0.2, 0.5, 0.2, 0.05];
         let biased = [0.02, 0.1, 0.48, 0.3, 0.1];
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(19);
@@ -964,7 +972,10 @@ mod tests {
     async fn without_the_policy_a_biased_worker_is_flagged_but_counted() {
         let (s, w) = setup(Duration::from_secs(60)).await;
         let other = register(&s, "other", None).await;
-        let (run, _) = s.create_run(games_spec(400, 100), false).await.unwrap();
+        let (run, _) = s
+            .create_run(games_spec(400, 100), false, None)
+            .await
+            .unwrap();
         for (worker, p) in [
             (w, [5, 20, 50, 20, 5]),
             (other, [5, 20, 50, 20, 5]),
@@ -996,7 +1007,7 @@ mod tests {
             exclude_flagged: false,
             speed: Some(SpeedRule::RefuseBelow { min_nps: 1_000_000 }),
         };
-        s.create_run(refusing.clone(), false).await.unwrap();
+        s.create_run(refusing.clone(), false, None).await.unwrap();
         assert_eq!(s.request_work(slow).await.unwrap(), None, "not measured");
         let g = s.request_work(fast).await.unwrap().unwrap();
         assert_eq!(g.work.players[0].limit, Limit::MoveTimeMs(100));
@@ -1007,7 +1018,7 @@ mod tests {
             reference_nps: 1_000_000,
         });
         scaled.priority = 1;
-        s.create_run(scaled, false).await.unwrap();
+        s.create_run(scaled, false, None).await.unwrap();
         let g = s.request_work(fast).await.unwrap().unwrap();
         assert!(
             g.work

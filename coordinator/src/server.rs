@@ -476,12 +476,16 @@ impl RunService for Runs {
         &self,
         request: Request<pb::CreateRunRequest>,
     ) -> Result<Response<pb::CreateRunResponse>, Status> {
+        let author = caller(&request)?.user;
         let pb::CreateRunRequest {
             spec,
             reuse_identical,
         } = request.into_inner();
         let spec = RunSpec::try_from(required("spec", spec)?)?;
-        let (run_id, reused) = self.scheduler.create_run(spec, reuse_identical).await?;
+        let (run_id, reused) = self
+            .scheduler
+            .create_run(spec, reuse_identical, author)
+            .await?;
         tracing::info!(run_id, reused, "run created");
         Ok(Response::new(pb::CreateRunResponse { run_id, reused }))
     }

@@ -10,10 +10,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
+use xq_coordinator::access::{UserRole, passwords};
 use xq_coordinator::runs::{KindSpec, RunState, RunStatus, SpeedRule};
 use xq_coordinator::stats::sprt::SprtState;
 use xq_coordinator::store::migrations::{self, MIGRATIONS};
-use xq_coordinator::store::{Store, assets, backup, blobs, leases, runs};
+use xq_coordinator::store::{Store, assets, backup, blobs, leases, runs, tokens, users};
 
 /// A time after every fixture's lease deadline but lease 4's.
 const NOW: i64 = 1_800_000_000_000;
@@ -307,6 +308,56 @@ fn a_database_from_every_earlier_version_upgrades_and_reads_back_the_same_runs()
         check_registry(&conn, version);
     }
     check_registry(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
+    check_users(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
+    for version in 1..MIGRATIONS.len() {
+        let db = made_by(version);
+        read_back(&db.0);
+        check_users(&Connection::open(&db.0).unwrap(), version);
+    }
+}
+
+/// Every earlier token and run belongs to the user `admin` the upgrade made
+/// (trusted, no password); version 13's developer keeps their hash.
+fn check_users(conn: &Connection, version: usize) {
+    let users = users::list(conn).unwrap();
+    let admin = users
+        .iter()
+        .find(|u| u.name == users::DEFAULT_ADMIN)
+        .expect("admin");
+    assert_eq!(
+        (admin.role, admin.trusted, admin.has_password),
+        (UserRole::Admin, true, false)
+    );
+    let owners: Vec<Option<String>> = tokens::list(conn)
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.name != "dev1-laptop")
+        .map(|t| t.user)
+        .collect();
+    assert_eq!(owners.is_empty(), version < 2, "tokens came with version 2");
+    assert!(
+        owners.iter().all(|o| o.as_deref() == Some("admin")),
+        "{owners:?}"
+    );
+    let authors: Vec<Option<String>> = runs::list(conn, NOW)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.author)
+        .collect();
+    assert!(
+        authors.iter().all(|a| a.as_deref() == Some("admin")),
+        "{authors:?}"
+    );
+    let dev = users.iter().find(|u| u.name == "dev1");
+    assert_eq!(dev.is_some(), version >= 13);
+    if let Some(dev) = dev {
+        assert_eq!(
+            (dev.role, dev.trusted, dev.has_password),
+            (UserRole::Developer, false, true)
+        );
+        let stored = users::password_hash(conn, "dev1").unwrap().unwrap();
+        assert!(passwords::verify("fixture-password", &stored).unwrap());
+    }
 }
 
 /// The executable of version 3 reads back from its chunks; the asset of

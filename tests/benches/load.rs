@@ -282,9 +282,15 @@ async fn run(
     store
         .call(move |conn| {
             let tx = conn.transaction()?;
-            token_rows::insert(&tx, "admin", Role::Admin, &admin_hash, now_ms())?;
+            let owner = xq_coordinator::store::users::ensure(
+                &tx,
+                "admin",
+                xq_coordinator::access::UserRole::Admin,
+                now_ms(),
+            )?;
+            token_rows::insert(&tx, "admin", Role::Admin, owner, &admin_hash, now_ms())?;
             for (i, h) in hashes.iter().enumerate() {
-                token_rows::insert(&tx, &format!("load-{i}"), Role::Worker, h, now_ms())?;
+                token_rows::insert(&tx, &format!("load-{i}"), Role::Worker, owner, h, now_ms())?;
             }
             tx.commit()?;
             Ok(())

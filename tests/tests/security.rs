@@ -26,7 +26,15 @@ async fn add_token(db: &std::path::Path, name: &str, role: Role) -> String {
     let name = name.to_owned();
     Store::open(db)
         .unwrap()
-        .call(move |c| token_rows::insert(c, &name, role, &hash, now_ms()))
+        .call(move |c| {
+            let owner = xq_coordinator::store::users::ensure(
+                c,
+                "admin",
+                xq_coordinator::access::UserRole::Admin,
+                now_ms(),
+            )?;
+            token_rows::insert(c, &name, role, owner, &hash, now_ms())
+        })
         .await
         .unwrap();
     token

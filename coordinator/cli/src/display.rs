@@ -58,6 +58,15 @@ pub fn status_line(s: &pb::RunStatus) -> String {
         progress_line(s)
     ) + &keep_suffix(s)
         + &flag_suffix(s)
+        + &author_suffix(s)
+}
+
+/// `  by NAME` for a run with an author.
+fn author_suffix(s: &pb::RunStatus) -> String {
+    match s.author.as_str() {
+        "" => String::new(),
+        name => format!("  by {name}"),
+    }
 }
 
 /// `  keeps decisive games` for a run that does not keep every game.

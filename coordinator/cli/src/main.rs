@@ -23,6 +23,7 @@ mod report_variants;
 mod stats;
 mod stats_compare;
 mod token;
+mod user;
 
 use cluster::CreateArgs;
 use xq_coordinator::run_args::{GamesRunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
@@ -61,6 +62,8 @@ enum Command {
     Stop(cluster::StopArgs),
     /// Manage access tokens in the database (no server needed).
     Token(token::TokenArgs),
+    /// Manage users in the database (no server needed).
+    User(user::UserArgs),
     /// Write a run's stored games as PGN, from the database file or a served
     /// coordinator.
     Pgn(pgn::PgnArgs),
@@ -97,6 +100,7 @@ impl Cli {
             Command::Stop(args) => args.run(),
             Command::Local(args) => args.run(player),
             Command::Token(args) => args.run(),
+            Command::User(args) => args.run(),
             Command::Pgn(args) => args.run(),
             Command::Backup(args) => args.run(),
             Command::Restore(args) => args.run(),

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use xq_coordinator::access::UserRole;
 use xq_coordinator::auth::Role;
 use xq_coordinator::auth::tokens;
-use xq_coordinator::store::{Store, now_ms, tokens as token_rows, utc};
+use xq_coordinator::store::{Store, StoreError, now_ms, tokens as token_rows, users, utc};
 use xq_proto::outln;
 
 /// `token …`.
@@ -29,8 +30,12 @@ enum TokenCommand {
         role: Role,
         /// A unique name, e.g. the host or person it is for.
         name: String,
+        /// The user the token belongs to (`user add`); by default the user
+        /// `admin`, made (role admin, no password) if there is none yet.
+        #[arg(long)]
+        user: Option<String>,
     },
-    /// List tokens: name, role, created, revoked (never the token).
+    /// List tokens: name, role, user, created, revoked (never the token).
     List,
     /// Revoke a token by name; it stops working at the next call.
     Revoke { name: String },
@@ -42,14 +47,31 @@ impl TokenArgs {
             .with_context(|| format!("cannot open database {}", self.db.display()))?;
         let rt = tokio::runtime::Runtime::new().context("start the async runtime")?;
         match self.command {
-            TokenCommand::Add { role, name } => {
+            TokenCommand::Add { role, name, user } => {
                 let token = tokens::generate()?;
                 let hash = tokens::hash(&token);
                 let stored = name.clone();
-                rt.block_on(
-                    store
-                        .call(move |conn| token_rows::insert(conn, &stored, role, &hash, now_ms())),
-                )
+                rt.block_on(store.call(move |conn| {
+                    let tx = conn.transaction()?;
+                    let owner = match user {
+                        Some(user) => {
+                            users::by_name(&tx, &user)?
+                                .ok_or_else(|| {
+                                    StoreError::NotFound(format!(
+                                        "no user named {} (add one with `user add`)",
+                                        xq_proto::quote(&user)
+                                    ))
+                                })?
+                                .id
+                        }
+                        None => {
+                            users::ensure(&tx, users::DEFAULT_ADMIN, UserRole::Admin, now_ms())?
+                        }
+                    };
+                    token_rows::insert(&tx, &stored, role, owner, &hash, now_ms())?;
+                    tx.commit()?;
+                    Ok(())
+                }))
                 .with_context(|| format!("cannot add token {name:?}"))?;
                 outln!("{token}")?;
                 eprintln!(
@@ -59,12 +81,19 @@ impl TokenArgs {
             }
             TokenCommand::List => {
                 let rows = rt.block_on(store.call(|conn| token_rows::list(conn)))?;
-                outln!("{:<24} {:<7} {:<20} revoked", "name", "role", "created")?;
+                outln!(
+                    "{:<24} {:<7} {:<16} {:<20} revoked",
+                    "name",
+                    "role",
+                    "user",
+                    "created"
+                )?;
                 for t in rows {
                     outln!(
-                        "{:<24} {:<7} {:<20} {}",
+                        "{:<24} {:<7} {:<16} {:<20} {}",
                         t.name,
                         t.role.as_str(),
+                        t.user.as_deref().unwrap_or("-"),
                         utc(t.created_ms),
                         t.revoked_ms.map_or_else(|| "-".to_owned(), utc)
                     )?;

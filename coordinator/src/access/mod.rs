@@ -3,6 +3,7 @@
 //! domain types below the store (which keeps tokens by [`tokens::TokenHash`]
 //! and [`Role`]); checking requests against them is [`crate::auth`]'s.
 
+pub mod passwords;
 pub mod tokens;
 
 use serde::{Deserialize, Serialize};
@@ -44,6 +45,47 @@ impl std::str::FromStr for Role {
             "admin" => Ok(Role::Admin),
             _ => Err(format!("unknown role {s:?} (worker or admin)")),
         }
+    }
+}
+
+/// What a user may do: each role may do everything the one before may.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum UserRole {
+    /// Submits tests and manages their own.
+    Developer,
+    /// Also approves, changes and stops anyone's tests.
+    Approver,
+    /// Also manages users and the registry.
+    Admin,
+}
+
+impl UserRole {
+    /// Every role, weakest first.
+    pub const ALL: [UserRole; 3] = [UserRole::Developer, UserRole::Approver, UserRole::Admin];
+
+    /// The stored and printed name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UserRole::Developer => "developer",
+            UserRole::Approver => "approver",
+            UserRole::Admin => "admin",
+        }
+    }
+}
+
+impl std::str::FromStr for UserRole {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        UserRole::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown user role {} (developer, approver or admin)",
+                    xq_proto::quote(s)
+                )
+            })
     }
 }
 
@@ -92,6 +134,9 @@ pub struct Principal {
     pub key: i64,
     pub name: String,
     pub role: Role,
+    /// The user the token belongs to (`users.id`); `None` for an ephemeral
+    /// token without one.
+    pub user: Option<u64>,
 }
 
 #[cfg(test)]

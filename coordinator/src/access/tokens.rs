@@ -53,6 +53,8 @@ pub struct EphemeralToken {
     pub name: String,
     pub role: Role,
     pub hash: TokenHash,
+    /// The user its calls act as (local mode's own admin); `None`: no user.
+    pub user: Option<u64>,
 }
 
 impl std::fmt::Debug for EphemeralToken {
@@ -71,6 +73,15 @@ impl EphemeralToken {
             name: name.into(),
             role,
             hash: hash(token),
+            user: None,
+        }
+    }
+
+    /// The same token, acting as the user `user` (`users.id`).
+    pub fn for_user(self, user: u64) -> Self {
+        EphemeralToken {
+            user: Some(user),
+            ..self
         }
     }
 }

@@ -75,6 +75,7 @@ impl Authenticator {
                     key: -(i as i64) - 1,
                     name: e.name.clone(),
                     role: e.role,
+                    user: e.user,
                 });
             }
         }
@@ -90,10 +91,11 @@ impl Authenticator {
                 Status::unavailable("cannot check the token now; retry")
             })?;
         match stored {
-            Some((id, name, role)) => Ok(Principal {
-                key: id as i64,
-                name,
-                role,
+            Some(found) => Ok(Principal {
+                key: found.id as i64,
+                name: found.name,
+                role: found.role,
+                user: found.user,
             }),
             None => Err(Status::unauthenticated("unknown or revoked token")),
         }

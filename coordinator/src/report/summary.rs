@@ -23,6 +23,8 @@ pub struct Summary {
     pub kind: Option<RunKind>,
     #[serde(serialize_with = "or_unknown")]
     pub run_state: Option<RunState>,
+    /// The user who created the run; `None` for a run without one.
+    pub author: Option<String>,
     pub games: u64,
     pub wdl: [u64; 3],
     pub pentanomial: Vec<u64>,
@@ -122,6 +124,7 @@ impl Summary {
             run_id: s.run_id,
             kind: run_kind(s),
             run_state,
+            author: (!s.author.is_empty()).then(|| s.author.clone()),
             games: 2 * t.pairs,
             wdl: [t.wins, t.draws, t.losses],
             pentanomial: t.pentanomial.clone(),

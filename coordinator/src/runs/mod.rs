@@ -570,6 +570,9 @@ pub struct RunStatus {
     pub flag: Option<String>,
     /// An SPSA run's verification SPRT, or the tune an SPRT run verifies.
     pub linked: Option<u64>,
+    /// The user who created the run; `None` for a run created by a caller
+    /// without a user (an ephemeral token in tests).
+    pub author: Option<String>,
 }
 
 impl RunStatus {

@@ -517,6 +517,7 @@ mod tests {
             progress: Progress::Spsa(Box::new(state)),
             flag: None,
             linked: None,
+            author: None,
         }
     }
 

@@ -371,6 +371,30 @@ ALTER TABLE workers ADD COLUMN bench_nps INTEGER;
 CREATE INDEX leases_to_reissue ON leases (run_id, opening_offset)
     WHERE reissued = 0 AND state IN ('expired', 'released');
 "#,
+    // 13 (issue 31): users with a role and an argon2id password hash (PHC
+    // string; NULL: no password, the user cannot sign in). Every token
+    // belongs to a user, every run has its author. An existing database
+    // upgrades in place: a user `admin` (role admin, trusted, no password)
+    // owns its tokens and is the author of its runs.
+    r#"
+CREATE TABLE users (
+    id            INTEGER PRIMARY KEY,
+    name          TEXT    NOT NULL UNIQUE,
+    role          TEXT    NOT NULL CHECK (role IN ('developer', 'approver', 'admin')),
+    password_hash TEXT CHECK (password_hash IS NULL OR password_hash LIKE '$argon2%'),
+    trusted       INTEGER NOT NULL DEFAULT 0 CHECK (trusted IN (0, 1)),
+    created_ms    INTEGER NOT NULL
+);
+INSERT INTO users (name, role, trusted, created_ms)
+    SELECT 'admin', 'admin', 1,
+           COALESCE((SELECT MIN(created_ms) FROM tokens), (SELECT MIN(created_ms) FROM runs), 0)
+    WHERE EXISTS (SELECT 1 FROM tokens) OR EXISTS (SELECT 1 FROM runs);
+ALTER TABLE tokens ADD COLUMN user_id INTEGER REFERENCES users (id);
+UPDATE tokens SET user_id = (SELECT id FROM users WHERE name = 'admin');
+ALTER TABLE runs ADD COLUMN author_id INTEGER REFERENCES users (id);
+UPDATE runs SET author_id = (SELECT id FROM users WHERE name = 'admin');
+CREATE INDEX runs_by_author ON runs (author_id);
+"#,
 ];
 
 /// Brings the schema up to date in one transaction per migration. Foreign

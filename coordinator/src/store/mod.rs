@@ -51,6 +51,7 @@ pub mod leases;
 pub mod migrations;
 pub mod runs;
 pub mod tokens;
+pub mod users;
 pub mod variants;
 pub mod workers;
 

@@ -12,10 +12,16 @@ use xq_proto::{Pentanomial, Totals, Wdl};
 
 /// Inserts an active run; its kind's initial state follows with
 /// [`save_effects`].
-pub fn insert(conn: &Connection, spec: &RunSpec, now: i64) -> Result<u64, StoreError> {
+pub fn insert(
+    conn: &Connection,
+    spec: &RunSpec,
+    author: Option<u64>,
+    now: i64,
+) -> Result<u64, StoreError> {
     conn.prepare_cached(
-        "INSERT INTO runs (spec, kind, priority, state, target_pairs, created_ms, updated_ms)
-         VALUES (?1, ?2, ?3, 'active', ?4, ?5, ?5)",
+        "INSERT INTO runs (spec, kind, priority, state, target_pairs, created_ms, updated_ms,
+                           author_id)
+         VALUES (?1, ?2, ?3, 'active', ?4, ?5, ?5, ?6)",
     )?
     .execute(params![
         serde_json::to_string(spec)?,
@@ -23,6 +29,7 @@ pub fn insert(conn: &Connection, spec: &RunSpec, now: i64) -> Result<u64, StoreE
         spec.priority,
         spec.kind.target_pairs().map(|t| t as i64),
         now,
+        author.map(|a| a as i64),
     ])?;
     Ok(conn.last_insert_rowid() as u64)
 }
@@ -61,7 +68,10 @@ pub fn save_effects(
                 super::variants::save(conn, id, index, &totals)?;
             }
             (Effect::StartVerification(spec), _) => {
-                let verify = insert(conn, &spec, now)?;
+                let author: Option<i64> = conn
+                    .prepare_cached("SELECT author_id FROM runs WHERE id = ?1")?
+                    .query_row([id as i64], |r| r.get(0))?;
+                let verify = insert(conn, &spec, author.map(|a| a as u64), now)?;
                 set_verifies(conn, verify, id)?;
                 tracing::info!(tune = id, verify, "tune finished; verification started");
             }
@@ -103,7 +113,8 @@ const COLUMNS: &str =
     updated_ms,
     (SELECT COALESCE(SUM(pairs), 0) FROM leases l
      WHERE l.run_id = runs.id AND l.state = 'active' AND +l.deadline_ms >= ?1),
-    verifies, (SELECT MIN(v.id) FROM runs v WHERE v.verifies = runs.id)";
+    verifies, (SELECT MIN(v.id) FROM runs v WHERE v.verifies = runs.id),
+    (SELECT u.name FROM users u WHERE u.id = runs.author_id)";
 
 /// One run, or `NotFound`. Pairs in flight count leases active at `now`.
 pub fn load(conn: &Connection, id: u64, now: i64) -> Result<RunStatus, StoreError> {
@@ -183,6 +194,8 @@ struct Raw {
     /// The tune this run verifies, and the run verifying this one.
     verifies: Option<i64>,
     verified_by: Option<i64>,
+    /// The author's user name.
+    author: Option<String>,
 }
 
 fn raw(r: &Row<'_>) -> rusqlite::Result<Raw> {
@@ -204,6 +217,7 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<Raw> {
         in_flight: r.get(19)?,
         verifies: r.get(20)?,
         verified_by: r.get(21)?,
+        author: r.get(22)?,
     })
 }
 
@@ -254,6 +268,7 @@ impl Raw {
             progress,
             flag: None,
             linked: self.verifies.or(self.verified_by).map(|id| id as u64),
+            author: self.author,
         })
     }
 }

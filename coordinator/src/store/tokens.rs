@@ -1,5 +1,5 @@
-//! Rows of `tokens`: access tokens by name, role and SHA-256 hash. The
-//! token text itself is never stored.
+//! Rows of `tokens`: access tokens by name, role, SHA-256 hash and the user
+//! they belong to. The token text itself is never stored.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -13,6 +13,9 @@ pub struct TokenRow {
     pub id: u64,
     pub name: String,
     pub role: Role,
+    /// The user the token belongs to (`None` only in a database that had
+    /// tokens made before users and no admin to give them to).
+    pub user: Option<String>,
     /// Unix ms.
     pub created_ms: i64,
     /// Unix ms; `None` while the token works.
@@ -22,11 +25,13 @@ pub struct TokenRow {
 /// Longest token name, in bytes.
 pub const MAX_NAME: usize = 128;
 
-/// Stores a token's hash under a new name; returns its id.
+/// Stores a token's hash under a new name for the user `user_id`; returns
+/// its id.
 pub fn insert(
     conn: &Connection,
     name: &str,
     role: Role,
+    user_id: u64,
     hash: &TokenHash,
     now: i64,
 ) -> Result<u64, StoreError> {
@@ -54,33 +59,37 @@ pub fn insert(
         ));
     }
     conn.execute(
-        "INSERT INTO tokens (name, role, hash, created_ms) VALUES (?1, ?2, ?3, ?4)",
-        params![name, role.as_str(), &hash[..], now],
+        "INSERT INTO tokens (name, role, user_id, hash, created_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![name, role.as_str(), user_id as i64, &hash[..], now],
     )?;
     Ok(conn.last_insert_rowid() as u64)
 }
 
 /// Every token, oldest first.
 pub fn list(conn: &Connection) -> Result<Vec<TokenRow>, StoreError> {
-    let mut stmt =
-        conn.prepare("SELECT id, name, role, created_ms, revoked_ms FROM tokens ORDER BY id")?;
+    let mut stmt = conn.prepare(
+        "SELECT t.id, t.name, t.role, u.name, t.created_ms, t.revoked_ms
+         FROM tokens t LEFT JOIN users u ON u.id = t.user_id ORDER BY t.id",
+    )?;
     let rows = stmt
         .query_map([], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
                 r.get::<_, String>(1)?,
                 r.get::<_, String>(2)?,
-                r.get::<_, i64>(3)?,
-                r.get::<_, Option<i64>>(4)?,
+                r.get::<_, Option<String>>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, Option<i64>>(5)?,
             ))
         })?
         .collect::<Result<Vec<_>, _>>()?;
     rows.into_iter()
-        .map(|(id, name, role, created_ms, revoked_ms)| {
+        .map(|(id, name, role, user, created_ms, revoked_ms)| {
             Ok(TokenRow {
                 id: id as u64,
                 name,
                 role: role.parse().map_err(StoreError::Schema)?,
+                user,
                 created_ms,
                 revoked_ms,
             })
@@ -108,23 +117,40 @@ pub fn revoke(conn: &Connection, name: &str, now: i64) -> Result<bool, StoreErro
     Ok(true)
 }
 
-/// The working (unrevoked) token with this hash: `(id, name, role)`.
-pub fn lookup(
-    conn: &Connection,
-    hash: &TokenHash,
-) -> Result<Option<(u64, String, Role)>, StoreError> {
+/// A working token, as a request's caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub id: u64,
+    pub name: String,
+    pub role: Role,
+    /// `users.id` of its owner.
+    pub user: Option<u64>,
+}
+
+/// The working (unrevoked) token with this hash.
+pub fn lookup(conn: &Connection, hash: &TokenHash) -> Result<Option<Found>, StoreError> {
     let row = conn
-        .prepare_cached("SELECT id, name, role FROM tokens WHERE hash = ?1 AND revoked_ms IS NULL")?
+        .prepare_cached(
+            "SELECT id, name, role, user_id FROM tokens WHERE hash = ?1 AND revoked_ms IS NULL",
+        )?
         .query_row([&hash[..]], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
                 r.get::<_, String>(1)?,
                 r.get::<_, String>(2)?,
+                r.get::<_, Option<i64>>(3)?,
             ))
         })
         .optional()?;
-    row.map(|(id, name, role)| Ok((id as u64, name, role.parse().map_err(StoreError::Schema)?)))
-        .transpose()
+    row.map(|(id, name, role, user)| {
+        Ok(Found {
+            id: id as u64,
+            name,
+            role: role.parse().map_err(StoreError::Schema)?,
+            user: user.map(|u| u as u64),
+        })
+    })
+    .transpose()
 }
 
 #[cfg(test)]
@@ -139,14 +165,25 @@ mod tests {
         conn
     }
 
+    fn owner(conn: &Connection) -> u64 {
+        crate::store::users::ensure(conn, "ana", crate::access::UserRole::Admin, 0).unwrap()
+    }
+
     #[test]
     fn a_token_is_found_by_hash_until_revoked() {
         let conn = db();
-        let id = insert(&conn, "w1", Role::Worker, &hash("xqt_1"), 5).unwrap();
+        let ana = owner(&conn);
+        let id = insert(&conn, "w1", Role::Worker, ana, &hash("xqt_1"), 5).unwrap();
         assert_eq!(
             lookup(&conn, &hash("xqt_1")).unwrap(),
-            Some((id, "w1".to_owned(), Role::Worker))
+            Some(Found {
+                id,
+                name: "w1".to_owned(),
+                role: Role::Worker,
+                user: Some(ana)
+            })
         );
+        assert_eq!(list(&conn).unwrap()[0].user.as_deref(), Some("ana"));
         assert_eq!(lookup(&conn, &hash("xqt_2")).unwrap(), None);
         assert!(revoke(&conn, "w1", 9).unwrap());
         assert!(!revoke(&conn, "w1", 10).unwrap());
@@ -162,13 +199,14 @@ mod tests {
     #[test]
     fn names_are_unique_and_sane() {
         let conn = db();
-        insert(&conn, "a", Role::Admin, &hash("xqt_1"), 0).unwrap();
+        let ana = owner(&conn);
+        insert(&conn, "a", Role::Admin, ana, &hash("xqt_1"), 0).unwrap();
         assert!(matches!(
-            insert(&conn, "a", Role::Admin, &hash("xqt_2"), 0),
+            insert(&conn, "a", Role::Admin, ana, &hash("xqt_2"), 0),
             Err(StoreError::Invalid(_))
         ));
         assert!(matches!(
-            insert(&conn, "", Role::Admin, &hash("xqt_3"), 0),
+            insert(&conn, "", Role::Admin, ana, &hash("xqt_3"), 0),
             Err(StoreError::Invalid(_))
         ));
         let stored: Vec<u8> = conn

@@ -105,7 +105,7 @@ pub async fn create(
         Err(e) => return Err(WebError::BadRequest(e.body_text())),
     };
     let result = async {
-        admin(
+        let caller = admin(
             &web,
             "CreateRun",
             &headers,
@@ -113,7 +113,7 @@ pub async fn create(
         )
         .await?;
         let spec = spec_of(&values)?;
-        let (id, _) = web.scheduler.create_run(spec, false).await?;
+        let (id, _) = web.scheduler.create_run(spec, false, caller.user).await?;
         Ok::<u64, WebError>(id)
     }
     .await;

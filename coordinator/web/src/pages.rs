@@ -16,6 +16,7 @@ use xq_engine::rules::Reason;
 
 use crate::Web;
 use crate::view::{self, Histories, LiveView, RunRow, SpecView};
+use xq_coordinator::access::Principal;
 use xq_coordinator::runs::{RunKind, RunState, RunStatus, health};
 use xq_coordinator::store::{
     StoreError, activity, engines, games, history, now_ms, runs as run_rows,
@@ -97,13 +98,16 @@ pub(super) fn render(web: &Web, name: &str, ctx: minijinja::Value) -> Result<Str
     Ok(web.templates.get_template(name)?.render(ctx)?)
 }
 
-/// `?kind=…&state=…` of the runs list; empty = any.
+/// `?kind=…&state=…&author=…` of the runs list; empty = any.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct Filter {
     #[serde(default)]
     kind: String,
     #[serde(default)]
     state: String,
+    /// A user's name: their runs only ("my tests").
+    #[serde(default)]
+    author: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -140,6 +144,7 @@ pub async fn runs(State(web): State<Arc<Web>>, Query(filter): Query<Filter>) -> 
         .iter()
         .filter(|r| kind.is_none_or(|k| r.spec.kind.kind() == k))
         .filter(|r| state.is_none_or(|s| r.state == s))
+        .filter(|r| filter.author.is_empty() || r.author.as_deref() == Some(&filter.author))
         .map(RunRow::new)
         .collect();
     let (active, ended): (Vec<_>, Vec<_>) =
@@ -289,7 +294,7 @@ pub(super) async fn admin(
     method: &str,
     headers: &HeaderMap,
     token: Option<&str>,
-) -> Result<(), WebError> {
+) -> Result<Principal, WebError> {
     let mut headers = headers.clone();
     if !headers.contains_key(header::AUTHORIZATION)
         && let Some(token) = token.map(str::trim)
@@ -306,7 +311,7 @@ pub(super) async fn admin(
         .await
         .map_err(WebError::Refused)?;
     tracing::info!(token = %principal.name, method, "web view admin call");
-    Ok(())
+    Ok(principal)
 }
 
 fn form_token(form: &Result<Form<TokenForm>, FormRejection>) -> Option<&str> {
@@ -333,12 +338,15 @@ pub async fn clone_run(
     headers: HeaderMap,
     form: Result<Form<TokenForm>, FormRejection>,
 ) -> Page {
-    admin(&web, "CreateRun", &headers, form_token(&form)).await?;
+    let caller = admin(&web, "CreateRun", &headers, form_token(&form)).await?;
     let status = web
         .reader
         .call(move |conn| run_rows::load(conn, id, now_ms()))
         .await?;
-    let (new_id, _) = web.scheduler.create_run(status.spec, false).await?;
+    let (new_id, _) = web
+        .scheduler
+        .create_run(status.spec, false, caller.user)
+        .await?;
     Ok(Redirect::to(&format!("/runs/{new_id}")).into_response())
 }
 

@@ -47,6 +47,8 @@ pub struct RunRow {
     pub name: String,
     pub kind: RunKind,
     pub state: RunState,
+    /// The user who created it.
+    pub author: Option<String>,
     pub games: u64,
     pub target_games: Option<u64>,
     pub in_flight_games: u64,
@@ -80,6 +82,7 @@ impl RunRow {
             name: status.spec.name.clone(),
             kind: status.spec.kind.kind(),
             state: status.state,
+            author: status.author.clone(),
             games,
             target_games,
             in_flight_games: 2 * status.pairs_in_flight,

@@ -1,0 +1,148 @@
+//! Users and run authors through the real binary and server: users and
+//! their tokens are made with the CLI on the database file, a run created
+//! with a user's token records that user as its author (`status`,
+//! `report --json`, the web view's list and its author filter), and the
+//! database file holds no password or token in clear.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use xq_tests::cluster::{TempDb, TestServer, fast_config};
+use xq_tests::{binary, coordinator_cli, web};
+
+const PASSWORD: &str = "ana-secret-words";
+
+/// `xq-coordinator user add NAME --role ROLE --password-stdin --db DB`.
+fn add_user(db: &std::path::Path, name: &str, role: &str, password: &str) {
+    let mut child = Command::new(binary("xq-coordinator"))
+        .args([
+            "user",
+            "add",
+            name,
+            "--role",
+            role,
+            "--password-stdin",
+            "--db",
+        ])
+        .arg(db)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run xq-coordinator user add");
+    writeln!(child.stdin.take().expect("stdin"), "{password}").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "user add: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Every byte of the database, its WAL included.
+fn database_bytes(db: &std::path::Path) -> Vec<u8> {
+    let mut bytes = std::fs::read(db).unwrap();
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    if let Ok(more) = std::fs::read(&wal) {
+        bytes.extend(more);
+    }
+    bytes
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_records_the_user_whose_token_created_it() {
+    let db = TempDb::new("users");
+    let path = db.0.clone();
+    let (token, listed) = tokio::task::spawn_blocking(move || {
+        add_user(&path, "ana", "developer", PASSWORD);
+        let token = coordinator_cli(
+            [
+                "token",
+                "add",
+                "--role",
+                "admin",
+                "ana-laptop",
+                "--user",
+                "ana",
+                "--db",
+            ]
+            .map(std::ffi::OsString::from)
+            .into_iter()
+            .chain([path.clone().into_os_string()]),
+        )
+        .trim()
+        .to_owned();
+        let listed = coordinator_cli(
+            ["user", "list", "--db"]
+                .map(std::ffi::OsString::from)
+                .into_iter()
+                .chain([path.into_os_string()]),
+        );
+        (token, listed)
+    })
+    .await
+    .unwrap();
+    assert!(token.starts_with("xqt_"), "{token}");
+    assert!(
+        listed.contains("ana") && listed.contains("developer"),
+        "{listed}"
+    );
+
+    let server =
+        TestServer::start_with_web("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10)))
+            .await;
+    let url = server.url();
+    let (status, report) = {
+        let (url, token) = (url.clone(), token.clone());
+        tokio::task::spawn_blocking(move || {
+            let remote = ["--coordinator", url.as_str(), "--token", token.as_str()];
+            let id = coordinator_cli(
+                ["games", "--pairs", "1", "--nodes", "100"]
+                    .into_iter()
+                    .chain(remote),
+            )
+            .trim()
+            .to_owned();
+            let status = coordinator_cli(["status"].into_iter().chain(remote));
+            let report =
+                coordinator_cli(["report", id.as_str(), "--json"].into_iter().chain(remote));
+            (status, report)
+        })
+        .await
+        .unwrap()
+    };
+    assert!(status.contains("by ana"), "{status}");
+    let report: serde_json::Value = serde_json::from_str(&report).expect("report json");
+    assert_eq!(report["author"], "ana", "{report}");
+
+    let base = server.web_url();
+    let mine = web::get(&format!("{base}/?author=ana")).await;
+    assert!(mine.status.is_success(), "{}", mine.body);
+    assert!(mine.body.contains("data-run=\"1\""), "{}", mine.body);
+    assert!(mine.body.contains(">ana</a>"), "{}", mine.body);
+    let theirs = web::get(&format!("{base}/?author=bo")).await;
+    assert!(!theirs.body.contains("data-run=\"1\""), "{}", theirs.body);
+    let page = web::get(&format!("{base}/runs/1")).await;
+    assert!(
+        page.body.contains("by <a href=\"/?author=ana\">ana</a>"),
+        "{}",
+        page.body
+    );
+    server.stop().await;
+
+    let bytes = database_bytes(&db.0);
+    assert!(!contains(&bytes, PASSWORD), "a password in clear");
+    assert!(!contains(&bytes, &token), "a token in clear");
+    assert!(
+        contains(&bytes, "$argon2id$"),
+        "the password's hash is stored"
+    );
+}
