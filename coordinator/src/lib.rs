@@ -18,6 +18,7 @@
 //!   the players of a slice, apply a result, finished, status), implemented
 //!   once per kind in `runs/{sprt,spsa,games,variants}.rs` with the kind's
 //!   spec and its wire form.
+//! * [`events`]: the log of who did what (types; the store writes them).
 //! * [`store`]: the SQLite store (the only state; one connection on its own
 //!   thread).
 //! * [`scheduler`]: leases, fair share, exactly-once result counting; each
@@ -39,6 +40,7 @@ pub mod access;
 pub mod archive;
 pub mod auth;
 pub mod convert;
+pub mod events;
 pub mod game_export;
 pub mod http;
 pub mod local;

@@ -40,6 +40,7 @@ use xq_proto::{BatchOutcome, Invalid, OpeningSlice, OpeningSource, Retention, To
 
 use crate::archive::{self, OpeningBooks};
 
+use crate::events::{Actor, EventKind};
 use crate::runs::exclusion;
 use crate::runs::health::WorkerHealth;
 use crate::runs::{
@@ -49,7 +50,7 @@ use crate::store::leases::{self, NewLease};
 use crate::store::runs::{self as run_rows, Candidate, Cause};
 use crate::store::workers::{self, NewWorker};
 use crate::store::{Store, StoreError, now_ms};
-use crate::store::{engines, games, health, history, lease_results};
+use crate::store::{engines, events, games, health, history, lease_results};
 
 /// Timing of leases.
 #[derive(Debug, Clone, Copy)]
@@ -158,14 +159,14 @@ impl Scheduler {
 
     /// Creates a run, or with `reuse` returns an active run with an identical
     /// spec: `(id, reused)`.
-    /// Creates a run of `spec` by the user `author` (`users.id`; `None`: a
-    /// caller without a user); with `reuse`, an identical active run is
-    /// returned instead. Returns the run's id and whether it was reused.
+    /// Creates a run of `spec` by `actor` (its user is the run's author)
+    /// and logs it; with `reuse`, an identical active run is returned
+    /// instead. Returns the run's id and whether it was reused.
     pub async fn create_run(
         &self,
         spec: RunSpec,
         reuse: bool,
-        author: Option<u64>,
+        actor: Actor,
     ) -> Result<(u64, bool), StoreError> {
         let mut spec = spec;
         self.store
@@ -180,8 +181,10 @@ impl Scheduler {
                     return Ok((id, true));
                 }
                 let now = now_ms();
-                let id = run_rows::insert(&tx, &spec, author, now)?;
+                let id = run_rows::insert(&tx, &spec, actor.user, now)?;
                 run_rows::save_effects(&tx, id, None, initial, now)?;
+                let detail = format!("{} run {:?}", spec.kind.kind().as_str(), spec.name);
+                events::log(&tx, &actor, EventKind::Create, Some(id), &detail, now)?;
                 tx.commit()?;
                 Ok((id, false))
             })
@@ -264,7 +267,9 @@ impl Scheduler {
 
     /// Stops an active run and cancels its leases; a run that already ended
     /// is left as it is.
-    pub async fn stop_run(&self, id: u64) -> Result<RunStatus, StoreError> {
+    /// Stops run `id` for `actor` and logs it; a run no longer active is
+    /// left as it is.
+    pub async fn stop_run(&self, id: u64, actor: Actor) -> Result<RunStatus, StoreError> {
         let status = self
             .store
             .call(move |conn| {
@@ -275,6 +280,7 @@ impl Scheduler {
                     return Ok(status);
                 }
                 run_rows::set_state(&tx, id, RunState::Stopped, now)?;
+                events::log(&tx, &actor, EventKind::Stop, Some(id), "", now)?;
                 let status = run_rows::load(&tx, id, now)?;
                 tx.commit()?;
                 Ok(status)
@@ -588,6 +594,15 @@ fn count_result(
         if !flagged.is_empty() {
             for (worker, why) in &flagged {
                 lease_results::exclude(conn, run_id, *worker, why, now)?;
+                let detail = format!("worker {worker}: {}", why.as_str());
+                events::log(
+                    conn,
+                    &Actor::system(),
+                    EventKind::Exclude,
+                    Some(run_id),
+                    &detail,
+                    now,
+                )?;
                 tracing::warn!(
                     run_id,
                     worker_id = worker,
@@ -697,7 +712,10 @@ mod tests {
     #[tokio::test]
     async fn slices_advance_and_results_count_exactly_once() {
         let (s, w) = setup(Duration::from_secs(60)).await;
-        let (run, _) = s.create_run(games_spec(10, 4), false, None).await.unwrap();
+        let (run, _) = s
+            .create_run(games_spec(10, 4), false, Actor::system())
+            .await
+            .unwrap();
         let mut offsets = Vec::new();
         let mut grants = Vec::new();
         while let Some(g) = s.request_work(w).await.unwrap() {
@@ -723,7 +741,9 @@ mod tests {
     #[tokio::test]
     async fn an_expired_slice_is_handed_out_again_and_its_late_result_ignored() {
         let (s, w) = setup(Duration::from_millis(1)).await;
-        s.create_run(games_spec(4, 4), false, None).await.unwrap();
+        s.create_run(games_spec(4, 4), false, Actor::system())
+            .await
+            .unwrap();
         let first = s.request_work(w).await.unwrap().unwrap();
         tokio::time::sleep(Duration::from_millis(5)).await;
         let second = s.request_work(w).await.unwrap().unwrap();
@@ -739,7 +759,9 @@ mod tests {
     #[tokio::test]
     async fn a_result_that_does_not_fit_the_lease_is_refused() {
         let (s, w) = setup(Duration::from_secs(60)).await;
-        s.create_run(games_spec(4, 4), false, None).await.unwrap();
+        s.create_run(games_spec(4, 4), false, Actor::system())
+            .await
+            .unwrap();
         let g = s.request_work(w).await.unwrap().unwrap();
         let short = WorkSpec {
             pairs: 3,
@@ -759,7 +781,7 @@ mod tests {
         unkept.name = "keeps none".to_owned();
         unkept.keep_games = Retention::None;
         unkept.priority = 1;
-        s.create_run(unkept, false, None).await.unwrap();
+        s.create_run(unkept, false, Actor::system()).await.unwrap();
         let none = s.request_work(w).await.unwrap().unwrap();
         let mut without = draws(&none.work);
         without.games.clear();
@@ -786,7 +808,7 @@ mod tests {
             params: BTreeMap::new(),
             pairs: 3,
         });
-        let (run, _) = s.create_run(spec, false, None).await.unwrap();
+        let (run, _) = s.create_run(spec, false, Actor::system()).await.unwrap();
         let mut grants = Vec::new();
         while let Some(g) = s.request_work(w).await.unwrap() {
             grants.push(g);
@@ -871,7 +893,7 @@ mod tests {
         for i in 1..6 {
             workers.push(register(&s, &format!("w{i}"), None).await);
         }
-        let (run, _) = s.create_run(spec, false, None).await.unwrap();
+        let (run, _) = s.create_run(spec, false, Actor::system()).await.unwrap();
         let honest = [0.05, 0.2, 0.5, 0.2, 0.05];
         let biased = [0.02, 0.1, 0.48, 0.3, 0.1];
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(19);
@@ -973,7 +995,7 @@ mod tests {
         let (s, w) = setup(Duration::from_secs(60)).await;
         let other = register(&s, "other", None).await;
         let (run, _) = s
-            .create_run(games_spec(400, 100), false, None)
+            .create_run(games_spec(400, 100), false, Actor::system())
             .await
             .unwrap();
         for (worker, p) in [
@@ -1007,7 +1029,9 @@ mod tests {
             exclude_flagged: false,
             speed: Some(SpeedRule::RefuseBelow { min_nps: 1_000_000 }),
         };
-        s.create_run(refusing.clone(), false, None).await.unwrap();
+        s.create_run(refusing.clone(), false, Actor::system())
+            .await
+            .unwrap();
         assert_eq!(s.request_work(slow).await.unwrap(), None, "not measured");
         let g = s.request_work(fast).await.unwrap().unwrap();
         assert_eq!(g.work.players[0].limit, Limit::MoveTimeMs(100));
@@ -1018,7 +1042,7 @@ mod tests {
             reference_nps: 1_000_000,
         });
         scaled.priority = 1;
-        s.create_run(scaled, false, None).await.unwrap();
+        s.create_run(scaled, false, Actor::system()).await.unwrap();
         let g = s.request_work(fast).await.unwrap().unwrap();
         assert!(
             g.work

@@ -24,6 +24,7 @@ use xq_proto::{BatchOutcome, Invalid, required};
 use crate::auth::owners::Owners;
 use crate::auth::{AuthLayer, Authenticator, EphemeralToken, Principal, RateLimits};
 use crate::convert::{self, lease_state};
+use crate::events::Actor;
 use crate::game_export::{self, GameQuery};
 use crate::http::{Http, ViewParts};
 use crate::metrics::{GrpcMetricsLayer, Metrics};
@@ -476,7 +477,7 @@ impl RunService for Runs {
         &self,
         request: Request<pb::CreateRunRequest>,
     ) -> Result<Response<pb::CreateRunResponse>, Status> {
-        let author = caller(&request)?.user;
+        let actor = Actor::from(&caller(&request)?);
         let pb::CreateRunRequest {
             spec,
             reuse_identical,
@@ -484,7 +485,7 @@ impl RunService for Runs {
         let spec = RunSpec::try_from(required("spec", spec)?)?;
         let (run_id, reused) = self
             .scheduler
-            .create_run(spec, reuse_identical, author)
+            .create_run(spec, reuse_identical, actor)
             .await?;
         tracing::info!(run_id, reused, "run created");
         Ok(Response::new(pb::CreateRunResponse { run_id, reused }))
@@ -532,8 +533,9 @@ impl RunService for Runs {
         &self,
         request: Request<pb::StopRunRequest>,
     ) -> Result<Response<pb::StopRunResponse>, Status> {
+        let actor = Actor::from(&caller(&request)?);
         let pb::StopRunRequest { run_id } = request.into_inner();
-        let run = self.scheduler.stop_run(run_id).await?;
+        let run = self.scheduler.stop_run(run_id, actor).await?;
         tracing::info!(run_id, "run stopped");
         Ok(Response::new(pb::StopRunResponse {
             run: Some(run.into()),

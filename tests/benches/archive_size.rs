@@ -98,7 +98,9 @@ async fn store_games(pool: &[GameRecord], total_games: u64) -> anyhow::Result<()
     let store = Store::open(&db.0)?;
     let scheduler = Scheduler::new(store.clone(), SchedulerConfig::default());
     let spec = RunSpec::try_from(games_spec(total_games / 2, BATCH_PAIRS))?;
-    let (run_id, _) = scheduler.create_run(spec, false, None).await?;
+    let (run_id, _) = scheduler
+        .create_run(spec, false, xq_coordinator::events::Actor::system())
+        .await?;
     let worker_id = scheduler
         .register(NewWorker {
             name: "archive-bench".to_owned(),

@@ -1,7 +1,8 @@
 //! Users and run authors through the real binary and server: users and
 //! their tokens are made with the CLI on the database file, a run created
 //! with a user's token records that user as its author (`status`,
-//! `report --json`, the web view's list and its author filter), and the
+//! `report --json`, the web view's list and its author filter), each change
+//! is in the events log with its actor (`events`, `/events`), and the
 //! database file holds no password or token in clear.
 
 use std::io::Write;
@@ -114,6 +115,7 @@ async fn a_run_records_the_user_whose_token_created_it() {
             let status = coordinator_cli(["status"].into_iter().chain(remote));
             let report =
                 coordinator_cli(["report", id.as_str(), "--json"].into_iter().chain(remote));
+            coordinator_cli(["stop", id.as_str()].into_iter().chain(remote));
             (status, report)
         })
         .await
@@ -136,7 +138,53 @@ async fn a_run_records_the_user_whose_token_created_it() {
         "{}",
         page.body
     );
+    let log = web::get(&format!("{base}/events?user=ana")).await;
+    assert!(log.status.is_success(), "{}", log.body);
+    for kind in ["create", "stop"] {
+        assert!(
+            log.body.contains(&format!("data-event-kind=\"{kind}\"")),
+            "{kind}: {}",
+            log.body
+        );
+    }
+    assert!(
+        !log.body.contains("data-event-kind=\"token\""),
+        "{}",
+        log.body
+    );
+    let bad = web::get(&format!("{base}/events?kind=purge")).await;
+    assert_eq!(bad.status.as_u16(), 400, "{}", bad.body);
     server.stop().await;
+
+    // The log, newest first: the stop and the create by ana, then the token
+    // and the user the CLI added.
+    let path = db.0.clone();
+    let log = tokio::task::spawn_blocking(move || {
+        coordinator_cli(
+            ["events", "--db"]
+                .map(std::ffi::OsString::from)
+                .into_iter()
+                .chain([path.into_os_string()]),
+        )
+    })
+    .await
+    .unwrap();
+    let lines: Vec<Vec<&str>> = log
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let who_what: Vec<(&str, &str)> = lines.iter().map(|w| (w[2], w[3])).collect();
+    assert_eq!(
+        who_what,
+        [
+            ("ana", "stop"),
+            ("ana", "create"),
+            ("cli", "token"),
+            ("cli", "user")
+        ],
+        "{log}"
+    );
+    assert!(lines[0][4] == "run" && lines[0][5] == "1", "{log}");
 
     let bytes = database_bytes(&db.0);
     assert!(!contains(&bytes, PASSWORD), "a password in clear");

@@ -17,6 +17,7 @@ mod backup;
 mod cluster;
 mod display;
 mod engine;
+mod events;
 mod pgn;
 mod plot;
 mod report_variants;
@@ -64,6 +65,8 @@ enum Command {
     Token(token::TokenArgs),
     /// Manage users in the database (no server needed).
     User(user::UserArgs),
+    /// The log of who did what, newest first (from the database file).
+    Events(events::EventsArgs),
     /// Write a run's stored games as PGN, from the database file or a served
     /// coordinator.
     Pgn(pgn::PgnArgs),
@@ -101,6 +104,7 @@ impl Cli {
             Command::Local(args) => args.run(player),
             Command::Token(args) => args.run(),
             Command::User(args) => args.run(),
+            Command::Events(args) => args.run(),
             Command::Pgn(args) => args.run(),
             Command::Backup(args) => args.run(),
             Command::Restore(args) => args.run(),

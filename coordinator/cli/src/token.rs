@@ -8,6 +8,8 @@ use clap::{Args, Subcommand};
 use xq_coordinator::access::UserRole;
 use xq_coordinator::auth::Role;
 use xq_coordinator::auth::tokens;
+use xq_coordinator::events::{Actor, EventKind};
+use xq_coordinator::store::events;
 use xq_coordinator::store::{Store, StoreError, now_ms, tokens as token_rows, users, utc};
 use xq_proto::outln;
 
@@ -69,6 +71,15 @@ impl TokenArgs {
                         }
                     };
                     token_rows::insert(&tx, &stored, role, owner, &hash, now_ms())?;
+                    let detail = format!("added {stored} ({})", role.as_str());
+                    events::log(
+                        &tx,
+                        &Actor::cli(),
+                        EventKind::Token,
+                        None,
+                        &detail,
+                        now_ms(),
+                    )?;
                     tx.commit()?;
                     Ok(())
                 }))
@@ -102,7 +113,23 @@ impl TokenArgs {
             TokenCommand::Revoke { name } => {
                 let stored = name.clone();
                 let revoked = rt
-                    .block_on(store.call(move |conn| token_rows::revoke(conn, &stored, now_ms())))
+                    .block_on(store.call(move |conn| {
+                        let tx = conn.transaction()?;
+                        let revoked = token_rows::revoke(&tx, &stored, now_ms())?;
+                        if revoked {
+                            let detail = format!("revoked {stored}");
+                            events::log(
+                                &tx,
+                                &Actor::cli(),
+                                EventKind::Token,
+                                None,
+                                &detail,
+                                now_ms(),
+                            )?;
+                        }
+                        tx.commit()?;
+                        Ok(revoked)
+                    }))
                     .with_context(|| format!("cannot revoke token {name:?}"))?;
                 if revoked {
                     eprintln!("token {name:?} revoked");

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use xq_coordinator::access::{UserRole, passwords};
-use xq_coordinator::store::{Store, now_ms, users, utc};
+use xq_coordinator::events::{Actor, EventKind};
+use xq_coordinator::store::{Store, events, now_ms, users, utc};
 use xq_proto::outln;
 
 /// `user …`.
@@ -51,6 +52,11 @@ enum UserCommand {
     },
 }
 
+/// `, trusted` for a trusted user.
+fn trust(trusted: bool) -> &'static str {
+    if trusted { ", trusted" } else { "" }
+}
+
 /// The first line of standard input, without its line end.
 fn password_from_stdin() -> anyhow::Result<String> {
     let mut line = String::new();
@@ -84,14 +90,13 @@ impl UserArgs {
                 };
                 let stored = name.clone();
                 rt.block_on(store.call(move |conn| {
-                    users::insert(
-                        conn,
-                        &stored,
-                        role,
-                        hash.as_deref(),
-                        trusted || role >= UserRole::Approver,
-                        now_ms(),
-                    )
+                    let tx = conn.transaction()?;
+                    let trusted = trusted || role >= UserRole::Approver;
+                    users::insert(&tx, &stored, role, hash.as_deref(), trusted, now_ms())?;
+                    let detail = format!("added {stored} ({}{})", role.as_str(), trust(trusted));
+                    events::log(&tx, &Actor::cli(), EventKind::User, None, &detail, now_ms())?;
+                    tx.commit()?;
+                    Ok(())
                 }))
                 .with_context(|| format!("cannot add user {}", xq_proto::quote(&name)))?;
                 eprintln!("{} {name:?} added", role.as_str());
@@ -123,7 +128,13 @@ impl UserArgs {
             } => {
                 let stored = name.clone();
                 rt.block_on(store.call(move |conn| {
-                    users::set_role(conn, &stored, role, trusted || role >= UserRole::Approver)
+                    let tx = conn.transaction()?;
+                    let trusted = trusted || role >= UserRole::Approver;
+                    users::set_role(&tx, &stored, role, trusted)?;
+                    let detail = format!("set {stored} to {}{}", role.as_str(), trust(trusted));
+                    events::log(&tx, &Actor::cli(), EventKind::User, None, &detail, now_ms())?;
+                    tx.commit()?;
+                    Ok(())
                 }))
                 .with_context(|| format!("cannot change user {}", xq_proto::quote(&name)))?;
                 eprintln!("user {name:?} is now {}", role.as_str());

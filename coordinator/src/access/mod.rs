@@ -134,9 +134,17 @@ pub struct Principal {
     pub key: i64,
     pub name: String,
     pub role: Role,
-    /// The user the token belongs to (`users.id`); `None` for an ephemeral
-    /// token without one.
-    pub user: Option<u64>,
+    /// The user the token belongs to; `None` for an ephemeral token
+    /// without one.
+    pub user: Option<UserRef>,
+}
+
+/// A user as a caller names them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserRef {
+    /// `users.id`.
+    pub id: u64,
+    pub name: String,
 }
 
 #[cfg(test)]

@@ -395,6 +395,22 @@ ALTER TABLE runs ADD COLUMN author_id INTEGER REFERENCES users (id);
 UPDATE runs SET author_id = (SELECT id FROM users WHERE name = 'admin');
 CREATE INDEX runs_by_author ON runs (author_id);
 "#,
+    // 14 (issue 31): the events log, one row per change, written in the
+    // change's own transaction.
+    r#"
+CREATE TABLE events (
+    id      INTEGER PRIMARY KEY,
+    time_ms INTEGER NOT NULL,
+    actor   TEXT    NOT NULL,
+    user_id INTEGER REFERENCES users (id),
+    kind    TEXT    NOT NULL CHECK (kind IN ('create', 'approve', 'reject', 'modify', 'stop',
+                                             'resume', 'exclude', 'user', 'token')),
+    run_id  INTEGER REFERENCES runs (id),
+    detail  TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX events_by_run ON events (run_id);
+CREATE INDEX events_by_actor ON events (actor);
+"#,
 ];
 
 /// Brings the schema up to date in one transaction per migration. Foreign

@@ -41,6 +41,7 @@ pub mod assets;
 pub mod backup;
 pub mod blobs;
 pub mod engines;
+pub mod events;
 pub mod game_codec;
 pub mod games;
 pub mod health;

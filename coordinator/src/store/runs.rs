@@ -73,6 +73,15 @@ pub fn save_effects(
                     .query_row([id as i64], |r| r.get(0))?;
                 let verify = insert(conn, &spec, author.map(|a| a as u64), now)?;
                 set_verifies(conn, verify, id)?;
+                let detail = format!("sprt run {:?}, verifying tune {id}", spec.name);
+                super::events::log(
+                    conn,
+                    &crate::events::Actor::system(),
+                    crate::events::EventKind::Create,
+                    Some(verify),
+                    &detail,
+                    now,
+                )?;
                 tracing::info!(tune = id, verify, "tune finished; verification started");
             }
             (Effect::Sprt(_), None) => {

@@ -30,8 +30,10 @@
 //! * [`new_run`]: the form that creates a run (admin), built by the CLI's
 //!   own arguments.
 //! * [`replay`]: a stored game replayed ply by ply for the board.
+//! * [`events`]: the log of who did what.
 
 pub mod charts;
+pub mod events;
 pub mod games;
 pub mod new_run;
 pub mod pages;
@@ -82,6 +84,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("games.html", include_str!("templates/games.html")),
     ("game.html", include_str!("templates/game.html")),
     ("new_run.html", include_str!("templates/new_run.html")),
+    ("events.html", include_str!("templates/events.html")),
 ];
 
 impl Web {
@@ -127,6 +130,7 @@ pub fn router(web: Arc<Web>) -> Router {
         .route("/runs/{id}/games/{lease}/{index}", get(games::game))
         .route("/workers", get(pages::workers))
         .route("/engines", get(pages::engines))
+        .route("/events", get(events::list))
         .route("/metrics", get(pages::metrics))
         .route("/static/live.js", get(pages::script))
         .route("/static/style.css", get(pages::style))

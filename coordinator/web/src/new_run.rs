@@ -22,6 +22,7 @@ use minijinja::context;
 
 use crate::Web;
 use crate::pages::{Page, WebError, admin, render};
+use xq_coordinator::events::Actor;
 use xq_coordinator::run_args::{Pasted, RunArgs};
 use xq_coordinator::runs::{RunKind, RunSpec};
 use xq_coordinator::store::engines;
@@ -113,7 +114,10 @@ pub async fn create(
         )
         .await?;
         let spec = spec_of(&values)?;
-        let (id, _) = web.scheduler.create_run(spec, false, caller.user).await?;
+        let (id, _) = web
+            .scheduler
+            .create_run(spec, false, Actor::from(&caller))
+            .await?;
         Ok::<u64, WebError>(id)
     }
     .await;

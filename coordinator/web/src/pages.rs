@@ -17,6 +17,7 @@ use xq_engine::rules::Reason;
 use crate::Web;
 use crate::view::{self, Histories, LiveView, RunRow, SpecView};
 use xq_coordinator::access::Principal;
+use xq_coordinator::events::Actor;
 use xq_coordinator::runs::{RunKind, RunState, RunStatus, health};
 use xq_coordinator::store::{
     StoreError, activity, engines, games, history, now_ms, runs as run_rows,
@@ -325,8 +326,8 @@ pub async fn stop(
     headers: HeaderMap,
     form: Result<Form<TokenForm>, FormRejection>,
 ) -> Page {
-    admin(&web, "StopRun", &headers, form_token(&form)).await?;
-    let status = web.scheduler.stop_run(id).await?;
+    let caller = admin(&web, "StopRun", &headers, form_token(&form)).await?;
+    let status = web.scheduler.stop_run(id, Actor::from(&caller)).await?;
     debug_assert!(status.state != RunState::Active);
     Ok(Redirect::to(&format!("/runs/{id}")).into_response())
 }
@@ -345,7 +346,7 @@ pub async fn clone_run(
         .await?;
     let (new_id, _) = web
         .scheduler
-        .create_run(status.spec, false, caller.user)
+        .create_run(status.spec, false, Actor::from(&caller))
         .await?;
     Ok(Redirect::to(&format!("/runs/{new_id}")).into_response())
 }

@@ -1,0 +1,136 @@
+//! Who did what, as values: every create, approval, change, stop, resume,
+//! worker exclusion, user change and token change is an [`Event`] with its
+//! time, actor, target and the change, written by the store in the same
+//! transaction as the change itself (`store::events`).
+
+use serde::Serialize;
+
+/// What happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A run was created.
+    Create,
+    /// A pending run was approved.
+    Approve,
+    /// A pending run was rejected.
+    Reject,
+    /// A running test's cap, priority or share was changed.
+    Modify,
+    /// A run was stopped.
+    Stop,
+    /// A stopped run was resumed.
+    Resume,
+    /// A worker's results were set aside in a run.
+    Exclude,
+    /// A user was added or changed.
+    User,
+    /// A token was added or revoked.
+    Token,
+}
+
+impl EventKind {
+    /// Every kind, in the order filters list them.
+    pub const ALL: [EventKind; 9] = [
+        EventKind::Create,
+        EventKind::Approve,
+        EventKind::Reject,
+        EventKind::Modify,
+        EventKind::Stop,
+        EventKind::Resume,
+        EventKind::Exclude,
+        EventKind::User,
+        EventKind::Token,
+    ];
+
+    /// The stored and printed name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Create => "create",
+            EventKind::Approve => "approve",
+            EventKind::Reject => "reject",
+            EventKind::Modify => "modify",
+            EventKind::Stop => "stop",
+            EventKind::Resume => "resume",
+            EventKind::Exclude => "exclude",
+            EventKind::User => "user",
+            EventKind::Token => "token",
+        }
+    }
+
+    /// The kind named by [`EventKind::as_str`]'s text.
+    pub fn parse(s: &str) -> Option<EventKind> {
+        EventKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// Who made a change: a user, a token without a user, the command line on
+/// the database file, or the coordinator itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    /// `users.id`, when the change was made as a user.
+    pub user: Option<u64>,
+    /// How the log names them: the user's or the token's name, `cli` or
+    /// `system`.
+    pub name: String,
+}
+
+impl Actor {
+    /// The coordinator itself (a worker excluded by a run's rule).
+    pub fn system() -> Actor {
+        Actor {
+            user: None,
+            name: "system".to_owned(),
+        }
+    }
+
+    /// The command line working on the database file (whoever can reach
+    /// the file is the coordinator's administrator).
+    pub fn cli() -> Actor {
+        Actor {
+            user: None,
+            name: "cli".to_owned(),
+        }
+    }
+}
+
+impl From<&crate::access::Principal> for Actor {
+    /// The caller's user, else the token's name.
+    fn from(p: &crate::access::Principal) -> Actor {
+        match &p.user {
+            Some(u) => Actor {
+                user: Some(u.id),
+                name: u.name.clone(),
+            },
+            None => Actor {
+                user: None,
+                name: p.name.clone(),
+            },
+        }
+    }
+}
+
+/// One logged change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Event {
+    pub id: u64,
+    /// Unix ms.
+    pub time_ms: i64,
+    /// [`Actor::name`].
+    pub actor: String,
+    pub kind: EventKind,
+    /// The run it concerns, if any.
+    pub run: Option<u64>,
+    /// What changed, in words (`max games 0 → 400`, `token box1 (worker)`).
+    pub detail: String,
+}
+
+/// Which events to list; `None` fields match everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventFilter {
+    pub actor: Option<String>,
+    pub run: Option<u64>,
+    pub kind: Option<EventKind>,
+    /// At most this many, newest first.
+    pub limit: u32,
+}
