@@ -68,9 +68,10 @@ impl EventKind {
 /// the database file, or the coordinator itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Actor {
-    /// `users.id`, when the change was made as a user.
+    /// `users.id`, when the change was made as a user: the log names them
+    /// by that user's name.
     pub user: Option<u64>,
-    /// How the log names them: the user's or the token's name, `cli` or
+    /// How the log names them without a user: the token's name, `cli` or
     /// `system`.
     pub name: String,
 }
@@ -95,17 +96,12 @@ impl Actor {
 }
 
 impl From<&crate::access::Principal> for Actor {
-    /// The caller's user, else the token's name.
+    /// The caller's user; the log names them by the user's name (the store
+    /// looks it up as it writes), else by the token's.
     fn from(p: &crate::access::Principal) -> Actor {
-        match &p.user {
-            Some(u) => Actor {
-                user: Some(u.id),
-                name: u.name.clone(),
-            },
-            None => Actor {
-                user: None,
-                name: p.name.clone(),
-            },
+        Actor {
+            user: p.user,
+            name: p.name.clone(),
         }
     }
 }

@@ -24,7 +24,7 @@ use tokio::task::JoinHandle;
 use xq_worker::BatchPlayer;
 use xq_worker::client::{self, ClientConfig, ClientError, ClientSummary};
 
-use crate::access::{UserRef, UserRole};
+use crate::access::UserRole;
 use crate::auth::tokens::{self, TokenError};
 use crate::auth::{EphemeralToken, Role};
 use crate::http::{Http, HttpView};
@@ -113,12 +113,9 @@ impl LocalCluster {
             .call(|conn| users::ensure(conn, LOCAL_USER, UserRole::Admin, now_ms()))
             .await
             .map_err(ServerError::from)?;
-        config.tokens.push(
-            EphemeralToken::new("local-admin", Role::Admin, &admin_token).for_user(UserRef {
-                id: me,
-                name: LOCAL_USER.to_owned(),
-            }),
-        );
+        config
+            .tokens
+            .push(EphemeralToken::new("local-admin", Role::Admin, &admin_token).for_user(me));
         config.tokens.push(EphemeralToken::new(
             "local-worker",
             Role::Worker,

@@ -134,17 +134,9 @@ pub struct Principal {
     pub key: i64,
     pub name: String,
     pub role: Role,
-    /// The user the token belongs to; `None` for an ephemeral token
-    /// without one.
-    pub user: Option<UserRef>,
-}
-
-/// A user as a caller names them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserRef {
-    /// `users.id`.
-    pub id: u64,
-    pub name: String,
+    /// The user the token belongs to (`users.id`); `None` for an ephemeral
+    /// token without one. Only its id: the request path reads no more.
+    pub user: Option<u64>,
 }
 
 #[cfg(test)]

@@ -54,7 +54,7 @@ pub struct EphemeralToken {
     pub role: Role,
     pub hash: TokenHash,
     /// The user its calls act as (local mode's own admin); `None`: no user.
-    pub user: Option<super::UserRef>,
+    pub user: Option<u64>,
 }
 
 impl std::fmt::Debug for EphemeralToken {
@@ -77,8 +77,8 @@ impl EphemeralToken {
         }
     }
 
-    /// The same token, acting as `user`.
-    pub fn for_user(self, user: super::UserRef) -> Self {
+    /// The same token, acting as the user `user` (`users.id`).
+    pub fn for_user(self, user: u64) -> Self {
         EphemeralToken {
             user: Some(user),
             ..self

@@ -75,7 +75,7 @@ impl Authenticator {
                     key: -(i as i64) - 1,
                     name: e.name.clone(),
                     role: e.role,
-                    user: e.user.clone(),
+                    user: e.user,
                 });
             }
         }

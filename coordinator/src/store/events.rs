@@ -9,7 +9,8 @@ use crate::events::{Actor, Event, EventFilter, EventKind};
 /// Longest detail kept, in bytes (a longer one is cut at a character boundary).
 pub const MAX_DETAIL: usize = 512;
 
-/// Records that `actor` made a change of `kind` to `run` at `now`.
+/// Records that `actor` made a change of `kind` to `run` at `now`; an actor
+/// with a user is logged under the user's name.
 pub fn log(
     conn: &Connection,
     actor: &Actor,
@@ -24,7 +25,7 @@ pub fn log(
     }
     conn.prepare_cached(
         "INSERT INTO events (time_ms, actor, user_id, kind, run_id, detail)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+         VALUES (?1, COALESCE((SELECT name FROM users WHERE id = ?3), ?2), ?3, ?4, ?5, ?6)",
     )?
     .execute(rusqlite::params![
         now,

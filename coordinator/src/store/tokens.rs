@@ -4,8 +4,8 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::StoreError;
+use crate::access::Role;
 use crate::access::tokens::TokenHash;
-use crate::access::{Role, UserRef};
 
 /// A stored token, as `token list` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,17 +123,15 @@ pub struct Found {
     pub id: u64,
     pub name: String,
     pub role: Role,
-    /// Its owner.
-    pub user: Option<UserRef>,
+    /// `users.id` of its owner.
+    pub user: Option<u64>,
 }
 
 /// The working (unrevoked) token with this hash.
 pub fn lookup(conn: &Connection, hash: &TokenHash) -> Result<Option<Found>, StoreError> {
     let row = conn
         .prepare_cached(
-            "SELECT t.id, t.name, t.role, t.user_id, u.name FROM tokens t
-             LEFT JOIN users u ON u.id = t.user_id
-             WHERE t.hash = ?1 AND t.revoked_ms IS NULL",
+            "SELECT id, name, role, user_id FROM tokens WHERE hash = ?1 AND revoked_ms IS NULL",
         )?
         .query_row([&hash[..]], |r| {
             Ok((
@@ -141,19 +139,15 @@ pub fn lookup(conn: &Connection, hash: &TokenHash) -> Result<Option<Found>, Stor
                 r.get::<_, String>(1)?,
                 r.get::<_, String>(2)?,
                 r.get::<_, Option<i64>>(3)?,
-                r.get::<_, Option<String>>(4)?,
             ))
         })
         .optional()?;
-    row.map(|(id, name, role, user, user_name)| {
+    row.map(|(id, name, role, user)| {
         Ok(Found {
             id: id as u64,
             name,
             role: role.parse().map_err(StoreError::Schema)?,
-            user: user.zip(user_name).map(|(id, name)| UserRef {
-                id: id as u64,
-                name,
-            }),
+            user: user.map(|u| u as u64),
         })
     })
     .transpose()
@@ -186,10 +180,7 @@ mod tests {
                 id,
                 name: "w1".to_owned(),
                 role: Role::Worker,
-                user: Some(UserRef {
-                    id: ana,
-                    name: "ana".to_owned()
-                })
+                user: Some(ana)
             })
         );
         assert_eq!(list(&conn).unwrap()[0].user.as_deref(), Some("ana"));
