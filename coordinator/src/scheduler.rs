@@ -40,6 +40,7 @@ use xq_proto::{BatchOutcome, Invalid, OpeningSlice, OpeningSource, Retention, To
 
 use crate::archive::{self, OpeningBooks};
 
+use crate::access;
 use crate::events::{Actor, EventKind};
 use crate::runs::exclusion;
 use crate::runs::health::WorkerHealth;
@@ -268,13 +269,15 @@ impl Scheduler {
     /// Stops an active run and cancels its leases; a run that already ended
     /// is left as it is.
     /// Stops run `id` for `actor` and logs it; a run no longer active is
-    /// left as it is.
+    /// left as it is. A developer may stop only their own runs
+    /// ([`access::may_manage`]): another's is `Forbidden`.
     pub async fn stop_run(&self, id: u64, actor: Actor) -> Result<RunStatus, StoreError> {
         let status = self
             .store
             .call(move |conn| {
                 let tx = conn.transaction()?;
                 let now = now_ms();
+                check_manager(&tx, &actor, id)?;
                 let status = run_rows::load(&tx, id, now)?;
                 if status.state != RunState::Active {
                     return Ok(status);
@@ -503,6 +506,24 @@ impl Scheduler {
         .map_err(|e| StoreError::Join(format!("the game check failed: {e}")))?
         .map_err(StoreError::Invalid)
         .map(|outcome| (keep, outcome))
+    }
+}
+
+/// `Forbidden` unless `actor` may change or stop run `id`.
+fn check_manager(conn: &rusqlite::Connection, actor: &Actor, id: u64) -> Result<(), StoreError> {
+    let Some(user) = actor.user else {
+        return Ok(());
+    };
+    let author = run_rows::author(conn, id)?;
+    let (name, role) = crate::store::users::name_and_role(conn, user)?;
+    if access::may_manage(role, user, author) {
+        Ok(())
+    } else {
+        Err(StoreError::Forbidden(format!(
+            "run {id} is not {}'s, and a {} may change or stop only their own runs",
+            name,
+            role.as_str()
+        )))
     }
 }
 

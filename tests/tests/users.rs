@@ -58,6 +58,105 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
         .any(|w| w == needle.as_bytes())
 }
 
+/// `xq-coordinator ARGS…` that is expected to fail: its stderr.
+fn refused(args: &[String]) -> String {
+    let out = Command::new(binary("xq-coordinator"))
+        .args(args)
+        .output()
+        .expect("run xq-coordinator");
+    assert!(
+        !out.status.success(),
+        "{args:?} succeeded: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A token for `user` (made on the database file), printed once.
+fn token_for(db: &std::path::Path, name: &str, user: &str) -> String {
+    let db = db.to_str().expect("a UTF-8 path");
+    coordinator_cli([
+        "token", "add", "--role", "admin", name, "--user", user, "--db", db,
+    ])
+    .trim()
+    .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_developer_stops_only_their_own_runs_an_approver_anyones() {
+    let db = TempDb::new("users-manage");
+    let path = db.0.clone();
+    let [ana, bo, cy] = tokio::task::spawn_blocking(move || {
+        add_user(&path, "ana", "developer", PASSWORD);
+        add_user(&path, "bo", "developer", PASSWORD);
+        add_user(&path, "cy", "approver", PASSWORD);
+        [
+            token_for(&path, "ana-cli", "ana"),
+            token_for(&path, "bo-cli", "bo"),
+            token_for(&path, "cy-cli", "cy"),
+        ]
+    })
+    .await
+    .unwrap();
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
+    let url = server.url();
+    let status = tokio::task::spawn_blocking(move || {
+        let remote = |token: &str| {
+            [
+                "--coordinator".to_owned(),
+                url.clone(),
+                "--token".to_owned(),
+                token.to_owned(),
+            ]
+        };
+        let create = |token: &str| {
+            coordinator_cli(
+                ["games", "--pairs", "1000", "--nodes", "100"]
+                    .map(str::to_owned)
+                    .into_iter()
+                    .chain(remote(token)),
+            )
+            .trim()
+            .to_owned()
+        };
+        let (ana_run, bo_run) = (create(&ana), create(&bo));
+        let args = |run: &str, token: &str| {
+            let mut a = vec!["stop".to_owned(), run.to_owned()];
+            a.extend(remote(token));
+            a
+        };
+        let err = refused(&args(&bo_run, &ana));
+        assert!(
+            err.contains("PermissionDenied") || err.contains("permission"),
+            "{err}"
+        );
+        assert!(
+            err.contains("developer may change or stop only their own runs"),
+            "{err}"
+        );
+        coordinator_cli(args(&ana_run, &ana));
+        coordinator_cli(args(&bo_run, &cy));
+        coordinator_cli(["status".to_owned()].into_iter().chain(remote(&cy)))
+    })
+    .await
+    .unwrap();
+    server.stop().await;
+    assert_eq!(status.matches("stopped").count(), 2, "{status}");
+    let path = db.0.clone();
+    let log = tokio::task::spawn_blocking(move || {
+        let db = path.to_str().unwrap().to_owned();
+        coordinator_cli(["events", "--kind", "stop", "--db", db.as_str()])
+    })
+    .await
+    .unwrap();
+    let who: Vec<&str> = log
+        .lines()
+        .map(|l| l.split_whitespace().nth(2).unwrap())
+        .collect();
+    assert_eq!(who, ["cy", "ana"], "{log}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_records_the_user_whose_token_created_it() {
     let db = TempDb::new("users");

@@ -89,6 +89,14 @@ impl std::str::FromStr for UserRole {
     }
 }
 
+/// Whether a caller acting as the user `actor` with `role` may change or
+/// stop a run by `author`: approvers and admins any run, a developer only
+/// their own. (A caller without a user, an ephemeral token of local mode
+/// or the tests, is limited by its token's role alone.)
+pub fn may_manage(role: UserRole, actor: u64, author: Option<u64>) -> bool {
+    role >= UserRole::Approver || author == Some(actor)
+}
+
 /// What a method needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Permission {
@@ -153,6 +161,15 @@ mod tests {
         assert!(!Role::Worker.allows(p("/xq.cluster.v1.RunService/StopRun")));
         assert!(Role::Admin.allows(p("/xq.cluster.v1.RunService/StopRun")));
         assert!(Role::Admin.allows(p("/xq.cluster.v1.WorkerService/Register")));
+    }
+
+    #[test]
+    fn developers_manage_their_own_runs_approvers_anyones() {
+        assert!(may_manage(UserRole::Developer, 3, Some(3)));
+        assert!(!may_manage(UserRole::Developer, 3, Some(4)));
+        assert!(!may_manage(UserRole::Developer, 3, None));
+        assert!(may_manage(UserRole::Approver, 3, Some(4)));
+        assert!(may_manage(UserRole::Admin, 3, None));
     }
 
     #[test]

@@ -34,6 +34,15 @@ pub fn insert(
     Ok(conn.last_insert_rowid() as u64)
 }
 
+/// The author (`users.id`) of run `id`; `NotFound` for an unknown run.
+pub fn author(conn: &Connection, id: u64) -> Result<Option<u64>, StoreError> {
+    conn.prepare_cached("SELECT author_id FROM runs WHERE id = ?1")?
+        .query_row([id as i64], |r| r.get::<_, Option<i64>>(0))
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(format!("no run {id}")))
+        .map(|a| a.map(|a| a as u64))
+}
+
 /// The counted result that caused a kind's effects: its lease, the run's
 /// pairs after it, and its own totals.
 #[derive(Debug, Clone, Copy)]

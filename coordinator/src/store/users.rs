@@ -130,6 +130,19 @@ pub fn list(conn: &Connection) -> Result<Vec<User>, StoreError> {
     rows.into_iter().map(user).collect()
 }
 
+/// The name and role of the user `id`; `NotFound` for an unknown id.
+pub fn name_and_role(conn: &Connection, id: u64) -> Result<(String, UserRole), StoreError> {
+    let (name, role): (String, String) = conn
+        .prepare_cached("SELECT name, role FROM users WHERE id = ?1")?
+        .query_row([id as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(format!("no user {id}")))?;
+    let role = role
+        .parse()
+        .map_err(|e: String| StoreError::Schema(format!("users.role of user {id}: {e}")))?;
+    Ok((name, role))
+}
+
 /// The stored password hash of `name`, if the user exists and has one.
 pub fn password_hash(conn: &Connection, name: &str) -> Result<Option<String>, StoreError> {
     Ok(conn

@@ -43,6 +43,7 @@ impl From<StoreError> for WebError {
         match e {
             StoreError::NotFound(m) => WebError::NotFound(m),
             StoreError::Invalid(e) => WebError::BadRequest(e.to_string()),
+            StoreError::Forbidden(m) => WebError::Refused(tonic::Status::permission_denied(m)),
             other => WebError::Store(other),
         }
     }
