@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use xq_coordinator::access::UserRole;
 use xq_coordinator::auth::Role;
 use xq_coordinator::auth::tokens;
-use xq_coordinator::events::{Actor, EventKind};
+use xq_coordinator::events::EventKind;
 use xq_coordinator::store::events;
 use xq_coordinator::store::{Store, StoreError, now_ms, tokens as token_rows, users, utc};
 use xq_proto::outln;
@@ -72,14 +72,7 @@ impl TokenArgs {
                     };
                     token_rows::insert(&tx, &stored, role, owner, &hash, now_ms())?;
                     let detail = format!("added {stored} ({})", role.as_str());
-                    events::log(
-                        &tx,
-                        &Actor::cli(),
-                        EventKind::Token,
-                        None,
-                        &detail,
-                        now_ms(),
-                    )?;
+                    events::log_cli(&tx, EventKind::Token, &detail)?;
                     tx.commit()?;
                     Ok(())
                 }))
@@ -118,14 +111,7 @@ impl TokenArgs {
                         let revoked = token_rows::revoke(&tx, &stored, now_ms())?;
                         if revoked {
                             let detail = format!("revoked {stored}");
-                            events::log(
-                                &tx,
-                                &Actor::cli(),
-                                EventKind::Token,
-                                None,
-                                &detail,
-                                now_ms(),
-                            )?;
+                            events::log_cli(&tx, EventKind::Token, &detail)?;
                         }
                         tx.commit()?;
                         Ok(revoked)

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use xq_coordinator::access::{UserRole, passwords};
-use xq_coordinator::events::{Actor, EventKind};
+use xq_coordinator::events::EventKind;
 use xq_coordinator::store::{Store, events, now_ms, users, utc};
 use xq_proto::outln;
 
@@ -94,7 +94,7 @@ impl UserArgs {
                     let trusted = trusted || role >= UserRole::Approver;
                     users::insert(&tx, &stored, role, hash.as_deref(), trusted, now_ms())?;
                     let detail = format!("added {stored} ({}{})", role.as_str(), trust(trusted));
-                    events::log(&tx, &Actor::cli(), EventKind::User, None, &detail, now_ms())?;
+                    events::log_cli(&tx, EventKind::User, &detail)?;
                     tx.commit()?;
                     Ok(())
                 }))
@@ -132,7 +132,7 @@ impl UserArgs {
                     let trusted = trusted || role >= UserRole::Approver;
                     users::set_role(&tx, &stored, role, trusted)?;
                     let detail = format!("set {stored} to {}{}", role.as_str(), trust(trusted));
-                    events::log(&tx, &Actor::cli(), EventKind::User, None, &detail, now_ms())?;
+                    events::log_cli(&tx, EventKind::User, &detail)?;
                     tx.commit()?;
                     Ok(())
                 }))

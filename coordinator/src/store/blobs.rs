@@ -154,9 +154,7 @@ mod tests {
     }
 
     fn db() -> Connection {
-        let mut conn = Connection::open_in_memory().unwrap();
-        super::super::migrations::migrate(&mut conn).unwrap();
-        conn
+        crate::store::migrations::memory()
     }
 
     #[test]

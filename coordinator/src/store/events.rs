@@ -38,6 +38,12 @@ pub fn log(
     Ok(())
 }
 
+/// Records a change made with the command line on the database file
+/// ([`Actor::cli`]), now.
+pub fn log_cli(conn: &Connection, kind: EventKind, detail: &str) -> Result<(), StoreError> {
+    log(conn, &Actor::cli(), kind, None, detail, super::now_ms())
+}
+
 /// The events `filter` selects, newest first.
 pub fn list(conn: &Connection, filter: &EventFilter) -> Result<Vec<Event>, StoreError> {
     let mut sql = "SELECT id, time_ms, actor, kind, run_id, detail FROM events WHERE 1".to_owned();
@@ -88,12 +94,10 @@ pub fn list(conn: &Connection, filter: &EventFilter) -> Result<Vec<Event>, Store
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::migrations::migrate;
 
     #[test]
     fn events_are_listed_newest_first_by_filter() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        migrate(&mut conn).unwrap();
+        let conn = crate::store::migrations::memory();
         let ana = Actor {
             user: None,
             name: "ana".to_owned(),

@@ -413,6 +413,14 @@ CREATE INDEX events_by_actor ON events (actor);
 "#,
 ];
 
+/// A migrated in-memory database, for the store's unit tests.
+#[cfg(test)]
+pub(crate) fn memory() -> Connection {
+    let mut conn = Connection::open_in_memory().expect("an in-memory database");
+    migrate(&mut conn).expect("the migrations apply");
+    conn
+}
+
 /// Brings the schema up to date in one transaction per migration. Foreign
 /// keys are off meanwhile (a table rebuild needs that, and it cannot change
 /// inside a transaction); each migration checks them before it commits.

@@ -157,12 +157,9 @@ pub fn lookup(conn: &Connection, hash: &TokenHash) -> Result<Option<Found>, Stor
 mod tests {
     use super::*;
     use crate::access::tokens::hash;
-    use crate::store::migrations::migrate;
 
     fn db() -> Connection {
-        let mut conn = Connection::open_in_memory().unwrap();
-        migrate(&mut conn).unwrap();
-        conn
+        crate::store::migrations::memory()
     }
 
     fn owner(conn: &Connection) -> u64 {

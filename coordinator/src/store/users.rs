@@ -176,12 +176,9 @@ pub fn set_role(
 mod tests {
     use super::*;
     use crate::access::passwords;
-    use crate::store::migrations::migrate;
 
     fn db() -> Connection {
-        let mut conn = Connection::open_in_memory().unwrap();
-        migrate(&mut conn).unwrap();
-        conn
+        crate::store::migrations::memory()
     }
 
     #[test]
