@@ -253,10 +253,27 @@ async fn a_run_records_the_user_whose_token_created_it() {
     );
     let bad = web::get(&format!("{base}/events?kind=purge")).await;
     assert_eq!(bad.status.as_u16(), 400, "{}", bad.body);
+
+    // A revoked token is refused at the next call, with the server running.
+    let (path, url, revoked_token) = (db.0.clone(), url.clone(), token.clone());
+    let err = tokio::task::spawn_blocking(move || {
+        let db = path.to_str().unwrap().to_owned();
+        coordinator_cli(["token", "revoke", "ana-laptop", "--db", db.as_str()]);
+        refused(&[
+            "status".to_owned(),
+            "--coordinator".to_owned(),
+            url,
+            "--token".to_owned(),
+            revoked_token,
+        ])
+    })
+    .await
+    .unwrap();
+    assert!(err.contains("unknown or revoked token"), "{err}");
     server.stop().await;
 
-    // The log, newest first: the stop and the create by ana, then the token
-    // and the user the CLI added.
+    // The log, newest first: the revocation, the stop and the create by ana,
+    // then the token and the user the CLI added.
     let path = db.0.clone();
     let log = tokio::task::spawn_blocking(move || {
         coordinator_cli(
@@ -276,6 +293,7 @@ async fn a_run_records_the_user_whose_token_created_it() {
     assert_eq!(
         who_what,
         [
+            ("cli", "token"),
             ("ana", "stop"),
             ("ana", "create"),
             ("cli", "token"),
@@ -283,7 +301,7 @@ async fn a_run_records_the_user_whose_token_created_it() {
         ],
         "{log}"
     );
-    assert!(lines[0][4] == "run" && lines[0][5] == "1", "{log}");
+    assert!(lines[1][4] == "run" && lines[1][5] == "1", "{log}");
 
     let bytes = database_bytes(&db.0);
     assert!(!contains(&bytes, PASSWORD), "a password in clear");
