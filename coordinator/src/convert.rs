@@ -119,6 +119,7 @@ impl From<RunStatus> for pb::RunStatus {
             flag,
             linked,
             author,
+            rejection,
         } = s;
         pb::RunStatus {
             run_id: id,
@@ -141,6 +142,7 @@ impl From<RunStatus> for pb::RunStatus {
                 .collect(),
             linked_run_id: linked.unwrap_or(0),
             author: author.unwrap_or_default(),
+            rejection: rejection.unwrap_or_default(),
         }
     }
 }

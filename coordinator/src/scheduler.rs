@@ -182,7 +182,19 @@ impl Scheduler {
                     return Ok((id, true));
                 }
                 let now = now_ms();
-                let id = run_rows::insert(&tx, &spec, actor.user, now)?;
+                let state = match actor.user {
+                    Some(user) => {
+                        let (_, role) = crate::store::users::name_and_role(&tx, user)?;
+                        let trusted = crate::store::users::trusted(&tx, user)?;
+                        if access::needs_approval(role, trusted) {
+                            RunState::Pending
+                        } else {
+                            RunState::Active
+                        }
+                    }
+                    None => RunState::Active,
+                };
+                let id = run_rows::insert(&tx, &spec, actor.user, state, now)?;
                 run_rows::save_effects(&tx, id, None, initial, now)?;
                 let detail = format!("{} run {:?}", spec.kind.kind().as_str(), spec.name);
                 events::log(&tx, &actor, EventKind::Create, Some(id), &detail, now)?;
@@ -279,11 +291,77 @@ impl Scheduler {
                 let now = now_ms();
                 check_manager(&tx, &actor, id)?;
                 let status = run_rows::load(&tx, id, now)?;
-                if status.state != RunState::Active {
+                if !matches!(status.state, RunState::Active | RunState::Pending) {
                     return Ok(status);
                 }
                 run_rows::set_state(&tx, id, RunState::Stopped, now)?;
                 events::log(&tx, &actor, EventKind::Stop, Some(id), "", now)?;
+                let status = run_rows::load(&tx, id, now)?;
+                tx.commit()?;
+                Ok(status)
+            })
+            .await?;
+        self.changed(id);
+        Ok(status)
+    }
+
+    /// Approves pending run `id` for `actor` (an approver or admin who is
+    /// not its author): it becomes active and gets workers.
+    pub async fn approve_run(&self, id: u64, actor: Actor) -> Result<RunStatus, StoreError> {
+        self.decide(id, actor, None).await
+    }
+
+    /// Rejects pending run `id` for `actor` with `reason`, which its author sees.
+    pub async fn reject_run(
+        &self,
+        id: u64,
+        actor: Actor,
+        reason: String,
+    ) -> Result<RunStatus, StoreError> {
+        self.decide(id, actor, Some(reason)).await
+    }
+
+    /// Approves (`reason` `None`) or rejects a pending run, and logs it.
+    async fn decide(
+        &self,
+        id: u64,
+        actor: Actor,
+        reason: Option<String>,
+    ) -> Result<RunStatus, StoreError> {
+        let status = self
+            .store
+            .call(move |conn| {
+                let tx = conn.transaction()?;
+                let now = now_ms();
+                let status = run_rows::load(&tx, id, now)?;
+                if status.state != RunState::Pending {
+                    return Err(StoreError::invalid(
+                        "run_id",
+                        format!("run {id} is {}, not pending", status.state.as_str()),
+                    ));
+                }
+                if let Some(user) = actor.user {
+                    let author = run_rows::author(&tx, id)?;
+                    let (name, role) = crate::store::users::name_and_role(&tx, user)?;
+                    if !access::may_approve(role, user, author) {
+                        let why = if author == Some(user) {
+                            "its author may not approve or reject it".to_owned()
+                        } else {
+                            format!("a {} may not approve or reject tests", role.as_str())
+                        };
+                        return Err(StoreError::Forbidden(format!("run {id} ({name}): {why}")));
+                    }
+                }
+                match &reason {
+                    None => {
+                        run_rows::set_state(&tx, id, RunState::Active, now)?;
+                        events::log(&tx, &actor, EventKind::Approve, Some(id), "", now)?;
+                    }
+                    Some(reason) => {
+                        run_rows::reject(&tx, id, reason, now)?;
+                        events::log(&tx, &actor, EventKind::Reject, Some(id), reason, now)?;
+                    }
+                }
                 let status = run_rows::load(&tx, id, now)?;
                 tx.commit()?;
                 Ok(status)

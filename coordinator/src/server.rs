@@ -529,6 +529,39 @@ impl RunService for Runs {
         }))
     }
 
+    async fn approve_run(
+        &self,
+        request: Request<pb::ApproveRunRequest>,
+    ) -> Result<Response<pb::ApproveRunResponse>, Status> {
+        let actor = Actor::from(&caller(&request)?);
+        let pb::ApproveRunRequest { run_id } = request.into_inner();
+        let run = self.scheduler.approve_run(run_id, actor).await?;
+        tracing::info!(run_id, "run approved");
+        Ok(Response::new(pb::ApproveRunResponse {
+            run: Some(run.into()),
+        }))
+    }
+
+    async fn reject_run(
+        &self,
+        request: Request<pb::RejectRunRequest>,
+    ) -> Result<Response<pb::RejectRunResponse>, Status> {
+        let actor = Actor::from(&caller(&request)?);
+        let pb::RejectRunRequest { run_id, reason } = request.into_inner();
+        let reason = reason.trim();
+        if reason.is_empty() || reason.len() > 500 {
+            return Err(bad("reason", "give why in 1 to 500 bytes"));
+        }
+        let run = self
+            .scheduler
+            .reject_run(run_id, actor, reason.to_owned())
+            .await?;
+        tracing::info!(run_id, "run rejected");
+        Ok(Response::new(pb::RejectRunResponse {
+            run: Some(run.into()),
+        }))
+    }
+
     async fn stop_run(
         &self,
         request: Request<pb::StopRunRequest>,

@@ -173,7 +173,8 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         4 => &[6, 5, 4, 3, 2, 1],
         5 => &[7, 6, 5, 4, 3, 2, 1],
         6..=10 => &[9, 8, 7, 6, 5, 4, 3, 2, 1],
-        _ => &[10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        11..=14 => &[10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        _ => &[40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
     };
     assert_eq!(ids, expected, "runs of a version-{version} database");
     if version >= 2 {
@@ -339,9 +340,20 @@ fn check_users(conn: &Connection, version: usize) {
         owners.iter().all(|o| o.as_deref() == Some("admin")),
         "{owners:?}"
     );
-    let authors: Vec<Option<String>> = runs::list(conn, NOW)
-        .unwrap()
+    let all = runs::list(conn, NOW).unwrap();
+    let rejected = all.iter().find(|r| r.id == 40);
+    assert_eq!(rejected.is_some(), version >= 15);
+    if let Some(r) = rejected {
+        assert_eq!(r.state, RunState::Rejected);
+        assert_eq!(r.author.as_deref(), Some("dev1"));
+        assert_eq!(
+            r.rejection.as_deref(),
+            Some("tempo 10 was tested last week")
+        );
+    }
+    let authors: Vec<Option<String>> = all
         .into_iter()
+        .filter(|r| r.id != 40)
         .map(|r| r.author)
         .collect();
     assert!(

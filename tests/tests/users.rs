@@ -2,14 +2,20 @@
 //! their tokens are made with the CLI on the database file, a run created
 //! with a user's token records that user as its author (`status`,
 //! `report --json`, the web view's list and its author filter), each change
-//! is in the events log with its actor (`events`, `/events`), and the
-//! database file holds no password or token in clear.
+//! is in the events log with its actor (`events`, `/events`), a developer
+//! stops only their own runs, an untrusted developer's test waits for an
+//! approver who is not its author (and a pending run gets no workers), and
+//! the database file holds no password or token in clear.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use xq_tests::cluster::{TempDb, TestServer, fast_config};
+use xq_proto::pb;
+use xq_tests::cluster::{
+    TempDb, TestServer, WORKER_TOKEN, create, fast_config, games_spec, run_client, status,
+    worker_client,
+};
 use xq_tests::{binary, coordinator_cli, web};
 
 const PASSWORD: &str = "ana-secret-words";
@@ -310,4 +316,120 @@ async fn a_run_records_the_user_whose_token_created_it() {
         contains(&bytes, "$argon2id$"),
         "the password's hash is stored"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untrusted_developers_test_waits_for_an_approver_who_is_not_its_author() {
+    let db = TempDb::new("users-approval");
+    let path = db.0.clone();
+    let [dee, eve, cy] = tokio::task::spawn_blocking(move || {
+        add_user(&path, "dee", "developer", PASSWORD);
+        add_user(&path, "eve", "developer", PASSWORD);
+        add_user(&path, "cy", "approver", PASSWORD);
+        [
+            token_for(&path, "dee-cli", "dee"),
+            token_for(&path, "eve-cli", "eve"),
+            token_for(&path, "cy-cli", "cy"),
+        ]
+    })
+    .await
+    .unwrap();
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
+    let url = server.url();
+    let mut as_dee = run_client(&url, Some(&dee));
+    let waiting = create(&mut as_dee, games_spec(4, 2)).await;
+    assert_eq!(
+        status(&mut as_dee, waiting).await.state(),
+        pb::RunState::Pending
+    );
+    // A pending run gets no workers.
+    let mut worker = worker_client(&url, Some(WORKER_TOKEN));
+    let worker_id = worker
+        .register(pb::RegisterRequest {
+            name: "w".to_owned(),
+            threads: 1,
+            version: "test".to_owned(),
+            bench_signature: 0,
+            bench_nps: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .worker_id;
+    let none = worker
+        .request_work(pb::RequestWorkRequest { worker_id })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(none.lease.is_none(), "a pending run was leased");
+    // Its author and another developer may not approve it; an approver may.
+    let mine = run_client(&url, Some(&dee))
+        .approve_run(pb::ApproveRunRequest { run_id: waiting })
+        .await
+        .unwrap_err();
+    assert_eq!(mine.code(), tonic::Code::PermissionDenied, "{mine}");
+    assert!(mine.message().contains("its author may not"), "{mine}");
+    let peer = run_client(&url, Some(&eve))
+        .approve_run(pb::ApproveRunRequest { run_id: waiting })
+        .await
+        .unwrap_err();
+    assert!(peer.message().contains("a developer may not"), "{peer}");
+    let rejected = create(&mut as_dee, games_spec(4, 2)).await;
+    let (url2, cy2) = (url.clone(), cy.clone());
+    let (approved, refused_line) = tokio::task::spawn_blocking(move || {
+        let remote = ["--coordinator", url2.as_str(), "--token", cy2.as_str()];
+        let approved = coordinator_cli(
+            ["approve", waiting.to_string().as_str()]
+                .into_iter()
+                .chain(remote),
+        );
+        let refused_line = coordinator_cli(
+            [
+                "reject",
+                rejected.to_string().as_str(),
+                "--reason",
+                "tested last week",
+            ]
+            .into_iter()
+            .chain(remote),
+        );
+        (approved, refused_line)
+    })
+    .await
+    .unwrap();
+    assert!(approved.contains("active"), "{approved}");
+    assert!(
+        refused_line.contains("rejected") && refused_line.contains("[rejected: tested last week]"),
+        "{refused_line}"
+    );
+    let lease = worker
+        .request_work(pb::RequestWorkRequest { worker_id })
+        .await
+        .unwrap()
+        .into_inner()
+        .lease
+        .expect("the approved run is leased");
+    assert_eq!(lease.run_id, waiting);
+    let twice = run_client(&url, Some(&cy))
+        .approve_run(pb::ApproveRunRequest { run_id: rejected })
+        .await
+        .unwrap_err();
+    assert!(
+        twice.message().contains("is rejected, not pending"),
+        "{twice}"
+    );
+    server.stop().await;
+    let path = db.0.clone();
+    let log = tokio::task::spawn_blocking(move || {
+        let db = path.to_str().unwrap().to_owned();
+        coordinator_cli(["events", "--user", "cy", "--db", db.as_str()])
+    })
+    .await
+    .unwrap();
+    let kinds: Vec<&str> = log
+        .lines()
+        .map(|l| l.split_whitespace().nth(3).unwrap())
+        .collect();
+    assert_eq!(kinds, ["reject", "approve"], "{log}");
 }

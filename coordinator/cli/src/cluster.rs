@@ -416,6 +416,55 @@ impl StopArgs {
     }
 }
 
+/// `approve RUN`: a pending test gets workers (approvers and admins, not
+/// its author).
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    #[command(flatten)]
+    remote: Remote,
+    run: u64,
+}
+
+impl ApproveArgs {
+    pub fn run(self) -> anyhow::Result<()> {
+        let (rt, mut admin) = self.remote.connect()?;
+        let run = rt
+            .block_on(admin.approve_run(pb::ApproveRunRequest { run_id: self.run }))?
+            .into_inner()
+            .run
+            .context("the coordinator sent no run")?;
+        outln!("{}", display::status_line(&run))?;
+        Ok(())
+    }
+}
+
+/// `reject RUN --reason TEXT`: a pending test never plays; its author sees why.
+#[derive(Debug, Args)]
+pub struct RejectArgs {
+    #[command(flatten)]
+    remote: Remote,
+    run: u64,
+    /// Why, for the author (1 to 500 bytes).
+    #[arg(long)]
+    reason: String,
+}
+
+impl RejectArgs {
+    pub fn run(self) -> anyhow::Result<()> {
+        let (rt, mut admin) = self.remote.connect()?;
+        let run = rt
+            .block_on(admin.reject_run(pb::RejectRunRequest {
+                run_id: self.run,
+                reason: self.reason,
+            }))?
+            .into_inner()
+            .run
+            .context("the coordinator sent no run")?;
+        outln!("{}", display::status_line(&run))?;
+        Ok(())
+    }
+}
+
 /// `local sprt|spsa|games`: coordinator and workers in this process.
 #[derive(Debug, Args)]
 pub struct LocalArgs {

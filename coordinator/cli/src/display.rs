@@ -61,11 +61,15 @@ pub fn status_line(s: &pb::RunStatus) -> String {
         + &author_suffix(s)
 }
 
-/// `  by NAME` for a run with an author.
+/// `  by NAME` for a run with an author, and a rejection's reason.
 fn author_suffix(s: &pb::RunStatus) -> String {
-    match s.author.as_str() {
+    let by = match s.author.as_str() {
         "" => String::new(),
         name => format!("  by {name}"),
+    };
+    match s.rejection.as_str() {
+        "" => by,
+        why => format!("{by}  [rejected: {why}]"),
     }
 }
 

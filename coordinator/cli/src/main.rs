@@ -61,6 +61,10 @@ enum Command {
     Report(cluster::ReportArgs),
     /// Stop a run.
     Stop(cluster::StopArgs),
+    /// Approve a pending run (approvers and admins, not its author).
+    Approve(cluster::ApproveArgs),
+    /// Reject a pending run with a reason its author sees.
+    Reject(cluster::RejectArgs),
     /// Manage access tokens in the database (no server needed).
     Token(token::TokenArgs),
     /// Manage users in the database (no server needed).
@@ -101,6 +105,8 @@ impl Cli {
             Command::Watch(args) => args.run(),
             Command::Report(args) => args.run(),
             Command::Stop(args) => args.run(),
+            Command::Approve(args) => args.run(),
+            Command::Reject(args) => args.run(),
             Command::Local(args) => args.run(player),
             Command::Token(args) => args.run(),
             Command::User(args) => args.run(),

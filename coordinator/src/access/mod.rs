@@ -97,6 +97,18 @@ pub fn may_manage(role: UserRole, actor: u64, author: Option<u64>) -> bool {
     role >= UserRole::Approver || author == Some(actor)
 }
 
+/// Whether a new test by a user of `role` waits for approval: an
+/// untrusted developer's does; approvers' and admins' start at once.
+pub fn needs_approval(role: UserRole, trusted: bool) -> bool {
+    role == UserRole::Developer && !trusted
+}
+
+/// Whether a caller acting as the user `actor` with `role` may approve or
+/// reject a pending run by `author`: approvers and admins, never its author.
+pub fn may_approve(role: UserRole, actor: u64, author: Option<u64>) -> bool {
+    role >= UserRole::Approver && author != Some(actor)
+}
+
 /// What a method needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Permission {
@@ -128,7 +140,9 @@ pub fn permission(path: &str) -> Option<Permission> {
         ("xq.cluster.v1.RunService", "ListRuns" | "GetRun" | "WatchRun" | "ExportGames") => {
             Some(Permission::ReadRuns)
         }
-        ("xq.cluster.v1.RunService", "CreateRun" | "StopRun") => Some(Permission::ManageRuns),
+        ("xq.cluster.v1.RunService", "CreateRun" | "StopRun" | "ApproveRun" | "RejectRun") => {
+            Some(Permission::ManageRuns)
+        }
         _ => None,
     }
 }
@@ -170,6 +184,17 @@ mod tests {
         assert!(!may_manage(UserRole::Developer, 3, None));
         assert!(may_manage(UserRole::Approver, 3, Some(4)));
         assert!(may_manage(UserRole::Admin, 3, None));
+    }
+
+    #[test]
+    fn untrusted_developers_wait_and_approvers_never_approve_their_own() {
+        assert!(needs_approval(UserRole::Developer, false));
+        assert!(!needs_approval(UserRole::Developer, true));
+        assert!(!needs_approval(UserRole::Approver, false));
+        assert!(may_approve(UserRole::Approver, 1, Some(2)));
+        assert!(!may_approve(UserRole::Approver, 1, Some(1)));
+        assert!(!may_approve(UserRole::Developer, 1, Some(2)));
+        assert!(may_approve(UserRole::Admin, 1, None));
     }
 
     #[test]

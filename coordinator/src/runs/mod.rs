@@ -529,20 +529,32 @@ pub trait Kind {
 /// Where a run is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunState {
+    /// An untrusted developer's test, waiting for an approver; no workers.
+    Pending,
     Active,
     Finished,
     Stopped,
+    /// Rejected by an approver; never plays.
+    Rejected,
 }
 
 impl RunState {
     /// Every state, in the order pages list them.
-    pub const ALL: [RunState; 3] = [RunState::Active, RunState::Finished, RunState::Stopped];
+    pub const ALL: [RunState; 5] = [
+        RunState::Pending,
+        RunState::Active,
+        RunState::Finished,
+        RunState::Stopped,
+        RunState::Rejected,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
+            RunState::Pending => "pending",
             RunState::Active => "active",
             RunState::Finished => "finished",
             RunState::Stopped => "stopped",
+            RunState::Rejected => "rejected",
         }
     }
 
@@ -573,6 +585,8 @@ pub struct RunStatus {
     /// The user who created the run; `None` for a run created by a caller
     /// without a user (an ephemeral token in tests).
     pub author: Option<String>,
+    /// Why an approver rejected it ([`RunState::Rejected`]).
+    pub rejection: Option<String>,
 }
 
 impl RunStatus {

@@ -518,6 +518,7 @@ mod tests {
             flag: None,
             linked: None,
             author: None,
+            rejection: None,
         }
     }
 

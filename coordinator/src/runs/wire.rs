@@ -285,6 +285,8 @@ impl From<RunKind> for pb::RunKind {
 impl From<RunState> for pb::RunState {
     fn from(s: RunState) -> Self {
         match s {
+            RunState::Pending => pb::RunState::Pending,
+            RunState::Rejected => pb::RunState::Rejected,
             RunState::Active => pb::RunState::Active,
             RunState::Finished => pb::RunState::Finished,
             RunState::Stopped => pb::RunState::Stopped,
@@ -309,6 +311,8 @@ impl RunState {
     /// A state on the wire; `None` for `UNSPECIFIED`.
     pub fn of_wire(state: pb::RunState) -> Option<RunState> {
         match state {
+            pb::RunState::Pending => Some(RunState::Pending),
+            pb::RunState::Rejected => Some(RunState::Rejected),
             pb::RunState::Active => Some(RunState::Active),
             pb::RunState::Finished => Some(RunState::Finished),
             pb::RunState::Stopped => Some(RunState::Stopped),

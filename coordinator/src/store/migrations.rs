@@ -411,6 +411,44 @@ CREATE TABLE events (
 CREATE INDEX events_by_run ON events (run_id);
 CREATE INDEX events_by_actor ON events (actor);
 "#,
+    // 15 (issue 31): approval. `runs` is rebuilt to admit the states
+    // 'pending' (an untrusted developer's test waiting for an approver) and
+    // 'rejected', with the rejection's reason.
+    r#"
+CREATE TABLE runs_new (
+    id           INTEGER PRIMARY KEY,
+    spec         TEXT    NOT NULL,
+    kind         TEXT    NOT NULL CHECK (kind IN ('sprt', 'spsa', 'games', 'variants')),
+    priority     INTEGER NOT NULL,
+    state        TEXT    NOT NULL
+                 CHECK (state IN ('pending', 'active', 'finished', 'stopped', 'rejected')),
+    target_pairs INTEGER,
+    pairs_issued INTEGER NOT NULL DEFAULT 0,
+    pairs        INTEGER NOT NULL DEFAULT 0,
+    penta_ll     INTEGER NOT NULL DEFAULT 0,
+    penta_ld     INTEGER NOT NULL DEFAULT 0,
+    penta_dd     INTEGER NOT NULL DEFAULT 0,
+    penta_dw     INTEGER NOT NULL DEFAULT 0,
+    penta_ww     INTEGER NOT NULL DEFAULT 0,
+    wins         INTEGER NOT NULL DEFAULT 0,
+    draws        INTEGER NOT NULL DEFAULT 0,
+    losses       INTEGER NOT NULL DEFAULT 0,
+    total_plies  INTEGER NOT NULL DEFAULT 0,
+    sprt_llr     REAL,
+    sprt_state   TEXT CHECK (sprt_state IN ('continue', 'accepted_h0', 'accepted_h1')),
+    spsa_state   TEXT,
+    created_ms   INTEGER NOT NULL,
+    updated_ms   INTEGER NOT NULL,
+    verifies     INTEGER REFERENCES runs (id),
+    author_id    INTEGER REFERENCES users (id),
+    -- Why an approver rejected the test (state 'rejected'), shown to its author.
+    rejection    TEXT
+);
+INSERT INTO runs_new (id, spec, kind, priority, state, target_pairs, pairs_issued, pairs, penta_ll, penta_ld, penta_dd, penta_dw, penta_ww, wins, draws, losses, total_plies, sprt_llr, sprt_state, spsa_state, created_ms, updated_ms, verifies, author_id) SELECT id, spec, kind, priority, state, target_pairs, pairs_issued, pairs, penta_ll, penta_ld, penta_dd, penta_dw, penta_ww, wins, draws, losses, total_plies, sprt_llr, sprt_state, spsa_state, created_ms, updated_ms, verifies, author_id FROM runs;
+DROP TABLE runs;
+ALTER TABLE runs_new RENAME TO runs;
+CREATE INDEX runs_by_author ON runs (author_id);
+"#,
 ];
 
 /// A migrated in-memory database, for the store's unit tests.

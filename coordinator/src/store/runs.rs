@@ -16,12 +16,13 @@ pub fn insert(
     conn: &Connection,
     spec: &RunSpec,
     author: Option<u64>,
+    state: RunState,
     now: i64,
 ) -> Result<u64, StoreError> {
     conn.prepare_cached(
         "INSERT INTO runs (spec, kind, priority, state, target_pairs, created_ms, updated_ms,
                            author_id)
-         VALUES (?1, ?2, ?3, 'active', ?4, ?5, ?5, ?6)",
+         VALUES (?1, ?2, ?3, ?7, ?4, ?5, ?5, ?6)",
     )?
     .execute(params![
         serde_json::to_string(spec)?,
@@ -30,6 +31,7 @@ pub fn insert(
         spec.kind.target_pairs().map(|t| t as i64),
         now,
         author.map(|a| a as i64),
+        state.as_str(),
     ])?;
     Ok(conn.last_insert_rowid() as u64)
 }
@@ -80,7 +82,7 @@ pub fn save_effects(
                 let author: Option<i64> = conn
                     .prepare_cached("SELECT author_id FROM runs WHERE id = ?1")?
                     .query_row([id as i64], |r| r.get(0))?;
-                let verify = insert(conn, &spec, author.map(|a| a as u64), now)?;
+                let verify = insert(conn, &spec, author.map(|a| a as u64), RunState::Active, now)?;
                 set_verifies(conn, verify, id)?;
                 let detail = format!("sprt run {:?}, verifying tune {id}", spec.name);
                 super::events::log(
@@ -132,7 +134,7 @@ const COLUMNS: &str =
     (SELECT COALESCE(SUM(pairs), 0) FROM leases l
      WHERE l.run_id = runs.id AND l.state = 'active' AND +l.deadline_ms >= ?1),
     verifies, (SELECT MIN(v.id) FROM runs v WHERE v.verifies = runs.id),
-    (SELECT u.name FROM users u WHERE u.id = runs.author_id)";
+    (SELECT u.name FROM users u WHERE u.id = runs.author_id), rejection";
 
 /// One run, or `NotFound`. Pairs in flight count leases active at `now`.
 pub fn load(conn: &Connection, id: u64, now: i64) -> Result<RunStatus, StoreError> {
@@ -214,6 +216,7 @@ struct Raw {
     verified_by: Option<i64>,
     /// The author's user name.
     author: Option<String>,
+    rejection: Option<String>,
 }
 
 fn raw(r: &Row<'_>) -> rusqlite::Result<Raw> {
@@ -236,6 +239,7 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<Raw> {
         verifies: r.get(20)?,
         verified_by: r.get(21)?,
         author: r.get(22)?,
+        rejection: r.get(23)?,
     })
 }
 
@@ -287,6 +291,7 @@ impl Raw {
             flag: None,
             linked: self.verifies.or(self.verified_by).map(|id| id as u64),
             author: self.author,
+            rejection: self.rejection,
         })
     }
 }
@@ -316,6 +321,15 @@ pub fn set_state(
     Ok(conn.prepare_cached("UPDATE leases SET state = 'cancelled', finished_ms = ?2 WHERE run_id = ?1 AND state = 'active'")?.execute(
         params![id as i64, now],
     )?)
+}
+
+/// Marks run `id` rejected with `reason`.
+pub fn reject(conn: &Connection, id: u64, reason: &str, now: i64) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "UPDATE runs SET state = 'rejected', rejection = ?2, updated_ms = ?3 WHERE id = ?1",
+    )?
+    .execute(params![id as i64, reason, now])?;
+    Ok(())
 }
 
 /// Adds a lease's counts to the run's totals.

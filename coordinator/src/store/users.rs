@@ -143,6 +143,14 @@ pub fn name_and_role(conn: &Connection, id: u64) -> Result<(String, UserRole), S
     Ok((name, role))
 }
 
+/// Whether the user `id` is trusted (their tests start without approval).
+pub fn trusted(conn: &Connection, id: u64) -> Result<bool, StoreError> {
+    conn.prepare_cached("SELECT trusted FROM users WHERE id = ?1")?
+        .query_row([id as i64], |r| r.get(0))
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(format!("no user {id}")))
+}
+
 /// The stored password hash of `name`, if the user exists and has one.
 pub fn password_hash(conn: &Connection, name: &str) -> Result<Option<String>, StoreError> {
     Ok(conn

@@ -149,9 +149,11 @@ pub async fn runs(State(web): State<Arc<Web>>, Query(filter): Query<Filter>) -> 
         .filter(|r| filter.author.is_empty() || r.author.as_deref() == Some(&filter.author))
         .map(RunRow::new)
         .collect();
+    let (pending, rows): (Vec<_>, Vec<_>) =
+        rows.into_iter().partition(|r| r.state == RunState::Pending);
     let (active, ended): (Vec<_>, Vec<_>) =
         rows.into_iter().partition(|r| r.state == RunState::Active);
-    let sections = vec![
+    let mut sections = vec![
         Section {
             id: "active",
             title: "Active",
@@ -163,6 +165,16 @@ pub async fn runs(State(web): State<Arc<Web>>, Query(filter): Query<Filter>) -> 
             runs: ended,
         },
     ];
+    if !pending.is_empty() {
+        sections.insert(
+            0,
+            Section {
+                id: "pending",
+                title: "Waiting for approval",
+                runs: pending,
+            },
+        );
+    }
     let html = render(
         &web,
         "runs.html",

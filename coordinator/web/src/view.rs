@@ -49,6 +49,8 @@ pub struct RunRow {
     pub state: RunState,
     /// The user who created it.
     pub author: Option<String>,
+    /// Why an approver rejected it.
+    pub rejection: Option<String>,
     pub games: u64,
     pub target_games: Option<u64>,
     pub in_flight_games: u64,
@@ -83,6 +85,7 @@ impl RunRow {
             kind: status.spec.kind.kind(),
             state: status.state,
             author: status.author.clone(),
+            rejection: status.rejection.clone(),
             games,
             target_games,
             in_flight_games: 2 * status.pairs_in_flight,
