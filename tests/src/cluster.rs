@@ -220,6 +220,25 @@ pub fn worker_client(url: &str, token: Option<&str>) -> WorkerClient {
     WorkerServiceClient::new(authed(url, token))
 }
 
+/// A worker client with [`WORKER_TOKEN`], registered as `name` (one
+/// thread, no bench): the client and its worker id.
+pub async fn raw_worker(url: &str, name: &str) -> (WorkerClient, u64) {
+    let mut rpc = worker_client(url, Some(WORKER_TOKEN));
+    let id = rpc
+        .register(pb::RegisterRequest {
+            name: name.to_owned(),
+            threads: 1,
+            version: "test".to_owned(),
+            bench_signature: 0,
+            bench_nps: 0,
+        })
+        .await
+        .expect("register")
+        .into_inner()
+        .worker_id;
+    (rpc, id)
+}
+
 /// A coordinator serving a database until [`TestServer::stop`].
 #[derive(Debug)]
 pub struct TestServer {

@@ -33,23 +33,6 @@ fn assert_exact(t: &pb::Totals, pairs: u64) {
     assert!(t.total_plies >= 2 * pairs, "every game plays its opening");
 }
 
-async fn raw_worker(url: &str) -> (WorkerClient, u64) {
-    let mut rpc = worker_client(url, Some(WORKER_TOKEN));
-    let id = rpc
-        .register(pb::RegisterRequest {
-            name: "raw".to_owned(),
-            threads: 1,
-            version: "test".to_owned(),
-            bench_signature: 0,
-            bench_nps: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .worker_id;
-    (rpc, id)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sprt_with_a_large_elo_difference_accepts_h1() {
     let db = TempDb::new("sprt");
@@ -225,7 +208,7 @@ async fn a_vanished_workers_lease_expires_is_handed_out_again_and_its_late_resul
     let mut admin = admin(&server.url()).await;
     let run = create(&mut admin, games_spec(16, 8)).await;
     // A worker takes the first slice and vanishes.
-    let (mut raw, raw_id) = raw_worker(&server.url()).await;
+    let (mut raw, raw_id) = raw_worker(&server.url(), "raw").await;
     let lost = raw
         .request_work(pb::RequestWorkRequest { worker_id: raw_id })
         .await
@@ -271,7 +254,7 @@ async fn a_duplicate_submission_is_answered_duplicate_and_changes_nothing() {
         TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
     let mut admin = admin(&server.url()).await;
     let run = create(&mut admin, games_spec(16, 8)).await;
-    let (mut raw, worker_id) = raw_worker(&server.url()).await;
+    let (mut raw, worker_id) = raw_worker(&server.url(), "raw").await;
     let lease = raw
         .request_work(pb::RequestWorkRequest { worker_id })
         .await
@@ -327,7 +310,7 @@ async fn garbled_requests_get_invalid_argument_naming_the_field() {
         .await
         .unwrap_err();
     assert!(err.message().contains("sprt.model"), "{}", err.message());
-    let (mut raw, worker_id) = raw_worker(&server.url()).await;
+    let (mut raw, worker_id) = raw_worker(&server.url(), "raw").await;
     let err = raw
         .submit_result(pb::SubmitResultRequest {
             worker_id,

@@ -13,8 +13,7 @@ use std::time::Duration;
 
 use xq_proto::pb;
 use xq_tests::cluster::{
-    TempDb, TestServer, WORKER_TOKEN, create, fast_config, games_spec, run_client, status,
-    worker_client,
+    TempDb, TestServer, create, fast_config, games_spec, raw_worker, run_client, status,
 };
 use xq_tests::{binary, coordinator_cli, web};
 
@@ -78,6 +77,18 @@ fn refused(args: &[String]) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Users of `db` with these names and roles, each with a token of their own
+/// (`NAME-cli`): the tokens, in the same order.
+fn users_with_tokens<const N: usize>(
+    db: &std::path::Path,
+    users: [(&str, &str); N],
+) -> [String; N] {
+    users.map(|(name, role)| {
+        add_user(db, name, role, PASSWORD);
+        token_for(db, &format!("{name}-cli"), name)
+    })
+}
+
 /// A token for `user` (made on the database file), printed once.
 fn token_for(db: &std::path::Path, name: &str, user: &str) -> String {
     let db = db.to_str().expect("a UTF-8 path");
@@ -88,24 +99,29 @@ fn token_for(db: &std::path::Path, name: &str, user: &str) -> String {
     .to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_developer_stops_only_their_own_runs_an_approver_anyones() {
-    let db = TempDb::new("users-manage");
+/// A served database with two developers and an approver named `names`,
+/// each with a token: the database, the server and the tokens.
+async fn two_developers_and_an_approver(
+    db: &str,
+    names: [&'static str; 3],
+) -> (TempDb, TestServer, [String; 3]) {
+    let db = TempDb::new(db);
     let path = db.0.clone();
-    let [ana, bo, cy] = tokio::task::spawn_blocking(move || {
-        add_user(&path, "ana", "developer", PASSWORD);
-        add_user(&path, "bo", "developer", PASSWORD);
-        add_user(&path, "cy", "approver", PASSWORD);
-        [
-            token_for(&path, "ana-cli", "ana"),
-            token_for(&path, "bo-cli", "bo"),
-            token_for(&path, "cy-cli", "cy"),
-        ]
+    let roles = ["developer", "developer", "approver"];
+    let tokens = tokio::task::spawn_blocking(move || {
+        users_with_tokens(&path, [0, 1, 2].map(|i| (names[i], roles[i])))
     })
     .await
     .unwrap();
     let server =
         TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
+    (db, server, tokens)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_developer_stops_only_their_own_runs_an_approver_anyones() {
+    let (db, server, [ana, bo, cy]) =
+        two_developers_and_an_approver("users-manage", ["ana", "bo", "cy"]).await;
     let url = server.url();
     let status = tokio::task::spawn_blocking(move || {
         let remote = |token: &str| {
@@ -320,22 +336,8 @@ async fn a_run_records_the_user_whose_token_created_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_untrusted_developers_test_waits_for_an_approver_who_is_not_its_author() {
-    let db = TempDb::new("users-approval");
-    let path = db.0.clone();
-    let [dee, eve, cy] = tokio::task::spawn_blocking(move || {
-        add_user(&path, "dee", "developer", PASSWORD);
-        add_user(&path, "eve", "developer", PASSWORD);
-        add_user(&path, "cy", "approver", PASSWORD);
-        [
-            token_for(&path, "dee-cli", "dee"),
-            token_for(&path, "eve-cli", "eve"),
-            token_for(&path, "cy-cli", "cy"),
-        ]
-    })
-    .await
-    .unwrap();
-    let server =
-        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
+    let (db, server, [dee, eve, cy]) =
+        two_developers_and_an_approver("users-approval", ["dee", "eve", "cy"]).await;
     let url = server.url();
     let mut as_dee = run_client(&url, Some(&dee));
     let waiting = create(&mut as_dee, games_spec(4, 2)).await;
@@ -344,19 +346,7 @@ async fn an_untrusted_developers_test_waits_for_an_approver_who_is_not_its_autho
         pb::RunState::Pending
     );
     // A pending run gets no workers.
-    let mut worker = worker_client(&url, Some(WORKER_TOKEN));
-    let worker_id = worker
-        .register(pb::RegisterRequest {
-            name: "w".to_owned(),
-            threads: 1,
-            version: "test".to_owned(),
-            bench_signature: 0,
-            bench_nps: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .worker_id;
+    let (mut worker, worker_id) = raw_worker(&url, "w").await;
     let none = worker
         .request_work(pb::RequestWorkRequest { worker_id })
         .await

@@ -53,19 +53,7 @@ async fn bad_submissions_are_refused_naming_the_field_and_change_nothing() {
     let url = server.url();
     let mut admin = admin(&url).await;
     let run = create(&mut admin, games_spec(8, 4)).await;
-    let mut rpc = worker_client(&url, Some(WORKER_TOKEN));
-    let worker_id = rpc
-        .register(pb::RegisterRequest {
-            name: "v".to_owned(),
-            threads: 1,
-            version: "t".to_owned(),
-            bench_signature: 0,
-            bench_nps: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .worker_id;
+    let (mut rpc, worker_id) = raw_worker(&url, "v").await;
     let lease = rpc
         .request_work(pb::RequestWorkRequest { worker_id })
         .await
