@@ -182,18 +182,7 @@ impl Scheduler {
                     return Ok((id, true));
                 }
                 let now = now_ms();
-                let state = match actor.user {
-                    Some(user) => {
-                        let (_, role) = crate::store::users::name_and_role(&tx, user)?;
-                        let trusted = crate::store::users::trusted(&tx, user)?;
-                        if access::needs_approval(role, trusted) {
-                            RunState::Pending
-                        } else {
-                            RunState::Active
-                        }
-                    }
-                    None => RunState::Active,
-                };
+                let state = starting_state(&tx, &actor)?;
                 let id = run_rows::insert(&tx, &spec, actor.user, state, now)?;
                 run_rows::save_effects(&tx, id, None, initial, now)?;
                 let detail = format!("{} run {:?}", spec.kind.kind().as_str(), spec.name);
@@ -296,6 +285,37 @@ impl Scheduler {
                 }
                 run_rows::set_state(&tx, id, RunState::Stopped, now)?;
                 events::log(&tx, &actor, EventKind::Stop, Some(id), "", now)?;
+                let status = run_rows::load(&tx, id, now)?;
+                tx.commit()?;
+                Ok(status)
+            })
+            .await?;
+        self.changed(id);
+        Ok(status)
+    }
+
+    /// Resumes stopped run `id` for `actor` (who may manage it, as for a
+    /// stop) where it stood, and logs it; an untrusted developer's resumed
+    /// test waits for approval again. A run in another state is `Invalid`.
+    pub async fn resume_run(&self, id: u64, actor: Actor) -> Result<RunStatus, StoreError> {
+        let status = self
+            .store
+            .call(move |conn| {
+                let tx = conn.transaction()?;
+                let now = now_ms();
+                check_manager(&tx, &actor, id)?;
+                let status = run_rows::load(&tx, id, now)?;
+                if status.state != RunState::Stopped {
+                    return Err(StoreError::invalid(
+                        "run_id",
+                        format!(
+                            "run {id} is {}; only a stopped run resumes",
+                            status.state.as_str()
+                        ),
+                    ));
+                }
+                run_rows::set_state(&tx, id, starting_state(&tx, &actor)?, now)?;
+                events::log(&tx, &actor, EventKind::Resume, Some(id), "", now)?;
                 let status = run_rows::load(&tx, id, now)?;
                 tx.commit()?;
                 Ok(status)
@@ -585,6 +605,22 @@ impl Scheduler {
         .map_err(StoreError::Invalid)
         .map(|outcome| (keep, outcome))
     }
+}
+
+/// The state a run that `actor` starts or resumes is in: pending for an
+/// untrusted developer ([`access::needs_approval`]), else active.
+fn starting_state(conn: &rusqlite::Connection, actor: &Actor) -> Result<RunState, StoreError> {
+    let Some(user) = actor.user else {
+        return Ok(RunState::Active);
+    };
+    let (_, role) = crate::store::users::name_and_role(conn, user)?;
+    Ok(
+        if access::needs_approval(role, crate::store::users::trusted(conn, user)?) {
+            RunState::Pending
+        } else {
+            RunState::Active
+        },
+    )
 }
 
 /// `Forbidden` unless `actor` may change or stop run `id`.

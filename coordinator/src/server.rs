@@ -562,6 +562,19 @@ impl RunService for Runs {
         }))
     }
 
+    async fn resume_run(
+        &self,
+        request: Request<pb::ResumeRunRequest>,
+    ) -> Result<Response<pb::ResumeRunResponse>, Status> {
+        let actor = Actor::from(&caller(&request)?);
+        let pb::ResumeRunRequest { run_id } = request.into_inner();
+        let run = self.scheduler.resume_run(run_id, actor).await?;
+        tracing::info!(run_id, "run resumed");
+        Ok(Response::new(pb::ResumeRunResponse {
+            run: Some(run.into()),
+        }))
+    }
+
     async fn stop_run(
         &self,
         request: Request<pb::StopRunRequest>,

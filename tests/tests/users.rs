@@ -143,11 +143,12 @@ async fn a_developer_stops_only_their_own_runs_an_approver_anyones() {
             .to_owned()
         };
         let (ana_run, bo_run) = (create(&ana), create(&bo));
-        let args = |run: &str, token: &str| {
-            let mut a = vec!["stop".to_owned(), run.to_owned()];
+        let verb = |verb: &str, run: &str, token: &str| {
+            let mut a = vec![verb.to_owned(), run.to_owned()];
             a.extend(remote(token));
             a
         };
+        let args = |run: &str, token: &str| verb("stop", run, token);
         let err = refused(&args(&bo_run, &ana));
         assert!(
             err.contains("PermissionDenied") || err.contains("permission"),
@@ -159,12 +160,25 @@ async fn a_developer_stops_only_their_own_runs_an_approver_anyones() {
         );
         coordinator_cli(args(&ana_run, &ana));
         coordinator_cli(args(&bo_run, &cy));
+        let stopped = coordinator_cli(["status".to_owned()].into_iter().chain(remote(&cy)));
+        assert_eq!(stopped.matches("stopped").count(), 2, "{stopped}");
+        // Resuming follows the same rule; an untrusted developer's test
+        // waits for approval again, an approver's resume plays at once.
+        let err = refused(&verb("resume", &ana_run, &bo));
+        assert!(err.contains("only their own runs"), "{err}");
+        let line = coordinator_cli(verb("resume", &ana_run, &ana));
+        assert!(line.contains("pending"), "{line}");
+        let line = coordinator_cli(verb("resume", &bo_run, &cy));
+        assert!(line.contains("active"), "{line}");
+        let err = refused(&verb("resume", &bo_run, &cy));
+        assert!(err.contains("only a stopped run resumes"), "{err}");
         coordinator_cli(["status".to_owned()].into_iter().chain(remote(&cy)))
     })
     .await
     .unwrap();
     server.stop().await;
-    assert_eq!(status.matches("stopped").count(), 2, "{status}");
+    assert_eq!(status.matches("pending").count(), 1, "{status}");
+    assert_eq!(status.matches("active").count(), 1, "{status}");
     let path = db.0.clone();
     let log = tokio::task::spawn_blocking(move || {
         let db = path.to_str().unwrap().to_owned();

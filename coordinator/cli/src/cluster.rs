@@ -438,6 +438,28 @@ impl ApproveArgs {
     }
 }
 
+/// `resume RUN`: a stopped run plays on where it stood (its author, an
+/// approver or an admin).
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    #[command(flatten)]
+    remote: Remote,
+    run: u64,
+}
+
+impl ResumeArgs {
+    pub fn run(self) -> anyhow::Result<()> {
+        let (rt, mut admin) = self.remote.connect()?;
+        let run = rt
+            .block_on(admin.resume_run(pb::ResumeRunRequest { run_id: self.run }))?
+            .into_inner()
+            .run
+            .context("the coordinator sent no run")?;
+        outln!("{}", display::status_line(&run))?;
+        Ok(())
+    }
+}
+
 /// `reject RUN --reason TEXT`: a pending test never plays; its author sees why.
 #[derive(Debug, Args)]
 pub struct RejectArgs {

@@ -61,6 +61,8 @@ enum Command {
     Report(cluster::ReportArgs),
     /// Stop a run.
     Stop(cluster::StopArgs),
+    /// Resume a stopped run where it stood.
+    Resume(cluster::ResumeArgs),
     /// Approve a pending run (approvers and admins, not its author).
     Approve(cluster::ApproveArgs),
     /// Reject a pending run with a reason its author sees.
@@ -105,6 +107,7 @@ impl Cli {
             Command::Watch(args) => args.run(),
             Command::Report(args) => args.run(),
             Command::Stop(args) => args.run(),
+            Command::Resume(args) => args.run(),
             Command::Approve(args) => args.run(),
             Command::Reject(args) => args.run(),
             Command::Local(args) => args.run(player),

@@ -140,9 +140,10 @@ pub fn permission(path: &str) -> Option<Permission> {
         ("xq.cluster.v1.RunService", "ListRuns" | "GetRun" | "WatchRun" | "ExportGames") => {
             Some(Permission::ReadRuns)
         }
-        ("xq.cluster.v1.RunService", "CreateRun" | "StopRun" | "ApproveRun" | "RejectRun") => {
-            Some(Permission::ManageRuns)
-        }
+        (
+            "xq.cluster.v1.RunService",
+            "CreateRun" | "StopRun" | "ApproveRun" | "RejectRun" | "ResumeRun",
+        ) => Some(Permission::ManageRuns),
         _ => None,
     }
 }
