@@ -273,62 +273,50 @@ impl Scheduler {
     /// left as it is. A developer may stop only their own runs
     /// ([`access::may_manage`]): another's is `Forbidden`.
     pub async fn stop_run(&self, id: u64, actor: Actor) -> Result<RunStatus, StoreError> {
-        let status = self
-            .store
-            .call(move |conn| {
-                let tx = conn.transaction()?;
-                let now = now_ms();
-                check_manager(&tx, &actor, id)?;
-                let status = run_rows::load(&tx, id, now)?;
-                if !matches!(status.state, RunState::Active | RunState::Pending) {
-                    return Ok(status);
-                }
-                run_rows::set_state(&tx, id, RunState::Stopped, now)?;
-                events::log(&tx, &actor, EventKind::Stop, Some(id), "", now)?;
-                let status = run_rows::load(&tx, id, now)?;
-                tx.commit()?;
-                Ok(status)
-            })
-            .await?;
-        self.changed(id);
-        Ok(status)
+        self.change_run(id, actor, move |tx, actor, run, now| {
+            check_manager(tx, actor, id)?;
+            if !matches!(run.state, RunState::Active | RunState::Pending) {
+                return Ok(false);
+            }
+            run_rows::set_state(tx, id, RunState::Stopped, now)?;
+            events::log(tx, actor, EventKind::Stop, Some(id), "", now)?;
+            Ok(true)
+        })
+        .await
     }
 
     /// Resumes stopped run `id` for `actor` (who may manage it, as for a
     /// stop) where it stood, and logs it; an untrusted developer's resumed
     /// test waits for approval again. A run in another state is `Invalid`.
     pub async fn resume_run(&self, id: u64, actor: Actor) -> Result<RunStatus, StoreError> {
-        let status = self
-            .store
-            .call(move |conn| {
-                let tx = conn.transaction()?;
-                let now = now_ms();
-                check_manager(&tx, &actor, id)?;
-                let status = run_rows::load(&tx, id, now)?;
-                if status.state != RunState::Stopped {
-                    return Err(StoreError::invalid(
-                        "run_id",
-                        format!(
-                            "run {id} is {}; only a stopped run resumes",
-                            status.state.as_str()
-                        ),
-                    ));
-                }
-                run_rows::set_state(&tx, id, starting_state(&tx, &actor)?, now)?;
-                events::log(&tx, &actor, EventKind::Resume, Some(id), "", now)?;
-                let status = run_rows::load(&tx, id, now)?;
-                tx.commit()?;
-                Ok(status)
-            })
-            .await?;
-        self.changed(id);
-        Ok(status)
+        self.change_run(id, actor, move |tx, actor, run, now| {
+            check_manager(tx, actor, id)?;
+            if run.state != RunState::Stopped {
+                return Err(StoreError::invalid(
+                    "run_id",
+                    format!(
+                        "run {id} is {}; only a stopped run resumes",
+                        run.state.as_str()
+                    ),
+                ));
+            }
+            run_rows::set_state(tx, id, starting_state(tx, actor)?, now)?;
+            events::log(tx, actor, EventKind::Resume, Some(id), "", now)?;
+            Ok(true)
+        })
+        .await
     }
 
     /// Approves pending run `id` for `actor` (an approver or admin who is
     /// not its author): it becomes active and gets workers.
     pub async fn approve_run(&self, id: u64, actor: Actor) -> Result<RunStatus, StoreError> {
-        self.decide(id, actor, None).await
+        self.change_run(id, actor, move |tx, actor, run, now| {
+            check_approver(tx, actor, run)?;
+            run_rows::set_state(tx, id, RunState::Active, now)?;
+            events::log(tx, actor, EventKind::Approve, Some(id), "", now)?;
+            Ok(true)
+        })
+        .await
     }
 
     /// Rejects pending run `id` for `actor` with `reason`, which its author sees.
@@ -338,53 +326,36 @@ impl Scheduler {
         actor: Actor,
         reason: String,
     ) -> Result<RunStatus, StoreError> {
-        self.decide(id, actor, Some(reason)).await
+        self.change_run(id, actor, move |tx, actor, run, now| {
+            check_approver(tx, actor, run)?;
+            run_rows::reject(tx, id, &reason, now)?;
+            events::log(tx, actor, EventKind::Reject, Some(id), &reason, now)?;
+            Ok(true)
+        })
+        .await
     }
 
-    /// Approves (`reason` `None`) or rejects a pending run, and logs it.
-    async fn decide(
-        &self,
-        id: u64,
-        actor: Actor,
-        reason: Option<String>,
-    ) -> Result<RunStatus, StoreError> {
+    /// One change of run `id` by `actor`, in one transaction: `change` sees
+    /// the run as stored, refuses it or makes the change (with its event)
+    /// and says whether it changed anything. Returns the run after it.
+    async fn change_run<F>(&self, id: u64, actor: Actor, change: F) -> Result<RunStatus, StoreError>
+    where
+        F: FnOnce(&rusqlite::Connection, &Actor, &RunStatus, i64) -> Result<bool, StoreError>
+            + Send
+            + 'static,
+    {
         let status = self
             .store
             .call(move |conn| {
                 let tx = conn.transaction()?;
                 let now = now_ms();
-                let status = run_rows::load(&tx, id, now)?;
-                if status.state != RunState::Pending {
-                    return Err(StoreError::invalid(
-                        "run_id",
-                        format!("run {id} is {}, not pending", status.state.as_str()),
-                    ));
+                let before = run_rows::load(&tx, id, now)?;
+                if !change(&tx, &actor, &before, now)? {
+                    return Ok(before);
                 }
-                if let Some(user) = actor.user {
-                    let author = run_rows::author(&tx, id)?;
-                    let (name, role) = crate::store::users::name_and_role(&tx, user)?;
-                    if !access::may_approve(role, user, author) {
-                        let why = if author == Some(user) {
-                            "its author may not approve or reject it".to_owned()
-                        } else {
-                            format!("a {} may not approve or reject tests", role.as_str())
-                        };
-                        return Err(StoreError::Forbidden(format!("run {id} ({name}): {why}")));
-                    }
-                }
-                match &reason {
-                    None => {
-                        run_rows::set_state(&tx, id, RunState::Active, now)?;
-                        events::log(&tx, &actor, EventKind::Approve, Some(id), "", now)?;
-                    }
-                    Some(reason) => {
-                        run_rows::reject(&tx, id, reason, now)?;
-                        events::log(&tx, &actor, EventKind::Reject, Some(id), reason, now)?;
-                    }
-                }
-                let status = run_rows::load(&tx, id, now)?;
+                let after = run_rows::load(&tx, id, now)?;
                 tx.commit()?;
-                Ok(status)
+                Ok(after)
             })
             .await?;
         self.changed(id);
@@ -613,14 +584,42 @@ fn starting_state(conn: &rusqlite::Connection, actor: &Actor) -> Result<RunState
     let Some(user) = actor.user else {
         return Ok(RunState::Active);
     };
-    let (_, role) = crate::store::users::name_and_role(conn, user)?;
-    Ok(
-        if access::needs_approval(role, crate::store::users::trusted(conn, user)?) {
-            RunState::Pending
-        } else {
-            RunState::Active
-        },
-    )
+    let user = crate::store::users::by_id(conn, user)?;
+    Ok(if access::needs_approval(user.role, user.trusted) {
+        RunState::Pending
+    } else {
+        RunState::Active
+    })
+}
+
+/// `Invalid` unless `run` is pending; `Forbidden` unless `actor` may
+/// approve or reject it ([`access::may_approve`]).
+fn check_approver(
+    conn: &rusqlite::Connection,
+    actor: &Actor,
+    run: &RunStatus,
+) -> Result<(), StoreError> {
+    let id = run.id;
+    if run.state != RunState::Pending {
+        return Err(StoreError::invalid(
+            "run_id",
+            format!("run {id} is {}, not pending", run.state.as_str()),
+        ));
+    }
+    let Some(user) = actor.user else {
+        return Ok(());
+    };
+    let author = run_rows::author(conn, id)?;
+    let crate::store::users::User { name, role, .. } = crate::store::users::by_id(conn, user)?;
+    if access::may_approve(role, user, author) {
+        return Ok(());
+    }
+    let why = if author == Some(user) {
+        "its author may not approve or reject it".to_owned()
+    } else {
+        format!("a {} may not approve or reject tests", role.as_str())
+    };
+    Err(StoreError::Forbidden(format!("run {id} ({name}): {why}")))
 }
 
 /// `Forbidden` unless `actor` may change or stop run `id`.
@@ -629,7 +628,7 @@ fn check_manager(conn: &rusqlite::Connection, actor: &Actor, id: u64) -> Result<
         return Ok(());
     };
     let author = run_rows::author(conn, id)?;
-    let (name, role) = crate::store::users::name_and_role(conn, user)?;
+    let crate::store::users::User { name, role, .. } = crate::store::users::by_id(conn, user)?;
     if access::may_manage(role, user, author) {
         Ok(())
     } else {

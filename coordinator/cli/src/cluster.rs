@@ -395,68 +395,66 @@ fn print_variants(
     Ok(())
 }
 
-/// `stop RUN`.
+/// `stop RUN`, `resume RUN`, `approve RUN`: one run on a served coordinator.
 #[derive(Debug, Args)]
-pub struct StopArgs {
+pub struct RunRefArgs {
     #[command(flatten)]
     remote: Remote,
     run: u64,
 }
 
-impl StopArgs {
-    pub fn run(self) -> anyhow::Result<()> {
-        let (rt, mut admin) = self.remote.connect()?;
-        let run = rt
-            .block_on(admin.stop_run(pb::StopRunRequest { run_id: self.run }))?
-            .into_inner()
-            .run
-            .context("the coordinator sent no run")?;
+impl RunRefArgs {
+    /// Stops the run and prints its summary.
+    pub fn stop(self) -> anyhow::Result<()> {
+        let run_id = self.run;
+        let run = self.call(|mut admin| async move {
+            Ok(admin
+                .stop_run(pb::StopRunRequest { run_id })
+                .await?
+                .into_inner()
+                .run)
+        })?;
         out!("{}", display::summary_text(&run))?;
         Ok(())
     }
-}
 
-/// `approve RUN`: a pending test gets workers (approvers and admins, not
-/// its author).
-#[derive(Debug, Args)]
-pub struct ApproveArgs {
-    #[command(flatten)]
-    remote: Remote,
-    run: u64,
-}
-
-impl ApproveArgs {
-    pub fn run(self) -> anyhow::Result<()> {
-        let (rt, mut admin) = self.remote.connect()?;
-        let run = rt
-            .block_on(admin.approve_run(pb::ApproveRunRequest { run_id: self.run }))?
-            .into_inner()
-            .run
-            .context("the coordinator sent no run")?;
+    /// Resumes a stopped run where it stood (its author, an approver or an admin).
+    pub fn resume(self) -> anyhow::Result<()> {
+        let run_id = self.run;
+        let run = self.call(|mut admin| async move {
+            Ok(admin
+                .resume_run(pb::ResumeRunRequest { run_id })
+                .await?
+                .into_inner()
+                .run)
+        })?;
         outln!("{}", display::status_line(&run))?;
         Ok(())
     }
-}
 
-/// `resume RUN`: a stopped run plays on where it stood (its author, an
-/// approver or an admin).
-#[derive(Debug, Args)]
-pub struct ResumeArgs {
-    #[command(flatten)]
-    remote: Remote,
-    run: u64,
-}
-
-impl ResumeArgs {
-    pub fn run(self) -> anyhow::Result<()> {
-        let (rt, mut admin) = self.remote.connect()?;
-        let run = rt
-            .block_on(admin.resume_run(pb::ResumeRunRequest { run_id: self.run }))?
-            .into_inner()
-            .run
-            .context("the coordinator sent no run")?;
+    /// Approves a pending run (approvers and admins, not its author).
+    pub fn approve(self) -> anyhow::Result<()> {
+        let run_id = self.run;
+        let run = self.call(|mut admin| async move {
+            Ok(admin
+                .approve_run(pb::ApproveRunRequest { run_id })
+                .await?
+                .into_inner()
+                .run)
+        })?;
         outln!("{}", display::status_line(&run))?;
         Ok(())
+    }
+
+    /// Connects and makes `call`, which answers with the run it changed.
+    fn call<F, Fut>(&self, call: F) -> anyhow::Result<pb::RunStatus>
+    where
+        F: FnOnce(Admin) -> Fut,
+        Fut: std::future::Future<Output = Result<Option<pb::RunStatus>, tonic::Status>>,
+    {
+        let (rt, admin) = self.remote.connect()?;
+        rt.block_on(call(admin))?
+            .context("the coordinator sent no run")
     }
 }
 

@@ -60,11 +60,11 @@ enum Command {
     /// per-variant report; --csv for plotting).
     Report(cluster::ReportArgs),
     /// Stop a run.
-    Stop(cluster::StopArgs),
+    Stop(cluster::RunRefArgs),
     /// Resume a stopped run where it stood.
-    Resume(cluster::ResumeArgs),
+    Resume(cluster::RunRefArgs),
     /// Approve a pending run (approvers and admins, not its author).
-    Approve(cluster::ApproveArgs),
+    Approve(cluster::RunRefArgs),
     /// Reject a pending run with a reason its author sees.
     Reject(cluster::RejectArgs),
     /// Manage access tokens in the database (no server needed).
@@ -106,9 +106,9 @@ impl Cli {
             Command::Status(args) => args.run(),
             Command::Watch(args) => args.run(),
             Command::Report(args) => args.run(),
-            Command::Stop(args) => args.run(),
-            Command::Resume(args) => args.run(),
-            Command::Approve(args) => args.run(),
+            Command::Stop(args) => args.stop(),
+            Command::Resume(args) => args.resume(),
+            Command::Approve(args) => args.approve(),
             Command::Reject(args) => args.run(),
             Command::Local(args) => args.run(player),
             Command::Token(args) => args.run(),

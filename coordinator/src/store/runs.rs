@@ -79,10 +79,7 @@ pub fn save_effects(
                 super::variants::save(conn, id, index, &totals)?;
             }
             (Effect::StartVerification(spec), _) => {
-                let author: Option<i64> = conn
-                    .prepare_cached("SELECT author_id FROM runs WHERE id = ?1")?
-                    .query_row([id as i64], |r| r.get(0))?;
-                let verify = insert(conn, &spec, author.map(|a| a as u64), RunState::Active, now)?;
+                let verify = insert(conn, &spec, author(conn, id)?, RunState::Active, now)?;
                 set_verifies(conn, verify, id)?;
                 let detail = format!("sprt run {:?}, verifying tune {id}", spec.name);
                 super::events::log(

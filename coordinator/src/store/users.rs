@@ -130,24 +130,14 @@ pub fn list(conn: &Connection) -> Result<Vec<User>, StoreError> {
     rows.into_iter().map(user).collect()
 }
 
-/// The name and role of the user `id`; `NotFound` for an unknown id.
-pub fn name_and_role(conn: &Connection, id: u64) -> Result<(String, UserRole), StoreError> {
-    let (name, role): (String, String) = conn
-        .prepare_cached("SELECT name, role FROM users WHERE id = ?1")?
-        .query_row([id as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+/// The user `id`; `NotFound` for an unknown id.
+pub fn by_id(conn: &Connection, id: u64) -> Result<User, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM users WHERE id = ?1");
+    conn.prepare_cached(&sql)?
+        .query_row([id as i64], row)
         .optional()?
-        .ok_or_else(|| StoreError::NotFound(format!("no user {id}")))?;
-    let role = role
-        .parse()
-        .map_err(|e: String| StoreError::Schema(format!("users.role of user {id}: {e}")))?;
-    Ok((name, role))
-}
-
-/// Whether the user `id` is trusted (their tests start without approval).
-pub fn trusted(conn: &Connection, id: u64) -> Result<bool, StoreError> {
-    conn.prepare_cached("SELECT trusted FROM users WHERE id = ?1")?
-        .query_row([id as i64], |r| r.get(0))
-        .optional()?
+        .map(user)
+        .transpose()?
         .ok_or_else(|| StoreError::NotFound(format!("no user {id}")))
 }
 
