@@ -56,6 +56,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", required=True, help="host:port of the coordinator")
     ap.add_argument("--token", required=True, help="a worker token")
+    ap.add_argument("--admin-token", required=True, help="an admin token without a user")
+    ap.add_argument("--run", type=int, required=True, help="an active run")
     ap.add_argument("--proto-dir", required=True)
     args = ap.parse_args()
 
@@ -125,13 +127,56 @@ def main() -> int:
         ),
         "(100000 bytes)",
     )
-    ok = all(a["ok"] for a in attempts.values())
+    # The run-management methods (approve, reject, resume): a worker token or
+    # none is refused; an admin's bad values are named refusals.
+    runs = rpc.RunServiceStub(channel)
+    admin = (("authorization", f"Bearer {args.admin_token}"),)
+    refusals = {}
+
+    def refused(name: str, call, code: str, needle: str = ""):
+        try:
+            answer = call()
+            refusals[name] = {"code": "OK", "answer": str(answer)[:200], "ok": False}
+        except grpc.RpcError as e:
+            got, message = e.code().name, e.details() or ""
+            refusals[name] = {
+                "code": got,
+                "expected": code,
+                "message": message[:400],
+                "message_bytes": len(message.encode()),
+                "ok": got == code and needle in message,
+            }
+
+    approve = pb.ApproveRunRequest(run_id=args.run)
+    reject = pb.RejectRunRequest(run_id=args.run, reason="no")
+    resume = pb.ResumeRunRequest(run_id=args.run)
+    for method, request in [("ApproveRun", approve), ("RejectRun", reject), ("ResumeRun", resume)]:
+        call = getattr(runs, method)
+        refused(f"{method}_as_worker", lambda: call(request, metadata=auth), "PERMISSION_DENIED")
+        refused(f"{method}_without_token", lambda: call(request), "UNAUTHENTICATED")
+    refused("approve_an_active_run", lambda: runs.ApproveRun(approve, metadata=admin),
+            "INVALID_ARGUMENT", "not pending")
+    refused("resume_an_active_run", lambda: runs.ResumeRun(resume, metadata=admin),
+            "INVALID_ARGUMENT", "only a stopped run resumes")
+    refused("approve_an_unknown_run",
+            lambda: runs.ApproveRun(pb.ApproveRunRequest(run_id=999_999), metadata=admin),
+            "NOT_FOUND", "999999")
+    refused("reject_without_a_reason",
+            lambda: runs.RejectRun(pb.RejectRunRequest(run_id=args.run), metadata=admin),
+            "INVALID_ARGUMENT", "reason")
+    refused("reject_with_a_reason_of_100000_bytes",
+            lambda: runs.RejectRun(pb.RejectRunRequest(run_id=args.run, reason="r" * 100_000),
+                                   metadata=admin),
+            "INVALID_ARGUMENT", "reason")
+
+    ok = all(a["ok"] for a in attempts.values()) and all(r["ok"] for r in refusals.values())
     print(
         json.dumps(
             {
                 "worker_id": worker_id,
                 "lease": lease.SerializeToString().hex(),
                 "attempts": attempts,
+                "refusals": refusals,
             }
         )
     )

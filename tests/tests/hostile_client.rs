@@ -3,7 +3,11 @@
 //! tries what a hostile worker would: counts without their games, fewer
 //! games than pairs, and a name of 100,000 bytes. Each is refused naming the
 //! field, the refusals stay small, and nothing is counted: the lease still
-//! holds and its honest result counts once afterwards.
+//! holds and its honest result counts once afterwards. It also calls the
+//! run-management methods (ApproveRun, RejectRun, ResumeRun) with a worker
+//! token and with none (refused), and with an admin token on a run that is
+//! not pending or stopped, an unknown run, and a missing or 100,000-byte
+//! rejection reason: each a refusal of the expected code, kept small.
 //!
 //! Needs grpcio and grpcio-tools in `XQ_PYTHON`'s environment
 //! (`tests/py/requirements.txt`; `.ci/run` installs them).
@@ -32,7 +36,9 @@ async fn a_foreign_client_gets_named_refusals_and_nothing_is_counted() {
     let client = tokio::task::spawn_blocking(move || {
         Command::new(&python)
             .arg(tests.join("py/hostile_client.py"))
-            .args(["--url", &address, "--token", WORKER_TOKEN, "--proto-dir"])
+            .args(["--url", &address, "--token", WORKER_TOKEN])
+            .args(["--admin-token", ADMIN_TOKEN, "--run", &run.to_string()])
+            .arg("--proto-dir")
             .arg(tests.join("../proto"))
             .output()
             .unwrap_or_else(|e| panic!("cannot run {python} (set XQ_PYTHON): {e}"))
@@ -52,6 +58,15 @@ async fn a_foreign_client_gets_named_refusals_and_nothing_is_counted() {
         assert!(
             attempt["message_bytes"].as_u64().unwrap() <= 1024,
             "{name}: {attempt}"
+        );
+    }
+    let refusals = report["refusals"].as_object().expect("refusals");
+    assert_eq!(refusals.len(), 11, "{refusals:?}");
+    for (name, refusal) in refusals {
+        assert_eq!(refusal["code"], refusal["expected"], "{name}: {refusal}");
+        assert!(
+            refusal["message_bytes"].as_u64().unwrap() <= 1024,
+            "{name}: {refusal}"
         );
     }
     let long = &report["attempts"]["name_of_100000_bytes"]["message"];
