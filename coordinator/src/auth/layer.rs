@@ -3,6 +3,7 @@
 //! in the request's extensions.
 
 use std::future::Future;
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -12,8 +13,10 @@ use http::HeaderMap;
 use tonic::Status;
 
 use super::ratelimit::{RateLimiter, RateLimits};
+use super::sign_in::{SignInError, SignInGuard};
 use super::tokens::{self, EphemeralToken};
 use super::{Principal, permission};
+use crate::store::users::User;
 use crate::store::{Store, tokens as token_rows};
 
 /// Decides who a request comes from and whether it may proceed.
@@ -23,6 +26,7 @@ pub struct Authenticator {
     reader: Store,
     ephemeral: Vec<EphemeralToken>,
     limiter: RateLimiter,
+    sign_in: SignInGuard,
 }
 
 impl Authenticator {
@@ -31,7 +35,21 @@ impl Authenticator {
             reader,
             ephemeral,
             limiter: RateLimiter::new(limits),
+            sign_in: SignInGuard::default(),
         }
+    }
+
+    /// The user `name` if `password` is theirs, for an attempt from `from`,
+    /// within the sign-in limits ([`super::sign_in`]).
+    pub async fn sign_in(
+        &self,
+        name: &str,
+        password: &str,
+        from: IpAddr,
+    ) -> Result<User, SignInError> {
+        self.sign_in
+            .sign_in(&self.reader, name, password, from)
+            .await
     }
 
     /// The caller of a request to `path` with `headers`, or the status that

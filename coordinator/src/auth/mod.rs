@@ -22,12 +22,15 @@
 //! * Ephemeral tokens ([`EphemeralToken`]) live only in the
 //!   server's memory: local mode makes a random admin and worker token per
 //!   run and never writes them anywhere.
+//! * Users sign in with a name and password ([`sign_in`]): the web view's
+//!   form and the CLI's `login`, rate-limited per address and per name.
 //! * A worker id belongs to the token that registered it ([`owners`]):
 //!   another token's calls with that worker id are PERMISSION_DENIED.
 
 pub mod layer;
 pub mod owners;
 pub mod ratelimit;
+pub mod sign_in;
 
 pub use crate::access::tokens::{self, EphemeralToken};
 pub use crate::access::{Permission, Principal, Role, permission};
