@@ -21,12 +21,17 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 pub struct ViewParts {
     /// A read-only connection of its own, so pages never queue behind writes.
     pub reader: Store,
+    /// The writer, for what is neither a run nor a lease: sign-up, sessions,
+    /// users.
+    pub store: Store,
     /// For the writes the view offers (stop, clone, create), as gRPC makes them.
     pub scheduler: Scheduler,
     /// The same token hashes, revocations and rate limits as gRPC.
     pub auth: Arc<Authenticator>,
     /// The counters `/metrics` exports; the view adds its requests to them.
     pub metrics: Arc<Metrics>,
+    /// Mark cookies `Secure`: the view is reached over HTTPS.
+    pub secure_cookies: bool,
 }
 
 /// An HTTP view the server runs next to its gRPC services.

@@ -113,6 +113,9 @@ pub struct ServerConfig {
     /// Largest request message decoded, in bytes; larger ones are refused
     /// with RESOURCE_EXHAUSTED before any handler runs.
     pub max_message_bytes: usize,
+    /// The web view is reached over HTTPS (a TLS proxy in front of it):
+    /// its session and CSRF cookies are marked `Secure`.
+    pub secure_cookies: bool,
 }
 
 impl Default for ServerConfig {
@@ -123,6 +126,7 @@ impl Default for ServerConfig {
             limits: RateLimits::default(),
             tls: None,
             max_message_bytes: MAX_MESSAGE_BYTES,
+            secure_cookies: false,
         }
     }
 }
@@ -194,7 +198,9 @@ pub async fn run_with_web(
         }) => {
             let parts = ViewParts {
                 reader: store.reader()?,
+                store: store.clone(),
                 scheduler: scheduler.clone(),
+                secure_cookies: config.secure_cookies,
                 auth: Arc::clone(&auth),
                 metrics: Arc::clone(&metrics),
             };

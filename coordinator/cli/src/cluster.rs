@@ -121,6 +121,11 @@ pub struct ServeArgs {
     /// worker was told were accepted (they are then played again).
     #[arg(long, value_parser = ["full", "normal"], default_value = "full")]
     sync: String,
+    /// The web view is reached over HTTPS (a TLS proxy in front of
+    /// --http): its session and CSRF cookies get `Secure`. (A request a
+    /// proxy marks `X-Forwarded-Proto: https` gets them anyway.)
+    #[arg(long)]
+    secure_cookies: bool,
 }
 
 impl ServeArgs {
@@ -161,6 +166,7 @@ impl ServeArgs {
                 },
             },
             tls,
+            secure_cookies: self.secure_cookies,
             ..ServerConfig::default()
         };
         runtime()?.block_on(async {

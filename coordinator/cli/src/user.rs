@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use xq_coordinator::access::{UserRole, passwords};
-use xq_coordinator::events::EventKind;
-use xq_coordinator::store::{Store, events, now_ms, users, utc};
+use xq_coordinator::events::Actor;
+use xq_coordinator::store::{Store, now_ms, users, utc};
 use xq_proto::outln;
 
 /// `user …`.
@@ -53,10 +53,6 @@ enum UserCommand {
 }
 
 /// `, trusted` for a trusted user.
-fn trust(trusted: bool) -> &'static str {
-    if trusted { ", trusted" } else { "" }
-}
-
 /// The first line of standard input, without its line end.
 fn password_from_stdin() -> anyhow::Result<String> {
     let mut line = String::new();
@@ -91,10 +87,8 @@ impl UserArgs {
                 let stored = name.clone();
                 rt.block_on(store.call(move |conn| {
                     let tx = conn.transaction()?;
-                    let trusted = trusted || role >= UserRole::Approver;
-                    users::insert(&tx, &stored, role, hash.as_deref(), trusted, now_ms())?;
-                    let detail = format!("added {stored} ({}{})", role.as_str(), trust(trusted));
-                    events::log_cli(&tx, EventKind::User, &detail)?;
+                    let (actor, now) = (Actor::cli(), now_ms());
+                    users::add_logged(&tx, &actor, &stored, role, hash.as_deref(), trusted, now)?;
                     tx.commit()?;
                     Ok(())
                 }))
@@ -129,10 +123,7 @@ impl UserArgs {
                 let stored = name.clone();
                 rt.block_on(store.call(move |conn| {
                     let tx = conn.transaction()?;
-                    let trusted = trusted || role >= UserRole::Approver;
-                    users::set_role(&tx, &stored, role, trusted)?;
-                    let detail = format!("set {stored} to {}{}", role.as_str(), trust(trusted));
-                    events::log_cli(&tx, EventKind::User, &detail)?;
+                    users::set_logged(&tx, &Actor::cli(), &stored, role, trusted, now_ms())?;
                     tx.commit()?;
                     Ok(())
                 }))

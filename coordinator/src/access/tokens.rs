@@ -25,12 +25,18 @@ pub enum TokenError {
 
 /// A new random token.
 pub fn generate() -> Result<String, TokenError> {
+    generate_secret(PREFIX)
+}
+
+/// `prefix` and 64 lowercase hex digits of 32 bytes from the OS random
+/// source (tokens, the web view's session and CSRF secrets).
+pub fn generate_secret(prefix: &str) -> Result<String, TokenError> {
     let mut bytes = [0u8; 32];
     OsRng
         .try_fill_bytes(&mut bytes)
         .map_err(|e| TokenError::Random(e.to_string()))?;
-    let mut text = String::with_capacity(PREFIX.len() + 64);
-    text.push_str(PREFIX);
+    let mut text = String::with_capacity(prefix.len() + 64);
+    text.push_str(prefix);
     for b in bytes {
         text.push_str(&format!("{b:02x}"));
     }

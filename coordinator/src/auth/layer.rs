@@ -52,6 +52,11 @@ impl Authenticator {
             .await
     }
 
+    /// Takes one of `from`'s sign-in attempts for a sign-up.
+    pub fn sign_up_attempt(&self, from: IpAddr) -> Result<(), SignInError> {
+        self.sign_in.attempt(from)
+    }
+
     /// The caller of a request to `path` with `headers`, or the status that
     /// refuses it.
     pub async fn authorize(&self, path: &str, headers: &HeaderMap) -> Result<Principal, Status> {

@@ -142,6 +142,12 @@ impl SignInGuard {
         }
     }
 
+    /// Takes one of `from`'s attempts for something other than a password
+    /// check that must not be tried without limit (signing up).
+    pub fn attempt(&self, from: IpAddr) -> Result<(), SignInError> {
+        self.take_attempt(from, Instant::now())
+    }
+
     fn lock_names(&self) -> std::sync::MutexGuard<'_, HashMap<String, Failures>> {
         self.names.lock().unwrap_or_else(|e| e.into_inner())
     }

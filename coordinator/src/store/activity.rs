@@ -28,6 +28,9 @@ pub struct WorkerActivity {
     pub leases_expired: u64,
     /// The active lease it holds at `now`: `(lease id, run id, pairs)`.
     pub current: Option<(u64, u64, u32)>,
+    /// The user whose token registered it (`None` for an in-memory token
+    /// or a worker from before tokens).
+    pub owner: Option<String>,
 }
 
 /// Every worker, most recently seen first.
@@ -38,7 +41,9 @@ pub fn workers(conn: &Connection, now: i64) -> Result<Vec<WorkerActivity>, Store
              WHERE l.worker_id = w.id AND l.state = 'done'),
             (SELECT COUNT(*) FROM leases l WHERE l.worker_id = w.id AND l.state = 'done'),
             (SELECT COUNT(*) FROM leases l WHERE l.worker_id = w.id AND l.state = 'expired'),
-            w.bench_nps
+            w.bench_nps,
+            (SELECT u.name FROM tokens t JOIN users u ON u.id = t.user_id
+             WHERE t.id = w.token_key)
          FROM workers w ORDER BY w.last_seen_ms DESC, w.id DESC",
     )?;
     let rows = stmt
@@ -56,6 +61,7 @@ pub fn workers(conn: &Connection, now: i64) -> Result<Vec<WorkerActivity>, Store
                 leases_expired: count(r.get(9)?),
                 bench_nps: r.get::<_, Option<i64>>(10)?.map(count),
                 current: None,
+                owner: r.get(11)?,
             })
         })?
         .collect::<Result<Vec<_>, _>>()?;

@@ -449,6 +449,18 @@ DROP TABLE runs;
 ALTER TABLE runs_new RENAME TO runs;
 CREATE INDEX runs_by_author ON runs (author_id);
 "#,
+    // 16 (issue 31): the web view's sign-in sessions, by the SHA-256 hash of
+    // the cookie's secret (never the secret), each with its end.
+    r#"
+CREATE TABLE sessions (
+    id         INTEGER PRIMARY KEY,
+    hash       BLOB    NOT NULL UNIQUE CHECK (length(hash) = 32),
+    user_id    INTEGER NOT NULL REFERENCES users (id),
+    created_ms INTEGER NOT NULL,
+    expires_ms INTEGER NOT NULL CHECK (expires_ms > created_ms)
+);
+CREATE INDEX sessions_by_user ON sessions (user_id);
+"#,
 ];
 
 /// A migrated in-memory database, for the store's unit tests.

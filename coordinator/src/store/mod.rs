@@ -51,6 +51,7 @@ pub mod lease_results;
 pub mod leases;
 pub mod migrations;
 pub mod runs;
+pub mod sessions;
 pub mod tokens;
 pub mod users;
 pub mod variants;

@@ -12,7 +12,8 @@ use xq_coordinator::events::{EventFilter, EventKind};
 use xq_coordinator::store::events;
 
 use crate::Web;
-use crate::pages::{Page, WebError, render};
+use crate::pages::{Page, WebError, page};
+use crate::session::Visitor;
 use crate::view::utc;
 
 /// The most events one page shows.
@@ -38,7 +39,11 @@ struct EventRow {
     detail: String,
 }
 
-pub async fn list(State(web): State<Arc<Web>>, Query(query): Query<EventQuery>) -> Page {
+pub async fn list(
+    State(web): State<Arc<Web>>,
+    visitor: Visitor,
+    Query(query): Query<EventQuery>,
+) -> Page {
     let kinds: Vec<&str> = EventKind::ALL.iter().map(|k| k.as_str()).collect();
     let kind = match query.kind.as_str() {
         "" => None,
@@ -75,8 +80,9 @@ pub async fn list(State(web): State<Arc<Web>>, Query(query): Query<EventQuery>) 
             detail: e.detail,
         })
         .collect();
-    let html = render(
+    let html = page(
         &web,
+        &visitor,
         "events.html",
         context! { events => rows, filter => query, kinds },
     )?;

@@ -15,7 +15,8 @@ use xq_engine::notation::Notation;
 use xq_engine::rules::Reason;
 
 use crate::Web;
-use crate::pages::{Page, WebError, render};
+use crate::pages::{Page, WebError, page};
+use crate::session::Visitor;
 use crate::replay::GameView;
 use crate::view::RunRow;
 use xq_coordinator::game_export::{self, ExportedGame, GameQuery};
@@ -158,6 +159,7 @@ fn player_label(player: Option<u8>) -> String {
 /// `GET /runs/{id}/games?filter=…&page=N`.
 pub async fn list(
     State(web): State<Arc<Web>>,
+    visitor: Visitor,
     Path(id): Path<u64>,
     RawQuery(raw): RawQuery,
 ) -> Page {
@@ -223,8 +225,9 @@ pub async fn list(
         .map(|(label, n)| (*label, pgn_link(n)))
         .collect();
     let form = FilterForm::new(&query.filters, workers);
-    let html = render(
+    let html = page(
         &web,
+        &visitor,
         "games.html",
         context! {
             row,
@@ -284,6 +287,7 @@ pub async fn download(
 /// `GET /runs/{id}/games/{lease}/{index}`: one game with its replay board.
 pub async fn game(
     State(web): State<Arc<Web>>,
+    visitor: Visitor,
     Path((id, lease, index)): Path<(u64, u64, u32)>,
 ) -> Page {
     let (status, players, stored) = web
@@ -307,7 +311,7 @@ pub async fn game(
     let game = GameView::new(id, &players, &stored).map_err(|e| WebError::Render(e.to_string()))?;
     let data = game.script_data();
     let row = RunRow::new(&status);
-    let html = render(&web, "game.html", context! { row, game, data })?;
+    let html = page(&web, &visitor, "game.html", context! { row, game, data })?;
     Ok(Html(html).into_response())
 }
 

@@ -8,11 +8,13 @@
 //! * Reads go to their own read-only connection ([`Store::reader`]): page
 //!   rendering never queues behind the writer thread, and anyone who can
 //!   reach the address may read, as on fishtest.
-//! * Writes (stopping a run, running a spec again, a new run from the form) go through the
-//!   [`Scheduler`] like the gRPC calls, and need an admin token: the
-//!   `authorization: Bearer` header or a `token` form field, checked by the
-//!   same [`Authenticator`] (same hashes, revocations and rate limits) as
-//!   gRPC's `StopRun` and `CreateRun`.
+//! * Writes (a new run from the form, stopping, resuming, approving,
+//!   rejecting, running a spec again) go through the [`Scheduler`] like the
+//!   gRPC calls, with the same permissions, by the signed-in user (forms
+//!   with a CSRF token, [`session`]) or by the caller of an
+//!   `authorization: Bearer` header, checked by the same [`Authenticator`]
+//!   as gRPC. Users and trust are changed on `/users` (admins; approvers
+//!   trust developers).
 //! * A run's live part (`/runs/{id}/live`) carries an ETag that changes with
 //!   every counted result; the page's script polls it every 2 s, an
 //!   unchanged run costs a 304, and a changed one is rendered once for all
@@ -31,7 +33,13 @@
 //!   own arguments.
 //! * [`replay`]: a stored game replayed ply by ply for the board.
 //! * [`events`]: the log of who did what.
+//! * [`session`]: sessions, cookies, CSRF tokens, who makes a change.
+//! * [`account`]: sign-in, sign-up, sign-out.
+//! * [`approvals`]: the approval queue, approve, reject, resume.
+//! * [`users`]: the users page.
 
+pub mod account;
+pub mod approvals;
 pub mod charts;
 pub mod events;
 pub mod games;
@@ -39,6 +47,8 @@ pub mod new_run;
 pub mod pages;
 pub mod replay;
 pub mod run_charts;
+pub mod session;
+pub mod users;
 pub mod view;
 
 use std::future::Future;
@@ -64,12 +74,16 @@ use xq_coordinator::store::Store;
 pub struct Web {
     /// Read-only connection for every page.
     reader: Store,
-    /// For stopping and creating runs.
+    /// The writer, for sign-up, sessions and users.
+    store: Store,
+    /// For every change to runs.
     scheduler: Scheduler,
     auth: Arc<Authenticator>,
     metrics: Arc<Metrics>,
     templates: Environment<'static>,
     live: pages::LiveCache,
+    /// Cookies get `Secure` (the view is reached over HTTPS).
+    secure_cookies: bool,
 }
 
 /// The templates, compiled into the binary.
@@ -85,6 +99,10 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("game.html", include_str!("templates/game.html")),
     ("new_run.html", include_str!("templates/new_run.html")),
     ("events.html", include_str!("templates/events.html")),
+    ("sign_in.html", include_str!("templates/sign_in.html")),
+    ("sign_up.html", include_str!("templates/sign_up.html")),
+    ("approvals.html", include_str!("templates/approvals.html")),
+    ("users.html", include_str!("templates/users.html")),
 ];
 
 impl Web {
@@ -94,9 +112,11 @@ impl Web {
     pub fn new(parts: ViewParts) -> Self {
         let ViewParts {
             reader,
+            store,
             scheduler,
             auth,
             metrics,
+            secure_cookies,
         } = parts;
         let mut templates = Environment::new();
         for (name, source) in TEMPLATES {
@@ -107,11 +127,13 @@ impl Web {
         }
         Web {
             reader,
+            store,
             scheduler,
             auth,
             metrics,
             templates,
             live: pages::LiveCache::default(),
+            secure_cookies,
         }
     }
 }
@@ -124,6 +146,21 @@ pub fn router(web: Arc<Web>) -> Router {
         .route("/runs/{id}", get(pages::run))
         .route("/runs/{id}/live", get(pages::live))
         .route("/runs/{id}/stop", post(pages::stop))
+        .route("/runs/{id}/resume", post(approvals::resume))
+        .route("/runs/{id}/approve", post(approvals::approve))
+        .route("/runs/{id}/reject", post(approvals::reject))
+        .route("/approvals", get(approvals::queue))
+        .route("/users", get(users::list).post(users::add))
+        .route("/users/{name}", post(users::change))
+        .route(
+            "/sign-in",
+            get(account::sign_in_form).post(account::sign_in),
+        )
+        .route(
+            "/sign-up",
+            get(account::sign_up_form).post(account::sign_up),
+        )
+        .route("/sign-out", post(account::sign_out))
         .route("/runs/{id}/clone", post(pages::clone_run))
         .route("/runs/{id}/games", get(games::list))
         .route("/runs/{id}/games.pgn", get(games::download))
@@ -137,6 +174,10 @@ pub fn router(web: Arc<Web>) -> Router {
         .route("/static/board.js", get(pages::board_script))
         .route("/static/new_run.js", get(pages::new_run_script))
         .fallback(pages::not_found)
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&web),
+            session::csrf_cookie,
+        ))
         .layer(middleware::from_fn_with_state(Arc::clone(&web), count))
         .with_state(web)
 }
@@ -182,7 +223,8 @@ pub async fn serve(
     web: Arc<Web>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(web))
+    let app = router(web).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
 }

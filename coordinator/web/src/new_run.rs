@@ -1,4 +1,4 @@
-//! Creating a run from the page (admin): `GET /runs/new` shows the form,
+//! Creating a run from the page (signed in): `GET /runs/new` shows the form,
 //! `POST /runs/new` builds the run from its fields with the CLI's own
 //! arguments and builder ([`RunArgs::from_fields`], [`RunArgs::spec_with`]),
 //! checks it as gRPC's `CreateRun` does (the wire-to-domain conversion,
@@ -21,8 +21,8 @@ use axum::response::{Html, IntoResponse, Redirect};
 use minijinja::context;
 
 use crate::Web;
-use crate::pages::{Page, WebError, admin, render};
-use xq_coordinator::events::Actor;
+use crate::pages::{Page, WebError, page};
+use crate::session::{Visitor, acting};
 use xq_coordinator::run_args::{Pasted, RunArgs};
 use xq_coordinator::runs::{RunKind, RunSpec};
 use xq_coordinator::store::engines;
@@ -39,7 +39,13 @@ const PASTED: [(&str, &str); 3] = [
 /// value, as a form never repeats one).
 type Fields = BTreeMap<String, String>;
 
-async fn show(web: &Web, status: StatusCode, values: &Fields, error: Option<String>) -> Page {
+async fn show(
+    web: &Web,
+    visitor: &Visitor,
+    status: StatusCode,
+    values: &Fields,
+    error: Option<String>,
+) -> Page {
     let registered = web.reader.call(|conn| engines::list(conn)).await?;
     let engines: Vec<String> = registered.into_iter().map(|(e, _)| e.name).collect();
     let kind = values
@@ -47,8 +53,9 @@ async fn show(web: &Web, status: StatusCode, values: &Fields, error: Option<Stri
         .cloned()
         .unwrap_or_else(|| "sprt".to_owned());
     let kinds = RunKind::ALL.map(RunKind::as_str);
-    let html = render(
+    let html = page(
         web,
+        visitor,
         "new_run.html",
         context! { engines, values, kind, kinds, error },
     )?;
@@ -56,8 +63,8 @@ async fn show(web: &Web, status: StatusCode, values: &Fields, error: Option<Stri
 }
 
 /// `GET /runs/new`.
-pub async fn form(State(web): State<Arc<Web>>) -> Page {
-    show(&web, StatusCode::OK, &Fields::new(), None).await
+pub async fn form(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
+    show(&web, &visitor, StatusCode::OK, &Fields::new(), None).await
 }
 
 /// Why a form's run was not created, with its HTTP status.
@@ -75,7 +82,7 @@ fn spec_of(values: &Fields) -> Result<RunSpec, WebError> {
     let mut pasted = HashMap::new();
     let mut fields = Vec::new();
     for (name, value) in values {
-        if matches!(name.as_str(), "kind" | "token") {
+        if matches!(name.as_str(), "kind" | "csrf") {
             continue;
         }
         let value = match PASTED.iter().find(|(field, _)| field == name) {
@@ -95,9 +102,11 @@ fn spec_of(values: &Fields) -> Result<RunSpec, WebError> {
     RunSpec::try_from(wire).map_err(|e| WebError::BadRequest(e.to_string()))
 }
 
-/// `POST /runs/new` (admin).
+/// `POST /runs/new`: a run by the signed-in user (an untrusted developer's
+/// waits for approval).
 pub async fn create(
     State(web): State<Arc<Web>>,
+    visitor: Visitor,
     headers: HeaderMap,
     form: Result<Form<Vec<(String, String)>>, FormRejection>,
 ) -> Page {
@@ -106,18 +115,16 @@ pub async fn create(
         Err(e) => return Err(WebError::BadRequest(e.body_text())),
     };
     let result = async {
-        let caller = admin(
+        let actor = acting(
             &web,
-            "CreateRun",
+            &visitor,
             &headers,
-            values.get("token").map(String::as_str),
+            "CreateRun",
+            values.get("csrf").map(String::as_str),
         )
         .await?;
         let spec = spec_of(&values)?;
-        let (id, _) = web
-            .scheduler
-            .create_run(spec, false, Actor::from(&caller))
-            .await?;
+        let (id, _) = web.scheduler.create_run(spec, false, actor).await?;
         Ok::<u64, WebError>(id)
     }
     .await;
@@ -125,8 +132,8 @@ pub async fn create(
         Ok(id) => Ok(Redirect::to(&format!("/runs/{id}")).into_response()),
         Err(e) => {
             let mut shown = values.clone();
-            shown.remove("token");
-            show(&web, refusal(&e), &shown, Some(e.to_string())).await
+            shown.remove("csrf");
+            show(&web, &visitor, refusal(&e), &shown, Some(e.to_string())).await
         }
     }
 }
@@ -146,7 +153,7 @@ mod tests {
     fn a_form_gives_the_spec_with_its_pasted_parameters() {
         let spec = spec_of(&fields(&[
             ("kind", "sprt"),
-            ("token", "xqt_secret"),
+            ("csrf", "xqc_secret"),
             ("name", "chariot 950"),
             ("nodes", "800"),
             ("dev", "chariot_value = 950\n"),

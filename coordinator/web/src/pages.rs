@@ -15,9 +15,10 @@ use serde::{Deserialize, Serialize};
 use xq_engine::rules::Reason;
 
 use crate::Web;
+use crate::account::CsrfForm;
+use crate::session::{Visitor, acting};
 use crate::view::{self, Histories, LiveView, RunRow, SpecView};
 use xq_coordinator::access::Principal;
-use xq_coordinator::events::Actor;
 use xq_coordinator::runs::{RunKind, RunState, RunStatus, health};
 use xq_coordinator::store::{
     StoreError, activity, engines, games, history, now_ms, runs as run_rows,
@@ -96,8 +97,22 @@ impl IntoResponse for WebError {
 
 pub(super) type Page = Result<Response, WebError>;
 
+/// A template that does not depend on who looks (the shared live part).
 pub(super) fn render(web: &Web, name: &str, ctx: minijinja::Value) -> Result<String, WebError> {
     Ok(web.templates.get_template(name)?.render(ctx)?)
+}
+
+/// A whole page for `visitor`: `ctx` and `me` (the signed-in user, if
+/// any) and `csrf` (the token their forms carry).
+pub(super) fn page(
+    web: &Web,
+    visitor: &Visitor,
+    name: &str,
+    ctx: minijinja::Value,
+) -> Result<String, WebError> {
+    let me = visitor.me();
+    let csrf = visitor.csrf.clone();
+    render(web, name, context! { me, csrf, ..ctx })
 }
 
 /// `?kind=…&state=…&author=…` of the runs list; empty = any.
@@ -120,7 +135,11 @@ struct Section {
 }
 
 /// `GET /`: active runs first, then finished and stopped ones.
-pub async fn runs(State(web): State<Arc<Web>>, Query(filter): Query<Filter>) -> Page {
+pub async fn runs(
+    State(web): State<Arc<Web>>,
+    visitor: Visitor,
+    Query(filter): Query<Filter>,
+) -> Page {
     let kinds = RunKind::ALL.map(RunKind::as_str);
     let states = RunState::ALL.map(RunState::as_str);
     let refused = |what: &str, value: &str, allowed: &[&str]| {
@@ -175,8 +194,9 @@ pub async fn runs(State(web): State<Arc<Web>>, Query(filter): Query<Filter>) -> 
             },
         );
     }
-    let html = render(
+    let html = page(
         &web,
+        &visitor,
         "runs.html",
         context! { sections, filter, kinds, states },
     )?;
@@ -237,7 +257,7 @@ async fn render_live(web: &Web, id: u64) -> Result<(String, Arc<String>), WebErr
 }
 
 /// `GET /runs/{id}`.
-pub async fn run(State(web): State<Arc<Web>>, Path(id): Path<u64>) -> Page {
+pub async fn run(State(web): State<Arc<Web>>, visitor: Visitor, Path(id): Path<u64>) -> Page {
     let (status, h) = load_run(&web, id).await?;
     let live = LiveView::new(&status, &h)?;
     let live_html = render(&web, "live.html", context! { live })?;
@@ -250,8 +270,9 @@ pub async fn run(State(web): State<Arc<Web>>, Path(id): Path<u64>) -> Page {
         .into_iter()
         .map(HealthRow::from)
         .collect();
-    let html = render(
+    let html = page(
         &web,
+        &visitor,
         "run.html",
         context! { row, live, live_html, spec, workers },
     )?;
@@ -295,72 +316,57 @@ pub async fn live(State(web): State<Arc<Web>>, Path(id): Path<u64>, headers: Hea
         .into_response())
 }
 
-/// The `token` field of an admin form.
-#[derive(Debug, Default, Deserialize)]
-pub struct TokenForm {
-    #[serde(default)]
-    token: String,
-}
-
-/// The admin caller of a write: the bearer header, else the form's token.
+/// The caller of a write made with an `authorization: Bearer` header,
+/// checked as gRPC's `method` is.
 pub(super) async fn admin(
     web: &Web,
     method: &str,
     headers: &HeaderMap,
-    token: Option<&str>,
 ) -> Result<Principal, WebError> {
-    let mut headers = headers.clone();
-    if !headers.contains_key(header::AUTHORIZATION)
-        && let Some(token) = token.map(str::trim)
-        && !token.is_empty()
-    {
-        let value = HeaderValue::from_str(&format!("Bearer {token}"))
-            .map_err(|_| WebError::BadRequest("the token is not printable ASCII".to_owned()))?;
-        headers.insert(header::AUTHORIZATION, value);
-    }
     let path = format!("/xq.cluster.v1.RunService/{method}");
     let principal = web
         .auth
-        .authorize(&path, &headers)
+        .authorize(&path, headers)
         .await
         .map_err(WebError::Refused)?;
-    tracing::info!(token = %principal.name, method, "web view admin call");
+    tracing::info!(token = %principal.name, method, "web view call with a token");
     Ok(principal)
 }
 
-fn form_token(form: &Result<Form<TokenForm>, FormRejection>) -> Option<&str> {
-    form.as_ref().ok().map(|Form(f)| f.token.as_str())
+/// The CSRF field of a form that has nothing else.
+fn csrf_of(form: &Result<Form<CsrfForm>, FormRejection>) -> Option<&str> {
+    form.as_ref().ok().map(|Form(f)| f.csrf.as_str())
 }
 
-/// `POST /runs/{id}/stop` (admin): stops an active run, then shows it.
+/// `POST /runs/{id}/stop`: stops an active or pending run (its author, an
+/// approver or an admin), then shows it.
 pub async fn stop(
     State(web): State<Arc<Web>>,
+    visitor: Visitor,
     Path(id): Path<u64>,
     headers: HeaderMap,
-    form: Result<Form<TokenForm>, FormRejection>,
+    form: Result<Form<CsrfForm>, FormRejection>,
 ) -> Page {
-    let caller = admin(&web, "StopRun", &headers, form_token(&form)).await?;
-    let status = web.scheduler.stop_run(id, Actor::from(&caller)).await?;
+    let actor = acting(&web, &visitor, &headers, "StopRun", csrf_of(&form)).await?;
+    let status = web.scheduler.stop_run(id, actor).await?;
     debug_assert!(status.state != RunState::Active);
     Ok(Redirect::to(&format!("/runs/{id}")).into_response())
 }
 
-/// `POST /runs/{id}/clone` (admin): a new run with run `id`'s spec.
+/// `POST /runs/{id}/clone`: a new run with run `id`'s spec, by the caller.
 pub async fn clone_run(
     State(web): State<Arc<Web>>,
+    visitor: Visitor,
     Path(id): Path<u64>,
     headers: HeaderMap,
-    form: Result<Form<TokenForm>, FormRejection>,
+    form: Result<Form<CsrfForm>, FormRejection>,
 ) -> Page {
-    let caller = admin(&web, "CreateRun", &headers, form_token(&form)).await?;
+    let actor = acting(&web, &visitor, &headers, "CreateRun", csrf_of(&form)).await?;
     let status = web
         .reader
         .call(move |conn| run_rows::load(conn, id, now_ms()))
         .await?;
-    let (new_id, _) = web
-        .scheduler
-        .create_run(status.spec, false, Actor::from(&caller))
-        .await?;
+    let (new_id, _) = web.scheduler.create_run(status.spec, false, actor).await?;
     Ok(Redirect::to(&format!("/runs/{new_id}")).into_response())
 }
 
@@ -417,6 +423,8 @@ struct WorkerRow {
     nps: Option<u64>,
     /// Its flags in active runs and its exclusions from any run.
     flags: Vec<health::RunFlag>,
+    /// Whose token registered it.
+    owner: Option<String>,
 }
 
 fn ago(ms: i64) -> String {
@@ -430,7 +438,7 @@ fn ago(ms: i64) -> String {
 }
 
 /// `GET /workers`.
-pub async fn workers(State(web): State<Arc<Web>>) -> Page {
+pub async fn workers(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
     let now = now_ms();
     let (found, failures, mut flags) = web
         .reader
@@ -467,9 +475,10 @@ pub async fn workers(State(web): State<Arc<Web>>) -> Page {
             leases_done: w.leases_done,
             leases_expired: w.leases_expired,
             current: w.current,
+            owner: w.owner,
         })
         .collect();
-    Ok(Html(render(&web, "workers.html", context! { workers })?).into_response())
+    Ok(Html(page(&web, &visitor, "workers.html", context! { workers })?).into_response())
 }
 
 #[derive(Debug, Serialize)]
@@ -485,7 +494,7 @@ struct EngineRow {
 }
 
 /// `GET /engines`.
-pub async fn engines(State(web): State<Arc<Web>>) -> Page {
+pub async fn engines(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
     let found = web.reader.call(|conn| engines::list(conn)).await?;
     let engines: Vec<EngineRow> = found
         .into_iter()
@@ -504,7 +513,7 @@ pub async fn engines(State(web): State<Arc<Web>>) -> Page {
             registered: view::utc(created),
         })
         .collect();
-    Ok(Html(render(&web, "engines.html", context! { engines })?).into_response())
+    Ok(Html(page(&web, &visitor, "engines.html", context! { engines })?).into_response())
 }
 
 /// `GET /metrics`: the Prometheus text format.

@@ -1,0 +1,232 @@
+//! Signing in, signing up and signing out.
+//!
+//! Sign-in checks the password with the server's [`Authenticator::sign_in`]
+//! (the limits per address and per name of the CLI's `login`); a wrong name
+//! or password is one answer (401), a limited attempt 429. Sign-up makes an
+//! untrusted developer (their tests wait for approval until an approver
+//! trusts them), logged as a `user` event, and signs them in; it spends the
+//! address's sign-in attempts too. The address is the TCP peer's: behind a
+//! proxy every visitor shares the proxy's.
+//!
+//! [`Authenticator::sign_in`]: xq_coordinator::auth::Authenticator::sign_in
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use axum::Form;
+use axum::extract::rejection::FormRejection;
+use axum::extract::{ConnectInfo, FromRequestParts, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use minijinja::context;
+use serde::Deserialize;
+
+use crate::Web;
+use crate::pages::{Page, WebError, page};
+use crate::session::{self, Visitor};
+use xq_coordinator::access::{UserRole, passwords};
+use xq_coordinator::auth::sign_in::SignInError;
+use xq_coordinator::events::{Actor, EventKind};
+use xq_coordinator::store::{StoreError, events, now_ms, users};
+
+/// The TCP peer's address (unspecified when the server was not given it).
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub IpAddr);
+
+impl<S: Send + Sync> FromRequestParts<S> for Peer {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(Peer(
+            parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip()),
+        ))
+    }
+}
+
+/// The sign-in and sign-up forms' fields.
+#[derive(Debug, Default, Deserialize)]
+pub struct AccountForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    password: String,
+    /// Sign-up only: the password again.
+    #[serde(default)]
+    confirm: String,
+    #[serde(default)]
+    csrf: String,
+}
+
+fn show(
+    web: &Web,
+    visitor: &Visitor,
+    template: &str,
+    status: StatusCode,
+    name: &str,
+    error: Option<String>,
+) -> Page {
+    let html = page(web, visitor, template, context! { name, error })?;
+    Ok((status, Html(html)).into_response())
+}
+
+fn form_of(form: Result<Form<AccountForm>, FormRejection>) -> Result<AccountForm, WebError> {
+    form.map(|Form(f)| f)
+        .map_err(|e| WebError::BadRequest(e.body_text()))
+}
+
+/// A redirect home that sets the session cookie `cookie`.
+fn signed_in(cookie: header::HeaderValue) -> Response {
+    let mut response = Redirect::to("/").into_response();
+    response.headers_mut().append(header::SET_COOKIE, cookie);
+    response
+}
+
+/// `GET /sign-in`.
+pub async fn sign_in_form(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
+    show(&web, &visitor, "sign_in.html", StatusCode::OK, "", None)
+}
+
+/// `POST /sign-in`.
+pub async fn sign_in(
+    State(web): State<Arc<Web>>,
+    visitor: Visitor,
+    Peer(from): Peer,
+    headers: HeaderMap,
+    form: Result<Form<AccountForm>, FormRejection>,
+) -> Page {
+    let form = form_of(form)?;
+    visitor.check_form(&headers, Some(&form.csrf))?;
+    match web.auth.sign_in(&form.name, &form.password, from).await {
+        Ok(user) => {
+            tracing::info!(user = %user.name, "web sign-in");
+            Ok(signed_in(session::open(&web, &headers, user.id).await?))
+        }
+        Err(e) => {
+            let status = match &e {
+                SignInError::Wrong => StatusCode::UNAUTHORIZED,
+                SignInError::Limited { .. } => StatusCode::TOO_MANY_REQUESTS,
+                SignInError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
+            };
+            let name = xq_proto::quote(&form.name);
+            tracing::info!(user = %name, %from, error = %e, "web sign-in refused");
+            show(
+                &web,
+                &visitor,
+                "sign_in.html",
+                status,
+                &form.name,
+                Some(e.to_string()),
+            )
+        }
+    }
+}
+
+/// `GET /sign-up`.
+pub async fn sign_up_form(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
+    show(&web, &visitor, "sign_up.html", StatusCode::OK, "", None)
+}
+
+/// `POST /sign-up`: a new untrusted developer, signed in.
+pub async fn sign_up(
+    State(web): State<Arc<Web>>,
+    visitor: Visitor,
+    Peer(from): Peer,
+    headers: HeaderMap,
+    form: Result<Form<AccountForm>, FormRejection>,
+) -> Page {
+    let form = form_of(form)?;
+    visitor.check_form(&headers, Some(&form.csrf))?;
+    let refuse = |status, message: String| {
+        show(
+            &web,
+            &visitor,
+            "sign_up.html",
+            status,
+            &form.name,
+            Some(message),
+        )
+    };
+    if let Err(e) = web.auth.sign_up_attempt(from) {
+        return refuse(StatusCode::TOO_MANY_REQUESTS, e.to_string());
+    }
+    if let Err(e) = users::check_name(&form.name) {
+        return refuse(StatusCode::BAD_REQUEST, e.to_string());
+    }
+    if form.password != form.confirm {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "the two passwords differ".to_owned(),
+        );
+    }
+    let password = form.password.clone();
+    let hashed = tokio::task::spawn_blocking(move || passwords::hash(&password))
+        .await
+        .map_err(|e| WebError::Render(e.to_string()))?;
+    let hash = match hashed {
+        Ok(hash) => hash,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, e.to_string()),
+    };
+    let name = form.name.clone();
+    let made = web
+        .store
+        .call(move |conn| {
+            let tx = conn.transaction()?;
+            let now = now_ms();
+            let id = users::insert(&tx, &name, UserRole::Developer, Some(&hash), false, now)?;
+            let actor = Actor {
+                user: Some(id),
+                name: name.clone(),
+            };
+            events::log(
+                &tx,
+                &actor,
+                EventKind::User,
+                None,
+                &format!("{name} signed up (developer, untrusted)"),
+                now,
+            )?;
+            tx.commit()?;
+            Ok(id)
+        })
+        .await;
+    match made {
+        Ok(id) => {
+            tracing::info!(user = %form.name, "web sign-up");
+            Ok(signed_in(session::open(&web, &headers, id).await?))
+        }
+        Err(StoreError::Invalid(e)) => refuse(StatusCode::BAD_REQUEST, e.to_string()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The sign-out form's field.
+#[derive(Debug, Default, Deserialize)]
+pub struct CsrfForm {
+    #[serde(default)]
+    pub csrf: String,
+}
+
+/// `POST /sign-out`: ends the session.
+pub async fn sign_out(
+    State(web): State<Arc<Web>>,
+    visitor: Visitor,
+    headers: HeaderMap,
+    form: Result<Form<CsrfForm>, FormRejection>,
+) -> Page {
+    let form = form.map_err(|e| WebError::BadRequest(e.body_text()))?.0;
+    visitor.check_form(&headers, Some(&form.csrf))?;
+    if let Some(hash) = visitor.session().copied() {
+        web.store
+            .call(move |conn| xq_coordinator::store::sessions::delete(conn, &hash))
+            .await?;
+    }
+    let mut response = Redirect::to("/").into_response();
+    response
+        .headers_mut()
+        .append(header::SET_COOKIE, session::closed(&web, &headers));
+    Ok(response)
+}

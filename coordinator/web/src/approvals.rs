@@ -1,0 +1,109 @@
+//! The approval queue and the changes of a run's state made from its page:
+//! approve, reject (with a reason its author sees), resume. Each goes
+//! through the scheduler with gRPC's permissions (approvers, never on their
+//! own tests; authors resume their own).
+
+use std::sync::Arc;
+
+use axum::Form;
+use axum::extract::rejection::FormRejection;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::{Html, IntoResponse, Redirect};
+use minijinja::context;
+use serde::Deserialize;
+
+use crate::Web;
+use crate::account::CsrfForm;
+use crate::pages::{Page, WebError, page};
+use crate::session::{Visitor, acting, forbidden};
+use crate::view::RunRow;
+use xq_coordinator::access::UserRole;
+use xq_coordinator::runs::RunState;
+use xq_coordinator::store::{now_ms, runs as run_rows};
+
+fn csrf_of(form: &Result<Form<CsrfForm>, FormRejection>) -> Option<&str> {
+    form.as_ref().ok().map(|Form(f)| f.csrf.as_str())
+}
+
+fn shown(id: u64) -> Page {
+    Ok(Redirect::to(&format!("/runs/{id}")).into_response())
+}
+
+/// `GET /approvals` (approvers and admins): the pending runs, oldest first.
+pub async fn queue(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
+    let Some(me) = visitor.user.as_ref() else {
+        return Ok(Redirect::to("/sign-in").into_response());
+    };
+    if me.role < UserRole::Approver {
+        return Err(forbidden("the approval queue is for approvers and admins"));
+    }
+    let mut pending: Vec<RunRow> = web
+        .reader
+        .call(|conn| run_rows::list(conn, now_ms()))
+        .await?
+        .iter()
+        .filter(|r| r.state == RunState::Pending)
+        .map(RunRow::new)
+        .collect();
+    pending.sort_by_key(|r| r.id);
+    let html = page(&web, &visitor, "approvals.html", context! { pending })?;
+    Ok(Html(html).into_response())
+}
+
+/// `POST /runs/{id}/approve`.
+pub async fn approve(
+    State(web): State<Arc<Web>>,
+    visitor: Visitor,
+    Path(id): Path<u64>,
+    headers: HeaderMap,
+    form: Result<Form<CsrfForm>, FormRejection>,
+) -> Page {
+    let actor = acting(&web, &visitor, &headers, "ApproveRun", csrf_of(&form)).await?;
+    web.scheduler.approve_run(id, actor).await?;
+    shown(id)
+}
+
+/// The reject form's fields.
+#[derive(Debug, Default, Deserialize)]
+pub struct RejectForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    reason: String,
+}
+
+/// `POST /runs/{id}/reject`.
+pub async fn reject(
+    State(web): State<Arc<Web>>,
+    visitor: Visitor,
+    Path(id): Path<u64>,
+    headers: HeaderMap,
+    form: Result<Form<RejectForm>, FormRejection>,
+) -> Page {
+    let form = form.map_err(|e| WebError::BadRequest(e.body_text()))?.0;
+    let actor = acting(&web, &visitor, &headers, "RejectRun", Some(&form.csrf)).await?;
+    let reason = form.reason.trim();
+    if reason.is_empty() || reason.len() > 500 {
+        return Err(WebError::BadRequest(
+            "a rejection needs a reason of 1 to 500 bytes".to_owned(),
+        ));
+    }
+    web.scheduler
+        .reject_run(id, actor, reason.to_owned())
+        .await?;
+    shown(id)
+}
+
+/// `POST /runs/{id}/resume`.
+pub async fn resume(
+    State(web): State<Arc<Web>>,
+    visitor: Visitor,
+    Path(id): Path<u64>,
+    headers: HeaderMap,
+    form: Result<Form<CsrfForm>, FormRejection>,
+) -> Page {
+    let actor = acting(&web, &visitor, &headers, "ResumeRun", csrf_of(&form)).await?;
+    web.scheduler.resume_run(id, actor).await?;
+    shown(id)
+}
