@@ -218,6 +218,46 @@ impl Browser {
     }
 }
 
+impl Browser {
+    /// Clicks `selector` (a submit button, a link) and waits for the page
+    /// it leads to to load.
+    pub fn click_and_load(&mut self, selector: &str) {
+        self.click(selector);
+        let deadline = Instant::now() + CALL_TIMEOUT;
+        while self.receive(deadline, selector)["method"] != "Page.loadEventFired" {}
+    }
+
+    /// Sets the value of the form field matching `selector`.
+    pub fn fill(&mut self, selector: &str, value: &str) {
+        let (s, v) = (
+            serde_json::to_string(selector).expect("json"),
+            serde_json::to_string(value).expect("json"),
+        );
+        let found = self.eval(&format!(
+            "(() => {{ const e = document.querySelector({s}); if (!e) return false;
+               e.value = {v}; e.dispatchEvent(new Event('change', {{bubbles: true}}));
+               return true; }})()"
+        ));
+        assert_eq!(found, true, "no field {selector} to fill");
+    }
+
+    /// The page's visible text.
+    pub fn text(&mut self) -> String {
+        self.eval("document.body.innerText")
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// The page's address.
+    pub fn location(&mut self) -> String {
+        self.eval("location.pathname + location.search")
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
 impl Drop for Browser {
     fn drop(&mut self) {
         let _ = self.send("Browser.close", json!({}), false);

@@ -7,6 +7,7 @@
 //! build lock by the time tests run). An up-to-date build costs well under a
 //! second.
 
+pub mod accounts;
 pub mod browser;
 pub mod cluster;
 pub mod engines;

@@ -291,13 +291,18 @@ async fn only_an_admin_creates_a_run_from_the_form_and_refusals_are_shown() {
     let fields = "kind=sprt&name=chariot+950&nodes=500&elo0=-1&elo1=4\
                   &dev=chariot_value+%3D+950%0A&dev-option=&max-games=200";
     let url = format!("{base}/runs/new");
+    let bearer = |token: &str| format!("Bearer {token}");
     for (token, code) in [
-        ("", 401),
-        ("&token=xqt_wrong", 401),
-        (&format!("&token={WORKER_TOKEN}") as &str, 403),
+        (None, 401),
+        (Some(bearer("xqt_wrong")), 401),
+        (Some(bearer(WORKER_TOKEN)), 403),
     ] {
-        let answer = web::post_form(&url, &[], &format!("{fields}{token}")).await;
-        assert_eq!(answer.status.as_u16(), code, "{token}: {}", answer.body);
+        let headers: Vec<(&str, &str)> = token
+            .iter()
+            .map(|t| ("authorization", t.as_str()))
+            .collect();
+        let answer = web::post_form(&url, &headers, fields).await;
+        assert_eq!(answer.status.as_u16(), code, "{token:?}: {}", answer.body);
         assert!(answer.body.contains("id=\"refusal\""), "{}", answer.body);
     }
     assert!(
@@ -305,7 +310,8 @@ async fn only_an_admin_creates_a_run_from_the_form_and_refusals_are_shown() {
         "a refused form created a run"
     );
 
-    let admin_token = format!("&token={ADMIN_TOKEN}");
+    let admin_header = bearer(ADMIN_TOKEN);
+    let admin_header = [("authorization", admin_header.as_str())];
     for (bad, needle) in [
         ("kind=games&nodes=500", "--pairs"),
         ("kind=games&nodes=500&pairs=4&elo0=1", "unknown field"),
@@ -320,7 +326,7 @@ async fn only_an_admin_creates_a_run_from_the_form_and_refusals_are_shown() {
         ),
         ("kind=sprt&nodes=500&rules=nonsense", "nonsense"),
     ] {
-        let answer = web::post_form(&url, &[], &format!("{bad}{admin_token}")).await;
+        let answer = web::post_form(&url, &admin_header, bad).await;
         assert_eq!(answer.status.as_u16(), 400, "{bad}: {}", answer.body);
         assert!(
             answer.body.contains("id=\"refusal\"") && answer.body.contains(needle),
@@ -336,7 +342,7 @@ async fn only_an_admin_creates_a_run_from_the_form_and_refusals_are_shown() {
     }
     assert!(runs(&mut grpc).await.is_empty(), "a bad form created a run");
 
-    let created = web::post_form(&url, &[], &format!("{fields}{admin_token}")).await;
+    let created = web::post_form(&url, &admin_header, fields).await;
     assert_eq!(created.status.as_u16(), 303, "{}", created.body);
     let listed = runs(&mut grpc).await;
     assert_eq!(listed.len(), 1);

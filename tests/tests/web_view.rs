@@ -1,4 +1,4 @@
-//! The web view end to end: HTTP status codes and the admin token on a real
+//! The web view end to end: HTTP status codes and the bearer token on a real
 //! server, and a headless Chromium that renders every page of a coordinator
 //! holding a finished SPRT, SPSA and variants run and an active run, checks
 //! the numbers against `report --json`, the graphs' point counts, and that the
@@ -86,7 +86,12 @@ async fn pages_answer_with_the_right_status_and_only_admins_may_stop_or_create()
     for answer in &refused {
         assert_eq!(answer.status.as_u16(), 401, "{}", answer.body);
     }
-    let worker = web::post_form(&stop, &[], &format!("token={WORKER_TOKEN}")).await;
+    let worker = web::post_form(
+        &stop,
+        &[("authorization", &format!("Bearer {WORKER_TOKEN}"))],
+        "",
+    )
+    .await;
     assert_eq!(worker.status.as_u16(), 403, "{}", worker.body);
     assert_eq!(status(&mut grpc, run).await.state(), pb::RunState::Active);
     let clone = web::post_form(&format!("{base}/runs/{run}/clone"), &[], "").await;
@@ -101,7 +106,12 @@ async fn pages_answer_with_the_right_status_and_only_admins_may_stop_or_create()
         1
     );
 
-    let stopped = web::post_form(&stop, &[], &format!("token={ADMIN_TOKEN}")).await;
+    let stopped = web::post_form(
+        &stop,
+        &[("authorization", &format!("Bearer {ADMIN_TOKEN}"))],
+        "",
+    )
+    .await;
     assert_eq!(stopped.status.as_u16(), 303, "{}", stopped.body);
     assert_eq!(stopped.headers["location"], format!("/runs/{run}").as_str());
     assert_eq!(status(&mut grpc, run).await.state(), pb::RunState::Stopped);
@@ -451,7 +461,10 @@ async fn a_browser_renders_every_page_with_the_numbers_of_report_json() {
     let page = render(format!("/runs/{active}")).await.unwrap();
     assert!(page.js_errors.is_empty(), "{:?}", page.js_errors);
     assert!(page.dom.contains("data-state=\"active\""));
-    assert!(page.dom.contains("action=\"/runs/"), "no stop form");
+    assert!(
+        page.dom.contains("to manage this run"),
+        "no sign-in prompt for managing"
+    );
 
     // The variants run's games (played by the real engine): the list, and a
     // game replayed on the board with real key presses and clicks.

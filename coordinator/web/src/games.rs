@@ -16,8 +16,8 @@ use xq_engine::rules::Reason;
 
 use crate::Web;
 use crate::pages::{Page, WebError, page};
-use crate::session::Visitor;
 use crate::replay::GameView;
+use crate::session::Visitor;
 use crate::view::RunRow;
 use xq_coordinator::game_export::{self, ExportedGame, GameQuery};
 use xq_coordinator::store::games::{self, GameRow};

@@ -89,7 +89,11 @@ pub(crate) fn secure(web: &Web, headers: &HeaderMap) -> bool {
 struct AnonymousCsrf(String);
 
 /// Gives a visitor without a well-formed `xq_csrf` cookie a new one.
-pub async fn csrf_cookie(State(web): State<Arc<Web>>, mut request: Request, next: Next) -> Response {
+pub async fn csrf_cookie(
+    State(web): State<Arc<Web>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let headers = request.headers();
     if cookie(headers, CSRF_COOKIE).is_some_and(|v| well_formed(v, CSRF_PREFIX)) {
         return next.run(request).await;
@@ -269,7 +273,8 @@ pub(crate) fn closed(web: &Web, headers: &HeaderMap) -> HeaderValue {
 
 /// Who makes a change through gRPC's `method`: the caller of an
 /// `authorization` header (checked as gRPC checks it), else the signed-in
-/// visitor whose form carries their CSRF token; 401 for neither.
+/// visitor whose form carries their CSRF token (403 without it); 401 for
+/// neither.
 pub(crate) async fn acting(
     web: &Web,
     visitor: &Visitor,
@@ -281,9 +286,9 @@ pub(crate) async fn acting(
         let caller = admin(web, method, headers).await?;
         return Ok(Actor::from(&caller));
     }
-    visitor.check_form(headers, csrf)?;
     match &visitor.user {
         Some(user) => {
+            visitor.check_form(headers, csrf)?;
             tracing::info!(user = %user.name, method, "web view change");
             Ok(Actor {
                 user: Some(user.id),
@@ -344,9 +349,15 @@ mod tests {
         assert!(v.check_form(&headers, Some("xqc_other")).is_err());
         assert!(v.check_form(&headers, None).is_err());
         assert!(visitor("").check_form(&headers, Some("")).is_err());
-        headers.insert(header::ORIGIN, HeaderValue::from_static("http://tester:8080"));
+        headers.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://tester:8080"),
+        );
         assert!(v.check_form(&headers, Some("xqc_token")).is_ok());
-        headers.insert(header::ORIGIN, HeaderValue::from_static("https://evil.example"));
+        headers.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("https://evil.example"),
+        );
         let refused = v.check_form(&headers, Some("xqc_token")).unwrap_err();
         assert!(refused.to_string().contains("another site"), "{refused}");
     }

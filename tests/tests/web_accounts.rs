@@ -1,0 +1,216 @@
+//! Accounts on the web view, in a headless Chromium against a real server:
+//! a developer signs up and submits a test from the form, which waits for
+//! approval; she cannot approve it; an approver signs in (after a wrong
+//! password), approves it from the approval queue and trusts her; and a form
+//! without its CSRF token, an expired session and repeated wrong passwords
+//! are refused. The cookies carry their flags, and the database file holds
+//! neither a password nor a session secret.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use xq_proto::pb;
+use xq_tests::accounts::{add_user, contains, database_bytes};
+use xq_tests::browser::Browser;
+use xq_tests::cluster::{TempDb, TestServer, admin, fast_config, status};
+use xq_tests::web;
+
+const DEV_PASSWORD: &str = "dana-secret-words";
+const APPROVER_PASSWORD: &str = "cy-secret-words";
+
+/// Fills the sign-in form with `name` and `password` and sends it.
+fn sign_in(b: &mut Browser, base: &str, name: &str, password: &str) -> String {
+    b.open(&format!("{base}/sign-in"));
+    b.fill("#sign-in-form input[name=name]", name);
+    b.fill("#sign-in-form input[name=password]", password);
+    b.click_and_load("#sign-in-form #submit");
+    b.text()
+}
+
+/// The signed-in user the page's header shows, if any.
+fn me(b: &mut Browser) -> Value {
+    b.eval("document.getElementById('me') && document.getElementById('me').dataset.user")
+}
+
+/// The browser's cookie `name` for the page.
+fn cookie(b: &mut Browser, name: &str) -> Value {
+    let all = b.call("Network.getCookies", json!({}));
+    all["cookies"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == name))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+#[test]
+fn a_developer_signs_up_and_submits_an_approver_approves_and_refusals_hold() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let db = TempDb::new("web-accounts");
+    add_user(&db.0, "cy", "approver", APPROVER_PASSWORD);
+    let server = rt.block_on(TestServer::start_with_web(
+        "127.0.0.1:0",
+        &db.0,
+        fast_config(Duration::from_secs(30)),
+    ));
+    let base = server.web_url();
+    let mut grpc = rt.block_on(admin(&server.url()));
+    let profile = TempDb::new("web-accounts-chromium");
+    let mut b = Browser::start(&profile.0, (1280, 900));
+
+    // A developer signs up and is signed in, untrusted.
+    b.open(&format!("{base}/sign-up"));
+    b.fill("#sign-up-form input[name=name]", "dana");
+    b.fill("#sign-up-form input[name=password]", DEV_PASSWORD);
+    b.fill("#sign-up-form input[name=confirm]", DEV_PASSWORD);
+    b.click_and_load("#sign-up-form #submit");
+    assert_eq!(me(&mut b), "dana", "{}", b.text());
+    assert!(b.text().contains("untrusted"), "{}", b.text());
+    let session = cookie(&mut b, "xq_session");
+    assert_eq!(session["httpOnly"], true, "{session}");
+    assert_eq!(session["sameSite"], "Lax", "{session}");
+    assert_eq!(session["secure"], false, "plain HTTP: {session}");
+    let secret = session["value"].as_str().expect("a session").to_owned();
+    let csrf = cookie(&mut b, "xq_csrf");
+    assert_eq!(
+        (&csrf["httpOnly"], &csrf["sameSite"]),
+        (&json!(true), &json!("Strict"))
+    );
+
+    // She submits a games test from the form; it waits for approval.
+    b.open(&format!("{base}/runs/new"));
+    b.fill("#kind", "games");
+    b.fill("input[name=name]", "dana patch");
+    b.fill("input[name=pairs]", "2");
+    b.fill("input[name=nodes]", "200");
+    b.click_and_load("#create");
+    let path = b.location();
+    let run: u64 = path
+        .strip_prefix("/runs/")
+        .and_then(|id| id.parse().ok())
+        .unwrap_or_else(|| panic!("not a run page: {path}: {}", b.text()));
+    let state = rt.block_on(status(&mut grpc, run)).state();
+    assert_eq!(state, pb::RunState::Pending);
+    assert_eq!(b.eval("!!document.getElementById('approve')"), false);
+
+    // She cannot approve it, even with her own CSRF token.
+    b.eval(&format!(
+        "(() => {{ const f = document.createElement('form'); f.method = 'post';
+           f.action = '/runs/{run}/approve'; f.id = 'probe';
+           f.innerHTML = '<input name=csrf value=\"' +
+             document.querySelector('input[name=csrf]').value + '\"><button>go</button>';
+           document.body.appendChild(f); }})()"
+    ));
+    b.click_and_load("#probe button");
+    let refused = b.text();
+    assert!(refused.contains("403"), "{refused}");
+    assert_eq!(
+        rt.block_on(status(&mut grpc, run)).state(),
+        pb::RunState::Pending
+    );
+
+    // A form without its CSRF token is refused and changes nothing.
+    b.open(&format!("{base}/runs/{run}"));
+    b.eval("document.querySelector('#manage form input[name=csrf]').remove()");
+    b.click_and_load("#stop");
+    let refused = b.text();
+    assert!(
+        refused.contains("403") && refused.contains("CSRF"),
+        "{refused}"
+    );
+    assert_eq!(
+        rt.block_on(status(&mut grpc, run)).state(),
+        pb::RunState::Pending
+    );
+
+    // She signs out; the approver mistypes, then signs in.
+    b.open(&format!("{base}/"));
+    b.click_and_load("#sign-out");
+    assert_eq!(me(&mut b), Value::Null);
+    let wrong = sign_in(&mut b, &base, "cy", "not the password");
+    assert!(wrong.contains("wrong user name or password"), "{wrong}");
+    assert_eq!(me(&mut b), Value::Null);
+    sign_in(&mut b, &base, "cy", APPROVER_PASSWORD);
+    assert_eq!(me(&mut b), "cy");
+
+    // The approval queue: the approver approves the test, and trusts her.
+    b.open(&format!("{base}/approvals"));
+    b.click_and_load(&format!("tr[data-run='{run}'] button.approve"));
+    assert_eq!(b.location(), format!("/runs/{run}"));
+    assert_eq!(
+        rt.block_on(status(&mut grpc, run)).state(),
+        pb::RunState::Active
+    );
+    b.open(&format!("{base}/users"));
+    b.click_and_load("tr[data-user='dana'] button.trust");
+    assert_eq!(
+        b.eval("document.querySelector(\"tr[data-user='dana']\").dataset.trusted"),
+        "yes"
+    );
+    b.open(&format!("{base}/events"));
+    let log = b.text();
+    for needle in [
+        "dana signed up",
+        "games run \"dana patch\"",
+        "set dana to developer, trusted",
+    ] {
+        assert!(
+            log.contains(needle),
+            "{needle} missing from the events:\n{log}"
+        );
+    }
+    assert_eq!(
+        b.eval("document.querySelectorAll('tr[data-event-kind=approve]').length"),
+        1
+    );
+
+    // An expired session signs nobody in, and its forms are refused.
+    b.open(&format!("{base}/runs/{run}"));
+    let conn = rusqlite::Connection::open(&db.0).unwrap();
+    conn.execute("UPDATE sessions SET expires_ms = created_ms + 1", [])
+        .unwrap();
+    b.click_and_load("#stop");
+    let refused = b.text();
+    assert!(
+        refused.contains("401") && refused.contains("sign in"),
+        "{refused}"
+    );
+    assert_eq!(
+        rt.block_on(status(&mut grpc, run)).state(),
+        pb::RunState::Active
+    );
+    b.open(&format!("{base}/"));
+    assert_eq!(me(&mut b), Value::Null);
+
+    // Repeated wrong passwords lock the name, even for the right one.
+    for _ in 0..5 {
+        let wrong = sign_in(&mut b, &base, "dana", "guess guess");
+        assert!(wrong.contains("wrong user name or password"), "{wrong}");
+    }
+    let locked = sign_in(&mut b, &base, "dana", DEV_PASSWORD);
+    assert!(locked.contains("too many sign-in attempts"), "{locked}");
+    assert_eq!(me(&mut b), Value::Null);
+
+    // Behind an HTTPS proxy the cookies are Secure.
+    let answer = rt.block_on(web::request(
+        http::Method::GET,
+        &format!("{base}/sign-in"),
+        &[("x-forwarded-proto", "https")],
+        "",
+    ));
+    let set = answer.headers["set-cookie"].to_str().unwrap();
+    assert!(
+        set.contains("; Secure") && set.contains("HttpOnly"),
+        "{set}"
+    );
+
+    drop(b);
+    let bytes = database_bytes(&db.0);
+    for secret in [DEV_PASSWORD, APPROVER_PASSWORD, &secret] {
+        assert!(!contains(&bytes, secret), "{secret} is in the database");
+    }
+    rt.block_on(server.stop());
+}
