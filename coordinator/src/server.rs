@@ -22,6 +22,7 @@ use xq_proto::pb::worker_service_server::{WorkerService, WorkerServiceServer};
 use xq_proto::{BatchOutcome, Invalid, required};
 
 use crate::auth::owners::Owners;
+use crate::auth::sign_in::SignInLimits;
 use crate::auth::{AuthLayer, Authenticator, EphemeralToken, Principal, RateLimits};
 use crate::convert::{self, lease_state};
 use crate::events::Actor;
@@ -108,6 +109,8 @@ pub struct ServerConfig {
     pub tokens: Vec<EphemeralToken>,
     /// Request rates per token.
     pub limits: RateLimits,
+    /// Sign-in attempts per address and failures per name.
+    pub sign_in: SignInLimits,
     /// Serve TLS with this certificate chain and key; plain HTTP/2 if `None`.
     pub tls: Option<Identity>,
     /// Largest request message decoded, in bytes; larger ones are refused
@@ -124,6 +127,7 @@ impl Default for ServerConfig {
             scheduler: SchedulerConfig::default(),
             tokens: Vec::new(),
             limits: RateLimits::default(),
+            sign_in: SignInLimits::default(),
             tls: None,
             max_message_bytes: MAX_MESSAGE_BYTES,
             secure_cookies: false,
@@ -184,11 +188,10 @@ pub async fn run_with_web(
             "no access tokens: every call will be refused; make one with `xq-coordinator token add`"
         );
     }
-    let auth = Arc::new(Authenticator::new(
-        reader.clone(),
-        config.tokens,
-        config.limits,
-    ));
+    let auth = Arc::new(
+        Authenticator::new(reader.clone(), config.tokens, config.limits)
+            .with_sign_in(config.sign_in),
+    );
     let owners = Arc::new(Owners::new(reader));
     let scheduler = Scheduler::new(store.clone(), config.scheduler);
     let web = match http {

@@ -9,6 +9,9 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use xq_coordinator::auth::Rate;
+use xq_coordinator::auth::sign_in::SignInLimits;
+use xq_coordinator::server::ServerConfig;
 use xq_proto::pb;
 use xq_tests::accounts::{add_user, contains, database_bytes};
 use xq_tests::browser::Browser;
@@ -17,6 +20,7 @@ use xq_tests::web;
 
 const DEV_PASSWORD: &str = "dana-secret-words";
 const APPROVER_PASSWORD: &str = "cy-secret-words";
+const NEW_PASSWORD: &str = "dana-second-secret";
 
 /// Fills the sign-in form with `name` and `password` and sends it.
 fn sign_in(b: &mut Browser, base: &str, name: &str, password: &str) -> String {
@@ -51,11 +55,19 @@ fn a_developer_signs_up_and_submits_an_approver_approves_and_refusals_hold() {
         .unwrap();
     let db = TempDb::new("web-accounts");
     add_user(&db.0, "cy", "approver", APPROVER_PASSWORD);
-    let server = rt.block_on(TestServer::start_with_web(
-        "127.0.0.1:0",
-        &db.0,
-        fast_config(Duration::from_secs(30)),
-    ));
+    // Addresses get many attempts here, so that the lock of a name is what
+    // refuses (the per-address bucket has its unit test).
+    let config = ServerConfig {
+        sign_in: SignInLimits {
+            per_address: Rate {
+                per_second: 1.0,
+                burst: 100.0,
+            },
+            ..SignInLimits::default()
+        },
+        ..fast_config(Duration::from_secs(30))
+    };
+    let server = rt.block_on(TestServer::start_with_web("127.0.0.1:0", &db.0, config));
     let base = server.web_url();
     let mut grpc = rt.block_on(admin(&server.url()));
     let profile = TempDb::new("web-accounts-chromium");
@@ -167,6 +179,22 @@ fn a_developer_signs_up_and_submits_an_approver_approves_and_refusals_hold() {
         1
     );
 
+    // She changes her password: the old one no longer signs in.
+    b.open(&format!("{base}/"));
+    b.click_and_load("#sign-out");
+    sign_in(&mut b, &base, "dana", DEV_PASSWORD);
+    b.open(&format!("{base}/account"));
+    b.fill("#password-form input[name=current]", DEV_PASSWORD);
+    b.fill("#password-form input[name=password]", NEW_PASSWORD);
+    b.fill("#password-form input[name=confirm]", NEW_PASSWORD);
+    b.click_and_load("#password-form button");
+    assert_eq!(me(&mut b), "dana", "{}", b.text());
+    b.click_and_load("#sign-out");
+    let old = sign_in(&mut b, &base, "dana", DEV_PASSWORD);
+    assert!(old.contains("wrong user name or password"), "{old}");
+    sign_in(&mut b, &base, "dana", NEW_PASSWORD);
+    assert_eq!(me(&mut b), "dana");
+
     // An expired session signs nobody in, and its forms are refused.
     b.open(&format!("{base}/runs/{run}"));
     let conn = rusqlite::Connection::open(&db.0).unwrap();
@@ -190,7 +218,7 @@ fn a_developer_signs_up_and_submits_an_approver_approves_and_refusals_hold() {
         let wrong = sign_in(&mut b, &base, "dana", "guess guess");
         assert!(wrong.contains("wrong user name or password"), "{wrong}");
     }
-    let locked = sign_in(&mut b, &base, "dana", DEV_PASSWORD);
+    let locked = sign_in(&mut b, &base, "dana", NEW_PASSWORD);
     assert!(locked.contains("too many sign-in attempts"), "{locked}");
     assert_eq!(me(&mut b), Value::Null);
 
@@ -209,7 +237,7 @@ fn a_developer_signs_up_and_submits_an_approver_approves_and_refusals_hold() {
 
     drop(b);
     let bytes = database_bytes(&db.0);
-    for secret in [DEV_PASSWORD, APPROVER_PASSWORD, &secret] {
+    for secret in [DEV_PASSWORD, NEW_PASSWORD, APPROVER_PASSWORD, &secret] {
         assert!(!contains(&bytes, secret), "{secret} is in the database");
     }
     rt.block_on(server.stop());

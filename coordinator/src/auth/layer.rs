@@ -13,7 +13,7 @@ use http::HeaderMap;
 use tonic::Status;
 
 use super::ratelimit::{RateLimiter, RateLimits};
-use super::sign_in::{SignInError, SignInGuard};
+use super::sign_in::{SignInError, SignInGuard, SignInLimits};
 use super::tokens::{self, EphemeralToken};
 use super::{Principal, permission};
 use crate::store::users::User;
@@ -50,6 +50,12 @@ impl Authenticator {
         self.sign_in
             .sign_in(&self.reader, name, password, from)
             .await
+    }
+
+    /// The same, with sign-in limited by `limits` instead of the defaults.
+    pub fn with_sign_in(mut self, limits: SignInLimits) -> Self {
+        self.sign_in = SignInGuard::new(limits);
+        self
     }
 
     /// Takes one of `from`'s sign-in attempts for a sign-up.

@@ -151,6 +151,18 @@ pub fn password_hash(conn: &Connection, name: &str) -> Result<Option<String>, St
         .flatten())
 }
 
+/// Replaces user `id`'s password hash (a PHC string from
+/// [`crate::access::passwords::hash`]); `NotFound` for an unknown user.
+pub fn set_password(conn: &Connection, id: u64, password_hash: &str) -> Result<(), StoreError> {
+    match conn.execute(
+        "UPDATE users SET password_hash = ?2 WHERE id = ?1",
+        params![id as i64, password_hash],
+    )? {
+        0 => Err(StoreError::NotFound(format!("no user {id}"))),
+        _ => Ok(()),
+    }
+}
+
 /// Sets `name`'s role and trust; `NotFound` for an unknown user.
 pub fn set_role(
     conn: &Connection,

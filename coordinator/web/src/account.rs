@@ -230,3 +230,94 @@ pub async fn sign_out(
         .append(header::SET_COOKIE, session::closed(&web, &headers));
     Ok(response)
 }
+
+/// `GET /account`: the signed-in user's own page.
+pub async fn account(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
+    if visitor.user.is_none() {
+        return Ok(Redirect::to("/sign-in").into_response());
+    }
+    show(&web, &visitor, "account.html", StatusCode::OK, "", None)
+}
+
+/// The password form's fields.
+#[derive(Debug, Default, Deserialize)]
+pub struct PasswordForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    current: String,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    confirm: String,
+}
+
+/// `POST /account/password`: a new password, checked with the current one
+/// (within the sign-in limits). Every session of the user ends, and this
+/// browser gets a new one.
+pub async fn change_password(
+    State(web): State<Arc<Web>>,
+    visitor: Visitor,
+    Peer(from): Peer,
+    headers: HeaderMap,
+    form: Result<Form<PasswordForm>, FormRejection>,
+) -> Page {
+    let form = form.map_err(|e| WebError::BadRequest(e.body_text()))?.0;
+    let Some(me) = visitor.user.clone() else {
+        return Err(WebError::Refused(tonic::Status::unauthenticated(
+            "sign in first",
+        )));
+    };
+    visitor.check_form(&headers, Some(&form.csrf))?;
+    let refuse =
+        |status, message: String| show(&web, &visitor, "account.html", status, "", Some(message));
+    if form.password != form.confirm {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "the new passwords differ".to_owned(),
+        );
+    }
+    match web.auth.sign_in(&me.name, &form.current, from).await {
+        Ok(_) => {}
+        Err(SignInError::Limited { retry_after }) => {
+            let e = SignInError::Limited { retry_after };
+            return refuse(StatusCode::TOO_MANY_REQUESTS, e.to_string());
+        }
+        Err(_) => {
+            return refuse(
+                StatusCode::UNAUTHORIZED,
+                "the current password is wrong".to_owned(),
+            );
+        }
+    }
+    let password = form.password.clone();
+    let hashed = tokio::task::spawn_blocking(move || passwords::hash(&password))
+        .await
+        .map_err(|e| WebError::Render(e.to_string()))?;
+    let hash = match hashed {
+        Ok(hash) => hash,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, e.to_string()),
+    };
+    let id = me.id;
+    web.store
+        .call(move |conn| {
+            let tx = conn.transaction()?;
+            let now = now_ms();
+            users::set_password(&tx, me.id, &hash)?;
+            let ended = xq_coordinator::store::sessions::delete_for_user(&tx, me.id)?;
+            let actor = Actor {
+                user: Some(me.id),
+                name: me.name.clone(),
+            };
+            let detail = format!("{} changed their password", me.name);
+            events::log(&tx, &actor, EventKind::User, None, &detail, now)?;
+            tx.commit()?;
+            Ok(ended)
+        })
+        .await?;
+    // This session ended with the others: a new one keeps the user signed in.
+    let cookie = session::open(&web, &headers, id).await?;
+    let mut response = Redirect::to("/account?changed=1").into_response();
+    response.headers_mut().append(header::SET_COOKIE, cookie);
+    Ok(response)
+}

@@ -103,6 +103,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("sign_up.html", include_str!("templates/sign_up.html")),
     ("approvals.html", include_str!("templates/approvals.html")),
     ("users.html", include_str!("templates/users.html")),
+    ("account.html", include_str!("templates/account.html")),
 ];
 
 impl Web {
@@ -161,6 +162,8 @@ pub fn router(web: Arc<Web>) -> Router {
             get(account::sign_up_form).post(account::sign_up),
         )
         .route("/sign-out", post(account::sign_out))
+        .route("/account", get(account::account))
+        .route("/account/password", post(account::change_password))
         .route("/runs/{id}/clone", post(pages::clone_run))
         .route("/runs/{id}/games", get(games::list))
         .route("/runs/{id}/games.pgn", get(games::download))
@@ -178,6 +181,7 @@ pub fn router(web: Arc<Web>) -> Router {
             Arc::clone(&web),
             session::csrf_cookie,
         ))
+        .layer(middleware::from_fn(session::security_headers))
         .layer(middleware::from_fn_with_state(Arc::clone(&web), count))
         .with_state(web)
 }
