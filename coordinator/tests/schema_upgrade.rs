@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
-use xq_coordinator::access::{UserRole, passwords};
+use xq_coordinator::access::{Role, UserRole, passwords};
 use xq_coordinator::runs::{KindSpec, RunState, RunStatus, SpeedRule};
 use xq_coordinator::stats::sprt::SprtState;
 use xq_coordinator::store::migrations::{self, MIGRATIONS};
@@ -329,12 +329,37 @@ fn check_users(conn: &Connection, version: usize) {
         (admin.role, admin.trusted, admin.has_password),
         (UserRole::Admin, true, false)
     );
-    let owners: Vec<Option<String>> = tokens::list(conn)
-        .unwrap()
-        .into_iter()
-        .filter(|t| t.name != "dev1-laptop")
-        .map(|t| t.user)
+    let all_tokens = tokens::list(conn).unwrap();
+    let owners: Vec<Option<String>> = all_tokens
+        .iter()
+        .filter(|t| !t.name.starts_with("dev1-"))
+        .map(|t| t.user.clone())
         .collect();
+    // Version 16 renamed the token role `admin` to `personal`.
+    let roles: Vec<(&str, Role)> = all_tokens
+        .iter()
+        .map(|t| (t.name.as_str(), t.role))
+        .collect();
+    let expected: &[(&str, Role)] = match version {
+        1 => &[],
+        2..=12 => &[("hosts", Role::Worker), ("ops", Role::Personal)],
+        13..=15 => &[
+            ("hosts", Role::Worker),
+            ("ops", Role::Personal),
+            ("dev1-laptop", Role::Personal),
+        ],
+        _ => &[
+            ("hosts", Role::Worker),
+            ("ops", Role::Personal),
+            ("dev1-laptop", Role::Personal),
+            ("dev1-login", Role::Personal),
+            ("dev1-box", Role::Worker),
+        ],
+    };
+    assert_eq!(roles, expected, "tokens of a version-{version} database");
+    for t in all_tokens.iter().filter(|t| t.name.starts_with("dev1-")) {
+        assert_eq!(t.user.as_deref(), Some("dev1"), "{t:?}");
+    }
     assert_eq!(owners.is_empty(), version < 2, "tokens came with version 2");
     assert!(
         owners.iter().all(|o| o.as_deref() == Some("admin")),

@@ -106,12 +106,12 @@ pub struct ServeArgs {
     /// Burst size per worker token.
     #[arg(long, default_value_t = 100.0)]
     worker_burst: f64,
-    /// Requests per second per admin token (0 = unlimited).
-    #[arg(long, default_value_t = 20.0)]
-    admin_rate: f64,
-    /// Burst size per admin token.
-    #[arg(long, default_value_t = 50.0)]
-    admin_burst: f64,
+    /// Requests per second per personal token (0 = unlimited).
+    #[arg(long, alias = "admin-rate", default_value_t = 20.0)]
+    personal_rate: f64,
+    /// Burst size per personal token.
+    #[arg(long, alias = "admin-burst", default_value_t = 50.0)]
+    personal_burst: f64,
     /// Cap the database at N pages of 4 KiB (SQLite's max_page_count), so
     /// writes beyond it fail as on a full disk; for tests and hard quotas.
     #[arg(long)]
@@ -155,9 +155,9 @@ impl ServeArgs {
                     per_second: self.worker_rate,
                     burst: self.worker_burst,
                 },
-                admin: Rate {
-                    per_second: self.admin_rate,
-                    burst: self.admin_burst,
+                personal: Rate {
+                    per_second: self.personal_rate,
+                    burst: self.personal_burst,
                 },
             },
             tls,
@@ -591,7 +591,7 @@ impl LocalArgs {
             }
             let remote = Remote {
                 coordinator: cluster.url(),
-                token: Some(cluster.admin_token().to_owned()),
+                token: Some(cluster.personal_token().to_owned()),
                 ca: None,
             };
             let mut admin = remote.admin()?;

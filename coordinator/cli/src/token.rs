@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use xq_coordinator::access::UserRole;
 use xq_coordinator::auth::Role;
 use xq_coordinator::auth::tokens;
@@ -23,13 +23,39 @@ pub struct TokenArgs {
     command: TokenCommand,
 }
 
+/// A token role as `--role` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RoleArg {
+    Worker,
+    Personal,
+    /// The old name of `personal`, accepted with a note.
+    #[value(hide = true)]
+    Admin,
+}
+
+impl RoleArg {
+    /// The role; `admin` becomes `personal`, with a note on standard error.
+    pub fn role(self) -> Role {
+        match self {
+            RoleArg::Worker => Role::Worker,
+            RoleArg::Personal => Role::Personal,
+            RoleArg::Admin => {
+                eprintln!("note: the token role `admin` is now called `personal`");
+                Role::Personal
+            }
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 enum TokenCommand {
     /// Make a token and print it once (only its hash is stored).
     Add {
-        /// `worker` (play leases, read runs) or `admin` (also create and stop runs).
-        #[arg(long)]
-        role: Role,
+        /// `worker` (a machine's: plays leases, reads runs) or `personal` (a
+        /// person's: acts as its user, manages runs within the user's role;
+        /// `admin`, its old name, is still accepted).
+        #[arg(long, value_enum)]
+        role: RoleArg,
         /// A unique name, e.g. the host or person it is for.
         name: String,
         /// The user the token belongs to (`user add`); by default the user
@@ -50,6 +76,7 @@ impl TokenArgs {
         let rt = tokio::runtime::Runtime::new().context("start the async runtime")?;
         match self.command {
             TokenCommand::Add { role, name, user } => {
+                let role = role.role();
                 let token = tokens::generate()?;
                 let hash = tokens::hash(&token);
                 let stored = name.clone();
@@ -86,7 +113,7 @@ impl TokenArgs {
             TokenCommand::List => {
                 let rows = rt.block_on(store.call(|conn| token_rows::list(conn)))?;
                 outln!(
-                    "{:<24} {:<7} {:<16} {:<20} revoked",
+                    "{:<24} {:<8} {:<16} {:<20} revoked",
                     "name",
                     "role",
                     "user",
@@ -94,7 +121,7 @@ impl TokenArgs {
                 )?;
                 for t in rows {
                     outln!(
-                        "{:<24} {:<7} {:<16} {:<20} {}",
+                        "{:<24} {:<8} {:<16} {:<20} {}",
                         t.name,
                         t.role.as_str(),
                         t.user.as_deref().unwrap_or("-"),

@@ -221,7 +221,7 @@ mod tests {
         Authenticator::new(
             store,
             vec![
-                EphemeralToken::new("admin", Role::Admin, "xqt_admin"),
+                EphemeralToken::new("admin", Role::Personal, "xqt_admin"),
                 EphemeralToken::new("worker", Role::Worker, "xqt_worker"),
             ],
             RateLimits::UNLIMITED,
@@ -238,7 +238,7 @@ mod tests {
             .authorize(CREATE, &headers("Bearer xqt_admin"))
             .await
             .unwrap();
-        assert_eq!((p.key, p.role), (-1, Role::Admin));
+        assert_eq!((p.key, p.role), (-1, Role::Personal));
         let p = a
             .authorize(SUBMIT, &headers("bearer xqt_worker"))
             .await

@@ -197,13 +197,13 @@ mod tests {
     fn names_are_unique_and_sane() {
         let conn = db();
         let ana = owner(&conn);
-        insert(&conn, "a", Role::Admin, ana, &hash("xqt_1"), 0).unwrap();
+        insert(&conn, "a", Role::Personal, ana, &hash("xqt_1"), 0).unwrap();
         assert!(matches!(
-            insert(&conn, "a", Role::Admin, ana, &hash("xqt_2"), 0),
+            insert(&conn, "a", Role::Personal, ana, &hash("xqt_2"), 0),
             Err(StoreError::Invalid(_))
         ));
         assert!(matches!(
-            insert(&conn, "", Role::Admin, ana, &hash("xqt_3"), 0),
+            insert(&conn, "", Role::Personal, ana, &hash("xqt_3"), 0),
             Err(StoreError::Invalid(_))
         ));
         let stored: Vec<u8> = conn
