@@ -8,8 +8,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use xq_coordinator::access::UserRole;
 use xq_coordinator::auth::Role;
 use xq_coordinator::auth::tokens;
-use xq_coordinator::events::EventKind;
-use xq_coordinator::store::events;
+use xq_coordinator::events::Actor;
 use xq_coordinator::store::{Store, StoreError, now_ms, tokens as token_rows, users, utc};
 use xq_proto::outln;
 
@@ -97,9 +96,7 @@ impl TokenArgs {
                             users::ensure(&tx, users::DEFAULT_ADMIN, UserRole::Admin, now_ms())?
                         }
                     };
-                    token_rows::insert(&tx, &stored, role, owner, &hash, now_ms())?;
-                    let detail = format!("added {stored} ({})", role.as_str());
-                    events::log_cli(&tx, EventKind::Token, &detail)?;
+                    token_rows::add(&tx, &Actor::cli(), &stored, role, owner, &hash, now_ms())?;
                     tx.commit()?;
                     Ok(())
                 }))
@@ -135,11 +132,7 @@ impl TokenArgs {
                 let revoked = rt
                     .block_on(store.call(move |conn| {
                         let tx = conn.transaction()?;
-                        let revoked = token_rows::revoke(&tx, &stored, now_ms())?;
-                        if revoked {
-                            let detail = format!("revoked {stored}");
-                            events::log_cli(&tx, EventKind::Token, &detail)?;
-                        }
+                        let revoked = token_rows::revoke_as(&tx, &Actor::cli(), &stored, now_ms())?;
                         tx.commit()?;
                         Ok(revoked)
                     }))
