@@ -58,7 +58,7 @@ fn trust(trusted: bool) -> &'static str {
 }
 
 /// The first line of standard input, without its line end.
-fn password_from_stdin() -> anyhow::Result<String> {
+pub fn password_from_stdin() -> anyhow::Result<String> {
     let mut line = String::new();
     std::io::stdin()
         .lock()
