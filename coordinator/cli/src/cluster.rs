@@ -39,7 +39,7 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:50051")]
     listen: SocketAddr,
     /// Also serve the web view and `/metrics` on this address (read-only for
-    /// anyone who can reach it; stopping or creating a run needs an admin token).
+    /// anyone who can reach it; stopping or creating a run needs a personal token).
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
     /// Lease time-to-live in seconds (extended by every heartbeat).
