@@ -1,5 +1,6 @@
 //! Wire ↔ domain conversion for the coordinator's own messages: statuses,
-//! grants, lease states, worker health, game exports, histories. Run specs
+//! grants, lease states, worker health, game exports, histories, tokens
+//! and roles. Run specs
 //! and settings convert in [`crate::runs::wire`] (each kind's spec in its
 //! own file); the types shared with workers convert in `xq_proto::convert`.
 //!
@@ -12,6 +13,7 @@ use prost::Message;
 use xq_proto::pb;
 use xq_proto::{GameRecord, Invalid, required};
 
+use crate::access::{Role, UserRole};
 use crate::game_export::{Export, ExportedGame, GameQuery};
 use crate::runs::LeaseState;
 use crate::runs::health::WorkerHealth;
@@ -19,6 +21,7 @@ use crate::runs::{RunStatus, SpsaHistoryRow};
 use crate::scheduler::{Grant, SubmitStatus};
 use crate::store::games::{ArchivedGame, FailureCount};
 use crate::store::history::LlrPoint;
+use crate::store::tokens::TokenRow;
 use crate::store::workers::NewWorker;
 
 impl TryFrom<pb::RegisterRequest> for NewWorker {
@@ -355,6 +358,58 @@ impl From<SpsaHistoryRow> for pb::SpsaHistoryRow {
             losses,
             theta,
             unix_ms,
+        }
+    }
+}
+
+impl From<Role> for pb::TokenRole {
+    fn from(role: Role) -> Self {
+        match role {
+            Role::Worker => pb::TokenRole::Worker,
+            Role::Personal => pb::TokenRole::Personal,
+        }
+    }
+}
+
+impl TryFrom<pb::TokenRole> for Role {
+    type Error = Invalid;
+
+    fn try_from(role: pb::TokenRole) -> Result<Self, Invalid> {
+        match role {
+            pb::TokenRole::Worker => Ok(Role::Worker),
+            pb::TokenRole::Personal => Ok(Role::Personal),
+            pb::TokenRole::Unspecified => Err(Invalid::new("role", "worker or personal")),
+        }
+    }
+}
+
+impl From<UserRole> for pb::UserRole {
+    fn from(role: UserRole) -> Self {
+        match role {
+            UserRole::Developer => pb::UserRole::Developer,
+            UserRole::Approver => pb::UserRole::Approver,
+            UserRole::Admin => pb::UserRole::Admin,
+        }
+    }
+}
+
+impl From<TokenRow> for pb::TokenInfo {
+    fn from(t: TokenRow) -> Self {
+        let TokenRow {
+            id: _,
+            name,
+            role,
+            user,
+            user_id: _,
+            created_ms,
+            revoked_ms,
+        } = t;
+        pb::TokenInfo {
+            name,
+            role: pb::TokenRole::from(role).into(),
+            user: user.unwrap_or_default(),
+            created_unix_ms: created_ms,
+            revoked_unix_ms: revoked_ms.unwrap_or(0),
         }
     }
 }

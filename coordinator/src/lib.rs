@@ -26,8 +26,11 @@
 //! * [`convert`]: wire ↔ domain for the coordinator's own messages (run
 //!   specs and settings, statuses, lease states); the contract shared with
 //!   workers converts in `xq_proto`.
+//! * [`accounts`]: a user's own tokens, made, listed and revoked through
+//!   the wire, each change one transaction with its event.
 //! * [`server`]: the thin tonic services, `run(listener, db, shutdown)`, and
-//!   the one place store errors become statuses.
+//!   the one place store errors become statuses; [`account_service`]: the
+//!   account service (`Login` without a token, a user's own tokens).
 //! * [`archive`]: the checks of a result's games; [`game_export`]: a run's
 //!   stored games read back by filter and written as PGN (`pgn`, the
 //!   `ExportGames` RPC, the web view).
@@ -37,6 +40,8 @@
 //!   from [`metrics`]), without depending on it.
 
 pub mod access;
+pub mod account_service;
+pub mod accounts;
 pub mod archive;
 pub mod auth;
 pub mod convert;

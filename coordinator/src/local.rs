@@ -3,11 +3,11 @@
 //!
 //! The player comes from the caller (the binary supplies the real game
 //! runner; tests supply a simulated one), so this crate needs no runner.
-//! Authentication: each start makes two random tokens, an admin token for
-//! the caller's own client ([`LocalCluster::admin_token`]) and a worker token
+//! Authentication: each start makes two random tokens, a personal token for
+//! the caller's own client ([`LocalCluster::personal_token`]) and a worker token
 //! for the in-process workers. The server keeps only their hashes, in
 //! memory; no token is written to the database, and they die with the
-//! process. The admin token acts as the user [`LOCAL_USER`], the author of
+//! process. The personal token acts as the user [`LOCAL_USER`], the author of
 //! local runs.
 //!
 //! Resuming is the caller's choice: create the run with
@@ -66,7 +66,7 @@ pub struct LocalCluster {
     server: JoinHandle<Result<(), ServerError>>,
     stop_server: oneshot::Sender<()>,
     workers: Vec<WorkerTask>,
-    admin_token: String,
+    personal_token: String,
 }
 
 impl std::fmt::Debug for LocalCluster {
@@ -107,15 +107,15 @@ impl LocalCluster {
             .map(|h| h.listener.local_addr().map_err(LocalError::Bind))
             .transpose()?;
         let (stop_server, stopped) = oneshot::channel::<()>();
-        let admin_token = tokens::generate()?;
+        let personal_token = tokens::generate()?;
         let worker_token = tokens::generate()?;
         let me = store
             .call(|conn| users::ensure(conn, LOCAL_USER, UserRole::Admin, now_ms()))
             .await
             .map_err(ServerError::from)?;
-        config
-            .tokens
-            .push(EphemeralToken::new("local-admin", Role::Admin, &admin_token).for_user(me));
+        config.tokens.push(
+            EphemeralToken::new("local-personal", Role::Personal, &personal_token).for_user(me),
+        );
         config.tokens.push(EphemeralToken::new(
             "local-worker",
             Role::Worker,
@@ -142,13 +142,13 @@ impl LocalCluster {
             server,
             stop_server,
             workers,
-            admin_token,
+            personal_token,
         })
     }
 
-    /// The admin token of this run, for the caller's own client.
-    pub fn admin_token(&self) -> &str {
-        &self.admin_token
+    /// The personal token of this run, for the caller's own client.
+    pub fn personal_token(&self) -> &str {
+        &self.personal_token
     }
 
     /// `http://127.0.0.1:PORT`.

@@ -17,13 +17,16 @@ use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
 use tonic::transport::{Identity, ServerTlsConfig};
 use tonic::{Code, Request, Response, Status};
 use xq_proto::pb;
+use xq_proto::pb::account_service_server::AccountServiceServer;
 use xq_proto::pb::run_service_server::{RunService, RunServiceServer};
 use xq_proto::pb::worker_service_server::{WorkerService, WorkerServiceServer};
 use xq_proto::{BatchOutcome, Invalid, required};
 
+use crate::account_service::AccountServer;
+use crate::accounts::Accounts;
 use crate::auth::owners::Owners;
 use crate::auth::sign_in::SignInLimits;
-use crate::auth::{AuthLayer, Authenticator, EphemeralToken, Principal, RateLimits};
+use crate::auth::{AuthLayer, Authenticator, EphemeralToken, Principal, RateLimits, caller};
 use crate::convert::{self, lease_state};
 use crate::events::Actor;
 use crate::game_export::{self, GameQuery};
@@ -194,6 +197,7 @@ pub async fn run_with_web(
     );
     let owners = Arc::new(Owners::new(reader));
     let scheduler = Scheduler::new(store.clone(), config.scheduler);
+    let accounts = AccountServer::new(Arc::clone(&auth), Accounts::new(store.clone()));
     let web = match http {
         Some(Http {
             listener: http,
@@ -243,6 +247,7 @@ pub async fn run_with_web(
             })
             .max_decoding_message_size(limit),
         )
+        .add_service(AccountServiceServer::new(accounts).max_decoding_message_size(limit))
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), fire)
         .await?;
     if let Some(web) = web {
@@ -254,15 +259,6 @@ pub async fn run_with_web(
     }
     tracing::info!("coordinator stopped");
     Ok(())
-}
-
-/// The caller the auth layer attached to the request.
-fn caller<T>(request: &Request<T>) -> Result<Principal, Status> {
-    request
-        .extensions()
-        .get::<Principal>()
-        .cloned()
-        .ok_or_else(|| Status::internal("the request passed no authentication"))
 }
 
 /// Most leases one heartbeat may report (a worker holds one at a time).

@@ -10,11 +10,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
-use xq_coordinator::access::{UserRole, passwords};
+use xq_coordinator::access::{Role, UserRole, passwords};
 use xq_coordinator::runs::{KindSpec, RunState, RunStatus, SpeedRule};
 use xq_coordinator::stats::sprt::SprtState;
 use xq_coordinator::store::migrations::{self, MIGRATIONS};
-use xq_coordinator::store::{Store, assets, backup, blobs, leases, runs, tokens, users};
+use xq_coordinator::store::{Store, assets, backup, blobs, leases, runs, sessions, tokens, users};
 
 /// A time after every fixture's lease deadline but lease 4's.
 const NOW: i64 = 1_800_000_000_000;
@@ -329,12 +329,37 @@ fn check_users(conn: &Connection, version: usize) {
         (admin.role, admin.trusted, admin.has_password),
         (UserRole::Admin, true, false)
     );
-    let owners: Vec<Option<String>> = tokens::list(conn)
-        .unwrap()
-        .into_iter()
-        .filter(|t| t.name != "dev1-laptop")
-        .map(|t| t.user)
+    let all_tokens = tokens::list(conn).unwrap();
+    let owners: Vec<Option<String>> = all_tokens
+        .iter()
+        .filter(|t| !t.name.starts_with("dev1-"))
+        .map(|t| t.user.clone())
         .collect();
+    // Version 16 renamed the token role `admin` to `personal`.
+    let roles: Vec<(&str, Role)> = all_tokens
+        .iter()
+        .map(|t| (t.name.as_str(), t.role))
+        .collect();
+    let expected: &[(&str, Role)] = match version {
+        1 => &[],
+        2..=12 => &[("hosts", Role::Worker), ("ops", Role::Personal)],
+        13..=15 => &[
+            ("hosts", Role::Worker),
+            ("ops", Role::Personal),
+            ("dev1-laptop", Role::Personal),
+        ],
+        _ => &[
+            ("hosts", Role::Worker),
+            ("ops", Role::Personal),
+            ("dev1-laptop", Role::Personal),
+            ("dev1-login", Role::Personal),
+            ("dev1-box", Role::Worker),
+        ],
+    };
+    assert_eq!(roles, expected, "tokens of a version-{version} database");
+    for t in all_tokens.iter().filter(|t| t.name.starts_with("dev1-")) {
+        assert_eq!(t.user.as_deref(), Some("dev1"), "{t:?}");
+    }
     assert_eq!(owners.is_empty(), version < 2, "tokens came with version 2");
     assert!(
         owners.iter().all(|o| o.as_deref() == Some("admin")),
@@ -370,6 +395,11 @@ fn check_users(conn: &Connection, version: usize) {
         let stored = users::password_hash(conn, "dev1").unwrap().unwrap();
         assert!(passwords::verify("fixture-password", &stored).unwrap());
     }
+    // Version 17's sessions: the live one signs dev1 in, the ended one nobody.
+    let session = |byte: u8, at: i64| sessions::user(conn, &[byte; 32], at).unwrap();
+    let signed_in = session(0x19, 1_700_010_000_000).map(|u| u.name);
+    assert_eq!(signed_in.as_deref(), (version >= 17).then_some("dev1"));
+    assert_eq!(session(0x18, 1_700_010_000_000), None);
 }
 
 /// The executable of version 3 reads back from its chunks; the asset of

@@ -288,7 +288,7 @@ async fn run(
                 xq_coordinator::access::UserRole::Admin,
                 now_ms(),
             )?;
-            token_rows::insert(&tx, "admin", Role::Admin, owner, &admin_hash, now_ms())?;
+            token_rows::insert(&tx, "admin", Role::Personal, owner, &admin_hash, now_ms())?;
             for (i, h) in hashes.iter().enumerate() {
                 token_rows::insert(&tx, &format!("load-{i}"), Role::Worker, owner, h, now_ms())?;
             }

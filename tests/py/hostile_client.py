@@ -18,7 +18,13 @@ JSON object: its worker id, the lease it held (serialized, in hex) and each
 attempt's code and message. Exits 1
 if an attempt was not refused as it should be.
 
-    hostile_client.py --url 127.0.0.1:PORT --token TOKEN --proto-dir proto
+It then calls the account service: Login without values, with a wrong
+password and with 100,000-byte fields (no token needed), and the token
+methods without a token, with a worker token, with a token of no user, and
+with a signed-in user's token on another user's token.
+
+    hostile_client.py --url 127.0.0.1:PORT --token TOKEN --admin-token TOKEN \
+        --run RUN --user NAME --password PASSWORD --other-token NAME --proto-dir proto
 """
 
 import argparse
@@ -58,6 +64,9 @@ def main() -> int:
     ap.add_argument("--token", required=True, help="a worker token")
     ap.add_argument("--admin-token", required=True, help="an admin token without a user")
     ap.add_argument("--run", type=int, required=True, help="an active run")
+    ap.add_argument("--user", required=True, help="a user who may sign in")
+    ap.add_argument("--password", required=True, help="that user's password")
+    ap.add_argument("--other-token", required=True, help="the name of another user's token")
     ap.add_argument("--proto-dir", required=True)
     args = ap.parse_args()
 
@@ -168,6 +177,54 @@ def main() -> int:
             lambda: runs.RejectRun(pb.RejectRunRequest(run_id=args.run, reason="r" * 100_000),
                                    metadata=admin),
             "INVALID_ARGUMENT", "reason")
+
+    # The account service: Login is the one call without a token; its bad
+    # values are named refusals, a wrong password is UNAUTHENTICATED. Token
+    # management needs a personal token of a user and touches only theirs.
+    accounts = rpc.AccountServiceStub(channel)
+
+    def login(user: str, password: str, token_name: str = ""):
+        return lambda: accounts.Login(
+            pb.LoginRequest(user=user, password=password, token_name=token_name)
+        )
+
+    refused("Login_with_nothing", login("", ""), "INVALID_ARGUMENT", "user")
+    refused("Login_with_a_wrong_password", login(args.user, "garbage"), "UNAUTHENTICATED",
+            "wrong user name or password")
+    refused("Login_with_a_password_of_100000_bytes", login(args.user, "p" * 100_000),
+            "INVALID_ARGUMENT", "password")
+    refused("Login_with_a_user_of_100000_bytes", login("u" * 100_000, "x"),
+            "INVALID_ARGUMENT", "(100000 bytes)")
+    refused("Login_with_a_token_name_of_100000_bytes",
+            login(args.user, args.password, "t" * 100_000), "INVALID_ARGUMENT", "token.name")
+    personal = accounts.Login(
+        pb.LoginRequest(user=args.user, password=args.password)
+    ).token
+    mine = (("authorization", f"Bearer {personal}"),)
+    create = pb.CreateTokenRequest(name="hostile-box", role=pb.TOKEN_ROLE_WORKER)
+    refused("CreateToken_without_token", lambda: accounts.CreateToken(create),
+            "UNAUTHENTICATED")
+    refused("CreateToken_as_worker", lambda: accounts.CreateToken(create, metadata=auth),
+            "PERMISSION_DENIED")
+    refused("CreateToken_with_a_token_of_no_user",
+            lambda: accounts.CreateToken(create, metadata=admin), "PERMISSION_DENIED",
+            "belongs to no user")
+    refused("CreateToken_without_a_role",
+            lambda: accounts.CreateToken(pb.CreateTokenRequest(name="x"), metadata=mine),
+            "INVALID_ARGUMENT", "role")
+    refused("CreateToken_with_a_name_of_100000_bytes",
+            lambda: accounts.CreateToken(
+                pb.CreateTokenRequest(name="n" * 100_000, role=pb.TOKEN_ROLE_WORKER),
+                metadata=mine),
+            "INVALID_ARGUMENT", "token.name")
+    refused("RevokeToken_of_another_user",
+            lambda: accounts.RevokeToken(pb.RevokeTokenRequest(name=args.other_token),
+                                         metadata=mine),
+            "PERMISSION_DENIED", "is not yours")
+    refused("RevokeToken_as_worker",
+            lambda: accounts.RevokeToken(pb.RevokeTokenRequest(name=args.other_token),
+                                         metadata=auth),
+            "PERMISSION_DENIED")
 
     ok = all(a["ok"] for a in attempts.values()) and all(r["ok"] for r in refusals.values())
     print(

@@ -188,7 +188,7 @@ pub fn fast_config(lease_ttl: Duration) -> ServerConfig {
             idle_retry: Duration::from_millis(50),
         },
         tokens: vec![
-            EphemeralToken::new("test-admin", Role::Admin, ADMIN_TOKEN),
+            EphemeralToken::new("test-admin", Role::Personal, ADMIN_TOKEN),
             EphemeralToken::new("test-worker", Role::Worker, WORKER_TOKEN),
         ],
         limits: RateLimits::UNLIMITED,

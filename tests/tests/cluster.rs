@@ -368,7 +368,7 @@ async fn local_mode_runs_and_resumes_an_identical_run() {
     )
     .await
     .unwrap();
-    let mut admin = run_client(&cluster.url(), Some(cluster.admin_token()));
+    let mut admin = run_client(&cluster.url(), Some(cluster.personal_token()));
     let request = pb::CreateRunRequest {
         spec: Some(games_spec(24, 4)),
         reuse_identical: true,
@@ -394,7 +394,7 @@ async fn local_mode_runs_and_resumes_an_identical_run() {
     )
     .await
     .unwrap();
-    let mut admin = run_client(&cluster.url(), Some(cluster.admin_token()));
+    let mut admin = run_client(&cluster.url(), Some(cluster.personal_token()));
     let second = admin
         .create_run(request.clone())
         .await

@@ -89,7 +89,7 @@ impl Setup {
     fn new(tag: &str) -> Self {
         let dir = TempDir::new(tag);
         let db = dir.join("xq.db");
-        let admin = token_add(&db, "admin", "ops");
+        let admin = token_add(&db, "personal", "ops");
         let worker = token_add(&db, "worker", "hosts");
         Setup { dir, admin, worker }
     }
@@ -255,7 +255,7 @@ async fn a_full_disk_refuses_writes_keeps_reads_and_recovers_exactly_once() {
         return;
     };
     let db = disk.0.join("xq.db");
-    let admin = token_add(&db, "admin", "ops");
+    let admin = token_add(&db, "personal", "ops");
     let worker = token_add(&db, "worker", "hosts");
     let coordinator = Coordinator::start(&db, 0, &["--lease-secs", "120"], &outer.join("c.log"));
     let run = create_games_run(&coordinator.url(), &admin, 6, 2, NODES);

@@ -7,7 +7,11 @@
 //! run-management methods (ApproveRun, RejectRun, ResumeRun) with a worker
 //! token and with none (refused), and with an admin token on a run that is
 //! not pending or stopped, an unknown run, and a missing or 100,000-byte
-//! rejection reason: each a refusal of the expected code, kept small.
+//! rejection reason: each a refusal of the expected code, kept small. And
+//! the account service: Login without values, with a wrong password and
+//! with 100,000-byte fields, CreateToken without a token, with a worker
+//! token, with a token of no user, without a role or with a 100,000-byte
+//! name, and RevokeToken of another user's token.
 //!
 //! Needs grpcio and grpcio-tools in `XQ_PYTHON`'s environment
 //! (`tests/py/requirements.txt`; `.ci/run` installs them).
@@ -17,12 +21,42 @@ use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
+use xq_coordinator::access::{UserRole, passwords};
+use xq_coordinator::auth::{Role, tokens};
+use xq_coordinator::store::{Store, StoreError, now_ms, tokens as token_rows, users};
 use xq_proto::pb;
 use xq_tests::cluster::*;
+
+const PASSWORD: &str = "hostile-test-words";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreign_client_gets_named_refusals_and_nothing_is_counted() {
     let db = TempDb::new("hostile");
+    // A user who signs in, and another user's token.
+    Store::open(&db.0)
+        .unwrap()
+        .call(|conn| {
+            let hash = passwords::hash(PASSWORD).map_err(|e| StoreError::Schema(e.to_string()))?;
+            users::insert(
+                conn,
+                "ana",
+                UserRole::Developer,
+                Some(&hash),
+                false,
+                now_ms(),
+            )?;
+            let bo = users::insert(conn, "bo", UserRole::Developer, None, false, now_ms())?;
+            token_rows::insert(
+                conn,
+                "bo-laptop",
+                Role::Personal,
+                bo,
+                &tokens::hash("xqt_bo"),
+                now_ms(),
+            )
+        })
+        .await
+        .unwrap();
     let server =
         TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(60))).await;
     let mut admin = admin(&server.url()).await;
@@ -38,6 +72,14 @@ async fn a_foreign_client_gets_named_refusals_and_nothing_is_counted() {
             .arg(tests.join("py/hostile_client.py"))
             .args(["--url", &address, "--token", WORKER_TOKEN])
             .args(["--admin-token", ADMIN_TOKEN, "--run", &run.to_string()])
+            .args([
+                "--user",
+                "ana",
+                "--password",
+                PASSWORD,
+                "--other-token",
+                "bo-laptop",
+            ])
             .arg("--proto-dir")
             .arg(tests.join("../proto"))
             .output()
@@ -61,7 +103,7 @@ async fn a_foreign_client_gets_named_refusals_and_nothing_is_counted() {
         );
     }
     let refusals = report["refusals"].as_object().expect("refusals");
-    assert_eq!(refusals.len(), 11, "{refusals:?}");
+    assert_eq!(refusals.len(), 23, "{refusals:?}");
     for (name, refusal) in refusals {
         assert_eq!(refusal["code"], refusal["expected"], "{name}: {refusal}");
         assert!(

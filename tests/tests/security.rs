@@ -90,7 +90,7 @@ async fn stored_tokens_work_until_revoked_without_a_restart() {
     let mut rpc = worker_client(&url, Some(&token));
     rpc.register(register()).await.unwrap();
     // A token added while the server runs works at once.
-    let admin_token = add_token(&db.0, "ops", Role::Admin).await;
+    let admin_token = add_token(&db.0, "ops", Role::Personal).await;
     create(&mut run_client(&url, Some(&admin_token)), games_spec(4, 4)).await;
     Store::open(&db.0)
         .unwrap()
@@ -175,7 +175,7 @@ async fn a_token_over_its_rate_gets_resource_exhausted() {
             per_second: 1.0,
             burst: 5.0,
         },
-        admin: Rate::UNLIMITED,
+        personal: Rate::UNLIMITED,
     };
     let server = TestServer::start("127.0.0.1:0", &db.0, config).await;
     let mut rpc = worker_client(&server.url(), Some(WORKER_TOKEN));

@@ -109,7 +109,7 @@ impl Soak {
             "4",
             "--worker-rate",
             "0",
-            "--admin-rate",
+            "--personal-rate",
             "0",
         ]
     }
@@ -425,7 +425,7 @@ async fn chaos_soak_loses_and_doubles_nothing() {
     let workers = env_u64("XQ_SOAK_WORKERS", 8) as usize;
     let dir = TempDir::new("soak");
     let db = dir.join("xq.db");
-    let admin_token = token_add(&db, "admin", "ops");
+    let admin_token = token_add(&db, "personal", "ops");
     let worker_token = token_add(&db, "worker", "hosts");
     let mut soak = Soak {
         dir,

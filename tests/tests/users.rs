@@ -93,7 +93,7 @@ fn users_with_tokens<const N: usize>(
 fn token_for(db: &std::path::Path, name: &str, user: &str) -> String {
     let db = db.to_str().expect("a UTF-8 path");
     coordinator_cli([
-        "token", "add", "--role", "admin", name, "--user", user, "--db", db,
+        "token", "add", "--role", "personal", name, "--user", user, "--db", db,
     ])
     .trim()
     .to_owned()

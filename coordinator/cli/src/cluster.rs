@@ -15,12 +15,11 @@ use xq_coordinator::report::workers;
 use xq_coordinator::scheduler::SchedulerConfig;
 use xq_coordinator::server::{self, ServerConfig};
 use xq_coordinator::store::{Durability, Store, StoreOptions};
-use xq_proto::connect::{Auth, channel};
 use xq_proto::pb;
-use xq_proto::pb::run_service_client::RunServiceClient;
 use xq_web::WebView;
 
 use super::display::{self, Admin};
+use super::remote::Remote;
 use super::report_variants;
 use xq_coordinator::run_args::{GamesRunArgs, KindArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
 use xq_coordinator::runs::Section;
@@ -28,54 +27,6 @@ use xq_proto::{out, outln};
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Runtime::new().context("start the async runtime")
-}
-
-/// Where the coordinator is.
-#[derive(Debug, Clone, Args)]
-pub struct Remote {
-    /// Coordinator address (`https://…` with TLS).
-    #[arg(long, default_value = "http://127.0.0.1:50051")]
-    coordinator: String,
-    /// Access token (admin to create or stop runs), sent as
-    /// `authorization: Bearer <TOKEN>`.
-    #[arg(long, env = "XQ_TOKEN", hide_env_values = true)]
-    token: Option<String>,
-    /// PEM file of the CA that signed the coordinator's TLS certificate; turns TLS on.
-    #[arg(long)]
-    ca: Option<PathBuf>,
-}
-
-impl Remote {
-    /// A runtime and an admin client on it (the lazy channel must be made
-    /// inside a runtime).
-    fn connect(&self) -> anyhow::Result<(tokio::runtime::Runtime, Admin)> {
-        let rt = runtime()?;
-        let admin = {
-            let _entered = rt.enter();
-            self.admin()?
-        };
-        Ok((rt, admin))
-    }
-
-    fn admin(&self) -> anyhow::Result<Admin> {
-        admin_client(&self.coordinator, self.token.as_deref(), self.ca.as_deref())
-    }
-}
-
-/// A run-service client of the coordinator at `url` (TLS with the CA in
-/// `ca`), sending `token`; must be made inside a runtime.
-pub fn admin_client(
-    url: &str,
-    token: Option<&str>,
-    ca: Option<&std::path::Path>,
-) -> anyhow::Result<Admin> {
-    let ca = ca
-        .map(|p| std::fs::read(p).with_context(|| format!("cannot read {}", p.display())))
-        .transpose()?;
-    Ok(RunServiceClient::with_interceptor(
-        channel(url, ca.as_deref())?,
-        Auth::new(token)?,
-    ))
 }
 
 /// `serve`: run the coordinator.
@@ -88,7 +39,7 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:50051")]
     listen: SocketAddr,
     /// Also serve the web view and `/metrics` on this address (read-only for
-    /// anyone who can reach it; stopping or creating a run needs an admin token).
+    /// anyone who can reach it; stopping or creating a run needs a personal token).
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
     /// Lease time-to-live in seconds (extended by every heartbeat).
@@ -106,12 +57,12 @@ pub struct ServeArgs {
     /// Burst size per worker token.
     #[arg(long, default_value_t = 100.0)]
     worker_burst: f64,
-    /// Requests per second per admin token (0 = unlimited).
-    #[arg(long, default_value_t = 20.0)]
-    admin_rate: f64,
-    /// Burst size per admin token.
-    #[arg(long, default_value_t = 50.0)]
-    admin_burst: f64,
+    /// Requests per second per personal token (0 = unlimited).
+    #[arg(long, alias = "admin-rate", default_value_t = 20.0)]
+    personal_rate: f64,
+    /// Burst size per personal token.
+    #[arg(long, alias = "admin-burst", default_value_t = 50.0)]
+    personal_burst: f64,
     /// Cap the database at N pages of 4 KiB (SQLite's max_page_count), so
     /// writes beyond it fail as on a full disk; for tests and hard quotas.
     #[arg(long)]
@@ -160,9 +111,9 @@ impl ServeArgs {
                     per_second: self.worker_rate,
                     burst: self.worker_burst,
                 },
-                admin: Rate {
-                    per_second: self.admin_rate,
-                    burst: self.admin_burst,
+                personal: Rate {
+                    per_second: self.personal_rate,
+                    burst: self.personal_burst,
                 },
             },
             tls,
@@ -595,11 +546,7 @@ impl LocalArgs {
             if let Some(url) = cluster.web_url() {
                 eprintln!("web view on {url}");
             }
-            let remote = Remote {
-                coordinator: cluster.url(),
-                token: Some(cluster.admin_token().to_owned()),
-                ca: None,
-            };
+            let remote = Remote::new(cluster.url(), Some(cluster.personal_token().to_owned()));
             let mut admin = remote.admin()?;
             let created = admin
                 .create_run(pb::CreateRunRequest {

@@ -15,11 +15,14 @@ use xq_worker::BatchPlayer;
 mod asset;
 mod backup;
 mod cluster;
+mod credentials;
 mod display;
 mod engine;
 mod events;
+mod login;
 mod pgn;
 mod plot;
+mod remote;
 mod report_variants;
 mod stats;
 mod stats_compare;
@@ -67,7 +70,13 @@ enum Command {
     Approve(cluster::RunRefArgs),
     /// Reject a pending run with a reason its author sees.
     Reject(cluster::RejectArgs),
-    /// Manage access tokens in the database (no server needed).
+    /// Sign in to a served coordinator: stores a personal token for every
+    /// remote command (mode 0600, in the user's configuration directory).
+    Login(login::LoginArgs),
+    /// Revoke the stored personal token and forget it.
+    Logout(login::LogoutArgs),
+    /// Manage access tokens: any user's in the database (no server needed),
+    /// or your own at a coordinator (`--coordinator`).
     Token(token::TokenArgs),
     /// Manage users in the database (no server needed).
     User(user::UserArgs),
@@ -111,6 +120,8 @@ impl Cli {
             Command::Approve(args) => args.approve(),
             Command::Reject(args) => args.run(),
             Command::Local(args) => args.run(player),
+            Command::Login(args) => args.run(),
+            Command::Logout(args) => args.run(),
             Command::Token(args) => args.run(),
             Command::User(args) => args.run(),
             Command::Events(args) => args.run(),

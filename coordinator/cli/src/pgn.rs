@@ -14,7 +14,7 @@ use xq_coordinator::store::Store;
 use xq_engine::notation::Notation;
 use xq_proto::pb;
 
-use super::cluster::admin_client;
+use super::remote::{admin_client, resolve, stored};
 
 /// Arguments of `pgn`.
 #[derive(Debug, Args)]
@@ -41,7 +41,8 @@ pub struct PgnArgs {
     /// `http://127.0.0.1:50051` (any token may read them).
     #[arg(long)]
     coordinator: Option<String>,
-    /// Access token for `--coordinator`, sent as `authorization: Bearer <TOKEN>`.
+    /// Access token for `--coordinator`, sent as `authorization: Bearer
+    /// <TOKEN>`; default: the personal token `login` stored for it.
     #[arg(long, env = "XQ_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// PEM file of the CA that signed the coordinator's TLS certificate.
@@ -86,7 +87,11 @@ impl PgnArgs {
 
     /// The export the coordinator at `url` streams.
     async fn fetch(&self, url: &str, query: GameQuery) -> anyhow::Result<Export> {
-        let mut client = admin_client(url, self.token.as_deref(), self.ca.as_deref())?;
+        let token = match &self.token {
+            Some(token) => Some(token.clone()),
+            None => resolve(Some(url), None, &stored()?).token,
+        };
+        let mut client = admin_client(url, token.as_deref(), self.ca.as_deref())?;
         let mut stream = client
             .export_games(pb::ExportGamesRequest {
                 run_id: self.run,

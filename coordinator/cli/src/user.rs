@@ -54,7 +54,7 @@ enum UserCommand {
 
 /// `, trusted` for a trusted user.
 /// The first line of standard input, without its line end.
-fn password_from_stdin() -> anyhow::Result<String> {
+pub fn password_from_stdin() -> anyhow::Result<String> {
     let mut line = String::new();
     std::io::stdin()
         .lock()

@@ -11,27 +11,35 @@ use serde::{Deserialize, Serialize};
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Role {
-    /// Plays leases and reads runs.
+    /// A machine's: plays leases and reads runs; the workers page shows
+    /// whose machine it is by the token's user.
     Worker,
-    /// Everything a worker may, plus run administration.
-    Admin,
+    /// A person's: acts as its user. Reads runs, manages runs within the
+    /// user's [`UserRole`] (checked by the scheduler) and the user's own
+    /// tokens; never plays leases.
+    Personal,
 }
 
 impl Role {
-    /// The stored and printed name: `worker` or `admin`.
+    /// Every role.
+    pub const ALL: [Role; 2] = [Role::Worker, Role::Personal];
+
+    /// The stored and printed name: `worker` or `personal`.
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Worker => "worker",
-            Role::Admin => "admin",
+            Role::Personal => "personal",
         }
     }
 
     /// Whether this role may do `p`.
     pub fn allows(self, p: Permission) -> bool {
         match (self, p) {
-            (Role::Admin, _) => true,
-            (Role::Worker, Permission::Work | Permission::ReadRuns) => true,
-            (Role::Worker, Permission::ManageRuns) => false,
+            (_, Permission::SignIn | Permission::ReadRuns) => true,
+            (Role::Worker, Permission::Work) => true,
+            (Role::Worker, Permission::ManageRuns | Permission::OwnTokens) => false,
+            (Role::Personal, Permission::ManageRuns | Permission::OwnTokens) => true,
+            (Role::Personal, Permission::Work) => false,
         }
     }
 }
@@ -40,11 +48,15 @@ impl std::str::FromStr for Role {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "worker" => Ok(Role::Worker),
-            "admin" => Ok(Role::Admin),
-            _ => Err(format!("unknown role {s:?} (worker or admin)")),
-        }
+        Role::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown token role {} (worker or personal)",
+                    xq_proto::quote(s)
+                )
+            })
     }
 }
 
@@ -109,17 +121,30 @@ pub fn may_approve(role: UserRole, actor: u64, author: Option<u64>) -> bool {
     role >= UserRole::Approver && author != Some(actor)
 }
 
+/// Whether a caller acting as the user `actor` with `role` may revoke a
+/// token of the user `owner`: their own, and an admin anyone's.
+pub fn may_revoke(role: UserRole, actor: u64, owner: Option<u64>) -> bool {
+    role == UserRole::Admin || owner == Some(actor)
+}
+
 /// What a method needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Permission {
+    /// Nothing: signing in with a name and password (`Login`), the one
+    /// method called without a token; limited per address and per name
+    /// instead (`auth::sign_in`).
+    SignIn,
     /// Register, lease, heartbeat, submit, release; download registered engines
     /// and report a signature mismatch.
     Work,
     /// List, get and watch runs.
     ReadRuns,
-    /// Create and stop runs. (Engines are added on the database file, which only
-    /// the administrator can reach.)
+    /// Create, stop, resume, approve and reject runs, within the user's
+    /// role. (Engines are added on the database file, which only the
+    /// administrator can reach.)
     ManageRuns,
+    /// Make, list and revoke the caller's own tokens (an admin user: anyone's).
+    OwnTokens,
 }
 
 /// The permission a gRPC method (`/package.Service/Method`) needs; `None`
@@ -144,6 +169,10 @@ pub fn permission(path: &str) -> Option<Permission> {
             "xq.cluster.v1.RunService",
             "CreateRun" | "StopRun" | "ApproveRun" | "RejectRun" | "ResumeRun",
         ) => Some(Permission::ManageRuns),
+        ("xq.cluster.v1.AccountService", "Login") => Some(Permission::SignIn),
+        ("xq.cluster.v1.AccountService", "CreateToken" | "ListTokens" | "RevokeToken") => {
+            Some(Permission::OwnTokens)
+        }
         _ => None,
     }
 }
@@ -174,8 +203,23 @@ mod tests {
         assert!(Role::Worker.allows(p("/xq.cluster.v1.RunService/ExportGames")));
         assert!(!Role::Worker.allows(p("/xq.cluster.v1.RunService/CreateRun")));
         assert!(!Role::Worker.allows(p("/xq.cluster.v1.RunService/StopRun")));
-        assert!(Role::Admin.allows(p("/xq.cluster.v1.RunService/StopRun")));
-        assert!(Role::Admin.allows(p("/xq.cluster.v1.WorkerService/Register")));
+        assert!(!Role::Worker.allows(p("/xq.cluster.v1.AccountService/CreateToken")));
+    }
+
+    #[test]
+    fn personal_tokens_manage_runs_and_tokens_but_never_work() {
+        let p = |m| permission(m).unwrap();
+        assert!(Role::Personal.allows(p("/xq.cluster.v1.RunService/StopRun")));
+        assert!(Role::Personal.allows(p("/xq.cluster.v1.RunService/ListRuns")));
+        assert!(Role::Personal.allows(p("/xq.cluster.v1.AccountService/RevokeToken")));
+        assert!(!Role::Personal.allows(p("/xq.cluster.v1.WorkerService/Register")));
+        assert!(!Role::Personal.allows(p("/xq.cluster.v1.WorkerService/SubmitResult")));
+        assert_eq!(
+            permission("/xq.cluster.v1.AccountService/Login"),
+            Some(Permission::SignIn)
+        );
+        assert_eq!("personal".parse(), Ok(Role::Personal));
+        assert!("admin".parse::<Role>().is_err());
     }
 
     #[test]
@@ -196,6 +240,14 @@ mod tests {
         assert!(!may_approve(UserRole::Approver, 1, Some(1)));
         assert!(!may_approve(UserRole::Developer, 1, Some(2)));
         assert!(may_approve(UserRole::Admin, 1, None));
+    }
+
+    #[test]
+    fn users_revoke_their_own_tokens_admins_anyones() {
+        assert!(may_revoke(UserRole::Developer, 3, Some(3)));
+        assert!(!may_revoke(UserRole::Approver, 3, Some(4)));
+        assert!(!may_revoke(UserRole::Developer, 3, None));
+        assert!(may_revoke(UserRole::Admin, 3, Some(4)));
     }
 
     #[test]

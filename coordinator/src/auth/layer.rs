@@ -15,7 +15,7 @@ use tonic::Status;
 use super::ratelimit::{RateLimiter, RateLimits};
 use super::sign_in::{SignInError, SignInGuard, SignInLimits};
 use super::tokens::{self, EphemeralToken};
-use super::{Principal, permission};
+use super::{Permission, Principal, permission};
 use crate::store::users::User;
 use crate::store::{Store, tokens as token_rows};
 
@@ -64,12 +64,33 @@ impl Authenticator {
     }
 
     /// The caller of a request to `path` with `headers`, or the status that
-    /// refuses it.
+    /// refuses it; a method open without a token (`Login`) is refused here,
+    /// since it has no caller.
     pub async fn authorize(&self, path: &str, headers: &HeaderMap) -> Result<Principal, Status> {
+        self.admit(path, headers).await?.ok_or_else(|| {
+            Status::permission_denied(format!(
+                "{} is called without a token",
+                xq_proto::quote(path)
+            ))
+        })
+    }
+
+    /// Whether a request to `path` with `headers` may proceed: `None` for
+    /// the one method open without a token ([`Permission::SignIn`], which
+    /// limits itself), else its caller; or the status that refuses it.
+    pub async fn admit(
+        &self,
+        path: &str,
+        headers: &HeaderMap,
+    ) -> Result<Option<Principal>, Status> {
+        let needed = permission(path);
+        if needed == Some(Permission::SignIn) {
+            return Ok(None);
+        }
         let token = bearer(headers)?;
         let principal = self.identify(token).await?;
         let method = path.rsplit('/').next().unwrap_or(path);
-        let Some(needed) = permission(path) else {
+        let Some(needed) = needed else {
             return Err(Status::permission_denied(format!(
                 "method {} is not open to any token",
                 xq_proto::quote(path)
@@ -91,7 +112,7 @@ impl Authenticator {
                 principal.name
             )));
         }
-        Ok(principal)
+        Ok(Some(principal))
     }
 
     async fn identify(&self, token: &str) -> Result<Principal, Status> {
@@ -149,6 +170,16 @@ fn bearer(headers: &HeaderMap) -> Result<&str, Status> {
     }
 }
 
+/// The caller the auth layer attached to a request; INTERNAL if there is
+/// none (a handler of a method open without a token must not ask).
+pub fn caller<T>(request: &tonic::Request<T>) -> Result<Principal, Status> {
+    request
+        .extensions()
+        .get::<Principal>()
+        .cloned()
+        .ok_or_else(|| Status::internal("the request passed no authentication"))
+}
+
 /// Puts an [`Authenticator`] in front of a service.
 #[derive(Debug, Clone)]
 pub struct AuthLayer {
@@ -202,12 +233,11 @@ where
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let auth = Arc::clone(&self.auth);
         Box::pin(async move {
-            match auth
-                .authorize(request.uri().path(), request.headers())
-                .await
-            {
+            match auth.admit(request.uri().path(), request.headers()).await {
                 Ok(principal) => {
-                    request.extensions_mut().insert(principal);
+                    if let Some(principal) = principal {
+                        request.extensions_mut().insert(principal);
+                    }
                     inner.call(request).await
                 }
                 Err(status) => Ok(status.into_http()),
@@ -232,7 +262,7 @@ mod tests {
         Authenticator::new(
             store,
             vec![
-                EphemeralToken::new("admin", Role::Admin, "xqt_admin"),
+                EphemeralToken::new("admin", Role::Personal, "xqt_admin"),
                 EphemeralToken::new("worker", Role::Worker, "xqt_worker"),
             ],
             RateLimits::UNLIMITED,
@@ -249,7 +279,7 @@ mod tests {
             .authorize(CREATE, &headers("Bearer xqt_admin"))
             .await
             .unwrap();
-        assert_eq!((p.key, p.role), (-1, Role::Admin));
+        assert_eq!((p.key, p.role), (-1, Role::Personal));
         let p = a
             .authorize(SUBMIT, &headers("bearer xqt_worker"))
             .await
@@ -278,6 +308,30 @@ mod tests {
                 "/xq.cluster.v1.RunService/Drop",
                 &headers("Bearer xqt_admin"),
             )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::PermissionDenied);
+    }
+
+    #[tokio::test]
+    async fn login_alone_is_admitted_without_a_token() {
+        let a = auth();
+        let login = "/xq.cluster.v1.AccountService/Login";
+        assert_eq!(a.admit(login, &HeaderMap::new()).await.unwrap(), None);
+        let e = a.authorize(login, &HeaderMap::new()).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::PermissionDenied);
+        let create = "/xq.cluster.v1.AccountService/CreateToken";
+        let e = a.admit(create, &HeaderMap::new()).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::Unauthenticated);
+        let e = a
+            .admit(create, &headers("Bearer xqt_worker"))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::PermissionDenied);
+        let p = a.admit(create, &headers("Bearer xqt_admin")).await.unwrap();
+        assert_eq!(p.map(|p| p.role), Some(Role::Personal));
+        let e = a
+            .admit(SUBMIT, &headers("Bearer xqt_admin"))
             .await
             .unwrap_err();
         assert_eq!(e.code(), tonic::Code::PermissionDenied);

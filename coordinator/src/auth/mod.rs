@@ -6,12 +6,16 @@
 //!   `xqt_` followed by 64 hex digits (32 random bytes). Only its SHA-256
 //!   hash is stored (table `tokens`); a hash of a 256-bit random secret
 //!   cannot be reversed or guessed, so no salt or slow hash is needed.
-//! * Two roles. A **worker** token may call the `WorkerService` methods and
-//!   read runs (List/Get/Watch, so a status page or a worker host can show
-//!   progress without power). An **admin** token may do all of that and
-//!   create and stop runs. [`permission`](crate::access::permission) maps each method to what it needs
+//! * Two roles. A **worker** token (a machine's) may call the
+//!   `WorkerService` methods and read runs (List/Get/Watch, so a status
+//!   page or a worker host can show progress without power). A
+//!   **personal** token (a person's) acts as its user: it reads runs,
+//!   manages them within the user's role and manages the user's own
+//!   tokens, but never plays leases. [`permission`](crate::access::permission) maps each method to what it needs
 //!   and [`Role::allows`] decides; a new method (e.g. adding engines) gets a
 //!   line in [`permission`], and a method missing there is refused.
+//! * One method needs no token: `AccountService/Login`, which signs in with
+//!   a name and password and is limited by [`sign_in`] instead.
 //! * [`layer::AuthLayer`] checks every call before any handler runs:
 //!   UNAUTHENTICATED without a known, unrevoked token, PERMISSION_DENIED for
 //!   a role that may not call the method, RESOURCE_EXHAUSTED past the
@@ -20,7 +24,7 @@
 //!   with `xq-coordinator token revoke` by another process holds from the
 //!   next call on.
 //! * Ephemeral tokens ([`EphemeralToken`]) live only in the
-//!   server's memory: local mode makes a random admin and worker token per
+//!   server's memory: local mode makes a random personal and worker token per
 //!   run and never writes them anywhere.
 //! * Users sign in with a name and password ([`sign_in`]): the web view's
 //!   form and the CLI's `login`, rate-limited per address and per name.
@@ -34,5 +38,5 @@ pub mod sign_in;
 
 pub use crate::access::tokens::{self, EphemeralToken};
 pub use crate::access::{Permission, Principal, Role, permission};
-pub use layer::{AuthLayer, Authenticator};
+pub use layer::{AuthLayer, Authenticator, caller};
 pub use ratelimit::{Rate, RateLimits};

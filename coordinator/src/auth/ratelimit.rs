@@ -29,18 +29,18 @@ impl Rate {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateLimits {
     pub worker: Rate,
-    pub admin: Rate,
+    pub personal: Rate,
 }
 
 impl Default for RateLimits {
-    /// Workers 50 requests/s with bursts of 100; admins 20/s, bursts of 50.
+    /// Workers 50 requests/s with bursts of 100; personal tokens 20/s, bursts of 50.
     fn default() -> Self {
         RateLimits {
             worker: Rate {
                 per_second: 50.0,
                 burst: 100.0,
             },
-            admin: Rate {
+            personal: Rate {
                 per_second: 20.0,
                 burst: 50.0,
             },
@@ -51,7 +51,7 @@ impl Default for RateLimits {
 impl RateLimits {
     pub const UNLIMITED: RateLimits = RateLimits {
         worker: Rate::UNLIMITED,
-        admin: Rate::UNLIMITED,
+        personal: Rate::UNLIMITED,
     };
 }
 
@@ -81,7 +81,7 @@ impl RateLimiter {
     pub fn allow(&self, key: i64, role: Role, now: Instant) -> bool {
         let rate = match role {
             Role::Worker => self.limits.worker,
-            Role::Admin => self.limits.admin,
+            Role::Personal => self.limits.personal,
         };
         if rate.per_second <= 0.0 {
             return true;
@@ -134,6 +134,6 @@ mod tests {
     fn a_zero_rate_is_unlimited() {
         let limiter = RateLimiter::new(RateLimits::UNLIMITED);
         let now = Instant::now();
-        assert!((0..10_000).all(|_| limiter.allow(1, Role::Admin, now)));
+        assert!((0..10_000).all(|_| limiter.allow(1, Role::Personal, now)));
     }
 }

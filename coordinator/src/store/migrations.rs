@@ -449,7 +449,31 @@ DROP TABLE runs;
 ALTER TABLE runs_new RENAME TO runs;
 CREATE INDEX runs_by_author ON runs (author_id);
 "#,
-    // 16 (issue 31): the web view's sign-in sessions, by the SHA-256 hash of
+    // 16 (issue 31): token roles 'worker' and 'personal' (a person's token,
+    // acting as its user; it was called 'admin'). `tokens` is rebuilt for
+    // the CHECK, 'admin' rows become 'personal', and a user's tokens are
+    // found through an index.
+    r#"
+CREATE TABLE tokens_new (
+    id         INTEGER PRIMARY KEY,
+    name       TEXT    NOT NULL UNIQUE,
+    role       TEXT    NOT NULL CHECK (role IN ('worker', 'personal')),
+    -- SHA-256 of the token text; the text itself is never stored.
+    hash       BLOB    NOT NULL UNIQUE CHECK (length(hash) = 32),
+    created_ms INTEGER NOT NULL,
+    -- Set once the token is revoked; a revoked token never works again.
+    revoked_ms INTEGER,
+    user_id    INTEGER REFERENCES users (id)
+);
+INSERT INTO tokens_new (id, name, role, hash, created_ms, revoked_ms, user_id)
+    SELECT id, name, CASE role WHEN 'admin' THEN 'personal' ELSE role END,
+           hash, created_ms, revoked_ms, user_id
+    FROM tokens;
+DROP TABLE tokens;
+ALTER TABLE tokens_new RENAME TO tokens;
+CREATE INDEX tokens_by_user ON tokens (user_id);
+"#,
+    // 17 (issue 31): the web view's sign-in sessions, by the SHA-256 hash of
     // the cookie's secret (never the secret), each with its end.
     r#"
 CREATE TABLE sessions (
