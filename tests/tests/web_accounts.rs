@@ -195,6 +195,22 @@ fn a_developer_signs_up_and_submits_an_approver_approves_and_refusals_hold() {
     sign_in(&mut b, &base, "dana", NEW_PASSWORD);
     assert_eq!(me(&mut b), "dana");
 
+    // She makes a worker token for her machine, shown once, and revokes it.
+    b.open(&format!("{base}/account"));
+    b.fill("#token-form input[name=name]", "dana-box");
+    b.fill("#token-form select[name=role]", "worker");
+    b.click_and_load("#token-form button");
+    let made = b.eval("document.getElementById('made-token').textContent");
+    let made = made.as_str().expect("the new token").to_owned();
+    assert!(made.starts_with("xqt_"), "{made}");
+    b.open(&format!("{base}/account"));
+    assert!(!b.text().contains(&made), "a token is shown twice");
+    b.click_and_load("tr[data-token='dana-box'] button.revoke");
+    assert_eq!(
+        b.eval("document.querySelector(\"tr[data-token='dana-box']\").dataset.revoked"),
+        "yes"
+    );
+
     // An expired session signs nobody in, and its forms are refused.
     b.open(&format!("{base}/runs/{run}"));
     let conn = rusqlite::Connection::open(&db.0).unwrap();
@@ -237,7 +253,13 @@ fn a_developer_signs_up_and_submits_an_approver_approves_and_refusals_hold() {
 
     drop(b);
     let bytes = database_bytes(&db.0);
-    for secret in [DEV_PASSWORD, NEW_PASSWORD, APPROVER_PASSWORD, &secret] {
+    for secret in [
+        DEV_PASSWORD,
+        NEW_PASSWORD,
+        APPROVER_PASSWORD,
+        &secret,
+        &made,
+    ] {
         assert!(!contains(&bytes, secret), "{secret} is in the database");
     }
     rt.block_on(server.stop());

@@ -37,6 +37,7 @@
 //! * [`account`]: sign-in, sign-up, sign-out.
 //! * [`approvals`]: the approval queue, approve, reject, resume.
 //! * [`users`]: the users page.
+//! * [`profile`]: a user's own page: password and tokens.
 
 pub mod account;
 pub mod approvals;
@@ -45,6 +46,7 @@ pub mod events;
 pub mod games;
 pub mod new_run;
 pub mod pages;
+pub mod profile;
 pub mod replay;
 pub mod run_charts;
 pub mod session;
@@ -162,8 +164,10 @@ pub fn router(web: Arc<Web>) -> Router {
             get(account::sign_up_form).post(account::sign_up),
         )
         .route("/sign-out", post(account::sign_out))
-        .route("/account", get(account::account))
-        .route("/account/password", post(account::change_password))
+        .route("/account", get(profile::account))
+        .route("/account/password", post(profile::change_password))
+        .route("/account/tokens", post(profile::create_token))
+        .route("/account/tokens/revoke", post(profile::revoke_token))
         .route("/runs/{id}/clone", post(pages::clone_run))
         .route("/runs/{id}/games", get(games::list))
         .route("/runs/{id}/games.pgn", get(games::download))
