@@ -123,6 +123,7 @@ impl From<RunStatus> for pb::RunStatus {
             linked,
             author,
             rejection,
+            share,
         } = s;
         pb::RunStatus {
             run_id: id,
@@ -146,6 +147,7 @@ impl From<RunStatus> for pb::RunStatus {
             linked_run_id: linked.unwrap_or(0),
             author: author.unwrap_or_default(),
             rejection: rejection.unwrap_or_default(),
+            share,
         }
     }
 }

@@ -5,9 +5,13 @@
 //!
 //! Among active runs that have a slice to hand out, a worker gets the run
 //! with the highest priority; among equals, the one with the fewest pairs in
-//! flight (so equal runs split the workers evenly), then the one furthest
-//! from its target (`(counted + in flight) / target`; open-ended SPRT runs
-//! count as 0), then the oldest.
+//! flight per unit of throughput share (`in flight / share`, so runs of
+//! equal priority get pairs in flight, and so workers, in proportion to
+//! their shares, and runs of equal shares split them evenly), then the one
+//! furthest from its target (`(counted + in flight) / target`; open-ended
+//! SPRT runs count as 0), then the oldest. The author or an approver may
+//! change a run's priority, share and cap while it runs
+//! ([`Scheduler::modify_run`]); the next lease sees the change.
 //!
 //! # Slices and openings
 //!
@@ -45,7 +49,8 @@ use crate::events::{Actor, EventKind};
 use crate::runs::exclusion;
 use crate::runs::health::WorkerHealth;
 use crate::runs::{
-    Lease, LeaseState, RunKind, RunSpec, RunState, RunStatus, Slice, SliceWork, SpsaHistoryRow,
+    Lease, LeaseState, RunChange, RunKind, RunSpec, RunState, RunStatus, Slice, SliceWork,
+    SpsaHistoryRow,
 };
 use crate::store::leases::{self, NewLease};
 use crate::store::runs::{self as run_rows, Candidate, Cause};
@@ -118,10 +123,14 @@ pub fn pick(candidates: &[Candidate]) -> Option<&Candidate> {
         Some(t) if t > 0 => (c.pairs_counted + c.pairs_in_flight) as f64 / t as f64,
         _ => 0.0,
     };
+    // a.in_flight / a.share against b's, without division or overflow.
+    let load = |c: &Candidate, other: &Candidate| {
+        u128::from(c.pairs_in_flight) * u128::from(other.share.max(1))
+    };
     candidates.iter().filter(|c| c.has_work()).min_by(|a, b| {
         b.priority
             .cmp(&a.priority)
-            .then(a.pairs_in_flight.cmp(&b.pairs_in_flight))
+            .then(load(a, b).cmp(&load(b, a)))
             .then(progress(a).total_cmp(&progress(b)))
             .then(a.id.cmp(&b.id))
     })
@@ -302,6 +311,51 @@ impl Scheduler {
             }
             run_rows::set_state(tx, id, starting_state(tx, actor)?, now)?;
             events::log(tx, actor, EventKind::Resume, Some(id), "", now)?;
+            Ok(true)
+        })
+        .await
+    }
+
+    /// Changes run `id`'s cap, priority or share for `actor` (who may manage
+    /// it, as for a stop) and logs one `modify` event that says `old → new` for
+    /// each field that changed. Only an active, pending or stopped run
+    /// changes (else `Invalid`); a cap below the pairs already handed out, or
+    /// one the run's kind refuses, is `Invalid` ([`RunChange::apply`]). A cap
+    /// the counted pairs reach finishes the run, as the result that reached
+    /// it would have. Values the run already has change nothing and log
+    /// nothing. The next lease is cut and chosen under the change.
+    pub async fn modify_run(
+        &self,
+        id: u64,
+        change: RunChange,
+        actor: Actor,
+    ) -> Result<RunStatus, StoreError> {
+        self.change_run(id, actor, move |tx, actor, run, now| {
+            check_manager(tx, actor, id)?;
+            if !matches!(
+                run.state,
+                RunState::Active | RunState::Pending | RunState::Stopped
+            ) {
+                return Err(StoreError::invalid(
+                    "run_id",
+                    format!(
+                        "run {id} is {}; only an active, pending or stopped run changes",
+                        run.state.as_str()
+                    ),
+                ));
+            }
+            let issued = run_rows::pairs_issued(tx, id)?;
+            let changed = change.apply(run, run.share, issued)?;
+            if changed.detail.is_empty() {
+                return Ok(false);
+            }
+            run_rows::modify(tx, id, &changed.spec, changed.share, now)?;
+            events::log(tx, actor, EventKind::Modify, Some(id), &changed.detail, now)?;
+            let at_cap = changed.spec.kind.target_pairs();
+            if at_cap.is_some_and(|t| run.totals.pairs >= t) {
+                run_rows::set_state(tx, id, RunState::Finished, now)?;
+                tracing::info!(run_id = id, "run finished at its changed cap");
+            }
             Ok(true)
         })
         .await
@@ -1203,6 +1257,7 @@ mod tests {
             pairs_issued: 0,
             pairs_counted: 0,
             pairs_in_flight: in_flight,
+            share: runs::change::DEFAULT_SHARE,
             has_requeued: false,
         };
         assert_eq!(pick(&[c(1, 0, 0), c(2, 1, 50)]).unwrap().id, 2);
@@ -1212,5 +1267,199 @@ mod tests {
             ..c(3, 5, 0)
         };
         assert_eq!(pick(&[full, c(4, 0, 0)]).unwrap().id, 4);
+    }
+
+    /// Runs of equal priority and shares 100 and 200, none of whose leases
+    /// end: 300 picks of 8-pair leases go 1:2, and so do their pairs in
+    /// flight; a higher priority still comes first whatever the shares.
+    #[test]
+    fn runs_of_equal_priority_get_pairs_in_flight_in_proportion_to_their_shares() {
+        let c = |id, share| Candidate {
+            id,
+            priority: 0,
+            target_pairs: None,
+            pairs_issued: 0,
+            pairs_counted: 0,
+            pairs_in_flight: 0,
+            share,
+            has_requeued: false,
+        };
+        let mut runs = [c(1, 100), c(2, 200)];
+        let mut picks = [0u32; 2];
+        for _ in 0..300 {
+            let id = pick(&runs).unwrap().id;
+            let i = runs.iter().position(|r| r.id == id).unwrap();
+            picks[i] += 1;
+            runs[i].pairs_in_flight += 8;
+        }
+        assert_eq!(picks, [100, 200]);
+        let urgent = Candidate {
+            priority: 1,
+            ..c(3, 1)
+        };
+        assert_eq!(pick(&[runs[1].clone(), urgent]).unwrap().id, 3);
+    }
+
+    /// A games run of 20 pairs in leases of 4: the cap changes between
+    /// leases, never below the pairs handed out, and the next lease is cut
+    /// to it; the run finishes at the new cap, and a finished run no longer
+    /// changes. Each change is one event saying old → new.
+    #[tokio::test]
+    async fn a_changed_cap_cuts_the_next_lease_and_finishes_the_run_at_it() {
+        let (s, w) = setup(Duration::from_secs(60)).await;
+        let (run, _) = s
+            .create_run(games_spec(20, 4), false, Actor::system())
+            .await
+            .unwrap();
+        let first = s.request_work(w).await.unwrap().unwrap();
+        let second = s.request_work(w).await.unwrap().unwrap();
+        let cap = |pairs| RunChange::new(Some(pairs), None, None).unwrap();
+        let err = s
+            .modify_run(run, cap(6), Actor::system())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StoreError::Invalid(_)), "{err}");
+        assert!(
+            err.to_string()
+                .contains("handed out 8 pairs (0 counted); a cap of 6"),
+            "{err}"
+        );
+        let changed = s.modify_run(run, cap(10), Actor::system()).await.unwrap();
+        assert_eq!(changed.target_pairs, Some(10));
+        assert_eq!(changed.state, RunState::Active);
+        let third = s.request_work(w).await.unwrap().unwrap();
+        assert_eq!((third.work.openings.offset, third.work.pairs), (8, 2));
+        assert_eq!(s.request_work(w).await.unwrap(), None);
+        for g in [&first, &second, &third] {
+            s.submit(w, g.lease_id, draws(&g.work)).await.unwrap();
+        }
+        let done = s.get_run(run).await.unwrap();
+        assert_eq!((done.state, done.totals.pairs), (RunState::Finished, 10));
+        let err = s
+            .modify_run(run, cap(12), Actor::system())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("run 1 is finished"), "{err}");
+
+        let (early, _) = s
+            .create_run(games_spec(20, 4), false, Actor::system())
+            .await
+            .unwrap();
+        let g = s.request_work(w).await.unwrap().unwrap();
+        s.submit(w, g.lease_id, draws(&g.work)).await.unwrap();
+        let at_cap = s.modify_run(early, cap(4), Actor::system()).await.unwrap();
+        assert_eq!(
+            at_cap.state,
+            RunState::Finished,
+            "the counted pairs reach it"
+        );
+        let log = s
+            .store
+            .call(|conn| {
+                let filter = crate::events::EventFilter {
+                    kind: Some(EventKind::Modify),
+                    limit: 10,
+                    ..Default::default()
+                };
+                events::list(conn, &filter)
+            })
+            .await
+            .unwrap();
+        let details: Vec<_> = log.iter().map(|e| (e.run, e.detail.as_str())).collect();
+        assert_eq!(
+            details,
+            [(Some(early), "pairs 20 → 4"), (Some(run), "pairs 20 → 10")]
+        );
+    }
+
+    /// Raising a run's priority hands it the next lease; a share alone only
+    /// weighs among equals; values the run has already change nothing. An
+    /// SPRT's cap is its max pairs; an SPSA run's length does not change.
+    #[tokio::test]
+    async fn priority_share_and_the_kinds_caps_change_as_documented() {
+        let (s, w) = setup(Duration::from_secs(60)).await;
+        let (a, _) = s
+            .create_run(games_spec(100, 4), false, Actor::system())
+            .await
+            .unwrap();
+        let mut other = games_spec(100, 4);
+        other.name = "other".to_owned();
+        let (b, _) = s.create_run(other, false, Actor::system()).await.unwrap();
+        assert_eq!(s.request_work(w).await.unwrap().unwrap().run_id, a);
+        let change = RunChange::new(None, Some(0), Some(300)).unwrap();
+        let shared = s.modify_run(b, change, Actor::system()).await.unwrap();
+        assert_eq!((shared.spec.priority, shared.share), (0, 300));
+        assert_eq!(s.request_work(w).await.unwrap().unwrap().run_id, b);
+        assert_eq!(s.request_work(w).await.unwrap().unwrap().run_id, b);
+        assert_eq!(s.request_work(w).await.unwrap().unwrap().run_id, b);
+        assert_eq!(s.request_work(w).await.unwrap().unwrap().run_id, a);
+        let up = RunChange::new(None, Some(5), None).unwrap();
+        let raised = s.modify_run(a, up, Actor::system()).await.unwrap();
+        assert_eq!(raised.spec.priority, 5);
+        for _ in 0..3 {
+            assert_eq!(s.request_work(w).await.unwrap().unwrap().run_id, a);
+        }
+        let same = s.modify_run(a, up, Actor::system()).await.unwrap();
+        assert_eq!(same.updated_ms, raised.updated_ms, "nothing changed");
+
+        use crate::stats::EloModel;
+        use crate::stats::sprt::SprtParams;
+        let mut sprt = games_spec(0, 4);
+        sprt.name = "sprt".to_owned();
+        sprt.kind = KindSpec::Sprt(runs::SprtSpec {
+            dev_params: BTreeMap::new(),
+            base_params: BTreeMap::new(),
+            lineup: Default::default(),
+            sprt: SprtParams::new(0.0, 5.0, 0.05, 0.05, EloModel::Normalized).unwrap(),
+            max_pairs: None,
+        });
+        let (t, _) = s.create_run(sprt, false, Actor::system()).await.unwrap();
+        let capped = s
+            .modify_run(
+                t,
+                RunChange::new(Some(300), None, None).unwrap(),
+                Actor::system(),
+            )
+            .await
+            .unwrap();
+        let KindSpec::Sprt(spec) = &capped.spec.kind else {
+            panic!("an sprt run");
+        };
+        assert_eq!(
+            (spec.max_pairs, capped.target_pairs),
+            (Some(300), Some(300))
+        );
+
+        let mut tune = games_spec(0, 4);
+        tune.name = "tune".to_owned();
+        tune.kind = KindSpec::Spsa(runs::SpsaSpec {
+            params: vec![crate::spsa::SpsaParamSpec {
+                name: "chariot_value".to_owned(),
+                start: 400.0,
+                min: 100.0,
+                max: 2000.0,
+                c_end: 60.0,
+                r_end: 0.002,
+                integer: true,
+            }],
+            games: 400,
+            engine: None,
+            pairs_per_iteration: 4,
+            verify: None,
+        });
+        let (u, _) = s.create_run(tune, false, Actor::system()).await.unwrap();
+        let err = s
+            .modify_run(
+                u,
+                RunChange::new(Some(300), None, None).unwrap(),
+                Actor::system(),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("gain schedule was fixed by its 400 games"),
+            "{err}"
+        );
     }
 }

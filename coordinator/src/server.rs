@@ -32,7 +32,7 @@ use crate::events::Actor;
 use crate::game_export::{self, GameQuery};
 use crate::http::{Http, ViewParts};
 use crate::metrics::{GrpcMetricsLayer, Metrics};
-use crate::runs::{RunSpec, RunState};
+use crate::runs::{RunChange, RunSpec, RunState};
 use crate::scheduler::{Scheduler, SchedulerConfig};
 use crate::shutdown::Shutdown;
 use crate::store::workers::NewWorker;
@@ -576,6 +576,25 @@ impl RunService for Runs {
         let run = self.scheduler.resume_run(run_id, actor).await?;
         tracing::info!(run_id, "run resumed");
         Ok(Response::new(pb::ResumeRunResponse {
+            run: Some(run.into()),
+        }))
+    }
+
+    async fn modify_run(
+        &self,
+        request: Request<pb::ModifyRunRequest>,
+    ) -> Result<Response<pb::ModifyRunResponse>, Status> {
+        let actor = Actor::from(&caller(&request)?);
+        let pb::ModifyRunRequest {
+            run_id,
+            pairs,
+            priority,
+            share,
+        } = request.into_inner();
+        let change = RunChange::new(pairs, priority, share).map_err(StoreError::from)?;
+        let run = self.scheduler.modify_run(run_id, change, actor).await?;
+        tracing::info!(run_id, "run modified");
+        Ok(Response::new(pb::ModifyRunResponse {
             run: Some(run.into()),
         }))
     }

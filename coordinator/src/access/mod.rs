@@ -167,7 +167,7 @@ pub fn permission(path: &str) -> Option<Permission> {
         }
         (
             "xq.cluster.v1.RunService",
-            "CreateRun" | "StopRun" | "ApproveRun" | "RejectRun" | "ResumeRun",
+            "CreateRun" | "StopRun" | "ApproveRun" | "RejectRun" | "ResumeRun" | "ModifyRun",
         ) => Some(Permission::ManageRuns),
         ("xq.cluster.v1.AccountService", "Login") => Some(Permission::SignIn),
         ("xq.cluster.v1.AccountService", "CreateToken" | "ListTokens" | "RevokeToken") => {
@@ -204,12 +204,14 @@ mod tests {
         assert!(!Role::Worker.allows(p("/xq.cluster.v1.RunService/CreateRun")));
         assert!(!Role::Worker.allows(p("/xq.cluster.v1.RunService/StopRun")));
         assert!(!Role::Worker.allows(p("/xq.cluster.v1.AccountService/CreateToken")));
+        assert!(!Role::Worker.allows(p("/xq.cluster.v1.RunService/ModifyRun")));
     }
 
     #[test]
     fn personal_tokens_manage_runs_and_tokens_but_never_work() {
         let p = |m| permission(m).unwrap();
         assert!(Role::Personal.allows(p("/xq.cluster.v1.RunService/StopRun")));
+        assert!(Role::Personal.allows(p("/xq.cluster.v1.RunService/ModifyRun")));
         assert!(Role::Personal.allows(p("/xq.cluster.v1.RunService/ListRuns")));
         assert!(Role::Personal.allows(p("/xq.cluster.v1.AccountService/RevokeToken")));
         assert!(!Role::Personal.allows(p("/xq.cluster.v1.WorkerService/Register")));

@@ -28,6 +28,11 @@ impl Kind for GamesSpec {
         Some(self.pairs)
     }
 
+    fn set_target_pairs(&mut self, pairs: u64, _: u64, _: u32) -> Result<(), RunError> {
+        self.pairs = pairs;
+        Ok(())
+    }
+
     fn engines(&self) -> Vec<&str> {
         self.lineup.engines()
     }

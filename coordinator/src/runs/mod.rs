@@ -11,6 +11,7 @@
 //! (SPRT, games), θ+ (SPSA) or the engine with Red in a pair's first game
 //! (variants, whose per-variant statistics are from Red's view).
 
+pub mod change;
 pub mod error;
 pub mod exclusion;
 pub mod games;
@@ -36,6 +37,7 @@ use crate::spsa::{SpsaParamSpec, SpsaRequest, SpsaState};
 use crate::stats::Results;
 use crate::stats::elo::{EloEstimate, logistic_elo};
 use crate::stats::sprt::{SprtOutcome, SprtParams};
+pub use change::RunChange;
 pub use error::RunError;
 pub use games::GamesSpec;
 pub use lease::{Lease, LeaseState, StoredResult};
@@ -488,6 +490,19 @@ pub trait Kind {
         Ok(Vec::new())
     }
 
+    /// Sets the cap to `pairs` game pairs over the whole run (what
+    /// [`Kind::target_pairs`] then says), after `issued` fresh pairs were
+    /// handed out in leases of `batch` pairs (`pairs >= issued`, checked by
+    /// the caller). The slices already handed out must stay those the new
+    /// cap would have cut. A kind without a cap that may change refuses.
+    fn set_target_pairs(&mut self, pairs: u64, issued: u64, batch: u32) -> Result<(), RunError> {
+        let _ = (pairs, issued, batch);
+        Err(RunError::invalid(
+            "pairs",
+            format!("a {} run has no game cap to change", self.kind().as_str()),
+        ))
+    }
+
     /// The fresh slice after `issued` pairs were handed out, at most `batch`
     /// pairs, or `None` when every pair was: by default consecutive openings.
     fn next_slice(&self, batch: u32, issued: u64) -> Option<Slice> {
@@ -587,6 +602,9 @@ pub struct RunStatus {
     pub author: Option<String>,
     /// Why an approver rejected it ([`RunState::Rejected`]).
     pub rejection: Option<String>,
+    /// Its throughput share: among runs of equal priority, pairs in flight
+    /// in proportion to it ([`change::DEFAULT_SHARE`] = the normal share).
+    pub share: u32,
 }
 
 impl RunStatus {

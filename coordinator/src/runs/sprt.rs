@@ -38,6 +38,12 @@ impl Kind for SprtSpec {
         Some(&self.sprt)
     }
 
+    /// The pair cap; the test and its bounds stay as they are.
+    fn set_target_pairs(&mut self, pairs: u64, _: u64, _: u32) -> Result<(), RunError> {
+        self.max_pairs = Some(pairs);
+        Ok(())
+    }
+
     fn engines(&self) -> Vec<&str> {
         self.lineup.engines()
     }

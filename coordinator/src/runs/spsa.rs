@@ -184,6 +184,20 @@ impl Kind for SpsaSpec {
         Some(self.games / 2)
     }
 
+    /// Refused: the gain schedule (`c`, `a` and `A` of every parameter) was
+    /// computed from the run's length when it started, so a tune of another
+    /// length is another tune.
+    fn set_target_pairs(&mut self, _: u64, _: u64, _: u32) -> Result<(), RunError> {
+        Err(RunError::invalid(
+            "pairs",
+            format!(
+                "an spsa run's gain schedule was fixed by its {} games when it started; \
+                 a tune of another length is a new run",
+                self.games
+            ),
+        ))
+    }
+
     /// The batch is the pairs per iteration: either setting gives it (4 when
     /// neither does), and both must agree.
     fn batch_pairs(&mut self, requested: u32) -> Result<u32, Invalid> {
@@ -519,6 +533,7 @@ mod tests {
             linked: None,
             author: None,
             rejection: None,
+            share: crate::runs::change::DEFAULT_SHARE,
         }
     }
 

@@ -62,6 +62,36 @@ impl Kind for VariantsSpec {
         &self.rules
     }
 
+    /// `pairs` over all variants, a multiple of their number. The slices
+    /// handed out stay those of the new cap: the rounds before the current
+    /// one are full under it, and a round under way keeps its size.
+    fn set_target_pairs(&mut self, pairs: u64, issued: u64, batch: u32) -> Result<(), RunError> {
+        let variants = self.rules.len() as u64;
+        if variants == 0 || pairs % variants != 0 {
+            return Err(RunError::invalid(
+                "pairs",
+                format!("a cap over {variants} variants must be a multiple of {variants} pairs"),
+            ));
+        }
+        let changed = VariantsSpec {
+            pairs: pairs / variants,
+            ..self.clone()
+        };
+        if !same_slices(self, &changed, batch, issued) {
+            return Err(RunError::invalid(
+                "pairs",
+                format!(
+                    "its round under way has {} pairs per variant and would get {}, \
+                     so the variants would not play the same openings",
+                    round_size(self, batch, issued),
+                    round_size(&changed, batch, issued)
+                ),
+            ));
+        }
+        *self = changed;
+        Ok(())
+    }
+
     /// Round by round, one variant per slice (see the module docs).
     fn next_slice(&self, batch: u32, issued: u64) -> Option<Slice> {
         fresh_slice(self, batch, issued)
@@ -184,6 +214,28 @@ pub fn fresh_slice(spec: &VariantsSpec, batch: u32, issued: u64) -> Option<Slice
     })
 }
 
+/// The pairs per variant of the round that holds fresh pair `issued`.
+fn round_size(spec: &VariantsSpec, batch: u32, issued: u64) -> u64 {
+    let batch = u64::from(batch.max(1));
+    let round = issued / (spec.rules.len().max(1) as u64 * batch);
+    batch.min(spec.pairs.saturating_sub(round * batch))
+}
+
+/// Whether the first `issued` fresh pairs are cut into the same slices
+/// under `a` and `b` (same rules and batch, other pairs per variant): every
+/// round before the current one is full under both, and the current one,
+/// if started, has the same size.
+fn same_slices(a: &VariantsSpec, b: &VariantsSpec, batch: u32, issued: u64) -> bool {
+    let batch_u = u64::from(batch.max(1));
+    let per_round = a.rules.len() as u64 * batch_u;
+    let round = issued / per_round;
+    let started = issued % per_round != 0;
+    let full_before = |s: &VariantsSpec| s.pairs >= round * batch_u;
+    full_before(a)
+        && full_before(b)
+        && (!started || round_size(a, batch, issued) == round_size(b, batch, issued))
+}
+
 /// One variant's counted games.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct VariantTotals {
@@ -285,6 +337,30 @@ mod tests {
             out.push(s);
         }
         out
+    }
+
+    #[test]
+    fn a_cap_changes_only_where_the_slices_handed_out_stay_the_same() {
+        let mut s = spec(2, 10);
+        let err = s.set_target_pairs(21, 0, 4).unwrap_err().to_string();
+        assert!(err.contains("multiple of 2"), "{err}");
+        // Round 0 under way (variant 0 has [0, 4)): it keeps its size of 4.
+        s.set_target_pairs(16, 4, 4).unwrap();
+        assert_eq!(s.pairs, 8);
+        let err = s.set_target_pairs(6, 4, 4).unwrap_err().to_string();
+        assert!(err.contains("4 pairs per variant and would get 3"), "{err}");
+        // The last round of 10 per variant (2 pairs) begun: it cannot grow.
+        let mut s = spec(2, 10);
+        let err = s.set_target_pairs(24, 18, 4).unwrap_err().to_string();
+        assert!(err.contains("2 pairs per variant and would get 4"), "{err}");
+        // At a round's boundary the cap may grow or shrink to it.
+        s.set_target_pairs(16, 16, 4).unwrap();
+        assert_eq!(all(&s, 4).len(), 4);
+        let mut grown = spec(2, 8);
+        grown.set_target_pairs(30, 16, 4).unwrap();
+        let slices = all(&grown, 4);
+        assert_eq!(&slices[..4], &all(&spec(2, 8), 4)[..]);
+        assert_eq!(slices.last().map(|s| (s.offset, s.pairs)), Some((12, 3)));
     }
 
     #[test]

@@ -485,6 +485,14 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_by_user ON sessions (user_id);
 "#,
+    // 18 (issue 31): changing a running test. A run's throughput share
+    // (100 = the normal share; among runs of equal priority, pairs in flight
+    // in proportion to it). From this version a run's spec changes with its
+    // cap and priority, and `priority` and `target_pairs` with it, in the
+    // same statement.
+    r#"
+ALTER TABLE runs ADD COLUMN share INTEGER NOT NULL DEFAULT 100 CHECK (share > 0);
+"#,
 ];
 
 /// A migrated in-memory database, for the store's unit tests.

@@ -131,7 +131,7 @@ const COLUMNS: &str =
     (SELECT COALESCE(SUM(pairs), 0) FROM leases l
      WHERE l.run_id = runs.id AND l.state = 'active' AND +l.deadline_ms >= ?1),
     verifies, (SELECT MIN(v.id) FROM runs v WHERE v.verifies = runs.id),
-    (SELECT u.name FROM users u WHERE u.id = runs.author_id), rejection";
+    (SELECT u.name FROM users u WHERE u.id = runs.author_id), rejection, share";
 
 /// One run, or `NotFound`. Pairs in flight count leases active at `now`.
 pub fn load(conn: &Connection, id: u64, now: i64) -> Result<RunStatus, StoreError> {
@@ -214,6 +214,7 @@ struct Raw {
     /// The author's user name.
     author: Option<String>,
     rejection: Option<String>,
+    share: i64,
 }
 
 fn raw(r: &Row<'_>) -> rusqlite::Result<Raw> {
@@ -237,6 +238,7 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<Raw> {
         verified_by: r.get(21)?,
         author: r.get(22)?,
         rejection: r.get(23)?,
+        share: r.get(24)?,
     })
 }
 
@@ -289,8 +291,17 @@ impl Raw {
             linked: self.verifies.or(self.verified_by).map(|id| id as u64),
             author: self.author,
             rejection: self.rejection,
+            share: share(self.share)?,
         })
     }
+}
+
+/// A stored share, which the schema keeps positive.
+fn share(stored: i64) -> Result<u32, StoreError> {
+    u32::try_from(stored)
+        .ok()
+        .filter(|&s| s > 0)
+        .ok_or_else(|| StoreError::Schema(format!("invalid share {stored}")))
 }
 
 fn parse_sprt_state(token: &str) -> Result<SprtState, StoreError> {
@@ -318,6 +329,39 @@ pub fn set_state(
     Ok(conn.prepare_cached("UPDATE leases SET state = 'cancelled', finished_ms = ?2 WHERE run_id = ?1 AND state = 'active'")?.execute(
         params![id as i64, now],
     )?)
+}
+
+/// Writes run `id`'s changed `spec` and `share`; the columns the scheduler
+/// reads (`priority`, `target_pairs`) are the spec's, written with it.
+pub fn modify(
+    conn: &Connection,
+    id: u64,
+    spec: &RunSpec,
+    share: u32,
+    now: i64,
+) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "UPDATE runs SET spec = ?2, priority = ?3, target_pairs = ?4, share = ?5, updated_ms = ?6
+         WHERE id = ?1",
+    )?
+    .execute(params![
+        id as i64,
+        serde_json::to_string(spec)?,
+        spec.priority,
+        spec.kind.target_pairs().map(|t| t as i64),
+        share,
+        now
+    ])?;
+    Ok(())
+}
+
+/// The fresh pairs run `id` has handed out (its next fresh opening offset).
+pub fn pairs_issued(conn: &Connection, id: u64) -> Result<u64, StoreError> {
+    conn.prepare_cached("SELECT pairs_issued FROM runs WHERE id = ?1")?
+        .query_row([id as i64], |r| r.get::<_, i64>(0))
+        .optional()?
+        .map(count)
+        .ok_or_else(|| StoreError::NotFound(format!("no run {id}")))
 }
 
 /// Marks run `id` rejected with `reason`.
@@ -498,6 +542,8 @@ pub struct Candidate {
     pub pairs_issued: u64,
     pub pairs_counted: u64,
     pub pairs_in_flight: u64,
+    /// Throughput share, positive (see the scheduler's fair share).
+    pub share: u32,
     /// Whether an expired, released or excluded slice waits to be handed
     /// out again.
     pub has_requeued: bool,
@@ -516,7 +562,7 @@ pub fn candidates(conn: &Connection, worker_id: u64) -> Result<Vec<Candidate>, S
     let sql = format!(
         "SELECT id, priority, target_pairs, pairs_issued, pairs,
             (SELECT COALESCE(SUM(pairs), 0) FROM leases l WHERE l.run_id = runs.id AND l.state = 'active'),
-            EXISTS ({requeued})
+            EXISTS ({requeued}), share
          FROM runs WHERE state = 'active'
          AND NOT EXISTS (SELECT 1 FROM run_excluded_workers e
                          WHERE e.run_id = runs.id AND e.worker_id = ?1)",
@@ -532,6 +578,7 @@ pub fn candidates(conn: &Connection, worker_id: u64) -> Result<Vec<Candidate>, S
             pairs_counted: count(r.get(4)?),
             pairs_in_flight: count(r.get(5)?),
             has_requeued: r.get(6)?,
+            share: r.get::<_, u32>(7)?.max(1),
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
