@@ -174,7 +174,8 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         5 => &[7, 6, 5, 4, 3, 2, 1],
         6..=10 => &[9, 8, 7, 6, 5, 4, 3, 2, 1],
         11..=14 => &[10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
-        _ => &[40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        15..=17 => &[40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        _ => &[41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
     };
     assert_eq!(ids, expected, "runs of a version-{version} database");
     if version >= 2 {
@@ -237,6 +238,22 @@ fn check_later_runs(back: &ReadBack, version: usize) {
             back.runs.iter().all(|r| r.spec.workers.is_default()),
             "runs from before worker policies ask nothing of their workers"
         );
+    }
+    // Runs from before shares have the normal share.
+    assert!(
+        back.runs
+            .iter()
+            .filter(|r| r.id != 41)
+            .all(|r| r.share == 100),
+        "shares of a version-{version} database"
+    );
+    if version >= 18 {
+        let raised = run(back, 41);
+        assert_eq!(
+            (raised.spec.priority, raised.share, raised.target_pairs),
+            (3, 250, Some(6))
+        );
+        assert_eq!(raised.spec.kind.target_pairs(), raised.target_pairs);
     }
     if version >= 4 {
         let variants = run(back, 6);
