@@ -7,6 +7,7 @@ use tonic::transport::Channel;
 pub use xq_coordinator::report::summary::{json as summary_json, state};
 use xq_coordinator::report::summary::{keep_games, kind, kind_spec, run_kind, sprt_state};
 use xq_coordinator::runs::RunKind;
+use xq_coordinator::runs::change::DEFAULT_SHARE;
 use xq_coordinator::runs::spsa::paste_back;
 use xq_proto::connect::Auth;
 use xq_proto::pb::run_service_client::RunServiceClient;
@@ -57,8 +58,22 @@ pub fn status_line(s: &pb::RunStatus) -> String {
         2 * s.pairs_in_flight,
         progress_line(s)
     ) + &keep_suffix(s)
+        + &schedule_suffix(s)
         + &flag_suffix(s)
         + &author_suffix(s)
+}
+
+/// `  priority P` and `  share S` where they are not the defaults (0, 100).
+fn schedule_suffix(s: &pb::RunStatus) -> String {
+    let mut out = String::new();
+    let priority = s.spec.as_ref().map_or(0, |sp| sp.priority);
+    if priority != 0 {
+        out += &format!("  priority {priority}");
+    }
+    if s.share != DEFAULT_SHARE {
+        out += &format!("  share {}", s.share);
+    }
+    out
 }
 
 /// `  by NAME` for a run with an author, and a rejection's reason.

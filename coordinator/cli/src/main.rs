@@ -20,6 +20,7 @@ mod display;
 mod engine;
 mod events;
 mod login;
+mod modify;
 mod pgn;
 mod plot;
 mod remote;
@@ -66,6 +67,9 @@ enum Command {
     Stop(cluster::RunRefArgs),
     /// Resume a stopped run where it stood.
     Resume(cluster::RunRefArgs),
+    /// Change a running test's cap, priority or throughput share (its
+    /// author, an approver or an admin).
+    Modify(modify::ModifyArgs),
     /// Approve a pending run (approvers and admins, not its author).
     Approve(cluster::RunRefArgs),
     /// Reject a pending run with a reason its author sees.
@@ -117,6 +121,7 @@ impl Cli {
             Command::Report(args) => args.run(),
             Command::Stop(args) => args.stop(),
             Command::Resume(args) => args.resume(),
+            Command::Modify(args) => args.run(),
             Command::Approve(args) => args.approve(),
             Command::Reject(args) => args.run(),
             Command::Local(args) => args.run(player),
