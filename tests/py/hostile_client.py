@@ -11,6 +11,10 @@ hostile or broken worker would:
   * fewer game records than the lease has pairs,
   * a Register whose name is 100,000 bytes long.
 
+Then the run-management methods (ApproveRun, RejectRun, ResumeRun,
+ModifyRun) with a worker token or none, and with the admin token on values
+each must refuse with its code.
+
 Each must be refused with INVALID_ARGUMENT naming the field; the long name's
 refusal must arrive as a refusal (not a broken stream because its message
 overflowed the client's metadata limit) and quote the name short. Prints one
@@ -159,7 +163,9 @@ def main() -> int:
     approve = pb.ApproveRunRequest(run_id=args.run)
     reject = pb.RejectRunRequest(run_id=args.run, reason="no")
     resume = pb.ResumeRunRequest(run_id=args.run)
-    for method, request in [("ApproveRun", approve), ("RejectRun", reject), ("ResumeRun", resume)]:
+    modify = pb.ModifyRunRequest(run_id=args.run, priority=1)
+    for method, request in [("ApproveRun", approve), ("RejectRun", reject), ("ResumeRun", resume),
+                            ("ModifyRun", modify)]:
         call = getattr(runs, method)
         refused(f"{method}_as_worker", lambda: call(request, metadata=auth), "PERMISSION_DENIED")
         refused(f"{method}_without_token", lambda: call(request), "UNAUTHENTICATED")
@@ -177,6 +183,25 @@ def main() -> int:
             lambda: runs.RejectRun(pb.RejectRunRequest(run_id=args.run, reason="r" * 100_000),
                                    metadata=admin),
             "INVALID_ARGUMENT", "reason")
+
+    # ModifyRun with an admin token: an unknown run, nothing to change, and
+    # values out of range (a share is unsigned on the wire, so 0 and one
+    # over the largest); the run has handed out one lease of 2 pairs.
+    def modify_run(**fields):
+        return lambda: runs.ModifyRun(pb.ModifyRunRequest(**fields), metadata=admin)
+
+    refused("modify_an_unknown_run", modify_run(run_id=999_999, priority=1),
+            "NOT_FOUND", "999999")
+    refused("modify_nothing", modify_run(run_id=args.run), "INVALID_ARGUMENT",
+            "nothing to change")
+    refused("modify_with_a_share_of_0", modify_run(run_id=args.run, share=0),
+            "INVALID_ARGUMENT", "share")
+    refused("modify_with_a_share_of_4000000000",
+            modify_run(run_id=args.run, share=4_000_000_000), "INVALID_ARGUMENT", "share")
+    refused("modify_with_a_cap_of_0", modify_run(run_id=args.run, pairs=0),
+            "INVALID_ARGUMENT", "pairs")
+    refused("modify_with_a_cap_below_the_pairs_handed_out",
+            modify_run(run_id=args.run, pairs=1), "INVALID_ARGUMENT", "handed out 2 pairs")
 
     # The account service: Login is the one call without a token; its bad
     # values are named refusals, a wrong password is UNAUTHENTICATED. Token

@@ -4,14 +4,16 @@
 //! games than pairs, and a name of 100,000 bytes. Each is refused naming the
 //! field, the refusals stay small, and nothing is counted: the lease still
 //! holds and its honest result counts once afterwards. It also calls the
-//! run-management methods (ApproveRun, RejectRun, ResumeRun) with a worker
-//! token and with none (refused), and with an admin token on a run that is
-//! not pending or stopped, an unknown run, and a missing or 100,000-byte
-//! rejection reason: each a refusal of the expected code, kept small. And
-//! the account service: Login without values, with a wrong password and
-//! with 100,000-byte fields, CreateToken without a token, with a worker
-//! token, with a token of no user, without a role or with a 100,000-byte
-//! name, and RevokeToken of another user's token.
+//! run-management methods (ApproveRun, RejectRun, ResumeRun, ModifyRun) with
+//! a worker token and with none (refused), and with an admin token on a run
+//! that is not pending or stopped, an unknown run, a missing or
+//! 100,000-byte rejection reason, a change of nothing, a share of 0 or over
+//! the largest, a cap of 0 or below the pairs handed out: each a refusal of
+//! the expected code, kept small, and the run unchanged. And the account
+//! service: Login without values, with a wrong password and with
+//! 100,000-byte fields, CreateToken without a token, with a worker token,
+//! with a token of no user, without a role or with a 100,000-byte name, and
+//! RevokeToken of another user's token.
 //!
 //! Needs grpcio and grpcio-tools in `XQ_PYTHON`'s environment
 //! (`tests/py/requirements.txt`; `.ci/run` installs them).
@@ -103,7 +105,7 @@ async fn a_foreign_client_gets_named_refusals_and_nothing_is_counted() {
         );
     }
     let refusals = report["refusals"].as_object().expect("refusals");
-    assert_eq!(refusals.len(), 23, "{refusals:?}");
+    assert_eq!(refusals.len(), 31, "{refusals:?}");
     for (name, refusal) in refusals {
         assert_eq!(refusal["code"], refusal["expected"], "{name}: {refusal}");
         assert!(
@@ -121,6 +123,15 @@ async fn a_foreign_client_gets_named_refusals_and_nothing_is_counted() {
     let totals = after.totals.clone().unwrap();
     assert_eq!((totals.pairs, totals.wins), (0, 0), "nothing counted");
     assert_eq!(after.pairs_in_flight, 2, "the lease still holds");
+    assert_eq!(
+        (
+            after.spec.as_ref().map(|s| s.priority),
+            after.share,
+            after.target_pairs
+        ),
+        (Some(0), 100, 0),
+        "no refused change changed the run"
+    );
 
     // The same lease's honest result, with its games, counts once.
     let worker_id = report["worker_id"].as_u64().unwrap();

@@ -4,8 +4,11 @@
 //! `report --json`, the web view's list and its author filter), each change
 //! is in the events log with its actor (`events`, `/events`), a developer
 //! stops only their own runs, an untrusted developer's test waits for an
-//! approver who is not its author (and a pending run gets no workers), and
-//! the database file holds no password or token in clear.
+//! approver who is not its author (and a pending run gets no workers), the
+//! author changes a running test's cap and priority (another developer may
+//! not, and what would invalidate its statistics is refused by name) and the
+//! next lease follows the change, and the database file holds no password
+//! or token in clear.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -13,7 +16,7 @@ use std::time::Duration;
 
 use xq_proto::pb;
 use xq_tests::cluster::{
-    TempDb, TestServer, create, fast_config, games_spec, raw_worker, run_client, status,
+    TempDb, TestServer, create, drawn, fast_config, games_spec, raw_worker, run_client, status,
 };
 use xq_tests::{binary, coordinator_cli, web};
 
@@ -436,4 +439,138 @@ async fn an_untrusted_developers_test_waits_for_an_approver_who_is_not_its_autho
         .map(|l| l.split_whitespace().nth(3).unwrap())
         .collect();
     assert_eq!(kinds, ["reject", "approve"], "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_author_changes_a_running_test_and_the_next_lease_follows() {
+    let (db, server, [fay, gus, cy]) =
+        two_developers_and_an_approver("users-modify", ["fay", "gus", "cy"]).await;
+    let url = server.url();
+    // Fay's test (approved by cy) and cy's own, alike: 20 pairs in leases of 4.
+    let mut as_fay = run_client(&url, Some(&fay));
+    let mut as_cy = run_client(&url, Some(&cy));
+    let mine = create(&mut as_fay, games_spec(20, 4)).await;
+    as_cy
+        .approve_run(pb::ApproveRunRequest { run_id: mine })
+        .await
+        .unwrap();
+    let theirs = create(&mut as_cy, games_spec(20, 4)).await;
+    let (mut worker, worker_id) = raw_worker(&url, "w").await;
+    let mut lease = async || {
+        worker
+            .request_work(pb::RequestWorkRequest { worker_id })
+            .await
+            .unwrap()
+            .into_inner()
+            .lease
+            .expect("a lease")
+    };
+    let first = lease().await;
+    assert_eq!(first.run_id, mine, "the older of two equal runs");
+
+    // Another developer may neither change nor stop it, by the client or
+    // the CLI; what would invalidate its statistics is refused by name.
+    let denied = run_client(&url, Some(&gus))
+        .modify_run(pb::ModifyRunRequest {
+            run_id: mine,
+            priority: Some(9),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(denied.code(), tonic::Code::PermissionDenied, "{denied}");
+    let (url2, fay2, gus2) = (url.clone(), fay.clone(), gus.clone());
+    let changed = tokio::task::spawn_blocking(move || {
+        let run = mine.to_string();
+        let args = |token: &str, more: &[&str]| {
+            let mut a: Vec<String> = ["modify", run.as_str()].map(str::to_owned).to_vec();
+            a.extend(more.iter().map(|m| (*m).to_owned()));
+            a.extend(["--coordinator", url2.as_str(), "--token", token].map(str::to_owned));
+            a
+        };
+        let err = refused(&args(&gus2, &["--priority", "9"]));
+        assert!(
+            err.contains("developer may change or stop only their own runs"),
+            "{err}"
+        );
+        let mut stop = args(&gus2, &[]);
+        stop[0] = "stop".to_owned();
+        assert!(refused(&stop).contains("only their own runs"));
+        for (flag, what) in [
+            (["--elo0", "-1"], "the SPRT bounds (--elo0)"),
+            (["--nodes", "500"], "the limits (--nodes)"),
+            (["--rules", "conversion"], "the rules (--rules)"),
+            (["--book", "asset:00"], "the openings (--book)"),
+        ] {
+            let err = refused(&args(&fay2, &flag));
+            assert!(
+                err.contains(&format!(
+                    "cannot change {what} of a running test: it would invalidate the \
+                     statistics; start a new run"
+                )),
+                "{err}"
+            );
+        }
+        let err = refused(&args(&fay2, &["--pairs", "2"]));
+        assert!(err.contains("handed out 4 pairs"), "{err}");
+        coordinator_cli(args(&fay2, &["--games", "12", "--priority", "2"]))
+    })
+    .await
+    .unwrap();
+    assert!(
+        changed.contains("games 0/12") && changed.contains("priority 2"),
+        "{changed}"
+    );
+
+    // The next lease: the raised priority, cut to the new cap of 6 pairs;
+    // then the other run, since this one has handed out every pair.
+    let second = lease().await;
+    assert_eq!(second.run_id, mine);
+    let slice = second.work.as_ref().expect("work");
+    assert_eq!(
+        (slice.pairs, slice.openings.as_ref().map(|o| o.offset)),
+        (2, Some(4))
+    );
+    assert_eq!(lease().await.run_id, theirs);
+    for done in [&first, &second] {
+        worker
+            .submit_result(pb::SubmitResultRequest {
+                worker_id,
+                lease_id: done.lease_id,
+                results: Some(drawn(done)),
+            })
+            .await
+            .unwrap();
+    }
+    let ended = status(&mut as_fay, mine).await;
+    assert_eq!(ended.state(), pb::RunState::Finished);
+    assert_eq!(ended.totals.map(|t| t.pairs), Some(6));
+    server.stop().await;
+
+    let path = db.0.clone();
+    let log = tokio::task::spawn_blocking(move || {
+        let db = path.to_str().unwrap().to_owned();
+        let run = mine.to_string();
+        coordinator_cli(["events", "--run", run.as_str(), "--db", db.as_str()])
+    })
+    .await
+    .unwrap();
+    let steps: Vec<(&str, &str)> = log
+        .lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[2], w[3])
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [("fay", "modify"), ("cy", "approve"), ("fay", "create")],
+        "{log}"
+    );
+    assert!(
+        log.lines()
+            .next()
+            .is_some_and(|l| l.ends_with("pairs 20 → 6, priority 0 → 2")),
+        "{log}"
+    );
 }
