@@ -69,7 +69,7 @@ enum Command {
     Resume(cluster::RunRefArgs),
     /// Change a running test's cap, priority or throughput share (its
     /// author, an approver or an admin).
-    Modify(modify::ModifyArgs),
+    Modify(Box<modify::ModifyArgs>),
     /// Approve a pending run (approvers and admins, not its author).
     Approve(cluster::RunRefArgs),
     /// Reject a pending run with a reason its author sees.

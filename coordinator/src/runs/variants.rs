@@ -67,7 +67,7 @@ impl Kind for VariantsSpec {
     /// one are full under it, and a round under way keeps its size.
     fn set_target_pairs(&mut self, pairs: u64, issued: u64, batch: u32) -> Result<(), RunError> {
         let variants = self.rules.len() as u64;
-        if variants == 0 || pairs % variants != 0 {
+        if variants == 0 || !pairs.is_multiple_of(variants) {
             return Err(RunError::invalid(
                 "pairs",
                 format!("a cap over {variants} variants must be a multiple of {variants} pairs"),
@@ -227,9 +227,9 @@ fn round_size(spec: &VariantsSpec, batch: u32, issued: u64) -> u64 {
 /// if started, has the same size.
 fn same_slices(a: &VariantsSpec, b: &VariantsSpec, batch: u32, issued: u64) -> bool {
     let batch_u = u64::from(batch.max(1));
-    let per_round = a.rules.len() as u64 * batch_u;
+    let per_round = (a.rules.len() as u64 * batch_u).max(1);
     let round = issued / per_round;
-    let started = issued % per_round != 0;
+    let started = !issued.is_multiple_of(per_round);
     let full_before = |s: &VariantsSpec| s.pairs >= round * batch_u;
     full_before(a)
         && full_before(b)
