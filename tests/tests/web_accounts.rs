@@ -156,6 +156,19 @@ fn a_developer_signs_up_and_submits_an_approver_approves_and_refusals_hold() {
         rt.block_on(status(&mut grpc, run)).state(),
         pb::RunState::Active
     );
+    // The approver changes its cap and priority from its page.
+    b.fill("#modify input[name=games]", "40");
+    b.fill("#modify input[name=priority]", "3");
+    b.click_and_load("#change");
+    let changed = rt.block_on(status(&mut grpc, run));
+    assert_eq!(changed.target_pairs, 20, "{changed:?}");
+    assert_eq!(
+        b.eval("document.getElementById('scheduling').dataset.priority"),
+        "3"
+    );
+    b.fill("#modify input[name=games]", "7");
+    b.click_and_load("#change");
+    assert!(b.text().contains("even number"), "{}", b.text());
     b.open(&format!("{base}/users"));
     b.click_and_load("tr[data-user='dana'] button.trust");
     assert_eq!(
@@ -168,6 +181,7 @@ fn a_developer_signs_up_and_submits_an_approver_approves_and_refusals_hold() {
         "dana signed up",
         "games run \"dana patch\"",
         "set dana to developer, trusted",
+        "pairs 2 → 20, priority 0 → 3",
     ] {
         assert!(
             log.contains(needle),

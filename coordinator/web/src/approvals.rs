@@ -1,7 +1,8 @@
-//! The approval queue and the changes of a run's state made from its page:
-//! approve, reject (with a reason its author sees), resume. Each goes
-//! through the scheduler with gRPC's permissions (approvers, never on their
-//! own tests; authors resume their own).
+//! The approval queue and the changes of a run made from its page:
+//! approve, reject (with a reason its author sees), resume, and a new cap,
+//! priority or share. Each goes through the scheduler with gRPC's
+//! permissions (approvers, never on their own tests; authors resume and
+//! change their own).
 
 use std::sync::Arc;
 
@@ -20,6 +21,7 @@ use crate::session::{Visitor, acting, forbidden};
 use crate::view::RunRow;
 use xq_coordinator::access::UserRole;
 use xq_coordinator::runs::RunState;
+use xq_coordinator::runs::change::RunChange;
 use xq_coordinator::store::{now_ms, runs as run_rows};
 
 fn csrf_of(form: &Result<Form<CsrfForm>, FormRejection>) -> Option<&str> {
@@ -105,5 +107,55 @@ pub async fn resume(
 ) -> Page {
     let actor = acting(&web, &visitor, &headers, "ResumeRun", csrf_of(&form)).await?;
     web.scheduler.resume_run(id, actor).await?;
+    shown(id)
+}
+
+/// The modify form's fields; an empty one keeps the run's value.
+#[derive(Debug, Default, Deserialize)]
+pub struct ModifyForm {
+    #[serde(default)]
+    csrf: String,
+    /// The new cap in games (an even number: pairs × 2).
+    #[serde(default)]
+    games: String,
+    #[serde(default)]
+    priority: String,
+    #[serde(default)]
+    share: String,
+}
+
+/// A field's number, `None` when empty.
+fn field<T: std::str::FromStr>(name: &str, text: &str) -> Result<Option<T>, WebError> {
+    match text.trim() {
+        "" => Ok(None),
+        t => t.parse().map(Some).map_err(|_| {
+            WebError::BadRequest(format!("{name} {} is not a number", xq_proto::quote(t)))
+        }),
+    }
+}
+
+/// `POST /runs/{id}/modify`: a new game cap, priority or share.
+pub async fn modify(
+    State(web): State<Arc<Web>>,
+    visitor: Visitor,
+    Path(id): Path<u64>,
+    headers: HeaderMap,
+    form: Result<Form<ModifyForm>, FormRejection>,
+) -> Page {
+    let form = form.map_err(|e| WebError::BadRequest(e.body_text()))?.0;
+    let actor = acting(&web, &visitor, &headers, "ModifyRun", Some(&form.csrf)).await?;
+    let games: Option<u64> = field("games", &form.games)?;
+    if games.is_some_and(|g| g % 2 == 1) {
+        return Err(WebError::BadRequest(
+            "games come in pairs: give an even number".to_owned(),
+        ));
+    }
+    let change = RunChange::new(
+        games.map(|g| g / 2),
+        field("priority", &form.priority)?,
+        field("share", &form.share)?,
+    )
+    .map_err(|e| WebError::BadRequest(e.to_string()))?;
+    web.scheduler.modify_run(id, change, actor).await?;
     shown(id)
 }

@@ -152,6 +152,7 @@ pub fn router(web: Arc<Web>) -> Router {
         .route("/runs/{id}/resume", post(approvals::resume))
         .route("/runs/{id}/approve", post(approvals::approve))
         .route("/runs/{id}/reject", post(approvals::reject))
+        .route("/runs/{id}/modify", post(approvals::modify))
         .route("/approvals", get(approvals::queue))
         .route("/users", get(users::list).post(users::add))
         .route("/users/{name}", post(users::change))

@@ -51,6 +51,11 @@ pub struct RunRow {
     pub author: Option<String>,
     /// Why an approver rejected it.
     pub rejection: Option<String>,
+    /// Higher runs get workers first.
+    pub priority: i32,
+    /// Among runs of equal priority, pairs in flight in proportion to it
+    /// (normal: 100).
+    pub share: u32,
     pub games: u64,
     pub target_games: Option<u64>,
     pub in_flight_games: u64,
@@ -86,6 +91,8 @@ impl RunRow {
             state: status.state,
             author: status.author.clone(),
             rejection: status.rejection.clone(),
+            priority: status.spec.priority,
+            share: status.share,
             games,
             target_games,
             in_flight_games: 2 * status.pairs_in_flight,
