@@ -19,6 +19,7 @@ use std::time::Duration;
 use tonic::Code;
 use xq_proto::pb;
 use xq_proto::pb::account_service_client::AccountServiceClient;
+use xq_tests::accounts::{add_user, contains, database_bytes};
 use xq_tests::cluster::{TempDb, TestServer, fast_config, run_client, worker_client};
 use xq_tests::{binary, coordinator_cli};
 
@@ -70,26 +71,6 @@ fn refused(config: &Path, args: &[&str], stdin: &str) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-fn add_user(db: &Path, name: &str, password: &str) {
-    let db = db.to_str().expect("a UTF-8 path");
-    let args = [
-        "user",
-        "add",
-        name,
-        "--role",
-        "developer",
-        "--password-stdin",
-        "--db",
-        db,
-    ];
-    let out = cli(Path::new("/nonexistent"), &args, password);
-    assert!(
-        out.status.success(),
-        "user add: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// A fresh configuration directory (not made yet: `login` makes it).
 fn config_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("xq-login-{}-{tag}", std::process::id()));
@@ -128,25 +109,13 @@ fn as_str(args: &[String]) -> Vec<&str> {
     args.iter().map(String::as_str).collect()
 }
 
-fn database_bytes(db: &Path) -> Vec<u8> {
-    let mut bytes = std::fs::read(db).unwrap();
-    bytes.extend(std::fs::read(format!("{}-wal", db.display())).unwrap_or_default());
-    bytes
-}
-
-fn contains(haystack: &[u8], needle: &str) -> bool {
-    haystack
-        .windows(needle.len())
-        .any(|w| w == needle.as_bytes())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_developer_signs_in_and_speaks_through_the_stored_token() {
     let db = TempDb::new("login");
     let path = db.0.clone();
     tokio::task::spawn_blocking(move || {
-        add_user(&path, "ana", ANA_PASSWORD);
-        add_user(&path, "bo", BO_PASSWORD);
+        add_user(&path, "ana", "developer", ANA_PASSWORD);
+        add_user(&path, "bo", "developer", BO_PASSWORD);
     })
     .await
     .unwrap();

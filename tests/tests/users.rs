@@ -10,61 +10,17 @@
 //! next lease follows the change, and the database file holds no password
 //! or token in clear.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use xq_proto::pb;
+use xq_tests::accounts::{add_user, contains, database_bytes};
 use xq_tests::cluster::{
     TempDb, TestServer, create, drawn, fast_config, games_spec, raw_worker, run_client, status,
 };
 use xq_tests::{binary, coordinator_cli, web};
 
 const PASSWORD: &str = "ana-secret-words";
-
-/// `xq-coordinator user add NAME --role ROLE --password-stdin --db DB`.
-fn add_user(db: &std::path::Path, name: &str, role: &str, password: &str) {
-    let mut child = Command::new(binary("xq-coordinator"))
-        .args([
-            "user",
-            "add",
-            name,
-            "--role",
-            role,
-            "--password-stdin",
-            "--db",
-        ])
-        .arg(db)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run xq-coordinator user add");
-    writeln!(child.stdin.take().expect("stdin"), "{password}").unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "user add: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// Every byte of the database, its WAL included.
-fn database_bytes(db: &std::path::Path) -> Vec<u8> {
-    let mut bytes = std::fs::read(db).unwrap();
-    let mut wal = db.as_os_str().to_owned();
-    wal.push("-wal");
-    if let Ok(more) = std::fs::read(&wal) {
-        bytes.extend(more);
-    }
-    bytes
-}
-
-fn contains(haystack: &[u8], needle: &str) -> bool {
-    haystack
-        .windows(needle.len())
-        .any(|w| w == needle.as_bytes())
-}
 
 /// `xq-coordinator ARGS…` that is expected to fail: its stderr.
 fn refused(args: &[String]) -> String {
