@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::Role;
 
@@ -55,11 +55,46 @@ impl RateLimits {
     };
 }
 
+/// A token bucket: up to `burst` takes at once, refilled at `per_second`.
 #[derive(Debug, Clone, Copy)]
-struct Bucket {
-    /// Requests available now (fractional while refilling).
+pub struct Bucket {
+    /// Takes available now (fractional while refilling).
     tokens: f64,
     last: Instant,
+}
+
+impl Bucket {
+    /// A full bucket of `rate` at `now`.
+    pub fn full(rate: Rate, now: Instant) -> Bucket {
+        Bucket {
+            tokens: rate.burst.max(1.0),
+            last: now,
+        }
+    }
+
+    /// When it was last taken from.
+    pub fn last(&self) -> Instant {
+        self.last
+    }
+
+    /// Takes one at `now`, or says how long until one is there. A rate of
+    /// 0 per second is unlimited.
+    pub fn take(&mut self, rate: Rate, now: Instant) -> Result<(), Duration> {
+        if rate.per_second <= 0.0 {
+            return Ok(());
+        }
+        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * rate.per_second).min(rate.burst.max(1.0));
+        self.last = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(Duration::from_secs_f64(
+                (1.0 - self.tokens) / rate.per_second,
+            ))
+        }
+    }
 }
 
 /// The buckets of every token seen; a std mutex, never held across an await.
@@ -86,28 +121,17 @@ impl RateLimiter {
         if rate.per_second <= 0.0 {
             return true;
         }
-        let burst = rate.burst.max(1.0);
         let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
-        let bucket = buckets.entry(key).or_insert(Bucket {
-            tokens: burst,
-            last: now,
-        });
-        let elapsed = now.saturating_duration_since(bucket.last).as_secs_f64();
-        bucket.tokens = (bucket.tokens + elapsed * rate.per_second).min(burst);
-        bucket.last = now;
-        if bucket.tokens >= 1.0 {
-            bucket.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
+        buckets
+            .entry(key)
+            .or_insert(Bucket::full(rate, now))
+            .take(rate, now)
+            .is_ok()
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
 
     #[test]

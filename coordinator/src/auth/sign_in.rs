@@ -21,7 +21,7 @@ use std::net::IpAddr;
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use super::ratelimit::Rate;
+use super::ratelimit::{Bucket, Rate};
 use crate::access::passwords;
 use crate::store::users::{self, User};
 use crate::store::{Store, StoreError};
@@ -66,12 +66,6 @@ pub enum SignInError {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Attempts {
-    tokens: f64,
-    last: Instant,
-}
-
-#[derive(Debug, Clone, Copy)]
 struct Failures {
     count: u32,
     first: Instant,
@@ -82,7 +76,7 @@ struct Failures {
 #[derive(Debug, Default)]
 pub struct SignInGuard {
     limits: SignInLimits,
-    addresses: Mutex<HashMap<IpAddr, Attempts>>,
+    addresses: Mutex<HashMap<IpAddr, Bucket>>,
     names: Mutex<HashMap<String, Failures>>,
 }
 
@@ -157,28 +151,18 @@ impl SignInGuard {
         if rate.per_second <= 0.0 {
             return Ok(());
         }
-        let burst = rate.burst.max(1.0);
         let mut addresses = self.addresses.lock().unwrap_or_else(|e| e.into_inner());
         if addresses.len() >= MAX_ENTRIES {
-            let full = Duration::from_secs_f64(burst / rate.per_second);
-            addresses.retain(|_, a| now.saturating_duration_since(a.last) < full);
+            let full = Duration::from_secs_f64(rate.burst.max(1.0) / rate.per_second);
+            addresses.retain(|_, a| now.saturating_duration_since(a.last()) < full);
         }
-        let entry = addresses.entry(from).or_insert(Attempts {
-            tokens: burst,
-            last: now,
-        });
-        let elapsed = now.saturating_duration_since(entry.last).as_secs_f64();
-        entry.tokens = (entry.tokens + elapsed * rate.per_second).min(burst);
-        entry.last = now;
-        if entry.tokens >= 1.0 {
-            entry.tokens -= 1.0;
-            Ok(())
-        } else {
-            let wait = (1.0 - entry.tokens) / rate.per_second;
-            Err(SignInError::Limited {
-                retry_after: Duration::from_secs_f64(wait.ceil()),
+        addresses
+            .entry(from)
+            .or_insert(Bucket::full(rate, now))
+            .take(rate, now)
+            .map_err(|wait| SignInError::Limited {
+                retry_after: Duration::from_secs(wait.as_secs_f64().ceil() as u64),
             })
-        }
     }
 
     fn check_name(&self, name: &str, now: Instant) -> Result<(), SignInError> {
