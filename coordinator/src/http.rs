@@ -32,6 +32,8 @@ pub struct ViewParts {
     pub metrics: Arc<Metrics>,
     /// Mark cookies `Secure`: the view is reached over HTTPS.
     pub secure_cookies: bool,
+    /// Whether `/sign-up` makes accounts.
+    pub open_sign_up: bool,
 }
 
 /// An HTTP view the server runs next to its gRPC services.

@@ -122,6 +122,9 @@ pub struct ServerConfig {
     /// The web view is reached over HTTPS (a TLS proxy in front of it):
     /// its session and CSRF cookies are marked `Secure`.
     pub secure_cookies: bool,
+    /// Anyone may make a developer account on the web view (`/sign-up`);
+    /// otherwise only admins add users.
+    pub open_sign_up: bool,
 }
 
 impl Default for ServerConfig {
@@ -134,6 +137,7 @@ impl Default for ServerConfig {
             tls: None,
             max_message_bytes: MAX_MESSAGE_BYTES,
             secure_cookies: false,
+            open_sign_up: true,
         }
     }
 }
@@ -208,6 +212,7 @@ pub async fn run_with_web(
                 store: store.clone(),
                 scheduler: scheduler.clone(),
                 secure_cookies: config.secure_cookies,
+                open_sign_up: config.open_sign_up,
                 auth: Arc::clone(&auth),
                 metrics: Arc::clone(&metrics),
             };

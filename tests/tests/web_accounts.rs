@@ -278,3 +278,44 @@ fn a_developer_signs_up_and_submits_an_approver_approves_and_refusals_hold() {
     }
     rt.block_on(server.stop());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_coordinator_without_sign_up_makes_no_accounts() {
+    let db = TempDb::new("web-no-sign-up");
+    let config = ServerConfig {
+        open_sign_up: false,
+        ..fast_config(Duration::from_secs(30))
+    };
+    let server = TestServer::start_with_web("127.0.0.1:0", &db.0, config).await;
+    let base = server.web_url();
+    let form = web::get(&format!("{base}/sign-up")).await;
+    assert_eq!(form.status.as_u16(), 403, "{}", form.body);
+    assert!(form.body.contains("ask an admin"), "{}", form.body);
+    let sign_in = web::get(&format!("{base}/sign-in")).await;
+    assert!(
+        !sign_in.body.contains("href=\"/sign-up\""),
+        "{}",
+        sign_in.body
+    );
+    let cookie = sign_in.headers["set-cookie"].to_str().unwrap();
+    let csrf = cookie
+        .split(';')
+        .next()
+        .and_then(|c| c.strip_prefix("xq_csrf="))
+        .expect("a CSRF cookie");
+    let posted = web::post_form(
+        &format!("{base}/sign-up"),
+        &[("cookie", &format!("xq_csrf={csrf}"))],
+        &format!("csrf={csrf}&name=eve&password=eve-secret-words&confirm=eve-secret-words"),
+    )
+    .await;
+    assert_eq!(posted.status.as_u16(), 403, "{}", posted.body);
+    server.stop().await;
+    let conn = rusqlite::Connection::open(&db.0).unwrap();
+    let users: i64 = conn
+        .query_row("SELECT COUNT(*) FROM users WHERE name = 'eve'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(users, 0);
+}

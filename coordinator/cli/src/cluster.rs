@@ -77,6 +77,10 @@ pub struct ServeArgs {
     /// proxy marks `X-Forwarded-Proto: https` gets them anyway.)
     #[arg(long)]
     secure_cookies: bool,
+    /// Nobody makes an account on the web view's sign-up page; only admins
+    /// add users (`user add`, the users page).
+    #[arg(long)]
+    no_sign_up: bool,
 }
 
 impl ServeArgs {
@@ -118,6 +122,7 @@ impl ServeArgs {
             },
             tls,
             secure_cookies: self.secure_cookies,
+            open_sign_up: !self.no_sign_up,
             ..ServerConfig::default()
         };
         runtime()?.block_on(async {

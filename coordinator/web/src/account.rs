@@ -24,7 +24,7 @@ use serde::Deserialize;
 
 use crate::Web;
 use crate::pages::{Page, WebError, page};
-use crate::session::{self, Visitor};
+use crate::session::{self, CsrfForm, Visitor};
 use xq_coordinator::access::{UserRole, passwords};
 use xq_coordinator::auth::sign_in::SignInError;
 use xq_coordinator::events::{Actor, EventKind};
@@ -125,8 +125,20 @@ pub async fn sign_in(
     }
 }
 
+/// The refusal of a sign-up where only admins add users.
+fn closed(web: &Web) -> Result<(), WebError> {
+    if web.open_sign_up {
+        Ok(())
+    } else {
+        Err(session::forbidden(
+            "this coordinator makes no accounts by sign-up: ask an admin for one",
+        ))
+    }
+}
+
 /// `GET /sign-up`.
 pub async fn sign_up_form(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
+    closed(&web)?;
     show(&web, &visitor, "sign_up.html", StatusCode::OK, "", None)
 }
 
@@ -138,6 +150,7 @@ pub async fn sign_up(
     headers: HeaderMap,
     form: Result<Form<AccountForm>, FormRejection>,
 ) -> Page {
+    closed(&web)?;
     let form = form_of(form)?;
     visitor.check_form(&headers, Some(&form.csrf))?;
     let refuse = |status, message: String| {
@@ -201,13 +214,6 @@ pub async fn sign_up(
         Err(StoreError::Invalid(e)) => refuse(StatusCode::BAD_REQUEST, e.to_string()),
         Err(e) => Err(e.into()),
     }
-}
-
-/// The sign-out form's field.
-#[derive(Debug, Default, Deserialize)]
-pub struct CsrfForm {
-    #[serde(default)]
-    pub csrf: String,
 }
 
 /// `POST /sign-out`: ends the session.

@@ -15,9 +15,8 @@ use minijinja::context;
 use serde::Deserialize;
 
 use crate::Web;
-use crate::account::CsrfForm;
 use crate::pages::{Page, WebError, page};
-use crate::session::{Visitor, acting, forbidden};
+use crate::session::{CsrfForm, Visitor, acting, forbidden};
 use crate::view::RunRow;
 use xq_coordinator::access::UserRole;
 use xq_coordinator::runs::RunState;

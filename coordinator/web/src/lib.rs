@@ -27,6 +27,7 @@
 //! * [`view`]: what the pages show, built from stored runs.
 //! * [`run_charts`]: which charts a run has (also `report --plot`'s).
 //! * [`charts`]: plotters line and bar charts, SVG or PNG.
+//! * [`error`]: why a page could not be served.
 //! * [`pages`]: the handlers of runs, workers, engines and metrics.
 //! * [`games`]: a run's games list, its PGN download, and a game's page.
 //! * [`new_run`]: the form that creates a run (admin), built by the CLI's
@@ -42,6 +43,7 @@
 pub mod account;
 pub mod approvals;
 pub mod charts;
+pub mod error;
 pub mod events;
 pub mod games;
 pub mod new_run;
@@ -86,6 +88,8 @@ pub struct Web {
     live: pages::LiveCache,
     /// Cookies get `Secure` (the view is reached over HTTPS).
     secure_cookies: bool,
+    /// Whether `/sign-up` makes accounts.
+    open_sign_up: bool,
 }
 
 /// The templates, compiled into the binary.
@@ -120,6 +124,7 @@ impl Web {
             auth,
             metrics,
             secure_cookies,
+            open_sign_up,
         } = parts;
         let mut templates = Environment::new();
         for (name, source) in TEMPLATES {
@@ -137,6 +142,7 @@ impl Web {
             templates,
             live: pages::LiveCache::default(),
             secure_cookies,
+            open_sign_up,
         }
     }
 }

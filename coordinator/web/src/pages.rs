@@ -15,87 +15,12 @@ use serde::{Deserialize, Serialize};
 use xq_engine::rules::Reason;
 
 use crate::Web;
-use crate::account::CsrfForm;
-use crate::session::{Visitor, acting};
+use crate::session::{CsrfForm, Visitor, acting};
 use crate::view::{self, Histories, LiveView, RunRow, SpecView};
-use xq_coordinator::access::Principal;
 use xq_coordinator::runs::{RunKind, RunState, RunStatus, health};
-use xq_coordinator::store::{
-    StoreError, activity, engines, games, history, now_ms, runs as run_rows,
-};
+use xq_coordinator::store::{activity, engines, games, history, now_ms, runs as run_rows};
 
-/// Why a page could not be served.
-#[derive(Debug, thiserror::Error)]
-pub enum WebError {
-    #[error("{0}")]
-    NotFound(String),
-    #[error("{0}")]
-    BadRequest(String),
-    #[error("{}", .0.message())]
-    Refused(tonic::Status),
-    #[error("{0}")]
-    Store(StoreError),
-    #[error("cannot render the page: {0}")]
-    Render(String),
-}
-
-impl From<StoreError> for WebError {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::NotFound(m) => WebError::NotFound(m),
-            StoreError::Invalid(e) => WebError::BadRequest(e.to_string()),
-            StoreError::Forbidden(m) => WebError::Refused(tonic::Status::permission_denied(m)),
-            other => WebError::Store(other),
-        }
-    }
-}
-
-impl From<minijinja::Error> for WebError {
-    fn from(e: minijinja::Error) -> Self {
-        WebError::Render(format!("{e:#}"))
-    }
-}
-
-impl From<crate::charts::ChartError> for WebError {
-    fn from(e: crate::charts::ChartError) -> Self {
-        WebError::Render(e.to_string())
-    }
-}
-
-impl WebError {
-    pub(super) fn status(&self) -> StatusCode {
-        match self {
-            WebError::NotFound(_) => StatusCode::NOT_FOUND,
-            WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
-            WebError::Refused(s) => match s.code() {
-                tonic::Code::Unauthenticated => StatusCode::UNAUTHORIZED,
-                tonic::Code::PermissionDenied => StatusCode::FORBIDDEN,
-                tonic::Code::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
-                _ => StatusCode::SERVICE_UNAVAILABLE,
-            },
-            WebError::Store(_) | WebError::Render(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        }
-    }
-}
-
-impl IntoResponse for WebError {
-    fn into_response(self) -> Response {
-        let status = self.status();
-        if status.is_server_error() {
-            tracing::error!(error = %self, "web view");
-        }
-        let mut response = (status, format!("{status}: {self}\n")).into_response();
-        if status == StatusCode::UNAUTHORIZED {
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"xq-coordinator\""),
-            );
-        }
-        response
-    }
-}
-
-pub(super) type Page = Result<Response, WebError>;
+pub use crate::error::{Page, WebError};
 
 /// A template that does not depend on who looks (the shared live part).
 pub(super) fn render(web: &Web, name: &str, ctx: minijinja::Value) -> Result<String, WebError> {
@@ -103,7 +28,8 @@ pub(super) fn render(web: &Web, name: &str, ctx: minijinja::Value) -> Result<Str
 }
 
 /// A whole page for `visitor`: `ctx` and `me` (the signed-in user, if
-/// any) and `csrf` (the token their forms carry).
+/// any), `csrf` (the token their forms carry) and `sign_up` (whether
+/// anyone may make an account).
 pub(super) fn page(
     web: &Web,
     visitor: &Visitor,
@@ -112,7 +38,8 @@ pub(super) fn page(
 ) -> Result<String, WebError> {
     let me = visitor.me();
     let csrf = visitor.csrf.clone();
-    render(web, name, context! { me, csrf, ..ctx })
+    let sign_up = web.open_sign_up;
+    render(web, name, context! { me, csrf, sign_up, ..ctx })
 }
 
 /// `?kind=…&state=…&author=…` of the runs list; empty = any.
@@ -314,23 +241,6 @@ pub async fn live(State(web): State<Arc<Web>>, Path(id): Path<u64>, headers: Hea
         Html(html.as_str().to_owned()),
     )
         .into_response())
-}
-
-/// The caller of a write made with an `authorization: Bearer` header,
-/// checked as gRPC's `method` is.
-pub(super) async fn admin(
-    web: &Web,
-    method: &str,
-    headers: &HeaderMap,
-) -> Result<Principal, WebError> {
-    let path = format!("/xq.cluster.v1.RunService/{method}");
-    let principal = web
-        .auth
-        .authorize(&path, headers)
-        .await
-        .map_err(WebError::Refused)?;
-    tracing::info!(token = %principal.name, method, "web view call with a token");
-    Ok(principal)
 }
 
 /// The CSRF field of a form that has nothing else.

@@ -32,7 +32,8 @@ use axum::response::Response;
 use serde::Serialize;
 
 use crate::Web;
-use crate::pages::{WebError, admin};
+use crate::error::WebError;
+use xq_coordinator::access::Principal;
 use xq_coordinator::access::UserRole;
 use xq_coordinator::access::tokens::{self, TokenHash};
 use xq_coordinator::events::Actor;
@@ -126,6 +127,13 @@ pub async fn security_headers(request: Request, next: Next) -> Response {
         headers.insert(name, HeaderValue::from_static(value));
     }
     response
+}
+
+/// The field of a form that carries nothing but its CSRF token.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct CsrfForm {
+    #[serde(default)]
+    pub csrf: String,
 }
 
 /// The signed-in user as pages show them.
@@ -284,6 +292,23 @@ pub(crate) fn closed(web: &Web, headers: &HeaderMap) -> HeaderValue {
         secure(web, headers),
     ))
     .unwrap_or_else(|_| HeaderValue::from_static("xq_session=; Path=/; Max-Age=0"))
+}
+
+/// The caller of a write made with an `authorization: Bearer` header,
+/// checked as gRPC's `method` is.
+pub(crate) async fn admin(
+    web: &Web,
+    method: &str,
+    headers: &HeaderMap,
+) -> Result<Principal, WebError> {
+    let path = format!("/xq.cluster.v1.RunService/{method}");
+    let principal = web
+        .auth
+        .authorize(&path, headers)
+        .await
+        .map_err(WebError::Refused)?;
+    tracing::info!(token = %principal.name, method, "web view call with a token");
+    Ok(principal)
 }
 
 /// Who makes a change through gRPC's `method`: the caller of an
