@@ -25,7 +25,8 @@ use serde::Deserialize;
 use crate::Web;
 use crate::pages::{Page, WebError, page};
 use crate::session::{self, CsrfForm, Visitor};
-use xq_coordinator::access::{UserRole, passwords};
+use xq_coordinator::access::UserRole;
+use xq_coordinator::access::passwords::{self, PasswordError};
 use xq_coordinator::auth::sign_in::SignInError;
 use xq_coordinator::events::{Actor, EventKind};
 use xq_coordinator::store::{StoreError, events, now_ms, users};
@@ -45,6 +46,15 @@ impl<S: Send + Sync> FromRequestParts<S> for Peer {
                 .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip()),
         ))
     }
+}
+
+/// The argon2id hash of `password` (made off the async threads: it takes
+/// tens of milliseconds), or why the password is refused.
+pub(crate) async fn hashed(password: &str) -> Result<Result<String, PasswordError>, WebError> {
+    let password = password.to_owned();
+    tokio::task::spawn_blocking(move || passwords::hash(&password))
+        .await
+        .map_err(|e| WebError::Render(e.to_string()))
 }
 
 /// The sign-in and sign-up forms' fields.
@@ -175,11 +185,7 @@ pub async fn sign_up(
             "the two passwords differ".to_owned(),
         );
     }
-    let password = form.password.clone();
-    let hashed = tokio::task::spawn_blocking(move || passwords::hash(&password))
-        .await
-        .map_err(|e| WebError::Render(e.to_string()))?;
-    let hash = match hashed {
+    let hash = match hashed(&form.password).await? {
         Ok(hash) => hash,
         Err(e) => return refuse(StatusCode::BAD_REQUEST, e.to_string()),
     };

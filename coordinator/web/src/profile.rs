@@ -19,7 +19,7 @@ use crate::Web;
 use crate::account::Peer;
 use crate::pages::{Page, WebError, page};
 use crate::session::{self, Visitor};
-use xq_coordinator::access::{Role, passwords, tokens};
+use xq_coordinator::access::{Role, tokens};
 use xq_coordinator::accounts::Accounts;
 use xq_coordinator::auth::sign_in::SignInError;
 use xq_coordinator::events::{Actor, EventKind};
@@ -138,10 +138,7 @@ async fn new_password(
             )));
         }
     }
-    let password = form.password.clone();
-    let hashed = tokio::task::spawn_blocking(move || passwords::hash(&password))
-        .await
-        .map_err(|e| WebError::Render(e.to_string()))?;
+    let hashed = crate::account::hashed(&form.password).await?;
     Ok(hashed.map_err(|e| (StatusCode::BAD_REQUEST, e.to_string())))
 }
 

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::Web;
 use crate::pages::{Page, WebError, page};
 use crate::session::{Visitor, forbidden};
-use xq_coordinator::access::{UserRole, passwords};
+use xq_coordinator::access::UserRole;
 use xq_coordinator::events::Actor;
 use xq_coordinator::store::users::{self, User};
 use xq_coordinator::store::{StoreError, now_ms};
@@ -119,11 +119,7 @@ pub async fn add(
     let hash = if form.password.is_empty() {
         None
     } else {
-        let password = form.password.clone();
-        let hashed = tokio::task::spawn_blocking(move || passwords::hash(&password))
-            .await
-            .map_err(|e| WebError::Render(e.to_string()))?;
-        match hashed {
+        match crate::account::hashed(&form.password).await? {
             Ok(hash) => Some(hash),
             Err(e) => {
                 return show(&web, &visitor, StatusCode::BAD_REQUEST, Some(e.to_string())).await;
