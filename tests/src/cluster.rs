@@ -223,7 +223,13 @@ pub fn worker_client(url: &str, token: Option<&str>) -> WorkerClient {
 /// A worker client with [`WORKER_TOKEN`], registered as `name` (one
 /// thread, no bench): the client and its worker id.
 pub async fn raw_worker(url: &str, name: &str) -> (WorkerClient, u64) {
-    let mut rpc = worker_client(url, Some(WORKER_TOKEN));
+    registered_worker(url, WORKER_TOKEN, name).await
+}
+
+/// A worker client with `token`, registered as `name` (one thread, no
+/// bench): the client and its worker id.
+pub async fn registered_worker(url: &str, token: &str, name: &str) -> (WorkerClient, u64) {
+    let mut rpc = worker_client(url, Some(token));
     let id = rpc
         .register(pb::RegisterRequest {
             name: name.to_owned(),

@@ -15,12 +15,13 @@ use xq_coordinator::server::ServerConfig;
 use xq_proto::pb;
 use xq_tests::accounts::{add_user, contains, database_bytes};
 use xq_tests::browser::Browser;
-use xq_tests::cluster::{TempDb, TestServer, admin, fast_config, status};
-use xq_tests::web;
+use xq_tests::cluster::{TempDb, TestServer, admin, fast_config, registered_worker, status};
+use xq_tests::{coordinator_cli, web};
 
 const DEV_PASSWORD: &str = "dana-secret-words";
 const APPROVER_PASSWORD: &str = "cy-secret-words";
 const NEW_PASSWORD: &str = "dana-second-secret";
+const ROOT_PASSWORD: &str = "root-secret-words";
 
 /// Fills the sign-in form with `name` and `password` and sends it.
 fn sign_in(b: &mut Browser, base: &str, name: &str, password: &str) -> String {
@@ -279,15 +280,47 @@ fn a_developer_signs_up_and_submits_an_approver_approves_and_refusals_hold() {
     rt.block_on(server.stop());
 }
 
+/// The value of cookie `name` that `answer` sets.
+fn set_cookie(answer: &web::Answer, name: &str) -> String {
+    answer
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(|c| c.split(';').next()?.strip_prefix(&format!("{name}=")))
+        .unwrap_or_else(|| panic!("no {name} cookie in {:?}", answer.headers))
+        .to_owned()
+}
+
+/// The CSRF token of the first form of `body`.
+fn form_csrf(body: &str) -> String {
+    let needle = "name=\"csrf\" value=\"";
+    let at = body.find(needle).expect("a form") + needle.len();
+    body[at..].split('"').next().unwrap().to_owned()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_coordinator_without_sign_up_makes_no_accounts() {
+async fn without_sign_up_only_an_admin_adds_users_and_workers_show_their_owner() {
     let db = TempDb::new("web-no-sign-up");
+    let path = db.0.clone();
+    let box_token = tokio::task::spawn_blocking(move || {
+        add_user(&path, "root", "admin", ROOT_PASSWORD);
+        add_user(&path, "cy", "approver", APPROVER_PASSWORD);
+        let db = path.to_str().unwrap();
+        coordinator_cli([
+            "token", "add", "--role", "worker", "root-box", "--user", "root", "--db", db,
+        ])
+    })
+    .await
+    .unwrap();
     let config = ServerConfig {
         open_sign_up: false,
         ..fast_config(Duration::from_secs(30))
     };
     let server = TestServer::start_with_web("127.0.0.1:0", &db.0, config).await;
     let base = server.web_url();
+
+    // Nobody signs up.
     let form = web::get(&format!("{base}/sign-up")).await;
     assert_eq!(form.status.as_u16(), 403, "{}", form.body);
     assert!(form.body.contains("ask an admin"), "{}", form.body);
@@ -297,25 +330,74 @@ async fn a_coordinator_without_sign_up_makes_no_accounts() {
         "{}",
         sign_in.body
     );
-    let cookie = sign_in.headers["set-cookie"].to_str().unwrap();
-    let csrf = cookie
-        .split(';')
-        .next()
-        .and_then(|c| c.strip_prefix("xq_csrf="))
-        .expect("a CSRF cookie");
+    let csrf = set_cookie(&sign_in, "xq_csrf");
+    let anonymous = format!("xq_csrf={csrf}");
     let posted = web::post_form(
         &format!("{base}/sign-up"),
-        &[("cookie", &format!("xq_csrf={csrf}"))],
+        &[("cookie", &anonymous)],
         &format!("csrf={csrf}&name=eve&password=eve-secret-words&confirm=eve-secret-words"),
     )
     .await;
     assert_eq!(posted.status.as_u16(), 403, "{}", posted.body);
+
+    // An approver may not add users; an admin may, from the users page.
+    let session = async |name: &str, password: &str| {
+        let answer = web::post_form(
+            &format!("{base}/sign-in"),
+            &[("cookie", &anonymous)],
+            &format!("csrf={csrf}&name={name}&password={password}"),
+        )
+        .await;
+        assert_eq!(answer.status.as_u16(), 303, "{}", answer.body);
+        let cookie = format!("xq_session={}", set_cookie(&answer, "xq_session"));
+        let page = web::request(
+            http::Method::GET,
+            &format!("{base}/users"),
+            &[("cookie", &cookie)],
+            "",
+        )
+        .await;
+        assert_eq!(page.status.as_u16(), 200, "{}", page.body);
+        (cookie, form_csrf(&page.body))
+    };
+    let add = "name=eve&role=developer&password=eve-secret-words";
+    let (cy, cy_csrf) = session("cy", APPROVER_PASSWORD).await;
+    let refused = web::post_form(
+        &format!("{base}/users"),
+        &[("cookie", &cy)],
+        &format!("csrf={cy_csrf}&{add}"),
+    )
+    .await;
+    assert_eq!(refused.status.as_u16(), 403, "{}", refused.body);
+    assert!(refused.body.contains("admin role"), "{}", refused.body);
+    let (root, root_csrf) = session("root", ROOT_PASSWORD).await;
+    let added = web::post_form(
+        &format!("{base}/users"),
+        &[("cookie", &root)],
+        &format!("csrf={root_csrf}&{add}"),
+    )
+    .await;
+    assert_eq!(added.status.as_u16(), 303, "{}", added.body);
+
+    // The admin's worker token registers a machine: the workers page says whose.
+    registered_worker(&server.url(), box_token.trim(), "root-box-1").await;
+    let workers = web::get(&format!("{base}/workers")).await.body;
+    assert!(workers.contains("data-owner=\"root\""), "{workers}");
     server.stop().await;
+
     let conn = rusqlite::Connection::open(&db.0).unwrap();
-    let users: i64 = conn
-        .query_row("SELECT COUNT(*) FROM users WHERE name = 'eve'", [], |r| {
+    let who: String = conn
+        .query_row("SELECT role FROM users WHERE name = 'eve'", [], |r| {
             r.get(0)
         })
         .unwrap();
-    assert_eq!(users, 0);
+    assert_eq!(who, "developer");
+    let log: String = conn
+        .query_row(
+            "SELECT actor || ': ' || detail FROM events WHERE kind = 'user' ORDER BY id DESC",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(log, "root: added eve (developer)");
 }
