@@ -85,6 +85,14 @@ impl Actor {
         }
     }
 
+    /// The user `id` named `name` (a signed-in visitor of the web view).
+    pub fn user(id: u64, name: &str) -> Actor {
+        Actor {
+            user: Some(id),
+            name: name.to_owned(),
+        }
+    }
+
     /// The command line working on the database file (whoever can reach
     /// the file is the coordinator's administrator).
     pub fn cli() -> Actor {

@@ -196,10 +196,7 @@ pub async fn sign_up(
             let tx = conn.transaction()?;
             let now = now_ms();
             let id = users::insert(&tx, &name, UserRole::Developer, Some(&hash), false, now)?;
-            let actor = Actor {
-                user: Some(id),
-                name: name.clone(),
-            };
+            let actor = Actor::user(id, &name);
             events::log(
                 &tx,
                 &actor,

@@ -42,20 +42,6 @@ struct Made {
     text: String,
 }
 
-fn signed_in(visitor: &Visitor) -> Result<&User, WebError> {
-    visitor
-        .user
-        .as_ref()
-        .ok_or_else(|| WebError::Refused(tonic::Status::unauthenticated("sign in first")))
-}
-
-fn actor(me: &User) -> Actor {
-    Actor {
-        user: Some(me.id),
-        name: me.name.clone(),
-    }
-}
-
 async fn show(
     web: &Web,
     visitor: &Visitor,
@@ -63,7 +49,7 @@ async fn show(
     error: Option<String>,
     made: Option<Made>,
 ) -> Page {
-    let me = signed_in(visitor)?.id;
+    let me = visitor.signed_in()?.id;
     let tokens: Vec<TokenView> = web
         .reader
         .call(move |conn| token_rows::of_user(conn, me))
@@ -153,7 +139,7 @@ pub async fn change_password(
     form: Result<Form<PasswordForm>, FormRejection>,
 ) -> Page {
     let form = form.map_err(|e| WebError::BadRequest(e.body_text()))?.0;
-    let me = signed_in(&visitor)?.clone();
+    let me = visitor.signed_in()?.clone();
     visitor.check_form(&headers, Some(&form.csrf))?;
     let hash = match new_password(&web, &me, &form, from).await? {
         Ok(hash) => hash,
@@ -166,10 +152,7 @@ pub async fn change_password(
             let now = now_ms();
             users::set_password(&tx, me.id, &hash)?;
             let ended = sessions::delete_for_user(&tx, me.id)?;
-            let actor = Actor {
-                user: Some(me.id),
-                name: me.name.clone(),
-            };
+            let actor = Actor::user(me.id, &me.name);
             let detail = format!("{} changed their password", me.name);
             events::log(&tx, &actor, EventKind::User, None, &detail, now)?;
             tx.commit()?;
@@ -203,7 +186,7 @@ pub async fn create_token(
     form: Result<Form<TokenForm>, FormRejection>,
 ) -> Page {
     let form = form.map_err(|e| WebError::BadRequest(e.body_text()))?.0;
-    let me = signed_in(&visitor)?.clone();
+    let me = visitor.signed_in()?.clone();
     visitor.check_form(&headers, Some(&form.csrf))?;
     let role = match form.role.as_str() {
         "personal" => Role::Personal,
@@ -218,7 +201,7 @@ pub async fn create_token(
     let text = tokens::generate().map_err(|e| WebError::Render(e.to_string()))?;
     let made = Accounts::new(web.store.clone())
         .create(
-            actor(&me),
+            Actor::user(me.id, &me.name),
             me.id,
             form.name.clone(),
             role,
@@ -266,10 +249,10 @@ pub async fn revoke_token(
     form: Result<Form<RevokeForm>, FormRejection>,
 ) -> Page {
     let form = form.map_err(|e| WebError::BadRequest(e.body_text()))?.0;
-    let me = signed_in(&visitor)?.clone();
+    let me = visitor.signed_in()?.clone();
     visitor.check_form(&headers, Some(&form.csrf))?;
     Accounts::new(web.store.clone())
-        .revoke(actor(&me), me.id, form.name)
+        .revoke(Actor::user(me.id, &me.name), me.id, form.name)
         .await?;
     Ok(Redirect::to("/account").into_response())
 }

@@ -178,6 +178,15 @@ impl Visitor {
         self.user.as_ref().map(Me::from)
     }
 
+    /// The signed-in user, or 401.
+    pub fn signed_in(&self) -> Result<&User, WebError> {
+        self.user.as_ref().ok_or_else(|| {
+            WebError::Refused(tonic::Status::unauthenticated(
+                "sign in first (or send an authorization: Bearer header)",
+            ))
+        })
+    }
+
     /// The session's hash, when signed in.
     pub fn session(&self) -> Option<&TokenHash> {
         self.session.as_ref()
@@ -326,19 +335,10 @@ pub(crate) async fn acting(
         let caller = admin(web, method, headers).await?;
         return Ok(Actor::from(&caller));
     }
-    match &visitor.user {
-        Some(user) => {
-            visitor.check_form(headers, csrf)?;
-            tracing::info!(user = %user.name, method, "web view change");
-            Ok(Actor {
-                user: Some(user.id),
-                name: user.name.clone(),
-            })
-        }
-        None => Err(WebError::Refused(tonic::Status::unauthenticated(
-            "sign in first (or send an authorization: Bearer header)",
-        ))),
-    }
+    let user = visitor.signed_in()?;
+    visitor.check_form(headers, csrf)?;
+    tracing::info!(user = %user.name, method, "web view change");
+    Ok(Actor::user(user.id, &user.name))
 }
 
 #[cfg(test)]

@@ -31,11 +31,7 @@ struct UserRow {
 
 /// The signed-in user and their role at least `needed`, or the refusal.
 fn at_least(visitor: &Visitor, needed: UserRole) -> Result<&User, WebError> {
-    let Some(me) = visitor.user.as_ref() else {
-        return Err(WebError::Refused(tonic::Status::unauthenticated(
-            "sign in first",
-        )));
-    };
+    let me = visitor.signed_in()?;
     if me.role < needed {
         return Err(forbidden(&format!(
             "this needs the {} role; you are {}",
@@ -44,13 +40,6 @@ fn at_least(visitor: &Visitor, needed: UserRole) -> Result<&User, WebError> {
         )));
     }
     Ok(me)
-}
-
-fn actor(me: &User) -> Actor {
-    Actor {
-        user: Some(me.id),
-        name: me.name.clone(),
-    }
 }
 
 async fn show(web: &Web, visitor: &Visitor, status: StatusCode, error: Option<String>) -> Page {
@@ -126,7 +115,11 @@ pub async fn add(
             }
         }
     };
-    let (actor, name, trusted) = (actor(me), form.name.clone(), form.trusted.is_some());
+    let (actor, name, trusted) = (
+        Actor::user(me.id, &me.name),
+        form.name.clone(),
+        form.trusted.is_some(),
+    );
     let added = web
         .store
         .call(move |conn| {
@@ -202,7 +195,7 @@ pub async fn change(
     if me.role < UserRole::Admin && user.role > UserRole::Developer {
         return Err(forbidden("an approver trusts developers only"));
     }
-    let actor = actor(&me);
+    let actor = Actor::user(me.id, &me.name);
     web.store
         .call(move |conn| {
             let tx = conn.transaction()?;
