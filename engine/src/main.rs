@@ -80,16 +80,16 @@ enum Command {
         /// Moves in coordinate notation (`h2e2`, ranks 0-9 from Red's side).
         moves: Vec<String>,
     },
-    /// Reads a move sequence in any notation (coordinates, WXF or Chinese), plays it
-    /// and prints each move in the chosen notation, one per line.
+    /// Reads a move sequence in any notation (coordinates, WXF, Chinese or 一字三码), plays
+    /// it and prints each move in the chosen notation, one per line.
     Notation {
         /// Starting position in FEN, or `startpos` (the default).
         #[arg(long, default_value = "startpos")]
         fen: String,
-        /// Notation to print: chinese, wxf or iccs.
+        /// Notation to print: chinese, wxf, iccs or yizisanma.
         #[arg(long)]
         to: Notation,
-        /// The moves, each in any accepted notation (h2e2, C2.5, 炮二平五).
+        /// The moves, each in any accepted notation (h2e2, C2.5, Ｃ２＝５, 炮二平五, 炮2 5, 马325).
         moves: Vec<String>,
     },
     /// Runs the UCI command loop (the default without a subcommand).

@@ -23,8 +23,8 @@
 //!
 //! - `[Game "Chinese Chess"]` comes first and `[Format]` names the move
 //!   notation: `ICCS` (`H2-E2`: file letter and rank digit 0–9 from Red's
-//!   side, upper case, a dash between the points), `WXF` (`C2.5`) or
-//!   `Chinese` (`炮二平五`).
+//!   side, upper case, a dash between the points), `WXF` (`C2.5`),
+//!   `Chinese` (`炮二平五`) or `Yizisanma` (一字三码, `炮253`).
 //! - `[FEN]` is always the position before the first move (the opening's
 //!   moves are in the movetext); side to move `w` for Red, `b` for Black.
 //! - `[Termination]` is the end reason's token (see [`Reason::token`]); for
@@ -104,6 +104,7 @@ pub fn format_tag(notation: Notation) -> &'static str {
         Notation::Coords => "ICCS",
         Notation::Wxf => "WXF",
         Notation::Chinese => "Chinese",
+        Notation::Yizisanma => "Yizisanma",
     }
 }
 

@@ -30,7 +30,7 @@ pub struct PgnArgs {
     /// `reason=R` (an end reason's token), `worker=W` (a worker's id or name).
     #[arg(long = "filter")]
     filters: Vec<String>,
-    /// Move notation: iccs, wxf or chinese.
+    /// Move notation: iccs, wxf, chinese or yizisanma (一字三码).
     #[arg(long, default_value = "iccs")]
     notation: String,
     /// SQLite database of the coordinator (the default, `xq.db`, unless

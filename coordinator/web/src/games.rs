@@ -220,10 +220,15 @@ pub async fn list(
             query.link(&[("notation", notation.to_owned())])
         )
     };
-    let downloads: Vec<(&str, String)> = [("ICCS", "iccs"), ("WXF", "wxf"), ("Chinese", "chinese")]
-        .iter()
-        .map(|(label, n)| (*label, pgn_link(n)))
-        .collect();
+    let downloads: Vec<(&str, String)> = [
+        ("ICCS", "iccs"),
+        ("WXF", "wxf"),
+        ("Chinese", "chinese"),
+        ("一字三码", "yizisanma"),
+    ]
+    .iter()
+    .map(|(label, n)| (*label, pgn_link(n)))
+    .collect();
     let form = FilterForm::new(&query.filters, workers);
     let html = page(
         &web,

@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(mv) = parse_move(&pos, text) else {
         return;
     };
-    for notation in [Notation::Coords, Notation::Wxf, Notation::Chinese] {
+    for notation in Notation::ALL {
         let written = format_move(&pos, mv, notation).expect("a legal move writes");
         let read = parse_as(&pos, &written, notation).expect("written text reads back");
         assert_eq!(read, mv, "{written:?} in {notation:?}");

@@ -20,7 +20,19 @@
 //! Accepted on input, besides the above: 帅/帥/将/將, 仕/士, 相/象, 马/馬/傌,
 //! 车/車/俥, 炮/砲/包, 兵/卒 whatever the side; 後 for 后, 進 for 进; Chinese
 //! numerals, ASCII digits or full-width digits for either side; the marker after
-//! the piece (`车前进一`); surrounding whitespace.
+//! the piece (`车前进一`); whitespace between the characters.
+//!
+//! **The abbreviated record** (简写记录, art. 7.5) is read too: the same move
+//! without its direction character, both sides writing digits, `炮2 5`, `马8 7`,
+//! `车1 2`. Art. 7.5 prints it with a space where the direction was; published
+//! guides describe the direction as a line drawn under the last digit (进) or over
+//! it (退), none for 平, which plain text loses. So the direction is taken from
+//! a combining low line U+0332 after the number (进, `马8 7\u{332}`) or a
+//! combining overline U+0305 or macron U+0304 (退); without a mark every direction
+//! is tried and the text must fit exactly one legal move (`炮2 5` in the start
+//! position), else it is refused as ambiguous (`车1 2` after 马二进三 is 车一平二 or
+//! 车一进二). A missing mark is never read as 平, so a record whose marks were lost
+//! can be refused but never misread.
 
 use super::{Designation, Dir, NotationError, Sel, Spec};
 use crate::{Color, Kind};
@@ -38,15 +50,26 @@ enum Token {
     Rear,
 }
 
-fn token(c: char) -> Option<Token> {
+/// The kind a piece character names, whatever the side (帅/帥/将/將, 仕/士, 相/象,
+/// 马/馬/傌, 车/車/俥, 炮/砲/包, 兵/卒).
+pub(crate) fn piece_kind(c: char) -> Option<Kind> {
     Some(match c {
-        '帅' | '帥' | '将' | '將' => Token::Piece(Kind::General),
-        '仕' | '士' => Token::Piece(Kind::Advisor),
-        '相' | '象' => Token::Piece(Kind::Elephant),
-        '马' | '馬' | '傌' => Token::Piece(Kind::Horse),
-        '车' | '車' | '俥' => Token::Piece(Kind::Chariot),
-        '炮' | '砲' | '包' => Token::Piece(Kind::Cannon),
-        '兵' | '卒' => Token::Piece(Kind::Soldier),
+        '帅' | '帥' | '将' | '將' => Kind::General,
+        '仕' | '士' => Kind::Advisor,
+        '相' | '象' => Kind::Elephant,
+        '马' | '馬' | '傌' => Kind::Horse,
+        '车' | '車' | '俥' => Kind::Chariot,
+        '炮' | '砲' | '包' => Kind::Cannon,
+        '兵' | '卒' => Kind::Soldier,
+        _ => return None,
+    })
+}
+
+fn token(c: char) -> Option<Token> {
+    if let Some(kind) = piece_kind(c) {
+        return Some(Token::Piece(kind));
+    }
+    Some(match c {
         '进' | '進' => Token::Dir(Dir::Forward),
         '退' => Token::Dir(Dir::Backward),
         '平' => Token::Dir(Dir::Sideways),
@@ -59,10 +82,25 @@ fn token(c: char) -> Option<Token> {
     })
 }
 
+/// The direction an abbreviated record's mark gives: U+0332 (a line under the
+/// number) 进, U+0305 or U+0304 (a line over it) 退.
+fn mark(c: char) -> Option<Dir> {
+    match c {
+        '\u{332}' => Some(Dir::Forward),
+        '\u{305}' | '\u{304}' => Some(Dir::Backward),
+        _ => None,
+    }
+}
+
 /// Parses the text into a [`Spec`]; which piece it names is decided later.
 pub(crate) fn parse(text: &str) -> Result<Spec, NotationError> {
+    let trimmed = text.trim();
+    let (body, marked) = match trimmed.chars().last().and_then(mark) {
+        Some(dir) => (trimmed.trim_end_matches(|c| mark(c).is_some()), Some(dir)),
+        None => (trimmed, None),
+    };
     let mut tokens = Vec::new();
-    for c in text.trim().chars() {
+    for c in body.chars().filter(|c| !c.is_whitespace()) {
         match token(c) {
             Some(t) => tokens.push(t),
             None => {
@@ -76,13 +114,22 @@ pub(crate) fn parse(text: &str) -> Result<Spec, NotationError> {
             return Err(NotationError::malformed(text, "too long"));
         }
     }
-    let Some((&[Token::Dir(dir), Token::Num(num)], designator)) =
-        tokens.split_last_chunk::<2>().map(|(d, last)| (last, d))
-    else {
-        return Err(NotationError::malformed(
-            text,
-            "expected it to end with 进, 退 or 平 and a number",
-        ));
+    let (dir, num, designator) = match tokens.as_slice() {
+        [designator @ .., Token::Dir(dir), Token::Num(num)] if marked.is_none() => {
+            (Some(*dir), *num, designator)
+        }
+        [designator @ .., Token::Num(num)]
+            if !designator.iter().any(|t| matches!(t, Token::Dir(_))) =>
+        {
+            (marked, *num, designator)
+        }
+        _ => {
+            return Err(NotationError::malformed(
+                text,
+                "expected it to end with 进, 退 or 平 and a number \
+                 (abbreviated: the number alone, with its mark)",
+            ));
+        }
     };
     let marker = |t: Token| match t {
         Token::Front => Some(Sel::Nth(0)),

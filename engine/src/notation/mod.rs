@@ -1,10 +1,17 @@
-//! Move notation: coordinates, WXF and Chinese, read and written against a position.
+//! Move notation: coordinates, WXF, Chinese and 一字三码, read and written against a
+//! position.
 //!
 //! - **Coordinates** (ICCS / UCI): `h2e2`; on input also `H2E2` and `H2-E2`.
 //! - **WXF** ([`wxf`]): `C2.5`, `H8+7`, `R1+1`, tandem pieces `R+.4`, `C-+1`.
-//! - **Chinese** ([`chinese`], engine/RULES.md §9, art. 7.5): `炮二平五`, `马8进7`, `前炮平四`.
+//! - **Chinese** ([`chinese`], engine/RULES.md §9, art. 7.5): `炮二平五`, `马8进7`, `前炮平四`;
+//!   on input also art. 7.5's abbreviated record, `炮2 5`.
+//! - **一字三码** ([`yizisanma`], seeds 001/003 §9): `马325`, piece, origin file, target
+//!   file, target rank.
 //!
-//! Both traditional notations name a piece (by its file or, for like pieces sharing
+//! Every reader first folds full-width ASCII forms (U+FF01..U+FF5E, as printed
+//! collections write `Ｃ２＝５`) and the ideographic space to ASCII ([`fold_width`]).
+//!
+//! WXF and Chinese name a piece (by its file or, for like pieces sharing
 //! a file, by its place front to back as the mover sees it), a direction (forward,
 //! backward, sideways) and a number: the target file for sideways moves and for the
 //! diagonal movers (advisor, elephant, horse; a converted elephant, which moves like
@@ -19,7 +26,9 @@
 
 pub mod chinese;
 pub mod wxf;
+pub mod yizisanma;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -36,15 +45,26 @@ pub enum Notation {
     Wxf,
     /// Chinese notation, `炮二平五`.
     Chinese,
+    /// 一字三码, `马325`: piece, origin file, target file, target rank.
+    Yizisanma,
 }
 
 impl Notation {
-    /// The lowercase name (`coords`, `wxf`, `chinese`).
+    /// Every notation, in the order help texts list them.
+    pub const ALL: [Notation; 4] = [
+        Notation::Coords,
+        Notation::Wxf,
+        Notation::Chinese,
+        Notation::Yizisanma,
+    ];
+
+    /// The lowercase name (`coords`, `wxf`, `chinese`, `yizisanma`).
     pub const fn name(self) -> &'static str {
         match self {
             Notation::Coords => "coords",
             Notation::Wxf => "wxf",
             Notation::Chinese => "chinese",
+            Notation::Yizisanma => "yizisanma",
         }
     }
 }
@@ -58,14 +78,19 @@ impl fmt::Display for Notation {
 impl FromStr for Notation {
     type Err = String;
 
-    /// Accepts `coords`, `iccs`, `uci`, `wxf`, `chinese` (also `cn`, `zh`), any case.
+    /// Accepts `coords`, `iccs`, `uci`, `wxf`, `chinese` (also `cn`, `zh`),
+    /// `yizisanma` (also `一字三码`, `一字三碼`, `three-digit`), any case.
     fn from_str(s: &str) -> Result<Notation, String> {
         match s.to_ascii_lowercase().as_str() {
             "coords" | "coordinates" | "iccs" | "uci" => Ok(Notation::Coords),
             "wxf" => Ok(Notation::Wxf),
             "chinese" | "cn" | "zh" => Ok(Notation::Chinese),
+            "yizisanma" | "一字三码" | "一字三碼" | "three-digit" => {
+                Ok(Notation::Yizisanma)
+            }
             _ => Err(format!(
-                "unknown notation '{s}'; expected chinese, wxf or iccs"
+                "unknown notation '{}'; expected chinese, wxf, iccs or yizisanma",
+                s.chars().take(32).collect::<String>()
             )),
         }
     }
@@ -120,29 +145,80 @@ impl NotationError {
             reason: reason.into(),
         }
     }
+
+    /// The same error quoting `text` (the input as given, before [`fold_width`]).
+    fn quoting(self, text: &str) -> NotationError {
+        let text = text.to_string();
+        match self {
+            NotationError::Malformed { reason, .. } => NotationError::Malformed { text, reason },
+            NotationError::NoSuchPiece { reason, .. } => {
+                NotationError::NoSuchPiece { text, reason }
+            }
+            NotationError::Ambiguous { candidates, .. } => {
+                NotationError::Ambiguous { text, candidates }
+            }
+            NotationError::AmbiguousPiece { pieces, .. } => {
+                NotationError::AmbiguousPiece { text, pieces }
+            }
+            NotationError::Illegal { .. } => NotationError::Illegal { text },
+            other => other,
+        }
+    }
 }
 
-/// Reads a move in any accepted notation: coordinates when the text looks like
-/// `h2e2` / `H2-E2`, Chinese when it holds any non-ASCII character, WXF otherwise.
+/// `text` with full-width ASCII forms (U+FF01..U+FF5E: `Ｃ２＝５`, `８`, `．`) and the
+/// ideographic space U+3000 replaced by their ASCII counterparts; other characters
+/// are kept. Borrowed when there is nothing to replace.
+pub fn fold_width(text: &str) -> Cow<'_, str> {
+    let wide = |c: char| c == '\u{3000}' || ('\u{FF01}'..='\u{FF5E}').contains(&c);
+    if !text.chars().any(wide) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| match c {
+                '\u{3000}' => ' ',
+                c if wide(c) => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+                c => c,
+            })
+            .collect(),
+    )
+}
+
+/// Reads a move in any accepted notation, after [`fold_width`]: coordinates when the
+/// text looks like `h2e2` / `H2-E2`, WXF when it is otherwise ASCII, 一字三码 when it
+/// has that shape (a piece and three digits, `马325`, or 进/退 and two, `马进25`),
+/// else Chinese (complete or abbreviated).
 pub fn parse_move(pos: &Position, text: &str) -> Result<Move, NotationError> {
-    let t = text.trim();
+    let folded = fold_width(text);
+    let t = folded.trim();
     let notation = if looks_like_coords(t) {
         Notation::Coords
     } else if t.is_ascii() {
         Notation::Wxf
+    } else if yizisanma::parse(t).is_ok() {
+        Notation::Yizisanma
     } else {
         Notation::Chinese
     };
     parse_as(pos, text, notation)
 }
 
-/// Reads a move written in `notation`; the move must be legal in `pos`.
+/// Reads a move written in `notation` (after [`fold_width`]); the move must be legal
+/// in `pos`. Errors quote `text` as given.
 pub fn parse_as(pos: &Position, text: &str, notation: Notation) -> Result<Move, NotationError> {
-    match notation {
-        Notation::Coords => parse_coords(pos, text),
-        Notation::Wxf => resolve(pos, &wxf::parse(text)?, text),
-        Notation::Chinese => resolve(pos, &chinese::parse(text)?, text),
-    }
+    let folded = fold_width(text);
+    let t = folded.as_ref();
+    let read = match notation {
+        Notation::Coords => parse_coords(pos, t),
+        Notation::Wxf => wxf::parse(t).and_then(|spec| resolve(pos, &spec, t)),
+        Notation::Chinese => chinese::parse(t).and_then(|spec| resolve(pos, &spec, t)),
+        Notation::Yizisanma => yizisanma::parse(t).and_then(|code| code.resolve(pos, t)),
+    };
+    read.map_err(|e| match folded {
+        Cow::Borrowed(_) => e,
+        Cow::Owned(_) => e.quoting(text),
+    })
 }
 
 /// Writes the legal move `mv` in `notation`. The text parses back to `mv`.
@@ -150,8 +226,10 @@ pub fn format_move(pos: &Position, mv: Move, notation: Notation) -> Result<Strin
     if !pos.is_legal(mv) {
         return Err(NotationError::NotLegal(mv));
     }
-    if notation == Notation::Coords {
-        return Ok(mv.to_string());
+    match notation {
+        Notation::Coords => return Ok(mv.to_string()),
+        Notation::Yizisanma => return yizisanma::format(pos, mv),
+        Notation::Wxf | Notation::Chinese => {}
     }
     let d = Designation::of(pos, mv).ok_or(NotationError::NotLegal(mv))?;
     let render = |d: &Designation, file_form: bool| match notation {
@@ -262,7 +340,9 @@ pub(crate) struct Spec {
     /// The file named in the text, if any.
     pub file_number: Option<u8>,
     pub sel: Sel,
-    pub dir: Dir,
+    /// `None`: not written (art. 7.5's abbreviated record without its marks); any
+    /// direction that gives exactly one legal move is taken.
+    pub dir: Option<Dir>,
     /// 1..=9: ranks travelled, or the target file number.
     pub num: u8,
 }
@@ -374,9 +454,15 @@ fn resolve(pos: &Position, spec: &Spec, text: &str) -> Result<Move, NotationErro
             pieces,
         });
     }
-    let implied = pieces.iter().filter_map(|&from| {
-        let piece = pos.piece_at(from)?;
-        target(from, piece, spec.dir, spec.num).map(|to| Move::new(from, to))
+    let dirs = match spec.dir {
+        Some(dir) => vec![dir],
+        None => vec![Dir::Forward, Dir::Backward, Dir::Sideways],
+    };
+    let implied = pieces.iter().flat_map(|&from| {
+        let piece = pos.piece_at(from);
+        dirs.iter().filter_map(move |&dir| {
+            target(from, piece?, dir, spec.num).map(|to| Move::new(from, to))
+        })
     });
     let legal: Vec<Move> = implied.filter(|&m| pos.is_legal(m)).collect();
     match legal.as_slice() {

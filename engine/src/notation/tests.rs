@@ -354,8 +354,16 @@ fn garbage_is_malformed() {
         "h2h2",
         "h2e2e",
         "\u{0}",
-        "ｃ２．５",
+        "Ｃ２．０",
         "炮二平五\u{301}",
+        "炮二平五\u{332}",
+        "马3250",
+        "马025",
+        "马305",
+        "马3 25",
+        "进25",
+        "马进进25",
+        "炮 5",
         "前前炮平五",
         "六兵进一",
     ] {
@@ -376,17 +384,197 @@ fn notation_names() {
         ("WXF", Notation::Wxf),
         ("iccs", Notation::Coords),
         ("uci", Notation::Coords),
+        ("yizisanma", Notation::Yizisanma),
+        ("一字三码", Notation::Yizisanma),
+        ("Three-Digit", Notation::Yizisanma),
     ] {
         assert_eq!(s.parse::<Notation>(), Ok(n));
     }
+    for n in Notation::ALL {
+        assert_eq!(n.name().parse::<Notation>(), Ok(n));
+    }
     assert!("pgn".parse::<Notation>().is_err());
 }
+
+#[test]
+fn full_width_wxf_and_coordinates_read_as_ascii() {
+    let mut p = Position::startpos();
+    for text in [
+        "Ｃ２＝５",
+        "Ｃ２．５",
+        "ｃ２＝５",
+        "\u{3000}Ｃ２＝５\u{3000}",
+        "ｈ２ｅ２",
+        "Ｈ２－Ｅ２",
+    ] {
+        assert_eq!(parse_move(&p, text), Ok(mv("h2e2")), "{text}");
+    }
+    assert_eq!(parse_as(&p, "Ｃ２＝５", Notation::Wxf), Ok(mv("h2e2")));
+    p.make(mv("h2e2"));
+    assert_eq!(parse_move(&p, "Ｈ８＋７"), Ok(mv("h9g7")));
+    // Chinese keeps its own full-width digits.
+    assert_eq!(parse_move(&p, "马８进７"), Ok(mv("h9g7")));
+    // Errors quote the text as written.
+    assert_eq!(
+        parse_move(&p, "Ｈ８＋６"),
+        Err(NotationError::Illegal {
+            text: "Ｈ８＋６".to_string()
+        })
+    );
+    assert_eq!(fold_width("Ｃ２＝５ 炮"), "C2=5 炮");
+    assert!(matches!(fold_width("炮二平五"), Cow::Borrowed(_)));
+}
+
+#[test]
+fn yizisanma_examples_of_the_seeds() {
+    // Seeds 001/003 §9: 马325 将451 车220.
+    let mut p = Position::startpos();
+    for m in ["h0g2", "h9g7", "g3g4", "i9h9"] {
+        p.make(mv(m));
+    }
+    both_ways(&p, "马325", "g2h4", Notation::Yizisanma);
+    let p = pos("3k5/9/9/9/9/9/9/9/9/5K3 b");
+    both_ways(&p, "将451", "d9e9", Notation::Yizisanma);
+    // Rank 10, the enemy's back rank, is written 0.
+    let p = pos("4k4/9/9/9/9/9/9/9/9/3K3R1 w");
+    both_ways(&p, "车220", "h0h9", Notation::Yizisanma);
+    both_ways(&p, "车222", "h0h1", Notation::Yizisanma);
+    // Both sides write Arabic digits, each from its own right and back rank.
+    let p = Position::startpos();
+    both_ways(&p, "炮253", "h2e2", Notation::Yizisanma);
+    both_ways(&p, "马233", "h0g2", Notation::Yizisanma);
+    both_ways(&p, "兵775", "c3c4", Notation::Yizisanma);
+    let mut p = Position::startpos();
+    p.make(mv("h2e2"));
+    both_ways(&p, "马873", "h9g7", Notation::Yizisanma);
+    both_ways(&p, "卒335", "c6c5", Notation::Yizisanma);
+    both_ways(&p, "象353", "c9e7", Notation::Yizisanma);
+    // Lenient input: traditional characters, full-width digits.
+    for text in ["馬873", "马８７３", " 马873 "] {
+        assert_eq!(parse_move(&p, text), Ok(mv("h9g7")), "{text}");
+    }
+}
+
+#[test]
+fn yizisanma_drops_the_origin_for_two_on_one_file() {
+    // Red horses on c2 and c6 (file 七) both reach d4 (file 六, rank 5).
+    let p = pos("3k5/9/9/2N6/9/9/9/2N6/9/4K4 w");
+    both_ways(&p, "马进65", "c2d4", Notation::Yizisanma);
+    both_ways(&p, "马退65", "c6d4", Notation::Yizisanma);
+    assert_eq!(parse_move(&p, "进马65"), Ok(mv("c2d4")));
+    assert_eq!(parse_move(&p, "馬進65"), Ok(mv("c2d4")));
+    assert_eq!(
+        parse_move(&p, "马765"),
+        Err(NotationError::Ambiguous {
+            text: "马765".to_string(),
+            candidates: vec![mv("c2d4"), mv("c6d4")],
+        })
+    );
+    // Only one of them reaches a3: the origin stays.
+    both_ways(&p, "马794", "c2a3", Notation::Yizisanma);
+    assert!(matches!(
+        parse_move(&p, "马365"),
+        Err(NotationError::NoSuchPiece { .. })
+    ));
+    assert!(matches!(
+        parse_move(&p, "马799"),
+        Err(NotationError::Illegal { .. })
+    ));
+}
+
+#[test]
+fn yizisanma_extension_for_a_third_like_piece() {
+    // Horses on c2, c6 and (converted) e2 all reach d4; c2 and e2 go forward.
+    let mut p = pos("4k4/9/9/2N6/9/9/9/2N1N~4/9/3K5 w");
+    p.set_conversion(true);
+    both_ways(&p, "马7进65", "c2d4", Notation::Yizisanma);
+    both_ways(&p, "马退65", "c6d4", Notation::Yizisanma);
+    both_ways(&p, "马565", "e2d4", Notation::Yizisanma);
+    assert!(matches!(
+        parse_move(&p, "马进65"),
+        Err(NotationError::Ambiguous { .. })
+    ));
+}
+
+#[test]
+fn abbreviated_record_of_art_7_5() {
+    // Art. 7.5's abbreviated record, as the seed prints it: 炮2 5 马8 7 / 马2 3 车9 8 /
+    // 车1 2 炮8 4.
+    let mut p = Position::startpos();
+    for (text, coords) in [
+        ("炮2 5", "h2e2"),
+        ("马8 7", "h9g7"),
+        ("马2 3", "h0g2"),
+        ("车9 8", "i9h9"),
+    ] {
+        assert_eq!(parse_move(&p, text), Ok(mv(coords)), "{text}");
+        assert_eq!(
+            parse_as(&p, text, Notation::Chinese),
+            Ok(mv(coords)),
+            "{text}"
+        );
+        p.make(mv(coords));
+    }
+    // Without its mark the direction is unknown: 车一平二 or 车一进二.
+    assert_eq!(
+        parse_move(&p, "车1 2"),
+        Err(NotationError::Ambiguous {
+            text: "车1 2".to_string(),
+            candidates: vec![mv("i0i2"), mv("i0h0")],
+        })
+    );
+    p.make(mv("i0h0"));
+    // The horse on g7 blocks 炮8平4: only 炮8进4 fits.
+    assert_eq!(parse_move(&p, "炮8 4"), Ok(mv("h7h3")));
+    // A line under the number (U+0332) says 进, over it (U+0305, U+0304) 退.
+    assert_eq!(parse_move(&p, "炮8 4\u{332}"), Ok(mv("h7h3")));
+    assert_eq!(parse_move(&p, "炮84\u{332}"), Ok(mv("h7h3")));
+    assert_eq!(parse_move(&p, "炮8 1\u{305}"), Ok(mv("h7h8")));
+    assert_eq!(parse_move(&p, "炮8 1\u{304}"), Ok(mv("h7h8")));
+    assert!(matches!(
+        parse_move(&p, "炮8 4\u{305}"),
+        Err(NotationError::Illegal { .. })
+    ));
+    // Tandem markers carry over from the complete record.
+    let p = pos(RED_TANDEM);
+    assert_eq!(parse_move(&p, "前车 3\u{332}"), Ok(mv("h2h5")));
+    assert!(matches!(
+        parse_move(&p, "前车 6"),
+        Err(NotationError::Ambiguous { .. })
+    ));
+}
+
+/// The abbreviated record (art. 7.5) of a complete Chinese move: the direction
+/// dropped, digits for both sides, a space before the number; with the mark of
+/// 进 (U+0332) or 退 (U+0305) after it (`None` for 平, which has no mark), and
+/// without.
+fn abbreviated(chinese: &str) -> (Option<String>, String) {
+    let digit = |c: char| match NUMERALS_FOR_TEST.iter().position(|&n| n == c) {
+        Some(i) => char::from_digit(i as u32 + 1, 10).unwrap_or(c),
+        None => c,
+    };
+    let mut chars: Vec<char> = chinese.chars().map(digit).collect();
+    let Some(number) = chars.pop() else {
+        return (None, String::new());
+    };
+    let dir = chars.pop();
+    let body: String = chars.into_iter().collect();
+    let unmarked = format!("{body} {number}");
+    let marked = match dir {
+        Some('进') => Some(format!("{unmarked}\u{332}")),
+        Some('退') => Some(format!("{unmarked}\u{305}")),
+        _ => None,
+    };
+    (marked, unmarked)
+}
+
+const NUMERALS_FOR_TEST: [char; 9] = ['一', '二', '三', '四', '五', '六', '七', '八', '九'];
 
 /// Characters that make up moves, to drive the parsers into their deeper paths.
 const ALPHABET: &[char] = &[
     '炮', '车', '马', '相', '仕', '帅', '兵', '卒', '将', '前', '中', '后', '进', '退', '平', '一',
     '二', '五', '九', '１', '3', '5', '9', '0', '+', '-', '.', '=', 'C', 'R', 'P', 'e', 'h', '2',
-    ' ', 'é', '\u{301}', '🀄',
+    ' ', 'é', '\u{301}', '🀄', '\u{332}', '\u{305}', 'Ｃ', '＝', '\u{3000}', '進',
 ];
 
 proptest! {
@@ -394,7 +582,7 @@ proptest! {
     fn never_panics_on_any_text(text in "\\PC{0,10}") {
         for p in [Position::startpos(), pos(SOLDIERS_TWO_FILES), pos(RED_TANDEM)] {
             let _ = parse_move(&p, &text);
-            for n in [Notation::Coords, Notation::Wxf, Notation::Chinese] {
+            for n in Notation::ALL {
                 let _ = parse_as(&p, &text, n);
             }
         }
@@ -411,7 +599,10 @@ proptest! {
     }
 
     /// Along random games (with and without capture conversion), every legal move
-    /// prints in every notation and reads back as itself.
+    /// prints in every notation and reads back as itself. Its abbreviated record
+    /// (the Chinese text without the direction, digits for both sides) reads back
+    /// as itself with the direction's mark, and without it either as itself or as
+    /// ambiguous among moves that include it, never as another move.
     #[test]
     fn every_legal_move_round_trips(
         choices in prop::collection::vec(any::<prop::sample::Index>(), 0..60),
@@ -425,12 +616,25 @@ proptest! {
                 break;
             }
             for &m in &moves {
-                for n in [Notation::Coords, Notation::Wxf, Notation::Chinese] {
+                for n in Notation::ALL {
                     let text = format_move(&p, m, n);
                     prop_assert!(text.is_ok(), "{m} in {n}: {text:?}\n{p:?}");
                     let text = text.unwrap_or_default();
                     prop_assert_eq!(parse_as(&p, &text, n), Ok(m), "{} in {}", text, n);
                     prop_assert_eq!(parse_move(&p, &text), Ok(m), "{} auto", text);
+                }
+                let chinese = format_move(&p, m, Notation::Chinese).unwrap_or_default();
+                let (marked, unmarked) = abbreviated(&chinese);
+                if let Some(marked) = marked {
+                    prop_assert_eq!(parse_as(&p, &marked, Notation::Chinese), Ok(m), "{}", marked);
+                    prop_assert_eq!(parse_move(&p, &marked), Ok(m), "{} auto", marked);
+                }
+                match parse_move(&p, &unmarked) {
+                    Ok(read) => prop_assert_eq!(read, m, "{}", unmarked),
+                    Err(NotationError::Ambiguous { candidates, .. }) => {
+                        prop_assert!(candidates.contains(&m), "{} {:?}", unmarked, candidates);
+                    }
+                    Err(e) => prop_assert!(false, "{}: {}", unmarked, e),
                 }
             }
             p.make(*choice.get(&moves));

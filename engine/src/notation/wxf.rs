@@ -128,7 +128,7 @@ pub(crate) fn parse(text: &str) -> Result<Spec, NotationError> {
         kind,
         file_number,
         sel,
-        dir,
+        dir: Some(dir),
         num,
     })
 }

@@ -96,7 +96,7 @@ pub struct PlayArgs {
     /// Write every game to this PGN file.
     #[arg(long)]
     pgn: Option<PathBuf>,
-    /// Move notation in the PGN: iccs, wxf or chinese.
+    /// Move notation in the PGN: iccs, wxf, chinese or yizisanma (一字三码).
     #[arg(long, default_value = "iccs")]
     pgn_notation: String,
     /// Print the summary as one JSON object.
