@@ -1,4 +1,5 @@
-//! PGN for Xiangqi games, in the conventions Xiangqi programs read.
+//! PGN for Xiangqi games, in the conventions Xiangqi programs read; [`read`]
+//! reads game collections back, in every notation the engine reads.
 //!
 //! A game is written as:
 //!
@@ -41,6 +42,9 @@
 //!   own before the result.
 //! - Results are `1-0` (Red won), `0-1` (Black won), `1/2-1/2`. Lines are at
 //!   most 80 characters unless one move with its comment is longer.
+
+mod lex;
+pub mod read;
 
 use std::fmt::Write as _;
 
