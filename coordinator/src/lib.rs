@@ -44,6 +44,7 @@ pub mod account_service;
 pub mod accounts;
 pub mod archive;
 pub mod auth;
+pub mod book;
 pub mod convert;
 pub mod events;
 pub mod game_export;

@@ -14,6 +14,7 @@ use xq_worker::BatchPlayer;
 
 mod asset;
 mod backup;
+mod book;
 mod cluster;
 mod credentials;
 mod display;
@@ -96,6 +97,8 @@ enum Command {
     Engine(engine::EngineArgs),
     /// The registry's assets: add and list network files and opening books.
     Asset(asset::AssetArgs),
+    /// Opening books from game records: `book make GAMES.pgn --plies N`.
+    Book(book::BookArgs),
     /// Copy the database to FILE while the server keeps running (SQLite's
     /// online backup: one consistent snapshot, checked before it is kept).
     Backup(backup::BackupArgs),
@@ -111,6 +114,7 @@ impl Cli {
             Command::Stats(args) => args.run(),
             Command::Engine(args) => args.run(),
             Command::Asset(args) => args.run(),
+            Command::Book(args) => args.run(),
             Command::Serve(args) => args.run(),
             Command::Sprt(args) => args.run(),
             Command::Spsa(args) => args.run(),
