@@ -445,15 +445,6 @@ fn resolve(pos: &Position, spec: &Spec, text: &str) -> Result<Move, NotationErro
             reason: format!("{} has no {} {place}", us.name(), spec.kind.name()),
         });
     }
-    // Only advisors and elephants may share a named file: of two on one file, one
-    // can only go forward and the other only back.
-    let lenient = matches!(spec.kind, Kind::Advisor | Kind::Elephant);
-    if pieces.len() > 1 && !lenient {
-        return Err(NotationError::AmbiguousPiece {
-            text: text.to_string(),
-            pieces,
-        });
-    }
     let dirs = match spec.dir {
         Some(dir) => vec![dir],
         None => vec![Dir::Forward, Dir::Backward, Dir::Sideways],
@@ -465,10 +456,22 @@ fn resolve(pos: &Position, spec: &Spec, text: &str) -> Result<Move, NotationErro
         })
     });
     let legal: Vec<Move> = implied.filter(|&m| pos.is_legal(m)).collect();
+    // Like pieces the text does not tell apart are told apart by legality: input
+    // may name a shared file when only one of its pieces has the move, as
+    // Fairy-Stockfish writes WXF (`H7+6` for one of two horses on file 7) and as
+    // records write advisors and elephants; output names such a piece by its place.
+    let several_pieces = legal
+        .iter()
+        .any(|m| legal.first().is_some_and(|f| f.from() != m.from()));
+    let lenient = matches!(spec.kind, Kind::Advisor | Kind::Elephant);
     match legal.as_slice() {
         [m] => Ok(*m),
         [] => Err(NotationError::Illegal {
             text: text.to_string(),
+        }),
+        _ if several_pieces && !lenient => Err(NotationError::AmbiguousPiece {
+            text: text.to_string(),
+            pieces,
         }),
         _ => Err(NotationError::Ambiguous {
             text: text.to_string(),

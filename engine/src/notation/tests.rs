@@ -118,9 +118,10 @@ fn tandem_chariots() {
     for text in ["+R.6", "+r=6", "车前平六", "俥前平六", "前車平6"] {
         assert_eq!(parse_move(&p, text), Ok(mv("h2d2")), "{text}");
     }
-    // Naming the shared file without front/rear is ambiguous even when only one
-    // of them could make the move.
-    for text in ["车二进一", "车二进三", "R2+1", "车二平六"] {
+    // Naming the shared file without front/rear is ambiguous when both of them
+    // could make the move; when only one can, input takes it (Fairy-Stockfish
+    // writes WXF so), output still names it by its place.
+    for text in ["车二进一", "R2+1"] {
         match parse_move(&p, text) {
             Err(NotationError::AmbiguousPiece { text: t, pieces }) => {
                 assert_eq!(t, text);
@@ -129,12 +130,15 @@ fn tandem_chariots() {
             other => panic!("{text}: {other:?}"),
         }
     }
-    let e = parse_move(&p, "车二进三").unwrap_err().to_string();
+    let e = parse_move(&p, "车二进一").unwrap_err().to_string();
     assert_eq!(
         e,
-        "ambiguous move '车二进三': it fits the pieces on h2 and h0; \
+        "ambiguous move '车二进一': it fits the pieces on h2 and h0; \
          name one by its place (前/中/后, +/-)"
     );
+    for (text, coords) in [("车二进三", "h2h5"), ("车二平六", "h2d2"), ("R2+3", "h2h5")] {
+        assert_eq!(parse_move(&p, text), Ok(mv(coords)), "{text}");
+    }
     assert!(matches!(
         parse_move(&p, "后车进二"),
         Err(NotationError::Illegal { .. })
