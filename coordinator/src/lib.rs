@@ -2,7 +2,7 @@
 //! Its wire types and their conversion are `xq_proto`'s; it uses `xq_worker`
 //! for local mode's embedded workers, for the openings a runner plays (the
 //! archive's opening check regenerates them with the runner's own code) and
-//! for the PGN writer `xq-worker play --pgn` shares.
+//! for the PGN writer `xq-worker play --pgn` shares and its reader.
 //!
 //! # Layout
 //!
@@ -31,6 +31,7 @@
 //! * [`server`]: the thin tonic services, `run(listener, db, shutdown)`, and
 //!   the one place store errors become statuses; [`account_service`]: the
 //!   account service (`Login` without a token, a user's own tokens).
+//! * [`book`]: opening books from game records (`book make`).
 //! * [`archive`]: the checks of a result's games; [`game_export`]: a run's
 //!   stored games read back by filter and written as PGN (`pgn`, the
 //!   `ExportGames` RPC, the web view).
