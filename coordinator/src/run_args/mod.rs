@@ -144,6 +144,16 @@ impl MatchArgs {
                 "--book asset:{other}: name a book by its SHA-256 (`xq-coordinator asset list` \
                  shows it) or give its file"
             ),
+            None if Path::new(book)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("pgn")) =>
+            {
+                bail!(
+                    "--book {book}: a PGN file holds games, not a book; store its book with \
+                     `xq-coordinator asset add {book} [--plies N]` and give the asset:SHA256 it \
+                     prints (or make one with `xq-coordinator book make`)"
+                )
+            }
             None => {
                 let text = files
                     .read(Path::new(book))
@@ -395,6 +405,17 @@ mod tests {
             pairs: 10,
             ..Default::default()
         })
+    }
+
+    #[test]
+    fn a_pgn_file_is_no_book() {
+        let err = spec(&["--nodes", "100", "--book", "masters.PGN"], games())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("a PGN file holds games") && err.contains("asset add masters.PGN"),
+            "{err}"
+        );
     }
 
     #[test]
