@@ -144,6 +144,40 @@ fn notation_reads_a_game_and_rejects_an_illegal_move() {
 }
 
 #[test]
+fn notation_writes_yizisanma_from_any_notation() {
+    // Chinese with full-width digits, full-width WXF, the abbreviated record,
+    // ICCS: art. 7.5's first moves, then 马325 (seeds 001/003 §9).
+    let out = engine()
+        .args([
+            "notation",
+            "--to",
+            "yizisanma",
+            "炮二平五",
+            "马８进７",
+            "Ｈ２＋３",
+            "车9 8",
+            "g3g4",
+            "i6i5",
+            "马三进二",
+        ])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .collect::<Vec<_>>(),
+        [
+            "炮253", "马873", "马233", "车981", "兵335", "卒995", "马325"
+        ]
+    );
+}
+
+#[test]
 fn adjudicate_judges_perpetual_check_and_rejects_junk() {
     let fen = "4k4/7R1/9/9/9/9/9/9/9/3K5 w";
     let moves = "h8h9 e9e8 h9h8 e8e9 h8h9 e9e8 h9h8 e8e9";
