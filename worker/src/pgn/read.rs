@@ -287,6 +287,8 @@ fn is_bare_number(word: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     fn coords(moves: &[Move]) -> String {
@@ -388,5 +390,68 @@ mod tests {
     fn empty_text_has_no_games() {
         assert!(read_games("", ReadOptions::default()).is_empty());
         assert!(read_games(" \n{just a comment}\n", ReadOptions::default()).is_empty());
+    }
+
+    /// Pieces of PGN and of every notation, to drive the reader into its paths.
+    const PIECES: &[&str] = &[
+        "[Event \"x\"]\n",
+        "[FEN \"4k4/9/9/9/9/9/9/9/9/3K5 w\"]\n",
+        "[FEN \"",
+        "\"]",
+        "{",
+        "}",
+        "(",
+        ")",
+        ";",
+        "\n",
+        " ",
+        "1.",
+        "1...",
+        "１．",
+        "$1",
+        "1-0",
+        "*",
+        "h2e2",
+        "H2-E2",
+        "h9g7",
+        "C2.5",
+        "Ｃ２＝５",
+        "H8+7",
+        "炮二平五",
+        "马８进７",
+        "炮253",
+        "马873",
+        "炮2",
+        "5",
+        "7",
+        "\u{332}",
+        "马进25",
+        "!?",
+        "\u{3000}",
+        "%",
+        "[",
+        "]",
+        "\\",
+    ];
+
+    proptest! {
+        /// Any text reads without a panic, and every move read is legal from
+        /// its game's start.
+        #[test]
+        fn any_text_reads_to_legal_moves(
+            parts in prop::collection::vec(prop::sample::select(PIECES), 0..40),
+            noise in "\\PC{0,20}",
+        ) {
+            let text = parts.concat() + &noise;
+            for game in read_games(&text, ReadOptions::default()) {
+                if let Ok(record) = game.record {
+                    let mut pos = record.start.clone();
+                    for mv in record.moves {
+                        prop_assert!(pos.is_legal(mv), "{} in {:?}", mv, text);
+                        pos.make(mv);
+                    }
+                }
+            }
+        }
     }
 }
