@@ -1035,7 +1035,10 @@ mod tests {
         let err = refused(&|m| m.cpu_model = "Xeon\u{1b}[31m".to_owned());
         assert_eq!(err.field, "machine.cpu_model");
         assert_eq!(refused(&|m| m.isa.clear()).field, "machine.isa");
-        assert_eq!(refused(&|m| m.isa = "x86-64".to_owned()).field, "machine.isa");
+        assert_eq!(
+            refused(&|m| m.isa = "x86-64".to_owned()).field,
+            "machine.isa"
+        );
         assert_eq!(refused(&|m| m.cores = 0).field, "machine.cores");
     }
 }

@@ -113,6 +113,14 @@ impl Flag {
         Flag::ALL.into_iter().find(|f| f.name() == name)
     }
 
+    /// The instruction-set architecture whose machines have it.
+    pub fn isa(self) -> &'static str {
+        match self {
+            Flag::Neon | Flag::Dotprod => ISA_AARCH64,
+            _ => ISA_X86_64,
+        }
+    }
+
     const fn bit(self) -> u32 {
         1 << self as u32
     }

@@ -136,7 +136,8 @@ impl Machine {
     /// characters, an ISA name of 1 to [`MAX_ISA_BYTES`] bytes of
     /// `[a-z0-9_]`, at least one core.
     pub fn validate(&self) -> Result<(), Invalid> {
-        if self.cpu_model.len() > MAX_CPU_MODEL_BYTES || self.cpu_model.chars().any(char::is_control)
+        if self.cpu_model.len() > MAX_CPU_MODEL_BYTES
+            || self.cpu_model.chars().any(char::is_control)
         {
             return invalid(
                 "machine.cpu_model",

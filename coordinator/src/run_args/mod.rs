@@ -116,6 +116,13 @@ pub struct MatchArgs {
     /// second (or that did not measure it).
     #[arg(long, value_name = "N")]
     refuse_below_nps: Option<u64>,
+    /// Instruction-set flags a worker's machine must have to get this run's
+    /// work, comma-separated, e.g. `avx2,bmi2` (fishtest's arch filter; the
+    /// names are xq-worker's: sse3, ssse3, sse41, sse42, popcnt, avx, avx2,
+    /// bmi1, bmi2, fma, avx512, vnni, avxvnni, avx512icl, neon, dotprod).
+    /// Workers that did not report their machine get none.
+    #[arg(long, value_name = "FLAGS", value_delimiter = ',')]
+    require_flags: Vec<String>,
     /// Which counted games the archive stores: all, decisive, failures (time
     /// losses, crashes, illegal moves and disputable chase rulings) or none.
     /// Every game is still checked against the counts.
@@ -181,6 +188,12 @@ impl MatchArgs {
                 exclude_flagged: self.exclude_flagged,
                 scale_to_nps: self.scale_to_nps.unwrap_or(0),
                 refuse_below_nps: self.refuse_below_nps.unwrap_or(0),
+                require_flags: self
+                    .require_flags
+                    .iter()
+                    .map(|f| f.trim().to_owned())
+                    .filter(|f| !f.is_empty())
+                    .collect(),
             }),
             keep_games: pb::GameRetention::from(self.keep_games).into(),
         })
