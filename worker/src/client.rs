@@ -307,7 +307,7 @@ impl Client {
         tracing::info!(
             worker_id = self.worker_id,
             bench_nps = bench.nps,
-            arch = machine.and_then(Machine::best_arch).map_or("-", Arch::name),
+            arch = %machine.and_then(Machine::best_arch).map_or("-", Arch::name),
             flags = %machine.map_or_else(|| "not reported".to_owned(), |m| m.flags.to_string()),
             "registered"
         );
@@ -624,7 +624,7 @@ impl Client {
             })?;
             tracing::info!(
                 engine = %engine.name,
-                build = arch.map_or("untagged", Arch::name),
+                build = %arch.map_or("untagged", Arch::name),
                 sha256 = %chosen.sha256,
                 "chose the engine's build for this machine"
             );
