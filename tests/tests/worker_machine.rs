@@ -244,7 +244,7 @@ async fn each_worker_takes_the_best_build_its_machine_runs() {
     assert_eq!(end.state(), pb::RunState::Finished, "{end:?}");
     assert!(end.flag.is_empty(), "no signature mismatch: {}", end.flag);
     plain.wait_for_log(&format!("build={basic}"), Duration::from_secs(5));
-    assert_eq!(cached(&dir, "plain"), [basic_sha.clone()]);
+    assert_eq!(cached(&dir, "plain"), [basic_sha.as_str()]);
 
     let quick = worker(&server.url(), &dir, "quick", fast_flags);
     quick.wait_for_log("registered", Duration::from_secs(60));
@@ -254,7 +254,7 @@ async fn each_worker_takes_the_best_build_its_machine_runs() {
     assert_eq!(end.state(), pb::RunState::Finished, "{end:?}");
     assert!(end.flag.is_empty(), "no signature mismatch: {}", end.flag);
     quick.wait_for_log(&format!("build={fast}"), Duration::from_secs(5));
-    assert_eq!(cached(&dir, "quick"), [fast_sha.clone()]);
+    assert_eq!(cached(&dir, "quick"), [fast_sha.as_str()]);
 
     let page = web::get(&format!("{}/engines", server.web_url())).await;
     for arch in [basic, fast, foreign] {

@@ -60,7 +60,7 @@ impl fmt::Display for Refusal {
 pub fn admits(spec: &RunSpec, who: &Applicant) -> Result<(), Refusal> {
     let policy = &spec.workers;
     if let Some(SpeedRule::RefuseBelow { min_nps }) = policy.speed
-        && !who.bench_nps.is_some_and(|n| n >= min_nps)
+        && who.bench_nps.is_none_or(|n| n < min_nps)
     {
         return Err(Refusal::TooSlow {
             min_nps,
