@@ -9,6 +9,8 @@
 //!   plays the best build its stated flags run, and nothing else. A build
 //!   this machine cannot run needs its signature stated; a stated signature
 //!   the bench here contradicts is refused.
+//! * A garbled machine at registration, or a run requiring a flag nobody
+//!   knows, is refused with INVALID_ARGUMENT naming the field.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,7 +19,7 @@ use std::time::Duration;
 use xq_proto::pb;
 use xq_tests::cluster::{
     TempDb, TestServer, WORKER_TOKEN, admin, create, engine_settings, fast_config, status,
-    wait_for_end,
+    wait_for_end, worker_client,
 };
 use xq_tests::procs::{TempDir, Worker};
 use xq_tests::{binary, engine_add, web};
@@ -262,5 +264,75 @@ async fn each_worker_takes_the_best_build_its_machine_runs() {
         assert!(page.body.contains(&row), "{row} in {}", page.body);
     }
     assert!(page.body.contains(&fast_sha));
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_garbled_machine_or_an_unknown_required_flag_is_refused_by_name() {
+    let db = TempDb::new("machine-garbled");
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(60))).await;
+    let mut rpc = worker_client(&server.url(), Some(WORKER_TOKEN));
+    let register = |machine: pb::Machine| pb::RegisterRequest {
+        name: "liar".to_owned(),
+        threads: 1,
+        version: "test".to_owned(),
+        bench_signature: 0,
+        bench_nps: 0,
+        machine: Some(machine),
+    };
+    let machine = pb::Machine {
+        cpu_model: "Intel(R) Xeon(R) Gold 6248R CPU @ 3.00GHz".to_owned(),
+        isa: "x86_64".to_owned(),
+        flags: vec!["avx2".to_owned(), "avx10_2".to_owned()],
+        cores: 8,
+        memory_mib: 16_384,
+    };
+    rpc.register(register(machine.clone()))
+        .await
+        .expect("an unknown but well-formed flag is left out");
+    for (garbled, field) in [
+        (
+            pb::Machine {
+                flags: vec!["<script>".to_owned()],
+                ..machine.clone()
+            },
+            "machine.flags",
+        ),
+        (
+            pb::Machine {
+                cpu_model: "x".repeat(10_000),
+                ..machine.clone()
+            },
+            "machine.cpu_model",
+        ),
+        (
+            pb::Machine {
+                cores: 0,
+                ..machine.clone()
+            },
+            "machine.cores",
+        ),
+    ] {
+        let err = rpc.register(register(garbled)).await.unwrap_err();
+        assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err:?}");
+        assert!(err.message().contains(field), "{}", err.message());
+        assert!(err.message().len() < 400, "{}", err.message());
+    }
+
+    let mut admin = admin(&server.url()).await;
+    let err = admin
+        .create_run(pb::CreateRunRequest {
+            spec: Some(games("typo", 1, "", &["avx2", "avx-512"])),
+            reuse_identical: false,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    assert!(
+        err.message().contains("require_flags") && err.message().contains("\"avx-512\""),
+        "{}",
+        err.message()
+    );
     server.stop().await;
 }
