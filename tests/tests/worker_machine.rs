@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use xq_proto::pb;
 use xq_tests::cluster::{
-    TempDb, TestServer, WORKER_TOKEN, admin, create, engine_settings, fast_config, status,
-    wait_for_end, worker_client,
+    ADMIN_TOKEN, TempDb, TestServer, WORKER_TOKEN, admin, create, engine_settings, fast_config,
+    status, wait_for_end, worker_client,
 };
 use xq_tests::procs::{TempDir, Worker};
 use xq_tests::{binary, engine_add, web};
@@ -127,6 +127,18 @@ async fn a_run_requiring_a_flag_waits_for_a_worker_that_has_it() {
         }
     }
     assert!(page.body.contains(&model), "the CPU model {model:?}");
+    let listed = xq_tests::coordinator_cli([
+        "status",
+        "--coordinator",
+        &server.url(),
+        "--token",
+        ADMIN_TOKEN,
+    ]);
+    let line = listed
+        .lines()
+        .find(|l| l.contains("needs avx2"))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(line.contains("requires avx2"), "{line}");
     let run_page = web::get(&format!("{}/runs/{needs_avx2}", server.web_url())).await;
     assert!(
         run_page.body.contains("workers.require_flags"),

@@ -470,6 +470,41 @@ mod tests {
         assert!(RunSpec::try_from(plain).unwrap().workers.is_default());
     }
 
+    #[test]
+    fn required_flags_come_from_the_flag_and_the_form_alike() {
+        use crate::runs::RunSpec;
+        let wire = spec(
+            &["--nodes", "100", "--require-flags", "bmi2, avx2"],
+            games(),
+        )
+        .unwrap();
+        let names = &wire.workers.as_ref().unwrap().require_flags;
+        assert_eq!(names, &["bmi2", "avx2"]);
+        let run = RunSpec::try_from(wire).unwrap();
+        assert_eq!(run.workers.require_flags.to_string(), "avx2,bmi2");
+        let form = RunArgs::from_fields(
+            "games",
+            &fields(&[
+                ("pairs", "10"),
+                ("nodes", "100"),
+                ("require-flags", "avx2,bmi2"),
+            ]),
+        )
+        .unwrap();
+        let from_form = RunSpec::try_from(form.spec_with(&Disk).unwrap()).unwrap();
+        assert_eq!(from_form.workers, run.workers);
+        let typo = spec(
+            &["--nodes", "100", "--require-flags", "avx2,avx-512"],
+            games(),
+        )
+        .unwrap();
+        let err = RunSpec::try_from(typo).unwrap_err().to_string();
+        assert!(
+            err.contains("require_flags") && err.contains("\"avx-512\""),
+            "{err}"
+        );
+    }
+
     fn fields(list: &[(&str, &str)]) -> Vec<(String, String)> {
         list.iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
