@@ -1,7 +1,7 @@
 //! The ARCH values engine builds are tagged with, in the vocabulary of
 //! Stockfish's and Pikafish's Makefiles (`make build ARCH=x86-64-avx2`):
 //! the one table of each value's instruction-set architecture, the flags its
-//! builds need and its rank.
+//! builds need and its rank; and which of them a [`Machine`] runs.
 //!
 //! The flags each needs are the Makefiles' (`x86-64-avx512` also enables
 //! `avx2` and `pext`, so it needs `bmi2`; `x86-64-vnni512` needs AVX512-VNNI
@@ -15,7 +15,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::machine::{Flag, Flags, ISA_AARCH64, ISA_X86_64};
+use crate::machine::{Flag, Flags, ISA_AARCH64, ISA_X86_64, Machine};
 
 /// An ARCH value ([`Arch::name`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -204,6 +204,23 @@ impl Arch {
     }
 }
 
+impl Machine {
+    /// Whether a build for `arch` runs here: same ISA, and every flag it
+    /// needs.
+    pub fn runs(&self, arch: Arch) -> bool {
+        arch.isa() == self.isa && self.flags.is_superset(arch.needs())
+    }
+
+    /// The highest-ranked ARCH value whose builds run here; `None` on an
+    /// ISA the table does not know.
+    pub fn best_arch(&self) -> Option<Arch> {
+        Arch::ALL
+            .into_iter()
+            .filter(|a| self.runs(*a))
+            .max_by_key(|a| a.rank())
+    }
+}
+
 impl fmt::Display for Arch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -282,5 +299,33 @@ mod tests {
             serde_json::to_string(&Arch::Armv8).unwrap(),
             "\"armv8\"".to_owned()
         );
+    }
+
+    #[test]
+    fn a_machine_runs_the_values_of_its_isa_whose_flags_it_has() {
+        let arm = Machine {
+            cpu_model: String::new(),
+            isa: ISA_AARCH64.to_owned(),
+            flags: Flags::of(&[Flag::Neon, Flag::Dotprod, Flag::Popcnt]),
+            cores: 4,
+            memory_mib: 0,
+        };
+        assert_eq!(arm.x86_level(), None);
+        assert_eq!(arm.best_arch(), Some(Arch::Armv8Dotprod));
+        assert!(!arm.runs(Arch::X86_64), "another ISA");
+        let haswell = Machine {
+            isa: ISA_X86_64.to_owned(),
+            flags: "sse3,ssse3,sse41,sse42,popcnt,avx,avx2,bmi1,bmi2,fma"
+                .parse()
+                .unwrap(),
+            ..arm.clone()
+        };
+        assert_eq!(haswell.best_arch(), Some(Arch::X86_64Bmi2));
+        assert!(haswell.runs(Arch::X86_64Sse3Popcnt) && !haswell.runs(Arch::X86_64Avx512));
+        let riscv = Machine {
+            isa: "riscv64".to_owned(),
+            ..arm
+        };
+        assert_eq!(riscv.best_arch(), None);
     }
 }

@@ -8,10 +8,10 @@
 
 use xq_engine::rules::{GameResult, Reason};
 
-use crate::engine_binaries::MAX_BINARIES;
 use crate::error::{Invalid, invalid, quote, required};
 use crate::game_record::{MoveStats, pack_moves, unpack_moves};
 use crate::machine::{MAX_FLAG_BYTES, MAX_FLAGS};
+use crate::work::MAX_BINARIES;
 use crate::{
     Adjudication, Arch, BatchOutcome, Coords, EngineBinary, EngineRef, Flag, GameRecord, Limit,
     Machine, OpeningSlice, OpeningSource, Pentanomial, PlayerSpec, Protocol, Retention,

@@ -1,6 +1,7 @@
-//! An engine's builds for instruction sets ([`EngineBinary`], each tagged
-//! with the ARCH value it needs) and which executable a machine takes
-//! ([`EngineRef::binary_for`]): the pure choice both the scheduler (whether
+//! Which of an engine's executables a machine takes
+//! ([`EngineRef::binary_for`]): the best of its builds for instruction sets
+//! ([`crate::work::EngineBinary`], each tagged with the ARCH value it
+//! needs), else its untagged one. The pure choice both the scheduler (whether
 //! a worker can play a run at all) and the worker (what it downloads) make.
 //!
 //! An [`EngineRef`] names its untagged executable in `sha256` and `size`
@@ -8,26 +9,9 @@
 //! `binaries`. All of them are builds of one engine: one protocol, one set
 //! of options, one bench signature.
 
-use serde::{Deserialize, Serialize};
-
 use crate::arch::Arch;
 use crate::machine::Machine;
 use crate::work::EngineRef;
-
-/// Most tagged builds of one engine: one per ARCH value.
-pub const MAX_BINARIES: usize = Arch::ALL.len();
-
-/// A build of an engine for the machines that run its ARCH value.
-///
-/// Invariant (checked on the wire): `sha256` is 64 lowercase hex digits.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EngineBinary {
-    pub arch: Arch,
-    /// SHA-256 of the executable, lowercase hex.
-    pub sha256: String,
-    /// Size of the executable in bytes.
-    pub size: u64,
-}
 
 /// The executable a machine takes for an engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,7 +78,7 @@ mod tests {
 
     use super::*;
     use crate::machine::{Flag, Flags, ISA_AARCH64, ISA_X86_64};
-    use crate::work::Protocol;
+    use crate::work::{EngineBinary, Protocol};
 
     fn sha(n: usize) -> String {
         format!("{n:064x}")

@@ -18,11 +18,10 @@
 //! - [`machine`]: a worker's [`Machine`] (CPU model, instruction-set
 //!   [`Flags`], cores, memory) and its x86-64 level;
 //! - [`arch`]: the table of ARCH values engine builds are tagged with;
-//! - [`engine_binaries`]: an engine's tagged builds and which one a machine
-//!   takes;
+//! - [`engine_binaries`]: which of an engine's executables a machine takes;
 //! - [`openings`]: [`OpeningSource`] and the opening-line format;
 //! - [`work`]: what a lease asks for ([`WorkSpec`], [`PlayerSpec`],
-//!   [`EngineRef`], [`OpeningSlice`]);
+//!   [`EngineRef`] with its [`EngineBinary`] builds, [`OpeningSlice`]);
 //! - [`results`]: [`Score`], [`Totals`] (the one totals record) and a lease's
 //!   [`BatchOutcome`];
 //! - [`rule_set`]: a rule set's text at the edges (parsed once, written by
@@ -72,7 +71,7 @@ pub use cluster::v1 as pb;
 
 pub use adjudication::Adjudication;
 pub use arch::{Arch, UnknownArch};
-pub use engine_binaries::{Chosen, EngineBinary};
+pub use engine_binaries::Chosen;
 pub use error::{Invalid, bounded, invalid, named, quote, required};
 pub use game_record::{GameRecord, MoveStats, Retention, RetentionError};
 pub use limit::{Limit, LimitError, TimeControl, TimeControlError};
@@ -81,5 +80,6 @@ pub use openings::{MAX_RANDOM_PLIES, Opening, OpeningError, OpeningSource};
 pub use results::{BatchOutcome, Pentanomial, Score, Totals, Wdl};
 pub use variant_stats::VariantStats;
 pub use work::{
-    Coords, CoordsError, EngineRef, OpeningSlice, PlayerSpec, Protocol, WorkSpec, is_sha256_hex,
+    Coords, CoordsError, EngineBinary, EngineRef, OpeningSlice, PlayerSpec, Protocol, WorkSpec,
+    is_sha256_hex,
 };

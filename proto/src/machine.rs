@@ -2,8 +2,8 @@
 //! instruction-set flags under normalised names ([`Flag`], a set of them
 //! [`Flags`]), the instruction-set architecture the worker was built for,
 //! its cores and memory. From the flags follow its x86-64 level
-//! ([`X86Level`]) and the best engine build it runs ([`Machine::best_arch`],
-//! from the one table of [`crate::arch`]).
+//! ([`X86Level`]) and, by the one table of [`crate::arch`], the engine
+//! builds it runs (`Machine::runs`, `Machine::best_arch`).
 //!
 //! The flags are a small closed vocabulary: what the ARCH values of engine
 //! builds and the x86-64 levels need, each a name the kernel's
@@ -15,8 +15,6 @@
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-use crate::arch::Arch;
 
 /// The instruction-set architecture name of an x86-64 machine, as Rust's
 /// `std::env::consts::ARCH` gives it.
@@ -356,21 +354,6 @@ impl Machine {
     pub fn x86_level(&self) -> Option<X86Level> {
         (self.isa == ISA_X86_64).then(|| X86Level::of(self.flags))
     }
-
-    /// Whether a build for `arch` runs here: same ISA, and every flag it
-    /// needs.
-    pub fn runs(&self, arch: Arch) -> bool {
-        arch.isa() == self.isa && self.flags.is_superset(arch.needs())
-    }
-
-    /// The highest-ranked ARCH value whose builds run here; `None` on an
-    /// ISA the table does not know.
-    pub fn best_arch(&self) -> Option<Arch> {
-        Arch::ALL
-            .into_iter()
-            .filter(|a| self.runs(*a))
-            .max_by_key(|a| a.rank())
-    }
 }
 
 #[cfg(test)]
@@ -422,24 +405,5 @@ mod tests {
         for pair in X86Level::ALL.windows(2) {
             assert!(pair[1].needs().is_superset(pair[0].needs()));
         }
-    }
-
-    #[test]
-    fn another_isa_has_no_x86_level_and_runs_no_x86_build() {
-        let arm = Machine {
-            cpu_model: String::new(),
-            isa: ISA_AARCH64.to_owned(),
-            flags: Flags::of(&[Flag::Neon, Flag::Dotprod, Flag::Popcnt]),
-            cores: 4,
-            memory_mib: 0,
-        };
-        assert_eq!(arm.x86_level(), None);
-        assert_eq!(arm.best_arch(), Some(Arch::Armv8Dotprod));
-        assert!(!arm.runs(Arch::X86_64));
-        let riscv = Machine {
-            isa: "riscv64".to_owned(),
-            ..arm
-        };
-        assert_eq!(riscv.best_arch(), None);
     }
 }

@@ -5,11 +5,11 @@
 
 use xq_engine::rules::Reason;
 
-use crate::engine_binaries::MAX_BINARIES;
 use crate::error::{Invalid, invalid};
 use crate::game_record::{MAX_PLIES_PER_GAME, MAX_STDERR_TAIL_BYTES};
 use crate::machine::{MAX_CPU_MODEL_BYTES, MAX_ISA_BYTES};
 use crate::variant_stats::CONVERTIBLE;
+use crate::work::MAX_BINARIES;
 use crate::{
     BatchOutcome, EngineRef, GameRecord, Limit, MAX_RANDOM_PLIES, Machine, OpeningSlice,
     OpeningSource, PlayerSpec, Totals, VariantStats, WorkSpec, is_sha256_hex,

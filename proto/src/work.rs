@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use xq_engine::rules::RuleSet;
 
-use crate::engine_binaries::EngineBinary;
+use crate::arch::Arch;
 use crate::{Adjudication, Limit, OpeningSource};
 
 /// The game pairs of one lease.
@@ -131,8 +131,8 @@ impl std::fmt::Display for Coords {
 ///
 /// Invariants (checked on the wire): `name` is 1 to 64 characters; `sha256` is
 /// 64 lowercase hex digits, or empty when the engine has only tagged builds
-/// (`binaries` then holds at least one); at most
-/// [`crate::engine_binaries::MAX_BINARIES`] builds, of distinct ARCH values.
+/// (`binaries` then holds at least one); at most [`MAX_BINARIES`] builds, of
+/// distinct ARCH values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineRef {
     pub name: String,
@@ -152,8 +152,8 @@ pub struct EngineRef {
     /// How it numbers ranks; `None` to detect it at the handshake.
     #[serde(default)]
     pub coords: Option<Coords>,
-    /// Its builds tagged with the ARCH value each needs
-    /// ([`EngineRef::binary_for`] says which one a machine takes). Left out
+    /// Its builds tagged with the ARCH value each needs (`binary_for` says
+    /// which one a machine takes). Left out
     /// of stored specs when empty, so that specs stored before them still
     /// compare equal.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -174,6 +174,21 @@ impl EngineRef {
             .iter()
             .filter_map(|(k, v)| Some((k.as_str(), crate::blob::asset_sha256(v)?)))
     }
+}
+
+/// Most tagged builds of one engine: one per ARCH value.
+pub const MAX_BINARIES: usize = Arch::ALL.len();
+
+/// A build of an engine for the machines that run its ARCH value.
+///
+/// Invariant (checked on the wire): `sha256` is 64 lowercase hex digits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineBinary {
+    pub arch: Arch,
+    /// SHA-256 of the executable, lowercase hex.
+    pub sha256: String,
+    /// Size of the executable in bytes.
+    pub size: u64,
 }
 
 /// Whether `s` is a SHA-256 in lowercase hex.
