@@ -11,7 +11,7 @@
 
 use prost::Message;
 use xq_proto::pb;
-use xq_proto::{GameRecord, Invalid, required};
+use xq_proto::{GameRecord, Invalid, Machine, required};
 
 use crate::access::{Role, UserRole};
 use crate::game_export::{Export, ExportedGame, GameQuery};
@@ -34,6 +34,7 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
             version,
             bench_signature,
             bench_nps,
+            machine,
         } = r;
         xq_proto::named("name", &worker_name)?;
         if version.len() > 128 {
@@ -52,6 +53,7 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
             signature: bench_signature,
             bench_nps: (bench_nps > 0).then_some(bench_nps),
             token_key: None,
+            machine: machine.map(Machine::try_from).transpose()?,
         })
     }
 }

@@ -46,12 +46,12 @@ use crate::archive::{self, OpeningBooks};
 
 use crate::access;
 use crate::events::{Actor, EventKind};
-use crate::runs::exclusion;
 use crate::runs::health::WorkerHealth;
 use crate::runs::{
     Lease, LeaseState, RunChange, RunKind, RunSpec, RunState, RunStatus, Slice, SliceWork,
     SpsaHistoryRow,
 };
+use crate::runs::{admission, exclusion};
 use crate::store::leases::{self, NewLease};
 use crate::store::runs::{self as run_rows, Candidate, Cause};
 use crate::store::workers::{self, NewWorker};
@@ -425,7 +425,7 @@ impl Scheduler {
                 let now = now_ms();
                 workers::touch(&tx, worker_id, now)?;
                 leases::expire_overdue(&tx, now)?;
-                let nps = workers::bench_nps(&tx, worker_id)?;
+                let applicant = workers::applicant(&tx, worker_id)?;
                 let mut candidates = run_rows::candidates(&tx, worker_id)?;
                 let (pick, run) = loop {
                     let Some(pick) = pick(&candidates).cloned() else {
@@ -433,10 +433,13 @@ impl Scheduler {
                         return Ok(None);
                     };
                     let run = run_rows::load(&tx, pick.id, now)?;
-                    if run.spec.workers.admits(nps) {
-                        break (pick, run);
+                    match admission::admits(&run.spec, &applicant) {
+                        Ok(()) => break (pick, run),
+                        Err(why) => {
+                            tracing::debug!(worker_id, run_id = run.id, %why, "no lease of the run");
+                            candidates.retain(|c| c.id != pick.id);
+                        }
                     }
-                    candidates.retain(|c| c.id != pick.id);
                 };
                 let slice = match leases::take_requeued(&tx, run.id)? {
                     Some(slice) => slice,
@@ -451,6 +454,7 @@ impl Scheduler {
                         slice
                     }
                 };
+                let nps = applicant.bench_nps;
                 let grant = grant(&tx, &run, worker_id, nps, &slice, now, now + ttl)?;
                 tx.commit()?;
                 Ok(Some(grant))
@@ -875,6 +879,16 @@ mod tests {
 
     /// Registers a worker named `name` that measured `bench_nps`.
     async fn register(s: &Scheduler, name: &str, bench_nps: Option<u64>) -> u64 {
+        register_machine(s, name, bench_nps, None).await
+    }
+
+    /// Registers a worker that reported `machine`.
+    async fn register_machine(
+        s: &Scheduler,
+        name: &str,
+        bench_nps: Option<u64>,
+        machine: Option<xq_proto::Machine>,
+    ) -> u64 {
         s.register(NewWorker {
             name: name.to_owned(),
             threads: 1,
@@ -882,6 +896,7 @@ mod tests {
             signature: 0,
             bench_nps,
             token_key: None,
+            machine,
         })
         .await
         .unwrap()
@@ -1214,8 +1229,8 @@ mod tests {
         let mut refusing = games_spec(8, 4);
         refusing.settings.limit = Limit::MoveTimeMs(100);
         refusing.workers = WorkerPolicy {
-            exclude_flagged: false,
             speed: Some(SpeedRule::RefuseBelow { min_nps: 1_000_000 }),
+            ..WorkerPolicy::default()
         };
         s.create_run(refusing.clone(), false, Actor::system())
             .await
@@ -1246,6 +1261,82 @@ mod tests {
                 .all(|p| p.limit == Limit::MoveTimeMs(100)),
             "a worker that did not measure plays the run's limit"
         );
+    }
+
+    #[tokio::test]
+    async fn runs_go_to_machines_with_their_flags_and_a_build_of_their_engines() {
+        use xq_proto::{Arch, EngineBinary, EngineRef, Machine, Protocol};
+        let (s, old) = setup(Duration::from_secs(60)).await;
+        let machine = |isa: &str, flags: &str| Machine {
+            cpu_model: String::new(),
+            isa: isa.to_owned(),
+            flags: flags.parse().unwrap(),
+            cores: 2,
+            memory_mib: 2048,
+        };
+        let nehalem = machine("x86_64", "sse3,ssse3,sse41,sse42,popcnt");
+        let nehalem = register_machine(&s, "nehalem", None, Some(nehalem)).await;
+        let haswell = machine(
+            "x86_64",
+            "sse3,ssse3,sse41,sse42,popcnt,avx,avx2,bmi1,bmi2,fma",
+        );
+        let haswell = register_machine(&s, "haswell", None, Some(haswell)).await;
+        let graviton = machine("aarch64", "neon,dotprod");
+        let graviton = register_machine(&s, "graviton", None, Some(graviton)).await;
+
+        let build = |arch: Arch, bytes: &'static [u8]| EngineRef {
+            name: "pika".to_owned(),
+            sha256: String::new(),
+            size: 0,
+            signature: None,
+            protocol: Protocol::Uci,
+            options: BTreeMap::new(),
+            coords: None,
+            binaries: vec![EngineBinary {
+                arch,
+                sha256: xq_proto::blob::sha256_hex(bytes),
+                size: bytes.len() as u64,
+            }],
+        };
+        for (arch, bytes) in [
+            (Arch::X86_64Avx2, &b"avx2"[..]),
+            (Arch::Armv8Dotprod, &b"arm"[..]),
+        ] {
+            let e = build(arch, bytes);
+            s.store
+                .call(move |conn| engines::add(conn, &e, &[], bytes, 1).map(|_| ()))
+                .await
+                .unwrap();
+        }
+        let mut tagged = games_spec(8, 2);
+        if let KindSpec::Games(g) = &mut tagged.kind {
+            g.lineup.dev = Some(runs::EngineSel {
+                name: "pika".to_owned(),
+                options: BTreeMap::new(),
+                registered: None,
+            });
+        }
+        s.create_run(tagged, false, Actor::system()).await.unwrap();
+        assert_eq!(s.request_work(old).await.unwrap(), None, "no machine");
+        assert_eq!(s.request_work(nehalem).await.unwrap(), None, "no AVX2");
+        for w in [haswell, graviton] {
+            let g = s.request_work(w).await.unwrap().expect("a lease");
+            let engine = g.work.players[0].engine.as_ref().expect("pika");
+            assert_eq!(engine.binaries.len(), 2, "the worker picks its build");
+        }
+
+        let mut requiring = games_spec(8, 2);
+        requiring.name = "requires avx2".to_owned();
+        requiring.priority = 1;
+        requiring.workers.require_flags = "avx2".parse().unwrap();
+        let (id, _) = s
+            .create_run(requiring, false, Actor::system())
+            .await
+            .unwrap();
+        assert_eq!(s.request_work(old).await.unwrap(), None);
+        assert_eq!(s.request_work(nehalem).await.unwrap(), None);
+        assert_eq!(s.request_work(graviton).await.unwrap().unwrap().run_id, 1);
+        assert_eq!(s.request_work(haswell).await.unwrap().unwrap().run_id, id);
     }
 
     #[test]

@@ -14,7 +14,10 @@ use xq_coordinator::access::{Role, UserRole, passwords};
 use xq_coordinator::runs::{KindSpec, RunState, RunStatus, SpeedRule};
 use xq_coordinator::stats::sprt::SprtState;
 use xq_coordinator::store::migrations::{self, MIGRATIONS};
-use xq_coordinator::store::{Store, assets, backup, blobs, leases, runs, sessions, tokens, users};
+use xq_coordinator::store::{
+    Store, activity, assets, backup, blobs, engines, leases, runs, sessions, tokens, users,
+};
+use xq_proto::Arch;
 
 /// A time after every fixture's lease deadline but lease 4's.
 const NOW: i64 = 1_800_000_000_000;
@@ -175,7 +178,8 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         6..=10 => &[9, 8, 7, 6, 5, 4, 3, 2, 1],
         11..=14 => &[10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
         15..=17 => &[40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
-        _ => &[41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        18..=19 => &[41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        _ => &[42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
     };
     assert_eq!(ids, expected, "runs of a version-{version} database");
     if version >= 2 {
@@ -255,6 +259,24 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         );
         assert_eq!(raised.spec.kind.target_pairs(), raised.target_pairs);
     }
+    if version >= 20 {
+        let arm = run(back, 42);
+        assert_eq!(arm.spec.workers.require_flags.to_string(), "neon,dotprod");
+        let KindSpec::Games(g) = &arm.spec.kind else {
+            panic!("run 42 is a games run");
+        };
+        let engine = g.lineup.dev.as_ref().and_then(|d| d.registered.as_ref());
+        let builds: Vec<Arch> =
+            engine.map_or(Vec::new(), |e| e.binaries.iter().map(|b| b.arch).collect());
+        assert_eq!(builds, [Arch::Armv8Dotprod]);
+    }
+    assert!(
+        back.runs
+            .iter()
+            .filter(|r| r.id != 42)
+            .all(|r| r.spec.workers.require_flags.is_empty()),
+        "runs from before required flags require none"
+    );
     if version >= 4 {
         let variants = run(back, 6);
         assert_eq!(variants.progress.variants().len(), 2);
@@ -419,10 +441,42 @@ fn check_users(conn: &Connection, version: usize) {
     assert_eq!(session(0x18, 1_700_010_000_000), None);
 }
 
-/// The executable of version 3 reads back from its chunks; the asset of
-/// version 10 is listed.
+/// The executable of version 3 reads back from its chunks and stays the
+/// engine's untagged one; version 20's build is listed with it; the asset of
+/// version 10 is listed; version 20's worker has its machine.
 fn check_registry(conn: &Connection, version: usize) {
     let engine = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+    let pikafish = engines::get(conn, "pikafish").unwrap();
+    assert_eq!(pikafish.is_some(), version >= 3);
+    if let Some(p) = pikafish {
+        assert_eq!((p.sha256.as_str(), p.size), (engine, 8));
+        assert_eq!(p.signature, Some(555444));
+        let builds: Vec<(Arch, u64)> = p.binaries.iter().map(|b| (b.arch, b.size)).collect();
+        let expected: &[(Arch, u64)] = if version >= 20 {
+            &[(Arch::Armv8Dotprod, 9)]
+        } else {
+            &[]
+        };
+        assert_eq!(builds, expected, "builds of a version-{version} database");
+    }
+    let machines: Vec<(u64, String)> = activity::workers(conn, NOW)
+        .unwrap()
+        .into_iter()
+        .filter_map(|w| Some((w.id, w.machine?.best_arch()?.name().to_owned())))
+        .collect();
+    let expected: &[(u64, &str)] = if version >= 20 {
+        &[(6, "armv8-dotprod")]
+    } else {
+        &[]
+    };
+    let expected: Vec<(u64, String)> = expected
+        .iter()
+        .map(|(i, a)| (*i, (*a).to_owned()))
+        .collect();
+    assert_eq!(
+        machines, expected,
+        "machines of a version-{version} database"
+    );
     let mut bytes = Vec::new();
     let found = blobs::write_to(conn, engine, &mut bytes).unwrap();
     assert_eq!(

@@ -10,10 +10,12 @@ use xq_engine::rules::{GameResult, Reason};
 
 use crate::error::{Invalid, invalid, quote, required};
 use crate::game_record::{MoveStats, pack_moves, unpack_moves};
+use crate::machine::{MAX_FLAG_BYTES, MAX_FLAGS};
+use crate::work::MAX_BINARIES;
 use crate::{
-    Adjudication, BatchOutcome, Coords, EngineRef, GameRecord, Limit, OpeningSlice, OpeningSource,
-    Pentanomial, PlayerSpec, Protocol, Retention, TimeControl, Totals, VariantStats, Wdl, WorkSpec,
-    pb,
+    Adjudication, Arch, BatchOutcome, Coords, EngineBinary, EngineRef, Flag, GameRecord, Limit,
+    Machine, OpeningSlice, OpeningSource, Pentanomial, PlayerSpec, Protocol, Retention,
+    TimeControl, Totals, VariantStats, Wdl, WorkSpec, pb,
 };
 
 impl From<WorkSpec> for pb::WorkSpec {
@@ -126,6 +128,7 @@ impl From<EngineRef> for pb::EngineRef {
             protocol,
             options,
             coords,
+            binaries,
         } = e;
         let coords = match coords {
             None => pb::EngineCoords::Unspecified,
@@ -140,7 +143,29 @@ impl From<EngineRef> for pb::EngineRef {
             protocol: pb::EngineProtocol::from(protocol).into(),
             options: options.into_iter().collect(),
             coords: coords.into(),
+            binaries: binaries.into_iter().map(Into::into).collect(),
         }
+    }
+}
+
+impl From<EngineBinary> for pb::EngineBinary {
+    fn from(b: EngineBinary) -> Self {
+        let EngineBinary { arch, sha256, size } = b;
+        pb::EngineBinary {
+            arch: arch.name().to_owned(),
+            sha256,
+            size,
+        }
+    }
+}
+
+impl TryFrom<pb::EngineBinary> for EngineBinary {
+    type Error = Invalid;
+
+    fn try_from(b: pb::EngineBinary) -> Result<Self, Invalid> {
+        let pb::EngineBinary { arch, sha256, size } = b;
+        let arch = Arch::parse(&arch).map_err(|e| Invalid::new("engine.binaries.arch", e))?;
+        Ok(EngineBinary { arch, sha256, size })
     }
 }
 
@@ -156,7 +181,14 @@ impl TryFrom<pb::EngineRef> for EngineRef {
             protocol,
             options,
             coords,
+            binaries,
         } = e;
+        if binaries.len() > MAX_BINARIES {
+            return invalid(
+                "engine.binaries",
+                format!("{} builds, at most {MAX_BINARIES}", binaries.len()),
+            );
+        }
         let protocol = match pb::EngineProtocol::try_from(protocol) {
             Ok(pb::EngineProtocol::Uci) => Protocol::Uci,
             Ok(pb::EngineProtocol::Ucci) => Protocol::Ucci,
@@ -176,9 +208,81 @@ impl TryFrom<pb::EngineRef> for EngineRef {
             protocol,
             options: options.into_iter().collect(),
             coords,
+            binaries: binaries
+                .into_iter()
+                .map(EngineBinary::try_from)
+                .collect::<Result<_, _>>()?,
         };
         engine.validate()?;
         Ok(engine)
+    }
+}
+
+impl From<Machine> for pb::Machine {
+    fn from(m: Machine) -> Self {
+        let Machine {
+            cpu_model,
+            isa,
+            flags,
+            cores,
+            memory_mib,
+        } = m;
+        pb::Machine {
+            cpu_model,
+            isa,
+            flags: flags.iter().map(|f| f.name().to_owned()).collect(),
+            cores,
+            memory_mib,
+        }
+    }
+}
+
+/// A flag name as the wire admits it: 1 to [`MAX_FLAG_BYTES`] bytes of
+/// `[a-z0-9_]`.
+fn well_formed_flag(name: &str) -> bool {
+    (1..=MAX_FLAG_BYTES).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+impl TryFrom<pb::Machine> for Machine {
+    type Error = Invalid;
+
+    /// Flags this side does not know are left out (a newer worker may
+    /// report more); a malformed name is refused.
+    fn try_from(m: pb::Machine) -> Result<Self, Invalid> {
+        let pb::Machine {
+            cpu_model,
+            isa,
+            flags,
+            cores,
+            memory_mib,
+        } = m;
+        if flags.len() > MAX_FLAGS {
+            return invalid(
+                "machine.flags",
+                format!("{} names, at most {MAX_FLAGS}", flags.len()),
+            );
+        }
+        if let Some(bad) = flags.iter().find(|f| !well_formed_flag(f)) {
+            return invalid(
+                "machine.flags",
+                format!(
+                    "{} is not 1 to {MAX_FLAG_BYTES} bytes of a-z, 0-9 and _",
+                    quote(bad)
+                ),
+            );
+        }
+        let machine = Machine {
+            cpu_model,
+            isa,
+            flags: flags.iter().filter_map(|f| Flag::parse(f)).collect(),
+            cores,
+            memory_mib,
+        };
+        machine.validate()?;
+        Ok(machine)
     }
 }
 
@@ -822,5 +926,119 @@ mod tests {
         );
         let err = Retention::from_wire(99, "spec.keep_games").unwrap_err();
         assert_eq!(err.field, "spec.keep_games");
+    }
+
+    fn engine_with_builds() -> EngineRef {
+        EngineRef {
+            name: "pikafish".to_owned(),
+            sha256: String::new(),
+            size: 0,
+            signature: Some(77),
+            protocol: Protocol::Uci,
+            options: BTreeMap::new(),
+            coords: None,
+            binaries: vec![
+                EngineBinary {
+                    arch: Arch::X86_64Avx2,
+                    sha256: "a".repeat(64),
+                    size: 10,
+                },
+                EngineBinary {
+                    arch: Arch::Armv8Dotprod,
+                    sha256: "b".repeat(64),
+                    size: 11,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn tagged_builds_round_trip_and_bad_ones_name_the_field() {
+        let engine = engine_with_builds();
+        let wire = pb::EngineRef::from(engine.clone());
+        assert_eq!(wire.binaries[1].arch, "armv8-dotprod");
+        assert_eq!(EngineRef::try_from(wire.clone()).unwrap(), engine);
+
+        let mut unknown = wire.clone();
+        unknown.binaries[0].arch = "x86-64-modern".to_owned();
+        let err = EngineRef::try_from(unknown).unwrap_err();
+        assert_eq!(err.field, "engine.binaries.arch");
+        assert!(err.reason.contains("\"x86-64-modern\""), "{}", err.reason);
+
+        let mut twice = wire.clone();
+        twice.binaries[1].arch = "x86-64-avx2".to_owned();
+        let err = EngineRef::try_from(twice).unwrap_err();
+        assert!(err.reason.contains("x86-64-avx2 twice"), "{}", err.reason);
+
+        let mut none = wire.clone();
+        none.binaries.clear();
+        assert_eq!(
+            EngineRef::try_from(none).unwrap_err().field,
+            "engine.sha256",
+            "an engine needs an executable"
+        );
+
+        let mut bad_sha = wire.clone();
+        bad_sha.binaries[0].sha256 = "XYZ".to_owned();
+        assert_eq!(
+            EngineRef::try_from(bad_sha).unwrap_err().field,
+            "engine.binaries.sha256"
+        );
+
+        let mut many = wire;
+        many.binaries = vec![many.binaries[0].clone(); 13];
+        assert_eq!(
+            EngineRef::try_from(many).unwrap_err().field,
+            "engine.binaries"
+        );
+    }
+
+    fn server() -> Machine {
+        Machine {
+            cpu_model: "Intel(R) Xeon(R) Platinum 8480+".to_owned(),
+            isa: "x86_64".to_owned(),
+            flags: "popcnt,avx2,bmi2,avx512,vnni".parse().unwrap(),
+            cores: 112,
+            memory_mib: 515_000,
+        }
+    }
+
+    #[test]
+    fn a_machine_round_trips_and_unknown_flags_are_left_out() {
+        let machine = server();
+        let wire = pb::Machine::from(machine.clone());
+        assert_eq!(wire.flags, ["popcnt", "avx2", "bmi2", "avx512", "vnni"]);
+        assert_eq!(Machine::try_from(wire.clone()).unwrap(), machine);
+        let mut newer = wire;
+        newer.flags.push("avx10_2".to_owned());
+        assert_eq!(Machine::try_from(newer).unwrap(), machine);
+    }
+
+    #[test]
+    fn a_garbled_machine_names_the_field() {
+        let wire = pb::Machine::from(server());
+        let refused = |change: &dyn Fn(&mut pb::Machine)| {
+            let mut m = wire.clone();
+            change(&mut m);
+            Machine::try_from(m).unwrap_err()
+        };
+        let err = refused(&|m| m.flags.push("AVX2".to_owned()));
+        assert_eq!(err.field, "machine.flags");
+        assert!(err.reason.contains("\"AVX2\""), "{}", err.reason);
+        let err = refused(&|m| m.flags = vec!["popcnt".to_owned(); 65]);
+        assert!(err.reason.contains("65 names"), "{}", err.reason);
+        let err = refused(&|m| m.flags.push("x".repeat(33)));
+        assert_eq!(err.field, "machine.flags");
+        let err = refused(&|m| m.cpu_model = "m".repeat(129));
+        assert_eq!(err.field, "machine.cpu_model");
+        assert!(err.reason.contains("(129 bytes)"), "{}", err.reason);
+        let err = refused(&|m| m.cpu_model = "Xeon\u{1b}[31m".to_owned());
+        assert_eq!(err.field, "machine.cpu_model");
+        assert_eq!(refused(&|m| m.isa.clear()).field, "machine.isa");
+        assert_eq!(
+            refused(&|m| m.isa = "x86-64".to_owned()).field,
+            "machine.isa"
+        );
+        assert_eq!(refused(&|m| m.cores = 0).field, "machine.cores");
     }
 }

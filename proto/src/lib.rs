@@ -15,9 +15,13 @@
 //!   (`nodes=N`, `depth=D`, `movetime=MS`, `tc=40/60+0.5`);
 //! - [`adjudication`]: [`Adjudication`], with its one default;
 //! - [`blob`]: the registry's content-addressed blobs (chunk size, `asset:` references);
+//! - [`machine`]: a worker's [`Machine`] (CPU model, instruction-set
+//!   [`Flags`], cores, memory) and its x86-64 level;
+//! - [`arch`]: the table of ARCH values engine builds are tagged with;
+//! - [`engine_binaries`]: which of an engine's executables a machine takes;
 //! - [`openings`]: [`OpeningSource`] and the opening-line format;
 //! - [`work`]: what a lease asks for ([`WorkSpec`], [`PlayerSpec`],
-//!   [`EngineRef`], [`OpeningSlice`]);
+//!   [`EngineRef`] with its [`EngineBinary`] builds, [`OpeningSlice`]);
 //! - [`results`]: [`Score`], [`Totals`] (the one totals record) and a lease's
 //!   [`BatchOutcome`];
 //! - [`rule_set`]: a rule set's text at the edges (parsed once, written by
@@ -35,13 +39,16 @@
 //! - [`uci_variant`]: the `UCI_Variant` a rule set asks an external engine for.
 
 pub mod adjudication;
+pub mod arch;
 pub mod blob;
 pub mod cli;
 pub mod connect;
 pub mod convert;
+pub mod engine_binaries;
 pub mod error;
 pub mod game_record;
 pub mod limit;
+pub mod machine;
 pub mod openings;
 pub mod results;
 pub mod rule_set;
@@ -63,12 +70,16 @@ pub mod cluster {
 pub use cluster::v1 as pb;
 
 pub use adjudication::Adjudication;
+pub use arch::{Arch, UnknownArch};
+pub use engine_binaries::Chosen;
 pub use error::{Invalid, bounded, invalid, named, quote, required};
 pub use game_record::{GameRecord, MoveStats, Retention, RetentionError};
 pub use limit::{Limit, LimitError, TimeControl, TimeControlError};
+pub use machine::{Flag, Flags, Machine, UnknownFlag, X86Level};
 pub use openings::{MAX_RANDOM_PLIES, Opening, OpeningError, OpeningSource};
 pub use results::{BatchOutcome, Pentanomial, Score, Totals, Wdl};
 pub use variant_stats::VariantStats;
 pub use work::{
-    Coords, CoordsError, EngineRef, OpeningSlice, PlayerSpec, Protocol, WorkSpec, is_sha256_hex,
+    Coords, CoordsError, EngineBinary, EngineRef, OpeningSlice, PlayerSpec, Protocol, WorkSpec,
+    is_sha256_hex,
 };

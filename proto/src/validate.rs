@@ -7,10 +7,12 @@ use xq_engine::rules::Reason;
 
 use crate::error::{Invalid, invalid};
 use crate::game_record::{MAX_PLIES_PER_GAME, MAX_STDERR_TAIL_BYTES};
+use crate::machine::{MAX_CPU_MODEL_BYTES, MAX_ISA_BYTES};
 use crate::variant_stats::CONVERTIBLE;
+use crate::work::MAX_BINARIES;
 use crate::{
-    BatchOutcome, EngineRef, GameRecord, Limit, MAX_RANDOM_PLIES, OpeningSlice, OpeningSource,
-    PlayerSpec, Totals, VariantStats, WorkSpec, is_sha256_hex,
+    BatchOutcome, EngineRef, GameRecord, Limit, MAX_RANDOM_PLIES, Machine, OpeningSlice,
+    OpeningSource, PlayerSpec, Totals, VariantStats, WorkSpec, is_sha256_hex,
 };
 
 /// Most distinct end reasons in one record.
@@ -77,20 +79,86 @@ impl OpeningSlice {
     }
 }
 
+fn sha256_field(field: &str, sha256: &str) -> Result<(), Invalid> {
+    if is_sha256_hex(sha256) {
+        Ok(())
+    } else {
+        invalid(
+            field,
+            format!("{} is not 64 lowercase hex digits", crate::quote(sha256)),
+        )
+    }
+}
+
 impl EngineRef {
-    /// A name of 1 to 64 characters and a SHA-256 in lowercase hex.
+    /// A name of 1 to 64 characters; an untagged SHA-256 in lowercase hex,
+    /// or none (empty, size 0) with at least one tagged build; at most
+    /// [`MAX_BINARIES`] builds of distinct ARCH values, each with its
+    /// SHA-256 in lowercase hex.
     pub fn validate(&self) -> Result<(), Invalid> {
         if self.name.is_empty() || self.name.chars().count() > 64 {
             return invalid("engine.name", "must be 1 to 64 characters");
         }
-        if !is_sha256_hex(&self.sha256) {
+        if self.has_untagged() {
+            sha256_field("engine.sha256", &self.sha256)?;
+        } else if self.binaries.is_empty() {
             return invalid(
                 "engine.sha256",
+                "empty, and no tagged build: an engine needs at least one executable",
+            );
+        } else if self.size != 0 {
+            return invalid(
+                "engine.size",
+                format!("{} bytes of no untagged executable", self.size),
+            );
+        }
+        if self.binaries.len() > MAX_BINARIES {
+            return invalid(
+                "engine.binaries",
+                format!("{} builds, at most {MAX_BINARIES}", self.binaries.len()),
+            );
+        }
+        for (i, b) in self.binaries.iter().enumerate() {
+            sha256_field("engine.binaries.sha256", &b.sha256)?;
+            if self.binaries[..i].iter().any(|o| o.arch == b.arch) {
+                return invalid(
+                    "engine.binaries.arch",
+                    format!("{} twice: one build per ARCH value", b.arch),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Machine {
+    /// A CPU model of at most [`MAX_CPU_MODEL_BYTES`] bytes without control
+    /// characters, an ISA name of 1 to [`MAX_ISA_BYTES`] bytes of
+    /// `[a-z0-9_]`, at least one core.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if self.cpu_model.len() > MAX_CPU_MODEL_BYTES
+            || self.cpu_model.chars().any(char::is_control)
+        {
+            return invalid(
+                "machine.cpu_model",
                 format!(
-                    "{} is not 64 lowercase hex digits",
-                    crate::quote(&self.sha256)
+                    "{} is not at most {MAX_CPU_MODEL_BYTES} bytes of printable text",
+                    crate::quote(&self.cpu_model)
                 ),
             );
+        }
+        let isa_chars = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_';
+        if !(1..=MAX_ISA_BYTES).contains(&self.isa.len()) || !self.isa.bytes().all(isa_chars) {
+            return invalid(
+                "machine.isa",
+                format!(
+                    "{} is not 1 to {MAX_ISA_BYTES} bytes of a-z, 0-9 and _",
+                    crate::quote(&self.isa)
+                ),
+            );
+        }
+        if self.cores == 0 {
+            return invalid("machine.cores", "must be at least 1");
         }
         Ok(())
     }

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use xq_engine::rules::RuleSet;
 
+use crate::arch::Arch;
 use crate::{Adjudication, Limit, OpeningSource};
 
 /// The game pairs of one lease.
@@ -129,13 +130,15 @@ impl std::fmt::Display for Coords {
 /// A registered external engine, as a lease names it.
 ///
 /// Invariants (checked on the wire): `name` is 1 to 64 characters; `sha256` is
-/// 64 lowercase hex digits.
+/// 64 lowercase hex digits, or empty when the engine has only tagged builds
+/// (`binaries` then holds at least one); at most [`MAX_BINARIES`] builds, of
+/// distinct ARCH values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineRef {
     pub name: String,
-    /// SHA-256 of the executable, lowercase hex.
+    /// SHA-256 of the untagged executable, lowercase hex; empty for none.
     pub sha256: String,
-    /// Size of the executable in bytes.
+    /// Size of the untagged executable in bytes; 0 for none.
     pub size: u64,
     /// The `Nodes searched` count of its `bench` (with the assets its
     /// options name set, when there are any), at least 1; `None` for an
@@ -149,6 +152,12 @@ pub struct EngineRef {
     /// How it numbers ranks; `None` to detect it at the handshake.
     #[serde(default)]
     pub coords: Option<Coords>,
+    /// Its builds tagged with the ARCH value each needs (`binary_for` says
+    /// which one a machine takes). Left out
+    /// of stored specs when empty, so that specs stored before them still
+    /// compare equal.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub binaries: Vec<EngineBinary>,
 }
 
 impl EngineRef {
@@ -165,6 +174,21 @@ impl EngineRef {
             .iter()
             .filter_map(|(k, v)| Some((k.as_str(), crate::blob::asset_sha256(v)?)))
     }
+}
+
+/// Most tagged builds of one engine: one per ARCH value.
+pub const MAX_BINARIES: usize = Arch::ALL.len();
+
+/// A build of an engine for the machines that run its ARCH value.
+///
+/// Invariant (checked on the wire): `sha256` is 64 lowercase hex digits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineBinary {
+    pub arch: Arch,
+    /// SHA-256 of the executable, lowercase hex.
+    pub sha256: String,
+    /// Size of the executable in bytes.
+    pub size: u64,
 }
 
 /// Whether `s` is a SHA-256 in lowercase hex.

@@ -162,6 +162,7 @@ async fn fake_worker(
                 version: "load".to_owned(),
                 bench_signature: 0,
                 bench_nps: 0,
+                machine: None,
             })
             .await
         {

@@ -237,6 +237,7 @@ pub async fn registered_worker(url: &str, token: &str, name: &str) -> (WorkerCli
             version: "test".to_owned(),
             bench_signature: 0,
             bench_nps: 0,
+            machine: None,
         })
         .await
         .expect("register")

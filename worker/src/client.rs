@@ -33,7 +33,7 @@ use crate::blob_cache;
 
 use crate::BatchPlayer;
 pub use xq_proto::connect::{Auth, channel};
-use xq_proto::{BatchOutcome, EngineRef, Invalid, OpeningSource, WorkSpec};
+use xq_proto::{Arch, BatchOutcome, EngineRef, Invalid, Machine, OpeningSource, WorkSpec};
 
 /// How the client reaches the coordinator and describes itself. Its
 /// `Debug` output leaves the token out.
@@ -56,6 +56,10 @@ pub struct ClientConfig {
     pub backoff_max: Duration,
     /// Where results the coordinator refuses are kept ([`crate::rejected`]).
     pub rejected_dir: PathBuf,
+    /// The machine reported at registration, which also picks each engine's
+    /// build; `None` reports none (as a worker older than the report), and
+    /// takes engines' untagged executables only.
+    pub machine: Option<Machine>,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -67,13 +71,15 @@ impl std::fmt::Debug for ClientConfig {
             .field("name", &self.name)
             .field("threads", &self.threads)
             .field("rejected_dir", &self.rejected_dir)
+            .field("machine", &self.machine)
             .finish_non_exhaustive()
     }
 }
 
 impl ClientConfig {
     /// Defaults: back-off from 250 ms to 30 s; refused results kept in
-    /// [`crate::rejected::default_dir`].
+    /// [`crate::rejected::default_dir`]; this machine as
+    /// [`crate::machine::detect`] finds it.
     pub fn new(coordinator: impl Into<String>, name: impl Into<String>, threads: u32) -> Self {
         ClientConfig {
             coordinator: coordinator.into(),
@@ -84,6 +90,7 @@ impl ClientConfig {
             backoff_initial: Duration::from_millis(250),
             backoff_max: Duration::from_secs(30),
             rejected_dir: crate::rejected::default_dir(),
+            machine: Some(crate::machine::detect()),
         }
     }
 }
@@ -279,6 +286,7 @@ impl Client {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             bench_signature: bench.signature,
             bench_nps: bench.nps,
+            machine: self.config.machine.clone().map(Into::into),
         };
         let answer = self
             .retry("register", |mut rpc| {
@@ -295,9 +303,12 @@ impl Client {
         };
         self.worker_id = answer.worker_id;
         self.heartbeat = Duration::from_millis(answer.heartbeat_interval_ms.max(50));
+        let machine = self.config.machine.as_ref();
         tracing::info!(
             worker_id = self.worker_id,
             bench_nps = bench.nps,
+            arch = %machine.and_then(Machine::best_arch).map_or("-", Arch::name),
+            flags = %machine.map_or_else(|| "not reported".to_owned(), |m| m.flags.to_string()),
             "registered"
         );
         Ok(true)
@@ -347,7 +358,7 @@ impl Client {
     /// Plays one lease and settles it (submit, release or drop).
     async fn lease(&mut self, lease: pb::Lease) -> Result<(), ClientError> {
         let lease_id = lease.lease_id;
-        let work = match lease.work.map(WorkSpec::try_from) {
+        let mut work = match lease.work.map(WorkSpec::try_from) {
             Some(Ok(work)) => work,
             Some(Err(status)) => {
                 self.release(lease_id).await;
@@ -378,6 +389,12 @@ impl Client {
                 self.summary.leases_dropped += 1;
                 return Ok(());
             }
+        }
+        if let Err(e) = self.choose_builds(&mut work) {
+            tracing::warn!(lease_id, error = %e, "cannot play the lease's engines here");
+            self.release(lease_id).await;
+            self.summary.leases_dropped += 1;
+            return Ok(());
         }
         for engine in work.players.iter().filter_map(|p| p.engine.clone()) {
             if !self.prepare_engine(lease_id, &engine).await? {
@@ -586,6 +603,33 @@ impl Client {
             tracing::info!(what, path = %path.display(), "downloaded and verified");
         }
         self.verified.insert(sha256.to_owned());
+        Ok(())
+    }
+
+    /// Replaces each player's engine by the build this machine takes
+    /// ([`EngineRef::resolved_for`]), which is then fetched and benched as
+    /// its one executable. `Err` names an engine with no build for it.
+    fn choose_builds(&self, work: &mut WorkSpec) -> Result<(), String> {
+        let machine = self.config.machine.as_ref();
+        for engine in work.players.iter_mut().filter_map(|p| p.engine.as_mut()) {
+            if engine.binaries.is_empty() {
+                continue;
+            }
+            let (arch, chosen) = engine.resolved_for(machine).ok_or_else(|| {
+                format!(
+                    "no build of engine '{}' runs on this machine ({})",
+                    engine.name,
+                    machine.map_or_else(|| "not reported".to_owned(), |m| m.flags.to_string())
+                )
+            })?;
+            tracing::info!(
+                engine = %engine.name,
+                build = %arch.map_or("untagged", Arch::name),
+                sha256 = %chosen.sha256,
+                "chose the engine's build for this machine"
+            );
+            *engine = chosen;
+        }
         Ok(())
     }
 

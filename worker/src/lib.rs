@@ -23,6 +23,8 @@
 //!   pass the coordinator's checks, for tests and benches;
 //! - [`external`]: UCI and UCCI engine processes as players;
 //! - [`blob_cache`]: downloaded engine executables and assets, verified by SHA-256;
+//! - [`machine`]: this machine's CPU, flags, cores and memory, as reported
+//!   at registration;
 //! - [`cli`]: the `xq-worker` command line.
 
 pub mod adjudication;
@@ -31,6 +33,7 @@ pub mod blob_cache;
 pub mod cli;
 pub mod client;
 pub mod external;
+pub mod machine;
 pub mod openings;
 pub mod pgn;
 pub mod rejected;

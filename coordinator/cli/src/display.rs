@@ -58,6 +58,7 @@ pub fn status_line(s: &pb::RunStatus) -> String {
         2 * s.pairs_in_flight,
         progress_line(s)
     ) + &keep_suffix(s)
+        + &requires_suffix(s)
         + &schedule_suffix(s)
         + &flag_suffix(s)
         + &author_suffix(s)
@@ -94,6 +95,23 @@ fn keep_suffix(s: &pb::RunStatus) -> String {
         Retention::All => String::new(),
         Retention::None => "  keeps no games".to_owned(),
         r => format!("  keeps {r} games"),
+    }
+}
+
+/// The instruction-set flags a run requires of its workers' machines,
+/// comma-separated; empty when it requires none.
+fn required_flags(s: &pb::RunStatus) -> String {
+    s.spec
+        .as_ref()
+        .and_then(|sp| sp.workers.as_ref())
+        .map_or_else(String::new, |w| w.require_flags.join(","))
+}
+
+/// `  requires avx2,bmi2` for a run that requires flags of its workers.
+fn requires_suffix(s: &pb::RunStatus) -> String {
+    match required_flags(s) {
+        flags if flags.is_empty() => String::new(),
+        flags => format!("  requires {flags}"),
     }
 }
 
@@ -207,6 +225,10 @@ pub fn summary_text(s: &pb::RunStatus) -> String {
         t.pentanomial
     );
     out += &format!("  games kept   {}\n", keep_games(s));
+    let flags = required_flags(s);
+    if !flags.is_empty() {
+        out += &format!("  requires     {flags} (workers' CPU flags)\n");
+    }
     if !s.flag.is_empty() {
         out += &format!("  stopped by the system: {}\n", s.flag);
     }

@@ -116,6 +116,13 @@ pub struct MatchArgs {
     /// second (or that did not measure it).
     #[arg(long, value_name = "N")]
     refuse_below_nps: Option<u64>,
+    /// Instruction-set flags a worker's machine must have to get this run's
+    /// work, comma-separated, e.g. `avx2,bmi2` (fishtest's arch filter; the
+    /// names are xq-worker's: sse3, ssse3, sse41, sse42, popcnt, avx, avx2,
+    /// bmi1, bmi2, fma, avx512, vnni, avxvnni, avx512icl, neon, dotprod).
+    /// Workers that did not report their machine get none.
+    #[arg(long, value_name = "FLAGS", value_delimiter = ',')]
+    require_flags: Vec<String>,
     /// Which counted games the archive stores: all, decisive, failures (time
     /// losses, crashes, illegal moves and disputable chase rulings) or none.
     /// Every game is still checked against the counts.
@@ -191,6 +198,12 @@ impl MatchArgs {
                 exclude_flagged: self.exclude_flagged,
                 scale_to_nps: self.scale_to_nps.unwrap_or(0),
                 refuse_below_nps: self.refuse_below_nps.unwrap_or(0),
+                require_flags: self
+                    .require_flags
+                    .iter()
+                    .map(|f| f.trim().to_owned())
+                    .filter(|f| !f.is_empty())
+                    .collect(),
             }),
             keep_games: pb::GameRetention::from(self.keep_games).into(),
         })
@@ -476,6 +489,41 @@ mod tests {
         assert!(err.contains("SPSA runs cannot exclude workers"), "{err}");
         let plain = spec(&["--nodes", "100"], games()).unwrap();
         assert!(RunSpec::try_from(plain).unwrap().workers.is_default());
+    }
+
+    #[test]
+    fn required_flags_come_from_the_flag_and_the_form_alike() {
+        use crate::runs::RunSpec;
+        let wire = spec(
+            &["--nodes", "100", "--require-flags", "bmi2, avx2"],
+            games(),
+        )
+        .unwrap();
+        let names = &wire.workers.as_ref().unwrap().require_flags;
+        assert_eq!(names, &["bmi2", "avx2"]);
+        let run = RunSpec::try_from(wire).unwrap();
+        assert_eq!(run.workers.require_flags.to_string(), "avx2,bmi2");
+        let form = RunArgs::from_fields(
+            "games",
+            &fields(&[
+                ("pairs", "10"),
+                ("nodes", "100"),
+                ("require-flags", "avx2,bmi2"),
+            ]),
+        )
+        .unwrap();
+        let from_form = RunSpec::try_from(form.spec_with(&Disk).unwrap()).unwrap();
+        assert_eq!(from_form.workers, run.workers);
+        let typo = spec(
+            &["--nodes", "100", "--require-flags", "avx2,avx-512"],
+            games(),
+        )
+        .unwrap();
+        let err = RunSpec::try_from(typo).unwrap_err().to_string();
+        assert!(
+            err.contains("require_flags") && err.contains("\"avx-512\""),
+            "{err}"
+        );
     }
 
     fn fields(list: &[(&str, &str)]) -> Vec<(String, String)> {

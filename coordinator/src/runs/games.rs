@@ -1,7 +1,7 @@
 //! Fixed-games runs: `pairs` game pairs of dev against base, reported as Elo.
 
 use serde::{Deserialize, Serialize};
-use xq_proto::{BatchOutcome, Invalid, pb};
+use xq_proto::{BatchOutcome, EngineRef, Invalid, pb};
 
 use super::wire;
 use super::{
@@ -35,6 +35,10 @@ impl Kind for GamesSpec {
 
     fn engines(&self) -> Vec<&str> {
         self.lineup.engines()
+    }
+
+    fn registered(&self) -> Vec<&EngineRef> {
+        self.lineup.registered()
     }
 
     fn prepare(

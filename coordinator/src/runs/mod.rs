@@ -11,6 +11,7 @@
 //! (SPRT, games), θ+ (SPSA) or the engine with Red in a pair's first game
 //! (variants, whose per-variant statistics are from Red's view).
 
+pub mod admission;
 pub mod change;
 pub mod error;
 pub mod exclusion;
@@ -37,6 +38,7 @@ use crate::spsa::{SpsaParamSpec, SpsaRequest, SpsaState};
 use crate::stats::Results;
 use crate::stats::elo::{EloEstimate, logistic_elo};
 use crate::stats::sprt::{SprtOutcome, SprtParams};
+pub use admission::{Applicant, Refusal};
 pub use change::RunChange;
 pub use error::RunError;
 pub use games::GamesSpec;
@@ -175,6 +177,15 @@ impl Lineup {
             sel.resolve(registry, rules)?;
         }
         Ok(())
+    }
+
+    /// The registry entries of the chosen engines, dev first, once resolved.
+    pub fn registered(&self) -> Vec<&EngineRef> {
+        self.dev
+            .iter()
+            .chain(&self.base)
+            .filter_map(|s| s.registered.as_ref())
+            .collect()
     }
 
     /// The registry names chosen, dev first.
@@ -475,6 +486,13 @@ pub trait Kind {
 
     /// The registry names the spec chooses, which [`Kind::prepare`] needs.
     fn engines(&self) -> Vec<&str> {
+        Vec::new()
+    }
+
+    /// The registry entries of the engines its leases play, as
+    /// [`Kind::prepare`] filled them in when the run was created; a worker
+    /// must run a build of each ([`admission`]).
+    fn registered(&self) -> Vec<&EngineRef> {
         Vec::new()
     }
 

@@ -1,10 +1,12 @@
 //! What a run asks of its workers: whether flagged workers are excluded
-//! ([`super::exclusion`]) and, for timed runs, how a worker's measured speed
+//! ([`super::exclusion`]), for timed runs how a worker's measured speed
 //! (its `xq-engine bench` nodes per second, sent at registration) bears on
-//! its leases.
+//! its leases, and the instruction-set flags its machine must have.
+//! [`super::admission`] applies it to a worker.
 
 use serde::{Deserialize, Serialize};
-use xq_proto::{Invalid, Limit, pb};
+use xq_proto::machine::MAX_FLAGS;
+use xq_proto::{Flag, Flags, Invalid, Limit, pb};
 
 use super::RunKind;
 
@@ -18,6 +20,15 @@ pub struct WorkerPolicy {
     /// Timed runs: what a worker's speed changes.
     #[serde(default)]
     pub speed: Option<SpeedRule>,
+    /// Flags a worker's machine must have (fishtest's arch filter); a
+    /// worker that reported no machine has none. Left out of stored specs
+    /// when empty, so specs stored before it still compare equal.
+    #[serde(default, skip_serializing_if = "no_flags")]
+    pub require_flags: Flags,
+}
+
+fn no_flags(flags: &Flags) -> bool {
+    flags.is_empty()
 }
 
 /// How a timed run treats a worker's measured speed.
@@ -53,6 +64,16 @@ impl WorkerPolicy {
                  and cannot be taken back",
             ));
         }
+        let isas: Vec<&str> = self.require_flags.iter().map(Flag::isa).collect();
+        if isas.windows(2).any(|w| w[0] != w[1]) {
+            return Err(Invalid::new(
+                "spec.workers.require_flags",
+                format!(
+                    "{} are flags of different instruction-set architectures: no machine has them all",
+                    self.require_flags
+                ),
+            ));
+        }
         if self.speed.is_some() && !limit.is_timed() {
             return Err(Invalid::new(
                 "spec.workers",
@@ -63,14 +84,6 @@ impl WorkerPolicy {
             ));
         }
         Ok(())
-    }
-
-    /// Whether a worker of `nps` (`None`: not measured) may play the run.
-    pub fn admits(&self, nps: Option<u64>) -> bool {
-        match self.speed {
-            Some(SpeedRule::RefuseBelow { min_nps }) => nps.is_some_and(|n| n >= min_nps),
-            _ => true,
-        }
     }
 
     /// A worker of `nps`'s limit for a lease whose limit is `limit`.
@@ -93,7 +106,16 @@ impl TryFrom<pb::WorkerPolicy> for WorkerPolicy {
             exclude_flagged,
             scale_to_nps,
             refuse_below_nps,
+            require_flags,
         } = p;
+        if require_flags.len() > MAX_FLAGS {
+            return Err(Invalid::new(
+                "spec.workers.require_flags",
+                format!("{} names, at most {MAX_FLAGS}", require_flags.len()),
+            ));
+        }
+        let require_flags = Flags::from_names(require_flags.iter().map(String::as_str))
+            .map_err(|e| Invalid::new("spec.workers.require_flags", e))?;
         let speed = match (scale_to_nps, refuse_below_nps) {
             (0, 0) => None,
             (n, 0) => Some(SpeedRule::Scale { reference_nps: n }),
@@ -108,6 +130,7 @@ impl TryFrom<pb::WorkerPolicy> for WorkerPolicy {
         Ok(WorkerPolicy {
             exclude_flagged,
             speed,
+            require_flags,
         })
     }
 }
@@ -123,6 +146,11 @@ impl From<WorkerPolicy> for pb::WorkerPolicy {
             exclude_flagged: p.exclude_flagged,
             scale_to_nps,
             refuse_below_nps,
+            require_flags: p
+                .require_flags
+                .iter()
+                .map(|f| f.name().to_owned())
+                .collect(),
         }
     }
 }
@@ -170,22 +198,10 @@ mod tests {
     }
 
     #[test]
-    fn refusal_admits_only_measured_workers_at_least_as_fast() {
-        let policy = WorkerPolicy {
-            speed: Some(SpeedRule::RefuseBelow { min_nps: 1000 }),
-            ..WorkerPolicy::default()
-        };
-        assert!(policy.admits(Some(1000)));
-        assert!(!policy.admits(Some(999)));
-        assert!(!policy.admits(None));
-        assert!(WorkerPolicy::default().admits(None));
-    }
-
-    #[test]
     fn spsa_exclusion_and_speed_rules_on_untimed_runs_are_refused_with_the_reason() {
         let exclude = WorkerPolicy {
             exclude_flagged: true,
-            speed: None,
+            ..WorkerPolicy::default()
         };
         let err = exclude.check(RunKind::Spsa, Limit::Nodes(100)).unwrap_err();
         assert!(err.to_string().contains("cannot be taken back"), "{err}");
@@ -201,7 +217,39 @@ mod tests {
             exclude_flagged: false,
             scale_to_nps: 1,
             refuse_below_nps: 1,
+            require_flags: Vec::new(),
         };
         assert!(WorkerPolicy::try_from(both).is_err());
+    }
+
+    #[test]
+    fn required_flags_are_known_names_of_one_isa_and_round_trip() {
+        let wire = |names: &[&str]| pb::WorkerPolicy {
+            require_flags: names.iter().map(|n| (*n).to_owned()).collect(),
+            ..pb::WorkerPolicy::default()
+        };
+        let policy = WorkerPolicy::try_from(wire(&["bmi2", "avx2"])).unwrap();
+        assert_eq!(policy.require_flags.to_string(), "avx2,bmi2");
+        assert_eq!(pb::WorkerPolicy::from(policy), wire(&["avx2", "bmi2"]));
+        policy.check(RunKind::Sprt, Limit::Nodes(100)).unwrap();
+        let err = WorkerPolicy::try_from(wire(&["avx2", "avx-512"])).unwrap_err();
+        assert_eq!(err.field, "spec.workers.require_flags");
+        assert!(err.reason.contains("\"avx-512\""), "{}", err.reason);
+        let err = WorkerPolicy::try_from(wire(&["avx2"; 65])).unwrap_err();
+        assert!(err.reason.contains("65 names"), "{}", err.reason);
+        let mixed = WorkerPolicy::try_from(wire(&["avx2", "dotprod"])).unwrap();
+        let err = mixed.check(RunKind::Games, Limit::Nodes(100)).unwrap_err();
+        assert!(err.to_string().contains("no machine has them all"), "{err}");
+        let json = serde_json::to_string(&WorkerPolicy::default()).unwrap();
+        assert!(!json.contains("require_flags"), "{json}");
+        let stored = serde_json::to_string(&policy).unwrap();
+        assert!(
+            stored.contains(r#""require_flags":["avx2","bmi2"]"#),
+            "{stored}"
+        );
+        assert_eq!(
+            serde_json::from_str::<WorkerPolicy>(&stored).unwrap(),
+            policy
+        );
     }
 }

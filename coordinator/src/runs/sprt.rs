@@ -3,7 +3,7 @@
 //! after every counted result.
 
 use serde::{Deserialize, Serialize};
-use xq_proto::{BatchOutcome, Invalid, pb};
+use xq_proto::{BatchOutcome, EngineRef, Invalid, pb};
 
 use super::wire;
 use super::{
@@ -46,6 +46,10 @@ impl Kind for SprtSpec {
 
     fn engines(&self) -> Vec<&str> {
         self.lineup.engines()
+    }
+
+    fn registered(&self) -> Vec<&EngineRef> {
+        self.lineup.registered()
     }
 
     fn prepare(

@@ -10,7 +10,7 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use xq_proto::{BatchOutcome, Invalid, PlayerSpec, pb};
+use xq_proto::{BatchOutcome, EngineRef, Invalid, PlayerSpec, pb};
 
 use super::{
     Applied, DEFAULT_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS, Effect, EngineSel, Kind, KindSpec,
@@ -244,6 +244,13 @@ impl Kind for SpsaSpec {
 
     fn engines(&self) -> Vec<&str> {
         self.engine.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    fn registered(&self) -> Vec<&EngineRef> {
+        self.engine
+            .iter()
+            .filter_map(|s| s.registered.as_ref())
+            .collect()
     }
 
     fn prepare(
@@ -497,6 +504,7 @@ mod tests {
                 protocol: Protocol::Uci,
                 options: BTreeMap::from([("Threads".to_owned(), "1".to_owned())]),
                 coords: None,
+                binaries: Vec::new(),
             }),
         }
     }

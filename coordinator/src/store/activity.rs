@@ -4,6 +4,8 @@
 
 use rusqlite::{Connection, OptionalExtension};
 
+use xq_proto::Machine;
+
 use super::{StoreError, count};
 
 /// A registered worker and its activity.
@@ -31,6 +33,8 @@ pub struct WorkerActivity {
     /// The user whose token registered it (`None` for an in-memory token
     /// or a worker from before tokens).
     pub owner: Option<String>,
+    /// Its machine; `None`: it reported none.
+    pub machine: Option<Machine>,
 }
 
 /// Every worker, most recently seen first.
@@ -43,12 +47,13 @@ pub fn workers(conn: &Connection, now: i64) -> Result<Vec<WorkerActivity>, Store
             (SELECT COUNT(*) FROM leases l WHERE l.worker_id = w.id AND l.state = 'expired'),
             w.bench_nps,
             (SELECT u.name FROM tokens t JOIN users u ON u.id = t.user_id
-             WHERE t.id = w.token_key)
+             WHERE t.id = w.token_key),
+            w.machine
          FROM workers w ORDER BY w.last_seen_ms DESC, w.id DESC",
     )?;
     let rows = stmt
         .query_map([], |r| {
-            Ok(WorkerActivity {
+            let activity = WorkerActivity {
                 id: count(r.get(0)?),
                 name: r.get(1)?,
                 threads: r.get(2)?,
@@ -62,7 +67,9 @@ pub fn workers(conn: &Connection, now: i64) -> Result<Vec<WorkerActivity>, Store
                 bench_nps: r.get::<_, Option<i64>>(10)?.map(count),
                 current: None,
                 owner: r.get(11)?,
-            })
+                machine: None,
+            };
+            Ok((activity, r.get::<_, Option<String>>(12)?))
         })?
         .collect::<Result<Vec<_>, _>>()?;
     let mut current = conn.prepare_cached(
@@ -71,7 +78,8 @@ pub fn workers(conn: &Connection, now: i64) -> Result<Vec<WorkerActivity>, Store
          ORDER BY id DESC LIMIT 1",
     )?;
     rows.into_iter()
-        .map(|mut w| {
+        .map(|(mut w, machine)| {
+            w.machine = super::workers::parse_machine(w.id, machine)?;
             w.current = current
                 .query_row([w.id as i64, now], |r| {
                     Ok((count(r.get(0)?), count(r.get(1)?), r.get(2)?))

@@ -493,6 +493,32 @@ CREATE INDEX sessions_by_user ON sessions (user_id);
     r#"
 ALTER TABLE runs ADD COLUMN share INTEGER NOT NULL DEFAULT 100 CHECK (share > 0);
 "#,
+    // 19: reserved for issue 32's owners of engines, made on another branch;
+    // the merge puts that migration here.
+    "",
+    // 20 (issue 32): the machine each worker reports, and an engine's
+    // executables by instruction set. `workers.machine` is its JSON (CPU
+    // model, ISA, flags, cores, memory in MiB); NULL: a worker that reported
+    // none. Every executable of an engine moves to `engine_binaries`, tagged
+    // with the ARCH value it needs ('' for the untagged one any worker may
+    // take); an engine keeps its protocol, options and bench signature, which
+    // all its executables share.
+    r#"
+ALTER TABLE workers ADD COLUMN machine TEXT;
+CREATE TABLE engine_binaries (
+    engine     TEXT    NOT NULL REFERENCES engines (name),
+    -- 'x86-64-avx2', 'armv8-dotprod', ... or '' for the untagged executable.
+    arch       TEXT    NOT NULL CHECK (length(arch) <= 32),
+    sha256     TEXT    NOT NULL REFERENCES blobs (sha256),
+    size       INTEGER NOT NULL CHECK (size >= 0),
+    created_ms INTEGER NOT NULL,
+    PRIMARY KEY (engine, arch)
+);
+INSERT INTO engine_binaries (engine, arch, sha256, size, created_ms)
+SELECT name, '', sha256, size, created_ms FROM engines;
+ALTER TABLE engines DROP COLUMN sha256;
+ALTER TABLE engines DROP COLUMN size;
+"#,
 ];
 
 /// A migrated in-memory database, for the store's unit tests.

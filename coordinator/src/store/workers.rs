@@ -1,8 +1,10 @@
 //! Registered workers.
 
 use rusqlite::{Connection, OptionalExtension, params};
+use xq_proto::Machine;
 
 use super::StoreError;
+use crate::runs::Applicant;
 
 /// A worker as it registered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,14 +18,16 @@ pub struct NewWorker {
     pub bench_nps: Option<u64>,
     /// The key of the token that registered it (see [`crate::access::Principal`]).
     pub token_key: Option<i64>,
+    /// Its machine; `None`: it reported none.
+    pub machine: Option<Machine>,
 }
 
 /// Inserts a worker and returns its id.
 pub fn insert(conn: &Connection, worker: &NewWorker, now: i64) -> Result<u64, StoreError> {
     conn.prepare_cached(
         "INSERT INTO workers (name, threads, version, signature, registered_ms, last_seen_ms,
-                              token_key, bench_nps)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)",
+                              token_key, bench_nps, machine)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8)",
     )?
     .execute(params![
         worker.name,
@@ -33,6 +37,11 @@ pub fn insert(conn: &Connection, worker: &NewWorker, now: i64) -> Result<u64, St
         now,
         worker.token_key,
         worker.bench_nps.map(|n| n.min(i64::MAX as u64) as i64),
+        worker
+            .machine
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()?,
     ])?;
     Ok(conn.last_insert_rowid() as u64)
 }
@@ -79,12 +88,76 @@ pub fn id_by_name(conn: &Connection, name: &str) -> Result<Option<u64>, StoreErr
         .map(|id| id as u64))
 }
 
-/// The worker's measured speed (bench nodes per second), if it sent one.
-pub fn bench_nps(conn: &Connection, id: u64) -> Result<Option<u64>, StoreError> {
-    Ok(conn
-        .prepare_cached("SELECT bench_nps FROM workers WHERE id = ?1")?
-        .query_row([id as i64], |r| r.get::<_, Option<i64>>(0))
+/// A stored machine's JSON read back; a bad one is an error naming the
+/// worker.
+pub fn parse_machine(id: u64, json: Option<String>) -> Result<Option<Machine>, StoreError> {
+    json.map(|text| {
+        serde_json::from_str(&text)
+            .map_err(|e| StoreError::Schema(format!("worker {id}: stored machine: {e}")))
+    })
+    .transpose()
+}
+
+/// What admission needs of worker `id`, in one read: its measured speed
+/// (bench nodes per second) and its machine, as it registered. An unknown
+/// worker is `NotFound`.
+pub fn applicant(conn: &Connection, id: u64) -> Result<Applicant, StoreError> {
+    let (nps, machine) = conn
+        .prepare_cached("SELECT bench_nps, machine FROM workers WHERE id = ?1")?
+        .query_row([id as i64], |r| {
+            Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<String>>(1)?))
+        })
         .optional()?
-        .flatten()
-        .map(super::count))
+        .ok_or_else(|| StoreError::NotFound(format!("unknown worker {id}")))?;
+    Ok(Applicant {
+        bench_nps: nps.map(super::count),
+        machine: parse_machine(id, machine)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_machine_is_stored_with_the_worker_and_read_for_admission() {
+        let conn = super::super::migrations::memory();
+        let machine = Machine {
+            cpu_model: "ARM Neoverse-N1".to_owned(),
+            isa: "aarch64".to_owned(),
+            flags: "neon,dotprod".parse().unwrap(),
+            cores: 64,
+            memory_mib: 126_000,
+        };
+        let worker = |machine| NewWorker {
+            name: "graviton".to_owned(),
+            threads: 64,
+            version: "0".to_owned(),
+            signature: 1,
+            bench_nps: Some(900_000),
+            token_key: None,
+            machine,
+        };
+        let with = insert(&conn, &worker(Some(machine.clone())), 1).unwrap();
+        let without = insert(&conn, &worker(None), 2).unwrap();
+        assert_eq!(
+            applicant(&conn, with).unwrap(),
+            Applicant {
+                bench_nps: Some(900_000),
+                machine: Some(machine),
+            }
+        );
+        assert_eq!(applicant(&conn, without).unwrap().machine, None);
+        assert!(matches!(applicant(&conn, 99), Err(StoreError::NotFound(_))));
+        conn.execute(
+            "UPDATE workers SET machine = '{\"isa\":1}' WHERE id = ?1",
+            [with as i64],
+        )
+        .unwrap();
+        let err = applicant(&conn, with).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("worker {with}: stored machine")),
+            "{err}"
+        );
+    }
 }

@@ -335,6 +335,8 @@ struct WorkerRow {
     flags: Vec<health::RunFlag>,
     /// Whose token registered it.
     owner: Option<String>,
+    /// Its machine; `None`: it reported none.
+    machine: Option<view::MachineView>,
 }
 
 fn ago(ms: i64) -> String {
@@ -386,6 +388,7 @@ pub async fn workers(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
             leases_expired: w.leases_expired,
             current: w.current,
             owner: w.owner,
+            machine: w.machine.as_ref().map(view::MachineView::from),
         })
         .collect();
     Ok(Html(page(&web, &visitor, "workers.html", context! { workers })?).into_response())
@@ -394,13 +397,22 @@ pub async fn workers(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
 #[derive(Debug, Serialize)]
 struct EngineRow {
     name: String,
-    sha256: String,
-    size: u64,
+    /// Its executables: the untagged one first, then the builds best first.
+    builds: Vec<BuildRow>,
     /// The bench signature, or "none (SHA-256 only)".
     signature: String,
     protocol: String,
     options: String,
     registered: String,
+}
+
+/// One executable of an engine.
+#[derive(Debug, Serialize)]
+struct BuildRow {
+    /// The ARCH value it needs; `None`: untagged, for any worker.
+    arch: Option<&'static str>,
+    sha256: String,
+    size: u64,
 }
 
 /// `GET /engines`.
@@ -417,9 +429,21 @@ pub async fn engines(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
                 .collect::<Vec<_>>()
                 .join(", "),
             signature: e.signature_text(),
+            builds: e
+                .has_untagged()
+                .then(|| BuildRow {
+                    arch: None,
+                    sha256: e.sha256.clone(),
+                    size: e.size,
+                })
+                .into_iter()
+                .chain(e.binaries.iter().map(|b| BuildRow {
+                    arch: Some(b.arch.name()),
+                    sha256: b.sha256.clone(),
+                    size: b.size,
+                }))
+                .collect(),
             name: e.name,
-            sha256: e.sha256,
-            size: e.size,
             registered: view::utc(created),
         })
         .collect();

@@ -40,6 +40,43 @@ fn num(value: f64, decimals: usize) -> Num {
 
 pub use xq_coordinator::store::utc;
 
+/// A worker's machine as the workers page shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MachineView {
+    /// The CPU's model name; `—` when unknown.
+    pub model: String,
+    /// The best ARCH value it runs; `—` when none (an ISA without builds).
+    pub arch: String,
+    /// `x86-64-v3` on x86-64; empty on another ISA.
+    pub level: String,
+    /// Its flags, comma-separated.
+    pub flags: String,
+    pub cores: u32,
+    /// `24.1 GiB`, `512 MiB`, or `—` when unknown.
+    pub memory: String,
+}
+
+impl From<&xq_proto::Machine> for MachineView {
+    fn from(m: &xq_proto::Machine) -> MachineView {
+        let dash = |s: String| if s.is_empty() { "—".to_owned() } else { s };
+        MachineView {
+            model: dash(m.cpu_model.clone()),
+            arch: m.best_arch().map_or("—", xq_proto::Arch::name).to_owned(),
+            level: m
+                .x86_level()
+                .map(|l| l.name().to_owned())
+                .unwrap_or_default(),
+            flags: dash(m.flags.to_string()),
+            cores: m.cores,
+            memory: match m.memory_mib {
+                0 => "—".to_owned(),
+                mib @ ..1024 => format!("{mib} MiB"),
+                mib => format!("{:.1} GiB", mib as f64 / 1024.0),
+            },
+        }
+    }
+}
+
 /// One line of the runs list (and the head of a run's page).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunRow {
@@ -185,7 +222,7 @@ impl SpecView {
         };
         let mut view = SpecView::default();
         let mut shared = Vec::new();
-        for key in ["name", "priority", "batch_pairs"] {
+        for key in ["name", "priority", "batch_pairs", "workers"] {
             if let Some(v) = spec.get(key) {
                 flatten(v, key, &mut shared);
             }

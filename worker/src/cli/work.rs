@@ -5,6 +5,8 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Args;
 
+use xq_proto::Flags;
+
 use crate::client::{self, ClientConfig};
 use crate::runner::EnginePlayer;
 
@@ -33,6 +35,14 @@ pub struct WorkArgs {
     /// `~/.local/state/xq-worker/rejected`).
     #[arg(long)]
     rejected_dir: Option<std::path::PathBuf>,
+    /// The instruction-set flags to report instead of the detected ones,
+    /// comma-separated (e.g. `popcnt,sse41,ssse3,avx2,bmi2`; the names are
+    /// sse3, ssse3, sse41, sse42, popcnt, avx, avx2, bmi1, bmi2, fma, avx512,
+    /// vnni, avxvnni, avx512icl, neon, dotprod). They choose the engine
+    /// builds this worker plays and the runs it may take: for a machine whose
+    /// detection is wrong, or for tests.
+    #[arg(long, env = "XQ_CPU_FLAGS", value_name = "FLAGS")]
+    cpu_flags: Option<Flags>,
 }
 
 impl WorkArgs {
@@ -44,6 +54,10 @@ impl WorkArgs {
         });
         let mut config = ClientConfig::new(self.coordinator, name, self.threads);
         config.token = self.token;
+        if let (Some(machine), Some(flags)) = (&mut config.machine, self.cpu_flags) {
+            tracing::info!(detected = %machine.flags, reported = %flags, "CPU flags overridden");
+            machine.flags = flags;
+        }
         if let Some(dir) = self.rejected_dir {
             config.rejected_dir = dir;
         }
