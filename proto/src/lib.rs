@@ -15,6 +15,8 @@
 //!   (`nodes=N`, `depth=D`, `movetime=MS`, `tc=40/60+0.5`);
 //! - [`adjudication`]: [`Adjudication`], with its one default;
 //! - [`blob`]: the registry's content-addressed blobs (chunk size, `asset:` references);
+//! - [`engine_source`]: engines built from a git commit ([`EngineSource`]),
+//!   the build tools a worker reports, a failed build's log tail;
 //! - [`openings`]: [`OpeningSource`] and the opening-line format;
 //! - [`work`]: what a lease asks for ([`WorkSpec`], [`PlayerSpec`],
 //!   [`EngineRef`], [`OpeningSlice`]);
@@ -39,6 +41,7 @@ pub mod blob;
 pub mod cli;
 pub mod connect;
 pub mod convert;
+pub mod engine_source;
 pub mod error;
 pub mod game_record;
 pub mod limit;
@@ -63,6 +66,7 @@ pub mod cluster {
 pub use cluster::v1 as pb;
 
 pub use adjudication::Adjudication;
+pub use engine_source::EngineSource;
 pub use error::{Invalid, bounded, invalid, named, quote, required};
 pub use game_record::{GameRecord, MoveStats, Retention, RetentionError};
 pub use limit::{Limit, LimitError, TimeControl, TimeControlError};

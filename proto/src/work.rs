@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use xq_engine::rules::RuleSet;
 
-use crate::{Adjudication, Limit, OpeningSource};
+use crate::{Adjudication, EngineSource, Limit, OpeningSource};
 
 /// The game pairs of one lease.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,16 +126,19 @@ impl std::fmt::Display for Coords {
     }
 }
 
-/// A registered external engine, as a lease names it.
+/// An external engine, as a lease names it: a registered executable, or a
+/// source the worker builds.
 ///
-/// Invariants (checked on the wire): `name` is 1 to 64 characters; `sha256` is
-/// 64 lowercase hex digits.
+/// Invariants (checked on the wire): `name` is 1 to 64 characters; exactly
+/// one of an executable (`sha256`: 64 lowercase hex digits) and a `source`
+/// is given; a source engine has an empty `sha256`, `size` 0 and a stated
+/// `signature`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineRef {
     pub name: String,
-    /// SHA-256 of the executable, lowercase hex.
+    /// SHA-256 of the executable, lowercase hex; empty for a source engine.
     pub sha256: String,
-    /// Size of the executable in bytes.
+    /// Size of the executable in bytes; 0 for a source engine.
     pub size: u64,
     /// The `Nodes searched` count of its `bench` (with the assets its
     /// options name set, when there are any), at least 1; `None` for an
@@ -149,6 +152,11 @@ pub struct EngineRef {
     /// How it numbers ranks; `None` to detect it at the handshake.
     #[serde(default)]
     pub coords: Option<Coords>,
+    /// The commit a worker builds it from, instead of a registered
+    /// executable. Left out of stored JSON when absent, so specs stored
+    /// before it still compare equal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<EngineSource>,
 }
 
 impl EngineRef {
