@@ -11,9 +11,9 @@ use xq_engine::rules::{GameResult, Reason};
 use crate::error::{Invalid, invalid, quote, required};
 use crate::game_record::{MoveStats, pack_moves, unpack_moves};
 use crate::{
-    Adjudication, BatchOutcome, Coords, EngineRef, EngineSource, GameRecord, Limit, OpeningSlice, OpeningSource,
-    Pentanomial, PlayerSpec, Protocol, Retention, TimeControl, Totals, VariantStats, Wdl, WorkSpec,
-    pb,
+    Adjudication, BatchOutcome, Coords, EngineRef, EngineSource, GameRecord, Limit, OpeningSlice,
+    OpeningSource, Pentanomial, PlayerSpec, Protocol, Retention, TimeControl, Totals, VariantStats,
+    Wdl, WorkSpec, pb,
 };
 
 impl From<WorkSpec> for pb::WorkSpec {
@@ -914,7 +914,11 @@ mod tests {
         if let Some(s) = branch.source.as_mut() {
             s.commit = String::new();
         }
-        assert_eq!(field(branch.clone()), "engine.source.commit", "a lease's source is resolved");
+        assert_eq!(
+            field(branch.clone()),
+            "engine.source.commit",
+            "a lease's source is resolved"
+        );
         EngineRef::source_request(branch.clone()).expect("a request may name a branch");
         if let Some(s) = branch.source.as_mut() {
             s.git_ref.clear();
@@ -934,17 +938,38 @@ mod tests {
         };
         let e = field(&|s| s.repo = "ext::sh -c evil".to_owned());
         assert_eq!(e.field, "engine.source.repo");
-        assert_eq!(field(&|s| s.repo = "https://a b".to_owned()).field, "engine.source.repo");
-        assert_eq!(field(&|s| s.repo = "https://".to_owned()).field, "engine.source.repo");
+        assert_eq!(
+            field(&|s| s.repo = "https://a b".to_owned()).field,
+            "engine.source.repo"
+        );
+        assert_eq!(
+            field(&|s| s.repo = "https://".to_owned()).field,
+            "engine.source.repo"
+        );
         let long = format!("https://{}", "x".repeat(600));
         let e = field(&|s| s.repo = long.clone());
         assert!(e.reason.contains("(608 bytes)"), "{e}");
-        assert_eq!(field(&|s| s.git_ref = "-x".to_owned()).field, "engine.source.git_ref");
-        assert_eq!(field(&|s| s.commit = "ABC".to_owned()).field, "engine.source.commit");
-        assert_eq!(field(&|s| s.build = " ".to_owned()).field, "engine.source.build");
-        assert_eq!(field(&|s| s.build = "make\0".to_owned()).field, "engine.source.build");
+        assert_eq!(
+            field(&|s| s.git_ref = "-x".to_owned()).field,
+            "engine.source.git_ref"
+        );
+        assert_eq!(
+            field(&|s| s.commit = "ABC".to_owned()).field,
+            "engine.source.commit"
+        );
+        assert_eq!(
+            field(&|s| s.build = " ".to_owned()).field,
+            "engine.source.build"
+        );
+        assert_eq!(
+            field(&|s| s.build = "make\0".to_owned()).field,
+            "engine.source.build"
+        );
         let huge = "m".repeat(2000);
-        assert_eq!(field(&|s| s.build = huge.clone()).field, "engine.source.build");
+        assert_eq!(
+            field(&|s| s.build = huge.clone()).field,
+            "engine.source.build"
+        );
         for bad in ["", "/bin/sh", "../engine", "src/../../x", "a\nb"] {
             assert_eq!(
                 field(&|s| s.binary = bad.to_owned()).field,
@@ -953,11 +978,16 @@ mod tests {
             );
         }
         let e = field(&|s| s.needs = vec!["rm".to_owned()]);
-        assert!(e.field == "engine.source.needs" && e.reason.contains("\"rm\""), "{e}");
+        assert!(
+            e.field == "engine.source.needs" && e.reason.contains("\"rm\""),
+            "{e}"
+        );
         let e = field(&|s| s.needs = vec!["make".to_owned(), "make".to_owned()]);
         assert!(e.reason.contains("twice"), "{e}");
         let mut with_options = pb::EngineRef::from(source_engine());
-        with_options.options.insert("Hash".to_owned(), "16".to_owned());
+        with_options
+            .options
+            .insert("Hash".to_owned(), "16".to_owned());
         assert_eq!(
             EngineRef::source_request(with_options).unwrap_err().field,
             "engine.options"

@@ -133,8 +133,7 @@ pub fn is_ref_name(s: &str) -> bool {
         || s.contains("..")
         || s.contains("//")
         || s.contains("@{")
-        || s
-            .split('/')
+        || s.split('/')
             .any(|c| c.starts_with('.') || c.ends_with(".lock")))
 }
 
@@ -232,7 +231,10 @@ mod tests {
             s.tools().into_iter().collect()
         }
         assert_eq!(tools(&source("make -j2 build", &[])), ["git", "make"]);
-        assert_eq!(tools(&source("cargo build --release", &[])), ["cargo", "git"]);
+        assert_eq!(
+            tools(&source("cargo build --release", &[])),
+            ["cargo", "git"]
+        );
         assert_eq!(tools(&source("./build.sh", &[])), ["git"]);
         assert_eq!(
             tools(&source("./build.sh", &["make", "g++"])),

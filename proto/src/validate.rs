@@ -6,15 +6,15 @@
 use xq_engine::rules::Reason;
 
 use crate::engine_source::{
-    BUILD_TOOLS, FailedBuild, MAX_BINARY_BYTES, MAX_BUILD_BYTES, MAX_LOG_TAIL_BYTES,
-    MAX_BUILD_REASON_BYTES, MAX_REPO_BYTES, REPO_SCHEMES, is_build_tool, is_commit, is_ref_name,
+    BUILD_TOOLS, FailedBuild, MAX_BINARY_BYTES, MAX_BUILD_BYTES, MAX_BUILD_REASON_BYTES,
+    MAX_LOG_TAIL_BYTES, MAX_REPO_BYTES, REPO_SCHEMES, is_build_tool, is_commit, is_ref_name,
 };
 use crate::error::{Invalid, invalid};
 use crate::game_record::{MAX_PLIES_PER_GAME, MAX_STDERR_TAIL_BYTES};
 use crate::variant_stats::CONVERTIBLE;
 use crate::{
-    BatchOutcome, EngineRef, EngineSource, GameRecord, Limit, MAX_RANDOM_PLIES, OpeningSlice, OpeningSource,
-    PlayerSpec, Totals, VariantStats, WorkSpec, is_sha256_hex,
+    BatchOutcome, EngineRef, EngineSource, GameRecord, Limit, MAX_RANDOM_PLIES, OpeningSlice,
+    OpeningSource, PlayerSpec, Totals, VariantStats, WorkSpec, is_sha256_hex,
 };
 
 /// Most distinct end reasons in one record.
@@ -171,7 +171,10 @@ impl EngineSource {
             .is_some_and(|(scheme, rest)| REPO_SCHEMES.contains(&scheme) && !rest.is_empty());
         if self.repo.len() > MAX_REPO_BYTES
             || !scheme_ok
-            || self.repo.chars().any(|c| c.is_whitespace() || c.is_control())
+            || self
+                .repo
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control())
         {
             return invalid(
                 at("repo"),

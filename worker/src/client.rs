@@ -279,6 +279,7 @@ impl Client {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             bench_signature: bench.signature,
             bench_nps: bench.nps,
+            tools: Vec::new(),
         };
         let answer = self
             .retry("register", |mut rpc| {

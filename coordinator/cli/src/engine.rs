@@ -110,6 +110,7 @@ impl EngineArgs {
                     protocol,
                     options,
                     coords,
+                    source: None,
                 };
                 // The assets the options name, copied out of the registry
                 // (and verified) so that the engine is benched and shaken

@@ -37,6 +37,14 @@ impl Kind for GamesSpec {
         self.lineup.engines()
     }
 
+    fn lineup(&self) -> Option<&Lineup> {
+        Some(&self.lineup)
+    }
+
+    fn lineup_mut(&mut self) -> Option<&mut Lineup> {
+        Some(&mut self.lineup)
+    }
+
     fn prepare(
         &mut self,
         registry: &Registry,

@@ -497,6 +497,7 @@ mod tests {
                 protocol: Protocol::Uci,
                 options: BTreeMap::from([("Threads".to_owned(), "1".to_owned())]),
                 coords: None,
+                source: None,
             }),
         }
     }

@@ -106,6 +106,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(EngineRef, String, i64)> {
             coords: r
                 .get::<_, Option<String>>(7)?
                 .and_then(|c| c.parse::<Coords>().ok()),
+            source: None,
         },
         r.get(5)?,
         r.get(6)?,
@@ -225,6 +226,7 @@ mod tests {
             protocol: Protocol::Ucci,
             options: [("Hash".to_owned(), "8".to_owned())].into(),
             coords: (name == "old").then_some(Coords::FromOne),
+            source: None,
         }
     }
 
