@@ -30,6 +30,7 @@ use xq_proto::pb;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
 
 use crate::blob_cache;
+use crate::build::{self, BuildConfig, BuildError};
 
 use crate::BatchPlayer;
 pub use xq_proto::connect::{Auth, channel};
@@ -56,6 +57,8 @@ pub struct ClientConfig {
     pub backoff_max: Duration,
     /// Where results the coordinator refuses are kept ([`crate::rejected`]).
     pub rejected_dir: PathBuf,
+    /// How source engines are built, and the tools reported at registration.
+    pub build: BuildConfig,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -67,13 +70,15 @@ impl std::fmt::Debug for ClientConfig {
             .field("name", &self.name)
             .field("threads", &self.threads)
             .field("rejected_dir", &self.rejected_dir)
+            .field("build", &self.build)
             .finish_non_exhaustive()
     }
 }
 
 impl ClientConfig {
     /// Defaults: back-off from 250 ms to 30 s; refused results kept in
-    /// [`crate::rejected::default_dir`].
+    /// [`crate::rejected::default_dir`]; builds with the tools on PATH
+    /// ([`BuildConfig::detect`]).
     pub fn new(coordinator: impl Into<String>, name: impl Into<String>, threads: u32) -> Self {
         ClientConfig {
             coordinator: coordinator.into(),
@@ -84,6 +89,7 @@ impl ClientConfig {
             backoff_initial: Duration::from_millis(250),
             backoff_max: Duration::from_secs(30),
             rejected_dir: crate::rejected::default_dir(),
+            build: BuildConfig::detect(),
         }
     }
 }
@@ -279,7 +285,7 @@ impl Client {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             bench_signature: bench.signature,
             bench_nps: bench.nps,
-            tools: Vec::new(),
+            tools: self.config.build.tools.iter().cloned().collect(),
         };
         let answer = self
             .retry("register", |mut rpc| {
@@ -299,6 +305,8 @@ impl Client {
         tracing::info!(
             worker_id = self.worker_id,
             bench_nps = bench.nps,
+            tools = ?self.config.build.tools,
+            arch = %self.config.build.arch,
             "registered"
         );
         Ok(true)
@@ -348,7 +356,7 @@ impl Client {
     /// Plays one lease and settles it (submit, release or drop).
     async fn lease(&mut self, lease: pb::Lease) -> Result<(), ClientError> {
         let lease_id = lease.lease_id;
-        let work = match lease.work.map(WorkSpec::try_from) {
+        let mut work = match lease.work.map(WorkSpec::try_from) {
             Some(Ok(work)) => work,
             Some(Err(status)) => {
                 self.release(lease_id).await;
@@ -375,6 +383,13 @@ impl Client {
             };
             if let Err(e) = fetched {
                 tracing::warn!(lease_id, error = %e, "cannot have the lease's opening book");
+                self.release(lease_id).await;
+                self.summary.leases_dropped += 1;
+                return Ok(());
+            }
+        }
+        for engine in work.players.iter_mut().filter_map(|p| p.engine.as_mut()) {
+            if !self.resolve_engine(lease_id, engine).await? {
                 self.release(lease_id).await;
                 self.summary.leases_dropped += 1;
                 return Ok(());
@@ -588,6 +603,110 @@ impl Client {
         }
         self.verified.insert(sha256.to_owned());
         Ok(())
+    }
+
+    /// Turns a source engine of the lease into a concrete executable: builds
+    /// it (or finds it built, [`build`]) into the player's blob cache and
+    /// names it there by SHA-256 and size, as a registered engine is named.
+    /// A registered engine is left as it is. `false` when there is no
+    /// executable: a failed build is reported (`ReportBuildFailure`).
+    async fn resolve_engine(
+        &mut self,
+        lease_id: u64,
+        engine: &mut EngineRef,
+    ) -> Result<bool, ClientError> {
+        let Some(source) = engine.source.clone() else {
+            return Ok(true);
+        };
+        let Some(blobs) = self.player.blob_cache().map(Path::to_path_buf) else {
+            tracing::warn!(engine = %engine.name, "this player cannot play external engines");
+            return Ok(false);
+        };
+        let label = source.label();
+        tracing::info!(lease_id, engine = %engine.name, source = %label, arch = %self.config.build.arch, "building a source engine");
+        match self
+            .build_with_heartbeats(lease_id, source.clone(), blobs)
+            .await
+        {
+            Ok(built) => {
+                if built.cached {
+                    tracing::info!(engine = %engine.name, source = %label, sha256 = %built.sha256, "build cache hit: not rebuilding");
+                } else {
+                    tracing::info!(engine = %engine.name, source = %label, sha256 = %built.sha256, size = built.size, "built");
+                }
+                engine.sha256 = built.sha256;
+                engine.size = built.size;
+                engine.source = None;
+                Ok(true)
+            }
+            Err(BuildError::Cancelled) => {
+                tracing::warn!(lease_id, source = %label, "build cancelled");
+                Ok(false)
+            }
+            Err(BuildError::Failed { reason, log_tail }) => {
+                tracing::error!(lease_id, source = %label, %reason, "the build failed; reporting it\n{log_tail}");
+                let report = pb::ReportBuildFailureRequest {
+                    lease_id,
+                    worker_id: self.worker_id,
+                    commit: source.commit,
+                    reason,
+                    log_tail,
+                };
+                match self.rpc.report_build_failure(report).await {
+                    Ok(answer) if answer.get_ref().run_stopped => {
+                        tracing::warn!(
+                            lease_id,
+                            "the coordinator stopped the run for failed builds"
+                        );
+                    }
+                    Ok(_) => {}
+                    Err(status) => {
+                        tracing::warn!(error = %status, "could not report the failed build")
+                    }
+                }
+                Ok(false)
+            }
+        }
+    }
+
+    /// Builds `source` on a blocking thread, with heartbeats for the lease
+    /// meanwhile (a long build must not let it lapse); a lost lease or a
+    /// shutdown cancels the build.
+    async fn build_with_heartbeats(
+        &mut self,
+        lease_id: u64,
+        source: xq_proto::EngineSource,
+        blobs: std::path::PathBuf,
+    ) -> Result<build::Built, BuildError> {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let config = self.config.build.clone();
+        let mut handle = tokio::task::spawn_blocking({
+            let cancel = Arc::clone(&cancel);
+            move || build::build(&config, &source, &blobs, &cancel)
+        });
+        let mut ticks = tokio::time::interval(self.heartbeat);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        ticks.tick().await;
+        let mut stop = self.stop.clone();
+        let joined = loop {
+            tokio::select! {
+                joined = &mut handle => break joined,
+                _ = ticks.tick(), if !cancel.load(Ordering::Relaxed) => {
+                    if !self.heartbeat(lease_id, 0).await {
+                        cancel.store(true, Ordering::Relaxed);
+                    }
+                }
+                () = stopped(&mut stop), if !cancel.load(Ordering::Relaxed) => {
+                    cancel.store(true, Ordering::Relaxed);
+                }
+            }
+        };
+        joined.unwrap_or_else(|e| {
+            Err(BuildError::Failed {
+                reason: format!("the build task failed: {e}"),
+                log_tail: String::new(),
+            })
+        })
     }
 
     /// Makes sure `engine` and the assets its options name are in the

@@ -23,11 +23,14 @@
 //!   pass the coordinator's checks, for tests and benches;
 //! - [`external`]: UCI and UCCI engine processes as players;
 //! - [`blob_cache`]: downloaded engine executables and assets, verified by SHA-256;
+//! - [`build`]: engines built from a git commit (a lease's source engine),
+//!   cached per commit, command and ARCH;
 //! - [`cli`]: the `xq-worker` command line.
 
 pub mod adjudication;
 pub mod batch_player;
 pub mod blob_cache;
+pub mod build;
 pub mod cli;
 pub mod client;
 pub mod external;

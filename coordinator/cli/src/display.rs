@@ -59,6 +59,7 @@ pub fn status_line(s: &pb::RunStatus) -> String {
         progress_line(s)
     ) + &keep_suffix(s)
         + &schedule_suffix(s)
+        + &super::sources::suffix(s)
         + &flag_suffix(s)
         + &author_suffix(s)
 }
@@ -207,6 +208,7 @@ pub fn summary_text(s: &pb::RunStatus) -> String {
         t.pentanomial
     );
     out += &format!("  games kept   {}\n", keep_games(s));
+    out += &super::sources::engines(s);
     if !s.flag.is_empty() {
         out += &format!("  stopped by the system: {}\n", s.flag);
     }
