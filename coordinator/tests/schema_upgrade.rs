@@ -14,10 +14,17 @@ use xq_coordinator::access::{Role, UserRole, passwords};
 use xq_coordinator::runs::{KindSpec, RunState, RunStatus, SpeedRule};
 use xq_coordinator::stats::sprt::SprtState;
 use xq_coordinator::store::migrations::{self, MIGRATIONS};
-use xq_coordinator::store::{Store, assets, backup, blobs, leases, runs, sessions, tokens, users};
+use xq_coordinator::store::{
+    Store, assets, backup, blobs, build_failures, leases, runs, sessions, tokens, users, workers,
+};
 
 /// A time after every fixture's lease deadline but lease 4's.
 const NOW: i64 = 1_800_000_000_000;
+
+/// The version that builds engines from a commit: workers' tools and failed
+/// builds (migration 21 of issue 32, the 19th in its branch until 19 and 20
+/// are merged).
+const BUILD_FROM_SOURCE: usize = 19;
 
 fn fixture(version: usize) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -175,7 +182,8 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         6..=10 => &[9, 8, 7, 6, 5, 4, 3, 2, 1],
         11..=14 => &[10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
         15..=17 => &[40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
-        _ => &[41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        v if v < BUILD_FROM_SOURCE => &[41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        _ => &[42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
     };
     assert_eq!(ids, expected, "runs of a version-{version} database");
     if version >= 2 {
@@ -255,6 +263,29 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         );
         assert_eq!(raised.spec.kind.target_pairs(), raised.target_pairs);
     }
+    if version >= BUILD_FROM_SOURCE {
+        let built = run(back, 42);
+        assert_eq!(built.state, RunState::Stopped);
+        assert!(
+            built
+                .flag
+                .as_deref()
+                .is_some_and(|f| f.contains("failed on 1 worker")),
+            "{:?}",
+            built.flag
+        );
+        let KindSpec::Games(g) = &built.spec.kind else {
+            panic!("run 42 is a games run");
+        };
+        let dev = g.lineup.dev.as_ref().expect("dev engine");
+        let source = dev.source().expect("built from source");
+        assert!(source.is_resolved() && source.git_ref.as_deref() == Some("main"));
+        assert_eq!(
+            dev.registered.as_ref().and_then(|e| e.signature),
+            Some(1914342)
+        );
+        assert!(g.lineup.engines().is_empty(), "no registry name");
+    }
     if version >= 4 {
         let variants = run(back, 6);
         assert_eq!(variants.progress.variants().len(), 2);
@@ -327,10 +358,12 @@ fn a_database_from_every_earlier_version_upgrades_and_reads_back_the_same_runs()
     }
     check_registry(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     check_users(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
+    check_builds(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     for version in 1..MIGRATIONS.len() {
         let db = made_by(version);
         read_back(&db.0);
         check_users(&Connection::open(&db.0).unwrap(), version);
+        check_builds(&Connection::open(&db.0).unwrap(), version);
     }
 }
 
@@ -475,4 +508,32 @@ fn check_worker_health(path: &Path) {
         })
         .unwrap();
     assert_eq!(nps, Some(812_000));
+}
+
+/// Workers registered before tools were reported have none; version 19's
+/// worker has its own, and run 42's failed build keeps its log.
+fn check_builds(conn: &Connection, version: usize) {
+    let tools = |id| workers::admission(conn, id).unwrap().tools;
+    assert!(
+        tools(1).is_empty(),
+        "a worker from version 1 builds nothing"
+    );
+    if version >= 11 {
+        assert_eq!(
+            workers::admission(conn, 4).unwrap().bench_nps,
+            Some(812_000)
+        );
+    }
+    let failures = build_failures::for_run(conn, 42).unwrap();
+    if version < BUILD_FROM_SOURCE {
+        assert!(failures.is_empty());
+        return;
+    }
+    assert_eq!(
+        tools(6).into_iter().collect::<Vec<_>>(),
+        ["g++", "git", "make"]
+    );
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].worker_name, "zeta");
+    assert!(failures[0].failed.log_tail.contains("expected ';'"));
 }
