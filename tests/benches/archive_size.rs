@@ -109,6 +109,7 @@ async fn store_games(pool: &[GameRecord], total_games: u64) -> anyhow::Result<()
             signature: 0,
             token_key: None,
             bench_nps: None,
+            tools: Default::default(),
         })
         .await?;
     let started = Instant::now();

@@ -162,6 +162,7 @@ async fn fake_worker(
                 version: "load".to_owned(),
                 bench_signature: 0,
                 bench_nps: 0,
+                tools: Vec::new(),
             })
             .await
         {
@@ -303,6 +304,7 @@ async fn run(
             lease_ttl: Duration::from_secs(60),
             heartbeat_interval: Duration::from_secs(10),
             idle_retry: Duration::from_millis(50),
+            ..SchedulerConfig::default()
         },
         limits: RateLimits::default(),
         ..ServerConfig::default()

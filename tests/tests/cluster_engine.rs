@@ -138,6 +138,7 @@ mod registry {
             protocol: Protocol::Uci,
             options: [("Hash".to_owned(), hash.to_owned())].into(),
             coords,
+            source: None,
         };
         let config = xq_worker::external::EngineConfig {
             path: path.to_owned(),

@@ -16,6 +16,7 @@ fn register() -> pb::RegisterRequest {
         version: "test".to_owned(),
         bench_signature: 0,
         bench_nps: 0,
+        tools: Vec::new(),
     }
 }
 

@@ -71,6 +71,7 @@ async fn submit_failures(url: &str, name: &str) {
             version: "test".to_owned(),
             bench_signature: 0,
             bench_nps: 654_321,
+            tools: Vec::new(),
         })
         .await
         .expect("register")
