@@ -31,6 +31,8 @@ pub struct WorkerActivity {
     /// The user whose token registered it (`None` for an in-memory token
     /// or a worker from before tokens).
     pub owner: Option<String>,
+    /// The build tools it reported (none: it builds no source engine).
+    pub tools: std::collections::BTreeSet<String>,
 }
 
 /// Every worker, most recently seen first.
@@ -43,7 +45,8 @@ pub fn workers(conn: &Connection, now: i64) -> Result<Vec<WorkerActivity>, Store
             (SELECT COUNT(*) FROM leases l WHERE l.worker_id = w.id AND l.state = 'expired'),
             w.bench_nps,
             (SELECT u.name FROM tokens t JOIN users u ON u.id = t.user_id
-             WHERE t.id = w.token_key)
+             WHERE t.id = w.token_key),
+            w.tools
          FROM workers w ORDER BY w.last_seen_ms DESC, w.id DESC",
     )?;
     let rows = stmt
@@ -62,6 +65,7 @@ pub fn workers(conn: &Connection, now: i64) -> Result<Vec<WorkerActivity>, Store
                 bench_nps: r.get::<_, Option<i64>>(10)?.map(count),
                 current: None,
                 owner: r.get(11)?,
+                tools: super::workers::tools_of(&r.get::<_, String>(12)?),
             })
         })?
         .collect::<Result<Vec<_>, _>>()?;
