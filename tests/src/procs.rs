@@ -114,6 +114,19 @@ pub struct Worker {
 impl Worker {
     /// Plays for the coordinator at `url` with `token`; logs to `log`.
     pub fn start(url: &str, token: &str, name: &str, log: &Path) -> Self {
+        Worker::start_with(url, token, name, log, &[], &[])
+    }
+
+    /// [`Worker::start`] with `extra` flags of `xq-worker work` and `env`
+    /// variables (e.g. `XDG_CACHE_HOME` for a cache of its own).
+    pub fn start_with(
+        url: &str,
+        token: &str,
+        name: &str,
+        log: &Path,
+        extra: &[&str],
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Self {
         let child = Command::new(binary("xq-worker"))
             .args([
                 "work",
@@ -124,6 +137,8 @@ impl Worker {
                 "--threads",
                 "1",
             ])
+            .args(extra)
+            .envs(env.iter().copied())
             .env("XQ_TOKEN", token)
             .env("RUST_LOG", "info")
             .env("NO_COLOR", "1")

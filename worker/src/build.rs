@@ -9,8 +9,8 @@
 //!   is fetched by its id (`git fetch URL COMMIT`, which GitHub and local
 //!   repositories serve), else with every branch and tag; a ref
 //!   `refs/xq/<commit>` keeps it.
-//! - `work/<key>-…`: a fresh checkout of the commit for one build (a
-//!   `git clone --shared` of the bare repository), removed afterwards.
+//! - `work/<key>-…`: a fresh checkout of the commit for one build (a new
+//!   repository that reads the bare one's objects), removed afterwards.
 //! - `built/<key>`: the SHA-256 and size of what a build made. A build is
 //!   made once per commit, build command, ARCH and executable path (the
 //!   key, [`cache_key`]); a later lease finds this record and the
@@ -480,16 +480,20 @@ fn checkout(
         };
         run_step(keep, step, log, limits)?;
     }
-    let mut clone = git(source);
-    clone
-        .args(["clone", "--quiet", "--shared", "--no-checkout", "--"])
-        .arg(&bare)
-        .arg(work);
+    let mut init = git(source);
+    init.args(["init", "--quiet", "--"]).arg(work);
     let step = Step {
-        note: "git clone --shared (a fresh build directory)",
-        name: "git clone",
+        note: "git init (a fresh build directory, reading the cache's objects)",
+        name: "git init",
     };
-    run_step(clone, step, log, limits)?;
+    run_step(init, step, log, limits)?;
+    let objects = bare.join("objects").canonicalize();
+    objects
+        .and_then(|o| {
+            let alternates = work.join(".git/objects/info/alternates");
+            std::fs::write(alternates, format!("{}\n", o.display()))
+        })
+        .map_err(|e| failed(format!("cannot share the cache's objects: {e}"), log))?;
     let mut switch = git(source);
     switch
         .arg("-C")
