@@ -129,8 +129,7 @@ pub async fn resolve(repo: &str, git_ref: &str, config: GitConfig) -> Result<Str
         let message = stderr
             .lines()
             .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .last()
+            .rfind(|l| !l.is_empty())
             .unwrap_or("no message")
             .to_owned();
         return Err(ResolveError::Failed {

@@ -101,7 +101,7 @@ mod tests {
             unix_ms: 1,
         };
         assert_eq!(
-            failures(&[f.clone()]),
+            failures(std::slice::from_ref(&f)),
             "  build failures\n    box (#3): file:///src/engine@0123456789ab: build command \
              exited with status 1\n      | g++ main.cpp\n      | main.cpp:3: error: expected \
              ';'\n"
