@@ -19,6 +19,7 @@ use crate::runs::LeaseState;
 use crate::runs::health::WorkerHealth;
 use crate::runs::{RunStatus, SpsaHistoryRow};
 use crate::scheduler::{Grant, SubmitStatus};
+use crate::store::build_failures::StoredFailure;
 use crate::store::games::{ArchivedGame, FailureCount};
 use crate::store::history::LlrPoint;
 use crate::store::tokens::TokenRow;
@@ -35,8 +36,25 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
             bench_signature,
             bench_nps,
             machine,
+            tools: tool_list,
         } = r;
         xq_proto::named("name", &worker_name)?;
+        let mut tools = std::collections::BTreeSet::new();
+        for tool in tool_list {
+            if !xq_proto::engine_source::is_build_tool(&tool) {
+                return Err(Invalid::new(
+                    "tools",
+                    format!(
+                        "unknown tool {}: report only {}",
+                        xq_proto::quote(&tool),
+                        xq_proto::engine_source::BUILD_TOOLS.join(", ")
+                    ),
+                ));
+            }
+            if !tools.insert(tool) {
+                return Err(Invalid::new("tools", "a tool is named twice"));
+            }
+        }
         if version.len() > 128 {
             return Err(Invalid::new(
                 "version",
@@ -54,7 +72,29 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
             bench_nps: (bench_nps > 0).then_some(bench_nps),
             token_key: None,
             machine: machine.map(Machine::try_from).transpose()?,
+            tools,
         })
+    }
+}
+
+impl From<StoredFailure> for pb::BuildFailure {
+    fn from(f: StoredFailure) -> Self {
+        let StoredFailure {
+            worker_id,
+            worker_name,
+            repo,
+            failed,
+            unix_ms,
+        } = f;
+        pb::BuildFailure {
+            worker_id,
+            worker_name,
+            repo,
+            commit: failed.commit,
+            reason: failed.reason,
+            log_tail: failed.log_tail,
+            unix_ms,
+        }
     }
 }
 

@@ -23,6 +23,8 @@
 //!   thread).
 //! * [`scheduler`]: leases, fair share, exactly-once result counting; each
 //!   method one transaction, blind to the run kinds.
+//! * [`git`]: a source engine's branch or tag resolved to its commit
+//!   (`git ls-remote`) when a run is created; the coordinator never builds.
 //! * [`convert`]: wire ↔ domain for the coordinator's own messages (run
 //!   specs and settings, statuses, lease states); the contract shared with
 //!   workers converts in `xq_proto`.
@@ -49,6 +51,7 @@ pub mod book;
 pub mod convert;
 pub mod events;
 pub mod game_export;
+pub mod git;
 pub mod http;
 pub mod local;
 pub mod metrics;

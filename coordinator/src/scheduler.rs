@@ -40,25 +40,27 @@
 use std::time::Duration;
 
 use tokio::sync::broadcast;
+use xq_proto::engine_source::FailedBuild;
 use xq_proto::{BatchOutcome, Invalid, OpeningSlice, OpeningSource, Retention, Totals, WorkSpec};
 
 use crate::archive::{self, OpeningBooks};
 
 use crate::access;
 use crate::events::{Actor, EventKind};
+use crate::git::GitConfig;
 use crate::runs::health::WorkerHealth;
 use crate::runs::{
     Lease, LeaseState, RunChange, RunKind, RunSpec, RunState, RunStatus, Slice, SliceWork,
     SpsaHistoryRow,
 };
-use crate::runs::{admission, exclusion};
+use crate::runs::{admission, exclusion, sources};
 use crate::store::leases::{self, NewLease};
 use crate::store::runs::{self as run_rows, Candidate, Cause};
 use crate::store::workers::{self, NewWorker};
 use crate::store::{Store, StoreError, now_ms};
-use crate::store::{engines, events, games, health, history, lease_results};
+use crate::store::{build_failures, engines, events, games, health, history, lease_results};
 
-/// Timing of leases.
+/// Timing of leases, and the rules of runs' source engines.
 #[derive(Debug, Clone, Copy)]
 pub struct SchedulerConfig {
     /// A lease lapses this long after it was handed out or last heartbeat.
@@ -67,15 +69,24 @@ pub struct SchedulerConfig {
     pub heartbeat_interval: Duration,
     /// How long a worker waits before asking again when there is no work.
     pub idle_retry: Duration,
+    /// Which repositories source engines may name, and how a branch is
+    /// resolved to its commit when a run is created.
+    pub git: GitConfig,
+    /// Failed builds on this many distinct workers stop a run; at least 1.
+    pub build_failures_to_stop: u32,
 }
 
 impl Default for SchedulerConfig {
-    /// Leases of 60 s, heartbeats every 10 s, idle workers ask every 2 s.
+    /// Leases of 60 s, heartbeats every 10 s, idle workers ask every 2 s;
+    /// https repositories only; a run stops after failed builds on
+    /// [`sources::DEFAULT_FAILURES_TO_STOP`] workers.
     fn default() -> Self {
         SchedulerConfig {
             lease_ttl: Duration::from_secs(60),
             heartbeat_interval: Duration::from_secs(10),
             idle_retry: Duration::from_secs(2),
+            git: GitConfig::default(),
+            build_failures_to_stop: sources::DEFAULT_FAILURES_TO_STOP,
         }
     }
 }
@@ -172,6 +183,10 @@ impl Scheduler {
     /// Creates a run of `spec` by `actor` (its user is the run's author)
     /// and logs it; with `reuse`, an identical active run is returned
     /// instead. Returns the run's id and whether it was reused.
+    ///
+    /// Source engines must name repositories of the allowed schemes; a
+    /// branch or tag is resolved to its commit first (`git ls-remote`,
+    /// outside the store's thread), and the run's spec holds the commit.
     pub async fn create_run(
         &self,
         spec: RunSpec,
@@ -179,6 +194,7 @@ impl Scheduler {
         actor: Actor,
     ) -> Result<(u64, bool), StoreError> {
         let mut spec = spec;
+        self.resolve_sources(&mut spec).await?;
         self.store
             .call(move |conn| {
                 let tx = conn.transaction()?;
@@ -200,6 +216,53 @@ impl Scheduler {
                 Ok((id, false))
             })
             .await
+    }
+
+    /// Checks that every source engine of `spec` names a repository of an
+    /// allowed scheme, and resolves each branch or tag to its commit (one
+    /// `git ls-remote` per repository and ref).
+    async fn resolve_sources(&self, spec: &mut RunSpec) -> Result<(), StoreError> {
+        let git = self.config.git;
+        let Some(lineup) = spec.kind.ops_mut().lineup_mut() else {
+            return Ok(());
+        };
+        let mut resolved: std::collections::HashMap<(String, String), String> = Default::default();
+        for source in lineup.sources_mut() {
+            if !git.protocols.allows(source.scheme()) {
+                return Err(StoreError::invalid(
+                    "engines.source.repo",
+                    format!(
+                        "{}: this coordinator takes repositories over {} only \
+                         (serve --git-protocols)",
+                        xq_proto::quote(&source.repo),
+                        git.protocols.names().join(", ")
+                    ),
+                ));
+            }
+            if source.is_resolved() {
+                continue;
+            }
+            let Some(git_ref) = source.git_ref.clone() else {
+                return Err(StoreError::invalid(
+                    "engines.source.commit",
+                    "give a commit, or a branch or tag to resolve",
+                ));
+            };
+            let key = (source.repo.clone(), git_ref.clone());
+            let commit = match resolved.get(&key) {
+                Some(c) => c.clone(),
+                None => {
+                    let c = crate::git::resolve(&source.repo, &git_ref, git)
+                        .await
+                        .map_err(|e| StoreError::invalid("engines.source.git_ref", e))?;
+                    tracing::info!(repo = %source.repo, git_ref, commit = %c, "resolved a source's ref");
+                    resolved.insert(key, c.clone());
+                    c
+                }
+            };
+            source.commit = commit;
+        }
+        Ok(())
     }
 
     /// The size of the blob with this SHA-256 (an engine or an asset), if stored.
@@ -230,16 +293,97 @@ impl Scheduler {
     ) -> Result<u64, StoreError> {
         self.store
             .call(move |conn| {
-                let lease = leases::load(conn, lease_id)?
+                let tx = conn.transaction()?;
+                let lease = leases::load(&tx, lease_id)?
                     .filter(|l| l.worker_id == worker_id)
                     .ok_or_else(|| {
                         StoreError::NotFound(format!(
                             "worker {worker_id} holds no lease {lease_id}"
                         ))
                     })?;
-                run_rows::flag_run(conn, lease.run_id, &message, now_ms())?;
+                run_rows::flag_run(&tx, lease.run_id, &message, now_ms())?;
+                tx.commit()?;
                 Ok(lease.run_id)
             })
+            .await
+    }
+
+    /// Records that a source engine of lease `lease_id`, which `worker_id`
+    /// must hold, did not build there: the failure is stored with its log,
+    /// the worker's leases of the run are handed back and it gets no more
+    /// of them. Once builds failed on [`SchedulerConfig::build_failures_to_stop`]
+    /// distinct workers, an active run is stopped with the failure as its
+    /// flag and a `stop` event by the system. Returns the run's id and
+    /// whether this failure stopped it.
+    pub async fn build_failed(
+        &self,
+        worker_id: u64,
+        lease_id: u64,
+        failed: FailedBuild,
+    ) -> Result<(u64, bool), StoreError> {
+        let threshold = u64::from(self.config.build_failures_to_stop.max(1));
+        let (run_id, stopped) = self
+            .store
+            .call(move |conn| {
+                let tx = conn.transaction()?;
+                let now = now_ms();
+                let lease = leases::load(&tx, lease_id)?
+                    .filter(|l| l.worker_id == worker_id && l.state == LeaseState::Active)
+                    .ok_or_else(|| {
+                        StoreError::NotFound(format!(
+                            "worker {worker_id} holds no active lease {lease_id}"
+                        ))
+                    })?;
+                let run = run_rows::load(&tx, lease.run_id, now)?;
+                let source = sources::of(&run.spec)
+                    .into_iter()
+                    .find(|s| s.commit == failed.commit)
+                    .cloned()
+                    .ok_or_else(|| {
+                        StoreError::invalid(
+                            "commit",
+                            format!("{} is no source of run {}", failed.commit, run.id),
+                        )
+                    })?;
+                build_failures::insert(
+                    &tx,
+                    run.id,
+                    worker_id,
+                    lease_id,
+                    &source.repo,
+                    &failed,
+                    now,
+                )?;
+                leases::release_all(&tx, run.id, worker_id, now)?;
+                let failed_on = build_failures::workers_failed(&tx, run.id)?;
+                let stop = run.state == RunState::Active && failed_on >= threshold;
+                if stop {
+                    let flag = sources::stop_flag(&source, &failed, failed_on);
+                    run_rows::flag_run(&tx, run.id, &flag, now)?;
+                    events::log(
+                        &tx,
+                        &Actor::system(),
+                        EventKind::Stop,
+                        Some(run.id),
+                        &flag,
+                        now,
+                    )?;
+                }
+                tx.commit()?;
+                Ok((run.id, stop))
+            })
+            .await?;
+        self.changed(run_id);
+        Ok((run_id, stopped))
+    }
+
+    /// The failed builds of run `id` ([`build_failures::for_run`]).
+    pub async fn build_failures(
+        &self,
+        id: u64,
+    ) -> Result<Vec<build_failures::StoredFailure>, StoreError> {
+        self.store
+            .call(move |conn| build_failures::for_run(conn, id))
             .await
     }
 
@@ -879,15 +1023,16 @@ mod tests {
 
     /// Registers a worker named `name` that measured `bench_nps`.
     async fn register(s: &Scheduler, name: &str, bench_nps: Option<u64>) -> u64 {
-        register_machine(s, name, bench_nps, None).await
+        register_with(s, name, bench_nps, None, &[]).await
     }
 
-    /// Registers a worker that reported `machine`.
-    async fn register_machine(
+    /// Registers a worker that reported `machine` and the build `tools`.
+    async fn register_with(
         s: &Scheduler,
         name: &str,
         bench_nps: Option<u64>,
         machine: Option<xq_proto::Machine>,
+        tools: &[&str],
     ) -> u64 {
         s.register(NewWorker {
             name: name.to_owned(),
@@ -897,6 +1042,7 @@ mod tests {
             bench_nps,
             token_key: None,
             machine,
+            tools: tools.iter().map(|t| t.to_string()).collect(),
         })
         .await
         .unwrap()
@@ -1275,14 +1421,14 @@ mod tests {
             memory_mib: 2048,
         };
         let nehalem = machine("x86_64", "sse3,ssse3,sse41,sse42,popcnt");
-        let nehalem = register_machine(&s, "nehalem", None, Some(nehalem)).await;
+        let nehalem = register_with(&s, "nehalem", None, Some(nehalem), &[]).await;
         let haswell = machine(
             "x86_64",
             "sse3,ssse3,sse41,sse42,popcnt,avx,avx2,bmi1,bmi2,fma",
         );
-        let haswell = register_machine(&s, "haswell", None, Some(haswell)).await;
+        let haswell = register_with(&s, "haswell", None, Some(haswell), &[]).await;
         let graviton = machine("aarch64", "neon,dotprod");
-        let graviton = register_machine(&s, "graviton", None, Some(graviton)).await;
+        let graviton = register_with(&s, "graviton", None, Some(graviton), &[]).await;
 
         let build = |arch: Arch, bytes: &'static [u8]| EngineRef {
             name: "pika".to_owned(),
@@ -1297,6 +1443,7 @@ mod tests {
                 sha256: xq_proto::blob::sha256_hex(bytes),
                 size: bytes.len() as u64,
             }],
+            source: None,
         };
         for (arch, bytes) in [
             (Arch::X86_64Avx2, &b"avx2"[..]),
@@ -1337,6 +1484,163 @@ mod tests {
         assert_eq!(s.request_work(nehalem).await.unwrap(), None);
         assert_eq!(s.request_work(graviton).await.unwrap().unwrap().run_id, 1);
         assert_eq!(s.request_work(haswell).await.unwrap().unwrap().run_id, id);
+    }
+
+    const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
+
+    /// A games run whose dev engine is built from `repo` at [`COMMIT`] with make.
+    fn source_spec(repo: &str) -> RunSpec {
+        let mut spec = games_spec(40, 2);
+        let KindSpec::Games(g) = &mut spec.kind else {
+            unreachable!()
+        };
+        g.lineup.dev = Some(runs::EngineSel {
+            name: "engine@main".to_owned(),
+            options: BTreeMap::new(),
+            registered: Some(xq_proto::EngineRef {
+                name: "engine@main".to_owned(),
+                sha256: String::new(),
+                size: 0,
+                signature: Some(777),
+                protocol: xq_proto::Protocol::Uci,
+                options: BTreeMap::new(),
+                coords: None,
+                binaries: Vec::new(),
+                source: Some(xq_proto::EngineSource {
+                    repo: repo.to_owned(),
+                    commit: COMMIT.to_owned(),
+                    git_ref: Some("main".to_owned()),
+                    build: "make engine".to_owned(),
+                    binary: "engine".to_owned(),
+                    needs: Vec::new(),
+                }),
+            }),
+        });
+        spec
+    }
+
+    fn failed(commit: &str) -> FailedBuild {
+        FailedBuild {
+            commit: commit.to_owned(),
+            reason: "build command exited with status 2".to_owned(),
+            log_tail: "main.cpp:3:1: error: expected ';' before '}' token\n".to_owned(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_source_run_goes_to_workers_that_can_build_it_and_failed_builds_stop_it() {
+        let config = SchedulerConfig {
+            build_failures_to_stop: 2,
+            ..SchedulerConfig::default()
+        };
+        let s = Scheduler::new(Store::open_in_memory().unwrap(), config);
+        let none = register(&s, "no-tools", None).await;
+        let no_make = register_with(&s, "no-make", None, None, &["git", "g++"]).await;
+        let b1 = register_with(&s, "b1", None, None, &["git", "make", "g++"]).await;
+        let b2 = register_with(&s, "b2", None, None, &["git", "make"]).await;
+        let (run, _) = s
+            .create_run(
+                source_spec("https://example.org/engine.git"),
+                false,
+                Actor::system(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(s.request_work(none).await.unwrap(), None, "builds nothing");
+        assert_eq!(s.request_work(no_make).await.unwrap(), None, "lacks make");
+        let g1 = s.request_work(b1).await.unwrap().expect("b1 can build");
+        let dev = g1.work.players[0].engine.as_ref().expect("dev engine");
+        assert_eq!(dev.source.as_ref().map(|x| x.commit.as_str()), Some(COMMIT));
+
+        let wrong = s
+            .build_failed(b1, g1.lease_id, failed(&"f".repeat(40)))
+            .await;
+        assert!(matches!(wrong, Err(StoreError::Invalid(_))), "{wrong:?}");
+        let theirs = s.build_failed(b2, g1.lease_id, failed(COMMIT)).await;
+        assert!(matches!(theirs, Err(StoreError::NotFound(_))), "{theirs:?}");
+        assert_eq!(
+            s.build_failed(b1, g1.lease_id, failed(COMMIT))
+                .await
+                .unwrap(),
+            (run, false),
+            "one worker of two"
+        );
+        let again = s.build_failed(b1, g1.lease_id, failed(COMMIT)).await;
+        assert!(matches!(again, Err(StoreError::NotFound(_))), "handed back");
+        assert_eq!(
+            s.request_work(b1).await.unwrap(),
+            None,
+            "no more of it for b1"
+        );
+        let g2 = s
+            .request_work(b2)
+            .await
+            .unwrap()
+            .expect("b2 gets the slice again");
+        assert_eq!(g2.work.openings.offset, g1.work.openings.offset);
+        assert_eq!(
+            s.build_failed(b2, g2.lease_id, failed(COMMIT))
+                .await
+                .unwrap(),
+            (run, true)
+        );
+        let stopped = s.get_run(run).await.unwrap();
+        assert_eq!(stopped.state, RunState::Stopped);
+        let flag = stopped.flag.unwrap_or_default();
+        assert!(
+            flag.contains("failed on 2 workers") && flag.contains("expected ';'"),
+            "{flag}"
+        );
+        let listed = s.build_failures(run).await.unwrap();
+        assert_eq!(
+            listed.iter().map(|f| f.worker_id).collect::<Vec<_>>(),
+            [b1, b2]
+        );
+        assert!(listed[1].failed.log_tail.contains("expected ';'"));
+        let events = s
+            .store
+            .call(move |conn| {
+                events::list(
+                    conn,
+                    &crate::events::EventFilter {
+                        run: Some(run),
+                        kind: Some(EventKind::Stop),
+                        limit: 10,
+                        ..Default::default()
+                    },
+                )
+            })
+            .await
+            .unwrap();
+        assert_eq!(events.len(), 1);
+        assert_eq!(
+            (events[0].actor.as_str(), events[0].detail.as_str()),
+            ("system", flag.as_str())
+        );
+    }
+
+    #[tokio::test]
+    async fn a_source_of_a_scheme_the_coordinator_does_not_allow_is_refused() {
+        let (s, _) = setup(Duration::from_secs(60)).await;
+        let err = s
+            .create_run(source_spec("file:///srv/engine"), false, Actor::system())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("over https only"), "{err}");
+        let allowing = Scheduler::new(
+            Store::open_in_memory().unwrap(),
+            SchedulerConfig {
+                git: crate::git::GitConfig {
+                    protocols: crate::git::GitProtocols::parse("https,file").unwrap(),
+                    ..Default::default()
+                },
+                ..SchedulerConfig::default()
+            },
+        );
+        allowing
+            .create_run(source_spec("file:///srv/engine"), false, Actor::system())
+            .await
+            .expect("a resolved commit needs no git at creation");
     }
 
     #[test]

@@ -16,6 +16,7 @@ use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
 use tonic::transport::{Identity, ServerTlsConfig};
 use tonic::{Code, Request, Response, Status};
+use xq_proto::engine_source::FailedBuild;
 use xq_proto::pb;
 use xq_proto::pb::account_service_server::AccountServiceServer;
 use xq_proto::pb::run_service_server::{RunService, RunServiceServer};
@@ -445,7 +446,8 @@ impl WorkerService for Workers {
             worker_id,
         } = request.into_inner();
         let message = format!(
-            "engine '{name}' ({sha256}) benched {measured} nodes on a worker, the registry says {expected}"
+            "engine '{name}' ({sha256}) benched {measured} nodes on a worker, not its signature \
+             {expected} (the registry's, or the one a source engine's author stated)"
         );
         let run_id = self
             .scheduler
@@ -454,6 +456,41 @@ impl WorkerService for Workers {
         tracing::error!(run_id, lease_id, %message, "run stopped: engine signature mismatch");
         Ok(Response::new(pb::ReportEngineMismatchResponse {}))
     }
+
+    async fn report_build_failure(
+        &self,
+        request: Request<pb::ReportBuildFailureRequest>,
+    ) -> Result<Response<pb::ReportBuildFailureResponse>, Status> {
+        self.owner(&request, request.get_ref().worker_id).await?;
+        let (worker_id, lease_id, failed) = failed_build(request.into_inner())?;
+        let reason = failed.reason.clone();
+        let (run_id, run_stopped) = self
+            .scheduler
+            .build_failed(worker_id, lease_id, failed)
+            .await?;
+        tracing::warn!(run_id, lease_id, worker_id, %reason, run_stopped, "a source engine did not build");
+        Ok(Response::new(pb::ReportBuildFailureResponse {
+            run_stopped,
+        }))
+    }
+}
+
+/// The wire's report of a failed build, checked ([`FailedBuild::validate`]).
+fn failed_build(request: pb::ReportBuildFailureRequest) -> Result<(u64, u64, FailedBuild), Status> {
+    let pb::ReportBuildFailureRequest {
+        lease_id,
+        worker_id,
+        commit,
+        reason,
+        log_tail,
+    } = request;
+    let failed = FailedBuild {
+        commit,
+        reason,
+        log_tail,
+    };
+    failed.validate()?;
+    Ok((worker_id, lease_id, failed))
 }
 
 /// Chunks of a blob download read ahead of the network (of
@@ -530,12 +567,14 @@ impl RunService for Runs {
             (Vec::new(), Vec::new(), Vec::new())
         };
         let workers = self.scheduler.worker_health(run_id).await?;
+        let builds = self.scheduler.build_failures(run_id).await?;
         Ok(Response::new(pb::GetRunResponse {
             run: Some(run.into()),
             history: history.into_iter().map(Into::into).collect(),
             failures: failures.into_iter().map(Into::into).collect(),
             workers: workers.into_iter().map(Into::into).collect(),
             llr_history: llr.into_iter().map(Into::into).collect(),
+            build_failures: builds.into_iter().map(Into::into).collect(),
         }))
     }
 

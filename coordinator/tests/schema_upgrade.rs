@@ -15,12 +15,17 @@ use xq_coordinator::runs::{KindSpec, RunState, RunStatus, SpeedRule};
 use xq_coordinator::stats::sprt::SprtState;
 use xq_coordinator::store::migrations::{self, MIGRATIONS};
 use xq_coordinator::store::{
-    Store, activity, assets, backup, blobs, engines, leases, runs, sessions, tokens, users,
+    Store, activity, assets, backup, blobs, build_failures, engines, leases, runs, sessions,
+    tokens, users, workers,
 };
 use xq_proto::Arch;
 
 /// A time after every fixture's lease deadline but lease 4's.
 const NOW: i64 = 1_800_000_000_000;
+
+/// The version that builds engines from a commit: workers' tools and failed
+/// builds (migration 21, issue 32).
+const BUILD_FROM_SOURCE: usize = 21;
 
 fn fixture(version: usize) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -179,7 +184,8 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         11..=14 => &[10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
         15..=17 => &[40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
         18..=19 => &[41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
-        _ => &[42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        v if v < BUILD_FROM_SOURCE => &[42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        _ => &[43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
     };
     assert_eq!(ids, expected, "runs of a version-{version} database");
     if version >= 2 {
@@ -273,10 +279,33 @@ fn check_later_runs(back: &ReadBack, version: usize) {
     assert!(
         back.runs
             .iter()
-            .filter(|r| r.id != 42)
+            .filter(|r| r.id != 42 && r.id != 43)
             .all(|r| r.spec.workers.require_flags.is_empty()),
         "runs from before required flags require none"
     );
+    if version >= BUILD_FROM_SOURCE {
+        let built = run(back, 43);
+        assert_eq!(built.state, RunState::Stopped);
+        assert!(
+            built
+                .flag
+                .as_deref()
+                .is_some_and(|f| f.contains("failed on 1 worker")),
+            "{:?}",
+            built.flag
+        );
+        let KindSpec::Games(g) = &built.spec.kind else {
+            panic!("run 43 is a games run");
+        };
+        let dev = g.lineup.dev.as_ref().expect("dev engine");
+        let source = dev.source().expect("built from source");
+        assert!(source.is_resolved() && source.git_ref.as_deref() == Some("main"));
+        assert_eq!(
+            dev.registered.as_ref().and_then(|e| e.signature),
+            Some(1914342)
+        );
+        assert!(g.lineup.engines().is_empty(), "no registry name");
+    }
     if version >= 4 {
         let variants = run(back, 6);
         assert_eq!(variants.progress.variants().len(), 2);
@@ -349,10 +378,12 @@ fn a_database_from_every_earlier_version_upgrades_and_reads_back_the_same_runs()
     }
     check_registry(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     check_users(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
+    check_builds(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     for version in 1..MIGRATIONS.len() {
         let db = made_by(version);
         read_back(&db.0);
         check_users(&Connection::open(&db.0).unwrap(), version);
+        check_builds(&Connection::open(&db.0).unwrap(), version);
     }
 }
 
@@ -529,4 +560,32 @@ fn check_worker_health(path: &Path) {
         })
         .unwrap();
     assert_eq!(nps, Some(812_000));
+}
+
+/// Workers registered before tools were reported have none; version 21's
+/// worker has its own, and run 43's failed build keeps its log.
+fn check_builds(conn: &Connection, version: usize) {
+    let tools = |id| workers::applicant(conn, id).unwrap().tools;
+    assert!(
+        tools(1).is_empty(),
+        "a worker from version 1 builds nothing"
+    );
+    if version >= 11 {
+        assert_eq!(
+            workers::applicant(conn, 4).unwrap().bench_nps,
+            Some(812_000)
+        );
+    }
+    let failures = build_failures::for_run(conn, 43).unwrap();
+    if version < BUILD_FROM_SOURCE {
+        assert!(failures.is_empty());
+        return;
+    }
+    assert_eq!(
+        tools(7).into_iter().collect::<Vec<_>>(),
+        ["g++", "git", "make"]
+    );
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].worker_name, "eta");
+    assert!(failures[0].failed.log_tail.contains("expected ';'"));
 }

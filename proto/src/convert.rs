@@ -13,9 +13,9 @@ use crate::game_record::{MoveStats, pack_moves, unpack_moves};
 use crate::machine::{MAX_FLAG_BYTES, MAX_FLAGS};
 use crate::work::MAX_BINARIES;
 use crate::{
-    Adjudication, Arch, BatchOutcome, Coords, EngineBinary, EngineRef, Flag, GameRecord, Limit,
-    Machine, OpeningSlice, OpeningSource, Pentanomial, PlayerSpec, Protocol, Retention,
-    TimeControl, Totals, VariantStats, Wdl, WorkSpec, pb,
+    Adjudication, Arch, BatchOutcome, Coords, EngineBinary, EngineRef, EngineSource, Flag,
+    GameRecord, Limit, Machine, OpeningSlice, OpeningSource, Pentanomial, PlayerSpec, Protocol,
+    Retention, TimeControl, Totals, VariantStats, Wdl, WorkSpec, pb,
 };
 
 impl From<WorkSpec> for pb::WorkSpec {
@@ -129,6 +129,7 @@ impl From<EngineRef> for pb::EngineRef {
             options,
             coords,
             binaries,
+            source,
         } = e;
         let coords = match coords {
             None => pb::EngineCoords::Unspecified,
@@ -144,6 +145,7 @@ impl From<EngineRef> for pb::EngineRef {
             options: options.into_iter().collect(),
             coords: coords.into(),
             binaries: binaries.into_iter().map(Into::into).collect(),
+            source: source.map(Into::into),
         }
     }
 }
@@ -169,10 +171,30 @@ impl TryFrom<pb::EngineBinary> for EngineBinary {
     }
 }
 
+/// A lease's engine: a registered executable or a source resolved to its
+/// commit ([`EngineRef::validate`]).
 impl TryFrom<pb::EngineRef> for EngineRef {
     type Error = Invalid;
 
     fn try_from(e: pb::EngineRef) -> Result<Self, Invalid> {
+        let engine = EngineRef::shape(e)?;
+        engine.validate()?;
+        Ok(engine)
+    }
+}
+
+impl EngineRef {
+    /// A source engine a request to create a run names
+    /// ([`EngineRef::validate_source_request`]: its commit may still be a
+    /// branch or tag to resolve).
+    pub fn source_request(e: pb::EngineRef) -> Result<Self, Invalid> {
+        let engine = EngineRef::shape(e)?;
+        engine.validate_source_request()?;
+        Ok(engine)
+    }
+
+    /// The engine of a message, its enums read, before any rule is checked.
+    fn shape(e: pb::EngineRef) -> Result<Self, Invalid> {
         let pb::EngineRef {
             name,
             sha256,
@@ -182,6 +204,7 @@ impl TryFrom<pb::EngineRef> for EngineRef {
             options,
             coords,
             binaries,
+            source,
         } = e;
         if binaries.len() > MAX_BINARIES {
             return invalid(
@@ -200,7 +223,7 @@ impl TryFrom<pb::EngineRef> for EngineRef {
             Ok(pb::EngineCoords::Ranks110) => Some(Coords::FromOne),
             Err(_) => return invalid("engine.coords", format!("unknown value {coords}")),
         };
-        let engine = EngineRef {
+        Ok(EngineRef {
             name,
             sha256,
             size,
@@ -212,9 +235,51 @@ impl TryFrom<pb::EngineRef> for EngineRef {
                 .into_iter()
                 .map(EngineBinary::try_from)
                 .collect::<Result<_, _>>()?,
-        };
-        engine.validate()?;
-        Ok(engine)
+            source: source.map(EngineSource::from),
+        })
+    }
+}
+
+impl From<EngineSource> for pb::EngineSource {
+    fn from(s: EngineSource) -> Self {
+        let EngineSource {
+            repo,
+            commit,
+            git_ref,
+            build,
+            binary,
+            needs,
+        } = s;
+        pb::EngineSource {
+            repo,
+            commit,
+            git_ref: git_ref.unwrap_or_default(),
+            build,
+            binary,
+            needs,
+        }
+    }
+}
+
+/// Every combination has a shape; the rules are [`EngineSource::validate`]'s.
+impl From<pb::EngineSource> for EngineSource {
+    fn from(s: pb::EngineSource) -> Self {
+        let pb::EngineSource {
+            repo,
+            commit,
+            git_ref,
+            build,
+            binary,
+            needs,
+        } = s;
+        EngineSource {
+            repo,
+            commit,
+            git_ref: (!git_ref.is_empty()).then_some(git_ref),
+            build,
+            binary,
+            needs,
+        }
     }
 }
 
@@ -914,6 +979,145 @@ mod tests {
         assert!(err.reason.len() < 100, "{} bytes", err.reason.len());
     }
 
+    fn source_engine() -> EngineRef {
+        EngineRef {
+            name: "engine@main".to_owned(),
+            sha256: String::new(),
+            size: 0,
+            signature: Some(123_456),
+            protocol: Protocol::Uci,
+            options: BTreeMap::new(),
+            coords: None,
+            binaries: Vec::new(),
+            source: Some(EngineSource {
+                repo: "https://example.org/engine.git".to_owned(),
+                commit: "0123456789abcdef0123456789abcdef01234567".to_owned(),
+                git_ref: Some("main".to_owned()),
+                build: "make -j2 ARCH=$ARCH".to_owned(),
+                binary: "src/engine".to_owned(),
+                needs: vec!["make".to_owned(), "g++".to_owned()],
+            }),
+        }
+    }
+
+    #[test]
+    fn a_source_engine_round_trips_and_needs_exactly_one_executable_or_source() {
+        let engine = source_engine();
+        let wire = pb::EngineRef::from(engine.clone());
+        assert_eq!(EngineRef::try_from(wire.clone()).unwrap(), engine);
+        let field = |w: pb::EngineRef| EngineRef::try_from(w).unwrap_err().field;
+        let mut both = wire.clone();
+        both.sha256 = "a".repeat(64);
+        assert_eq!(field(both), "engine.sha256");
+        let mut neither = wire.clone();
+        neither.source = None;
+        assert_eq!(field(neither), "engine.sha256");
+        let mut unstated = wire.clone();
+        unstated.signature = None;
+        assert_eq!(field(unstated), "engine.signature");
+        let mut branch = wire.clone();
+        if let Some(s) = branch.source.as_mut() {
+            s.commit = String::new();
+        }
+        assert_eq!(
+            field(branch.clone()),
+            "engine.source.commit",
+            "a lease's source is resolved"
+        );
+        EngineRef::source_request(branch.clone()).expect("a request may name a branch");
+        if let Some(s) = branch.source.as_mut() {
+            s.git_ref.clear();
+        }
+        assert_eq!(
+            EngineRef::source_request(branch).unwrap_err().field,
+            "engine.source.commit"
+        );
+    }
+
+    #[test]
+    fn a_source_from_the_wire_names_its_bad_field() {
+        let field = |edit: &dyn Fn(&mut pb::EngineSource)| {
+            let mut wire = pb::EngineRef::from(source_engine());
+            edit(wire.source.as_mut().unwrap());
+            EngineRef::source_request(wire).unwrap_err()
+        };
+        let e = field(&|s| s.repo = "ext::sh -c evil".to_owned());
+        assert_eq!(e.field, "engine.source.repo");
+        assert_eq!(
+            field(&|s| s.repo = "https://a b".to_owned()).field,
+            "engine.source.repo"
+        );
+        assert_eq!(
+            field(&|s| s.repo = "https://".to_owned()).field,
+            "engine.source.repo"
+        );
+        let long = format!("https://{}", "x".repeat(600));
+        let e = field(&|s| s.repo = long.clone());
+        assert!(e.reason.contains("(608 bytes)"), "{e}");
+        assert_eq!(
+            field(&|s| s.git_ref = "-x".to_owned()).field,
+            "engine.source.git_ref"
+        );
+        assert_eq!(
+            field(&|s| s.commit = "ABC".to_owned()).field,
+            "engine.source.commit"
+        );
+        assert_eq!(
+            field(&|s| s.build = " ".to_owned()).field,
+            "engine.source.build"
+        );
+        assert_eq!(
+            field(&|s| s.build = "make\0".to_owned()).field,
+            "engine.source.build"
+        );
+        let huge = "m".repeat(2000);
+        assert_eq!(
+            field(&|s| s.build = huge.clone()).field,
+            "engine.source.build"
+        );
+        for bad in ["", "/bin/sh", "../engine", "src/../../x", "a\nb"] {
+            assert_eq!(
+                field(&|s| s.binary = bad.to_owned()).field,
+                "engine.source.binary",
+                "{bad:?}"
+            );
+        }
+        let e = field(&|s| s.needs = vec!["rm".to_owned()]);
+        assert!(
+            e.field == "engine.source.needs" && e.reason.contains("\"rm\""),
+            "{e}"
+        );
+        let e = field(&|s| s.needs = vec!["make".to_owned(), "make".to_owned()]);
+        assert!(e.reason.contains("twice"), "{e}");
+        let mut with_options = pb::EngineRef::from(source_engine());
+        with_options
+            .options
+            .insert("Hash".to_owned(), "16".to_owned());
+        assert_eq!(
+            EngineRef::source_request(with_options).unwrap_err().field,
+            "engine.options"
+        );
+    }
+
+    #[test]
+    fn a_failed_build_report_is_bounded() {
+        let report = crate::engine_source::FailedBuild {
+            commit: "0123456789abcdef0123456789abcdef01234567".to_owned(),
+            reason: "build command exited with status 2".to_owned(),
+            log_tail: "main.cpp:3: error".to_owned(),
+        };
+        report.validate().unwrap();
+        let bad = |edit: &dyn Fn(&mut crate::engine_source::FailedBuild)| {
+            let mut r = report.clone();
+            edit(&mut r);
+            r.validate().unwrap_err().field
+        };
+        assert_eq!(bad(&|r| r.commit = "main".to_owned()), "commit");
+        assert_eq!(bad(&|r| r.reason = String::new()), "reason");
+        assert_eq!(bad(&|r| r.reason = "two\nlines".to_owned()), "reason");
+        assert_eq!(bad(&|r| r.log_tail = "x".repeat(8193)), "log_tail");
+    }
+
     #[test]
     fn retention_round_trips_and_unspecified_means_all() {
         for r in Retention::ALL {
@@ -937,6 +1141,7 @@ mod tests {
             protocol: Protocol::Uci,
             options: BTreeMap::new(),
             coords: None,
+            source: None,
             binaries: vec![
                 EngineBinary {
                     arch: Arch::X86_64Avx2,

@@ -93,6 +93,7 @@ mod tests {
             protocol: Protocol::Uci,
             options: BTreeMap::new(),
             coords: None,
+            source: None,
             binaries: arches
                 .iter()
                 .map(|&arch| EngineBinary {

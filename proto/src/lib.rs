@@ -19,6 +19,8 @@
 //!   [`Flags`], cores, memory) and its x86-64 level;
 //! - [`arch`]: the table of ARCH values engine builds are tagged with;
 //! - [`engine_binaries`]: which of an engine's executables a machine takes;
+//! - [`engine_source`]: engines built from a git commit ([`EngineSource`]),
+//!   the build tools a worker reports, a failed build's log tail;
 //! - [`openings`]: [`OpeningSource`] and the opening-line format;
 //! - [`work`]: what a lease asks for ([`WorkSpec`], [`PlayerSpec`],
 //!   [`EngineRef`] with its [`EngineBinary`] builds, [`OpeningSlice`]);
@@ -45,6 +47,7 @@ pub mod cli;
 pub mod connect;
 pub mod convert;
 pub mod engine_binaries;
+pub mod engine_source;
 pub mod error;
 pub mod game_record;
 pub mod limit;
@@ -72,6 +75,7 @@ pub use cluster::v1 as pb;
 pub use adjudication::Adjudication;
 pub use arch::{Arch, UnknownArch};
 pub use engine_binaries::Chosen;
+pub use engine_source::EngineSource;
 pub use error::{Invalid, bounded, invalid, named, quote, required};
 pub use game_record::{GameRecord, MoveStats, Retention, RetentionError};
 pub use limit::{Limit, LimitError, TimeControl, TimeControlError};

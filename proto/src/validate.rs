@@ -5,14 +5,18 @@
 
 use xq_engine::rules::Reason;
 
+use crate::engine_source::{
+    BUILD_TOOLS, FailedBuild, MAX_BINARY_BYTES, MAX_BUILD_BYTES, MAX_BUILD_REASON_BYTES,
+    MAX_LOG_TAIL_BYTES, MAX_REPO_BYTES, REPO_SCHEMES, is_build_tool, is_commit, is_ref_name,
+};
 use crate::error::{Invalid, invalid};
 use crate::game_record::{MAX_PLIES_PER_GAME, MAX_STDERR_TAIL_BYTES};
 use crate::machine::{MAX_CPU_MODEL_BYTES, MAX_ISA_BYTES};
 use crate::variant_stats::CONVERTIBLE;
 use crate::work::MAX_BINARIES;
 use crate::{
-    BatchOutcome, EngineRef, GameRecord, Limit, MAX_RANDOM_PLIES, Machine, OpeningSlice,
-    OpeningSource, PlayerSpec, Totals, VariantStats, WorkSpec, is_sha256_hex,
+    BatchOutcome, EngineRef, EngineSource, GameRecord, Limit, MAX_RANDOM_PLIES, Machine,
+    OpeningSlice, OpeningSource, PlayerSpec, Totals, VariantStats, WorkSpec, is_sha256_hex,
 };
 
 /// Most distinct end reasons in one record.
@@ -91,14 +95,23 @@ fn sha256_field(field: &str, sha256: &str) -> Result<(), Invalid> {
 }
 
 impl EngineRef {
-    /// A name of 1 to 64 characters; an untagged SHA-256 in lowercase hex,
-    /// or none (empty, size 0) with at least one tagged build; at most
-    /// [`MAX_BINARIES`] builds of distinct ARCH values, each with its
-    /// SHA-256 in lowercase hex.
+    /// A name of 1 to 64 characters, and exactly one of a registered engine
+    /// (an untagged SHA-256 in lowercase hex, or none (empty, size 0) with at
+    /// least one tagged build; at most [`MAX_BINARIES`] builds of distinct
+    /// ARCH values, each with its SHA-256) and a source resolved to its
+    /// commit, with no executable and a stated signature (a lease's engine).
     pub fn validate(&self) -> Result<(), Invalid> {
-        if self.name.is_empty() || self.name.chars().count() > 64 {
-            return invalid("engine.name", "must be 1 to 64 characters");
+        self.validate_name()?;
+        match &self.source {
+            None => self.validate_executables(),
+            Some(source) => {
+                self.validate_source_parts()?;
+                source.validate("engine.source", Commit::Resolved)
+            }
         }
+    }
+
+    fn validate_executables(&self) -> Result<(), Invalid> {
         if self.has_untagged() {
             sha256_field("engine.sha256", &self.sha256)?;
         } else if self.binaries.is_empty() {
@@ -126,6 +139,192 @@ impl EngineRef {
                     format!("{} twice: one build per ARCH value", b.arch),
                 );
             }
+        }
+        Ok(())
+    }
+
+    /// A source engine as a request to create a run names it: a name, a
+    /// source whose commit may still be a branch or tag to resolve
+    /// ([`EngineSource::validate`]), no executable, a stated signature and
+    /// no options (a run gives its players' options beside their engines).
+    pub fn validate_source_request(&self) -> Result<(), Invalid> {
+        self.validate_name()?;
+        let Some(source) = &self.source else {
+            return invalid("engine.source", "missing: a source engine needs its source");
+        };
+        self.validate_source_parts()?;
+        if !self.options.is_empty() {
+            return invalid(
+                "engine.options",
+                "a source engine's options go beside it, with the player's options",
+            );
+        }
+        source.validate("engine.source", Commit::MayBeRef)
+    }
+
+    fn validate_name(&self) -> Result<(), Invalid> {
+        if self.name.is_empty() || self.name.chars().count() > 64 {
+            return invalid("engine.name", "must be 1 to 64 characters");
+        }
+        Ok(())
+    }
+
+    /// A source engine has no executable yet and states its bench signature.
+    fn validate_source_parts(&self) -> Result<(), Invalid> {
+        if !self.sha256.is_empty() || self.size != 0 || !self.binaries.is_empty() {
+            return invalid(
+                "engine.sha256",
+                "give an executable or a source, not both (a source engine's sha256 is empty \
+                 and its size 0)",
+            );
+        }
+        match self.signature {
+            Some(s) if s >= 1 => Ok(()),
+            _ => invalid(
+                "engine.signature",
+                "a source engine needs the bench signature its author states (at least 1): \
+                 workers play it only if their build benches the same",
+            ),
+        }
+    }
+}
+
+/// Whether a source's commit must be a full commit id already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commit {
+    /// A lease's or a run's source: 40 lowercase hex digits.
+    Resolved,
+    /// A request to create a run: a commit, or empty with a branch or tag
+    /// in `git_ref` for the coordinator to resolve.
+    MayBeRef,
+}
+
+impl EngineSource {
+    /// The source's rules ([`EngineSource`]'s invariants); `field` names it
+    /// in errors.
+    pub fn validate(&self, field: &str, commit: Commit) -> Result<(), Invalid> {
+        let at = |name: &str| format!("{field}.{name}");
+        let quoted = crate::quote;
+        let scheme_ok = self
+            .repo
+            .split_once("://")
+            .is_some_and(|(scheme, rest)| REPO_SCHEMES.contains(&scheme) && !rest.is_empty());
+        if self.repo.len() > MAX_REPO_BYTES
+            || !scheme_ok
+            || self
+                .repo
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control())
+        {
+            return invalid(
+                at("repo"),
+                format!(
+                    "{} is not a repository URL of at most {MAX_REPO_BYTES} bytes without \
+                     spaces: {}:// followed by where",
+                    quoted(&self.repo),
+                    REPO_SCHEMES.join("://, ")
+                ),
+            );
+        }
+        if let Some(r) = &self.git_ref
+            && !is_ref_name(r)
+        {
+            return invalid(
+                at("git_ref"),
+                format!("{} is not a branch or tag name", quoted(r)),
+            );
+        }
+        let unresolved_ok = commit == Commit::MayBeRef && self.commit.is_empty();
+        if unresolved_ok && self.git_ref.is_none() {
+            return invalid(at("commit"), "give a commit, or a branch or tag to resolve");
+        }
+        if !unresolved_ok && !is_commit(&self.commit) {
+            return invalid(
+                at("commit"),
+                format!(
+                    "{} is not a full commit id (40 lowercase hex digits){}",
+                    quoted(&self.commit),
+                    if commit == Commit::MayBeRef {
+                        "; name a branch or tag as the ref instead"
+                    } else {
+                        ""
+                    }
+                ),
+            );
+        }
+        if self.build.trim().is_empty()
+            || self.build.len() > MAX_BUILD_BYTES
+            || self.build.contains('\0')
+        {
+            return invalid(
+                at("build"),
+                format!("the build command must be 1 to {MAX_BUILD_BYTES} bytes without NUL"),
+            );
+        }
+        let escapes = self.binary.split('/').any(|c| c == "..");
+        if self.binary.is_empty()
+            || self.binary.len() > MAX_BINARY_BYTES
+            || self.binary.starts_with('/')
+            || escapes
+            || self.binary.chars().any(char::is_control)
+        {
+            return invalid(
+                at("binary"),
+                format!(
+                    "{} is not a path inside the checkout: 1 to {MAX_BINARY_BYTES} bytes, \
+                     relative, without '..' or control characters",
+                    quoted(&self.binary)
+                ),
+            );
+        }
+        if let Some(unknown) = self.needs.iter().find(|t| !is_build_tool(t)) {
+            return invalid(
+                at("needs"),
+                format!(
+                    "unknown tool {}: a worker reports only {}",
+                    quoted(unknown),
+                    BUILD_TOOLS.join(", ")
+                ),
+            );
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some(twice) = self.needs.iter().find(|t| !seen.insert(t.as_str())) {
+            return invalid(at("needs"), format!("{} is named twice", quoted(twice)));
+        }
+        Ok(())
+    }
+}
+
+impl FailedBuild {
+    /// A full commit id, a reason of one line of 1 to [`MAX_BUILD_REASON_BYTES`]
+    /// bytes and a log tail of at most [`MAX_LOG_TAIL_BYTES`].
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if !is_commit(&self.commit) {
+            return invalid(
+                "commit",
+                format!(
+                    "{} is not a full commit id (40 lowercase hex digits)",
+                    crate::quote(&self.commit)
+                ),
+            );
+        }
+        if self.reason.trim().is_empty()
+            || self.reason.len() > MAX_BUILD_REASON_BYTES
+            || self.reason.chars().any(char::is_control)
+        {
+            return invalid(
+                "reason",
+                format!("must be one line of 1 to {MAX_BUILD_REASON_BYTES} bytes"),
+            );
+        }
+        if self.log_tail.len() > MAX_LOG_TAIL_BYTES {
+            return invalid(
+                "log_tail",
+                format!(
+                    "{} bytes, at most {MAX_LOG_TAIL_BYTES}",
+                    self.log_tail.len()
+                ),
+            );
         }
         Ok(())
     }

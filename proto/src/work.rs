@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use xq_engine::rules::RuleSet;
 
 use crate::arch::Arch;
-use crate::{Adjudication, Limit, OpeningSource};
+use crate::{Adjudication, EngineSource, Limit, OpeningSource};
 
 /// The game pairs of one lease.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,16 +127,19 @@ impl std::fmt::Display for Coords {
     }
 }
 
-/// A registered external engine, as a lease names it.
+/// An external engine, as a lease names it: a registered executable, or a
+/// source the worker builds.
 ///
-/// Invariants (checked on the wire): `name` is 1 to 64 characters; `sha256` is
-/// 64 lowercase hex digits, or empty when the engine has only tagged builds
-/// (`binaries` then holds at least one); at most [`MAX_BINARIES`] builds, of
-/// distinct ARCH values.
+/// Invariants (checked on the wire): `name` is 1 to 64 characters; exactly
+/// one of a registered engine (an untagged executable, `sha256` 64 lowercase
+/// hex digits, and/or up to [`MAX_BINARIES`] tagged builds of distinct ARCH
+/// values) and a `source` is given; a source engine has an empty `sha256`,
+/// `size` 0, no builds and a stated `signature`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineRef {
     pub name: String,
-    /// SHA-256 of the untagged executable, lowercase hex; empty for none.
+    /// SHA-256 of the untagged executable, lowercase hex; empty for none
+    /// (only tagged builds, or a source engine).
     pub sha256: String,
     /// Size of the untagged executable in bytes; 0 for none.
     pub size: u64,
@@ -158,6 +161,11 @@ pub struct EngineRef {
     /// compare equal.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub binaries: Vec<EngineBinary>,
+    /// The commit a worker builds it from, instead of a registered
+    /// executable. Left out of stored JSON when absent, so specs stored
+    /// before it still compare equal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<EngineSource>,
 }
 
 impl EngineRef {

@@ -110,6 +110,7 @@ async fn store_games(pool: &[GameRecord], total_games: u64) -> anyhow::Result<()
             token_key: None,
             bench_nps: None,
             machine: None,
+            tools: Default::default(),
         })
         .await?;
     let started = Instant::now();

@@ -163,6 +163,7 @@ async fn fake_worker(
                 bench_signature: 0,
                 bench_nps: 0,
                 machine: None,
+                tools: Vec::new(),
             })
             .await
         {
@@ -304,6 +305,7 @@ async fn run(
             lease_ttl: Duration::from_secs(60),
             heartbeat_interval: Duration::from_secs(10),
             idle_retry: Duration::from_millis(50),
+            ..SchedulerConfig::default()
         },
         limits: RateLimits::default(),
         ..ServerConfig::default()

@@ -186,6 +186,7 @@ pub fn fast_config(lease_ttl: Duration) -> ServerConfig {
             lease_ttl,
             heartbeat_interval: Duration::from_millis(100),
             idle_retry: Duration::from_millis(50),
+            ..SchedulerConfig::default()
         },
         tokens: vec![
             EphemeralToken::new("test-admin", Role::Personal, ADMIN_TOKEN),
@@ -238,6 +239,7 @@ pub async fn registered_worker(url: &str, token: &str, name: &str) -> (WorkerCli
             bench_signature: 0,
             bench_nps: 0,
             machine: None,
+            tools: Vec::new(),
         })
         .await
         .expect("register")

@@ -125,7 +125,7 @@ impl Worker {
         name: &str,
         log: &Path,
         extra: &[&str],
-        env: &[(&str, &Path)],
+        env: &[(&str, &std::ffi::OsStr)],
     ) -> Self {
         let child = Command::new(binary("xq-worker"))
             .args([
@@ -138,7 +138,7 @@ impl Worker {
                 "1",
             ])
             .args(extra)
-            .envs(env.iter().map(|(k, v)| (*k, v.as_os_str())))
+            .envs(env.iter().copied())
             .env("XQ_TOKEN", token)
             .env("RUST_LOG", "info")
             .env("NO_COLOR", "1")

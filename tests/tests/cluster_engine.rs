@@ -139,6 +139,7 @@ mod registry {
             options: [("Hash".to_owned(), hash.to_owned())].into(),
             coords,
             binaries: Vec::new(),
+            source: None,
         };
         let config = xq_worker::external::EngineConfig {
             path: path.to_owned(),

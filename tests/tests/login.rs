@@ -205,6 +205,7 @@ async fn a_developer_signs_in_and_speaks_through_the_stored_token() {
         bench_signature: 0,
         bench_nps: 0,
         machine: None,
+        tools: Vec::new(),
     };
     let err = worker_client(&url, Some(&ana_token))
         .register(register())

@@ -17,6 +17,7 @@ fn register() -> pb::RegisterRequest {
         bench_signature: 0,
         bench_nps: 0,
         machine: None,
+        tools: Vec::new(),
     }
 }
 

@@ -72,6 +72,7 @@ async fn submit_failures(url: &str, name: &str) {
             bench_signature: 0,
             bench_nps: 654_321,
             machine: None,
+            tools: Vec::new(),
         })
         .await
         .expect("register")

@@ -60,7 +60,7 @@ fn worker(url: &str, dir: &TempDir, name: &str, flags: &str) -> Worker {
         name,
         &dir.join(&format!("{name}.log")),
         &["--cpu-flags", flags],
-        &[("XDG_CACHE_HOME", &cache)],
+        &[("XDG_CACHE_HOME", cache.as_os_str())],
     )
 }
 
@@ -292,6 +292,7 @@ async fn a_garbled_machine_or_an_unknown_required_flag_is_refused_by_name() {
         bench_signature: 0,
         bench_nps: 0,
         machine: Some(machine),
+        tools: Vec::new(),
     };
     let machine = pb::Machine {
         cpu_model: "Intel(R) Xeon(R) Gold 6248R CPU @ 3.00GHz".to_owned(),

@@ -30,6 +30,7 @@ use xq_proto::pb;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
 
 use crate::blob_cache;
+use crate::build::{self, BuildConfig, BuildError};
 
 use crate::BatchPlayer;
 pub use xq_proto::connect::{Auth, channel};
@@ -60,6 +61,8 @@ pub struct ClientConfig {
     /// build; `None` reports none (as a worker older than the report), and
     /// takes engines' untagged executables only.
     pub machine: Option<Machine>,
+    /// How source engines are built, and the tools reported at registration.
+    pub build: BuildConfig,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -72,6 +75,7 @@ impl std::fmt::Debug for ClientConfig {
             .field("threads", &self.threads)
             .field("rejected_dir", &self.rejected_dir)
             .field("machine", &self.machine)
+            .field("build", &self.build)
             .finish_non_exhaustive()
     }
 }
@@ -79,7 +83,8 @@ impl std::fmt::Debug for ClientConfig {
 impl ClientConfig {
     /// Defaults: back-off from 250 ms to 30 s; refused results kept in
     /// [`crate::rejected::default_dir`]; this machine as
-    /// [`crate::machine::detect`] finds it.
+    /// [`crate::machine::detect`] finds it; builds with the tools on PATH
+    /// ([`BuildConfig::detect`]) for its best ARCH value.
     pub fn new(coordinator: impl Into<String>, name: impl Into<String>, threads: u32) -> Self {
         ClientConfig {
             coordinator: coordinator.into(),
@@ -91,6 +96,7 @@ impl ClientConfig {
             backoff_max: Duration::from_secs(30),
             rejected_dir: crate::rejected::default_dir(),
             machine: Some(crate::machine::detect()),
+            build: BuildConfig::detect(),
         }
     }
 }
@@ -287,6 +293,7 @@ impl Client {
             bench_signature: bench.signature,
             bench_nps: bench.nps,
             machine: self.config.machine.clone().map(Into::into),
+            tools: self.config.build.tools.iter().cloned().collect(),
         };
         let answer = self
             .retry("register", |mut rpc| {
@@ -309,6 +316,7 @@ impl Client {
             bench_nps = bench.nps,
             arch = %machine.and_then(Machine::best_arch).map_or("-", Arch::name),
             flags = %machine.map_or_else(|| "not reported".to_owned(), |m| m.flags.to_string()),
+            tools = ?self.config.build.tools,
             "registered"
         );
         Ok(true)
@@ -395,6 +403,13 @@ impl Client {
             self.release(lease_id).await;
             self.summary.leases_dropped += 1;
             return Ok(());
+        }
+        for engine in work.players.iter_mut().filter_map(|p| p.engine.as_mut()) {
+            if !self.resolve_engine(lease_id, engine).await? {
+                self.release(lease_id).await;
+                self.summary.leases_dropped += 1;
+                return Ok(());
+            }
         }
         for engine in work.players.iter().filter_map(|p| p.engine.clone()) {
             if !self.prepare_engine(lease_id, &engine).await? {
@@ -631,6 +646,113 @@ impl Client {
             *engine = chosen;
         }
         Ok(())
+    }
+
+    /// Turns a source engine of the lease into a concrete executable: builds
+    /// it (or finds it built, [`build`]) into the player's blob cache and
+    /// names it there by SHA-256 and size, as a registered engine is named.
+    /// A registered engine is left as it is. `false` when there is no
+    /// executable: a failed build is reported (`ReportBuildFailure`).
+    async fn resolve_engine(
+        &mut self,
+        lease_id: u64,
+        engine: &mut EngineRef,
+    ) -> Result<bool, ClientError> {
+        let Some(source) = engine.source.clone() else {
+            return Ok(true);
+        };
+        let Some(blobs) = self.player.blob_cache().map(Path::to_path_buf) else {
+            tracing::warn!(engine = %engine.name, "this player cannot play external engines");
+            return Ok(false);
+        };
+        let label = source.label();
+        tracing::info!(lease_id, engine = %engine.name, source = %label, "building a source engine");
+        match self
+            .build_with_heartbeats(lease_id, source.clone(), blobs)
+            .await
+        {
+            Ok(built) => {
+                if built.cached {
+                    tracing::info!(engine = %engine.name, source = %label, sha256 = %built.sha256, "build cache hit: not rebuilding");
+                } else {
+                    tracing::info!(engine = %engine.name, source = %label, sha256 = %built.sha256, size = built.size, "built");
+                }
+                engine.sha256 = built.sha256;
+                engine.size = built.size;
+                engine.source = None;
+                Ok(true)
+            }
+            Err(BuildError::Cancelled) => {
+                tracing::warn!(lease_id, source = %label, "build cancelled");
+                Ok(false)
+            }
+            Err(BuildError::Failed { reason, log_tail }) => {
+                tracing::error!(lease_id, source = %label, %reason, "the build failed; reporting it\n{log_tail}");
+                let report = pb::ReportBuildFailureRequest {
+                    lease_id,
+                    worker_id: self.worker_id,
+                    commit: source.commit,
+                    reason,
+                    log_tail,
+                };
+                match self.rpc.report_build_failure(report).await {
+                    Ok(answer) if answer.get_ref().run_stopped => {
+                        tracing::warn!(
+                            lease_id,
+                            "the coordinator stopped the run for failed builds"
+                        );
+                    }
+                    Ok(_) => {}
+                    Err(status) => {
+                        tracing::warn!(error = %status, "could not report the failed build")
+                    }
+                }
+                Ok(false)
+            }
+        }
+    }
+
+    /// Builds `source` on a blocking thread, with heartbeats for the lease
+    /// meanwhile (a long build must not let it lapse); a lost lease or a
+    /// shutdown cancels the build.
+    async fn build_with_heartbeats(
+        &mut self,
+        lease_id: u64,
+        source: xq_proto::EngineSource,
+        blobs: std::path::PathBuf,
+    ) -> Result<build::Built, BuildError> {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let mut config = self.config.build.clone();
+        if let Some(arch) = self.config.machine.as_ref().and_then(Machine::best_arch) {
+            config.arch = arch.name().to_owned();
+        }
+        let mut handle = tokio::task::spawn_blocking({
+            let cancel = Arc::clone(&cancel);
+            move || build::build(&config, &source, &blobs, &cancel)
+        });
+        let mut ticks = tokio::time::interval(self.heartbeat);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        ticks.tick().await;
+        let mut stop = self.stop.clone();
+        let joined = loop {
+            tokio::select! {
+                joined = &mut handle => break joined,
+                _ = ticks.tick(), if !cancel.load(Ordering::Relaxed) => {
+                    if !self.heartbeat(lease_id, 0).await {
+                        cancel.store(true, Ordering::Relaxed);
+                    }
+                }
+                () = stopped(&mut stop), if !cancel.load(Ordering::Relaxed) => {
+                    cancel.store(true, Ordering::Relaxed);
+                }
+            }
+        };
+        joined.unwrap_or_else(|e| {
+            Err(BuildError::Failed {
+                reason: format!("the build task failed: {e}"),
+                log_tail: String::new(),
+            })
+        })
     }
 
     /// Makes sure `engine` and the assets its options name are in the

@@ -25,11 +25,14 @@
 //! - [`blob_cache`]: downloaded engine executables and assets, verified by SHA-256;
 //! - [`machine`]: this machine's CPU, flags, cores and memory, as reported
 //!   at registration;
+//! - [`build`]: engines built from a git commit (a lease's source engine),
+//!   cached per commit, command and ARCH;
 //! - [`cli`]: the `xq-worker` command line.
 
 pub mod adjudication;
 pub mod batch_player;
 pub mod blob_cache;
+pub mod build;
 pub mod cli;
 pub mod client;
 pub mod external;

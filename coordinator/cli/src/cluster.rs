@@ -9,6 +9,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use tonic::transport::Identity;
 use xq_coordinator::auth::{Rate, RateLimits};
+use xq_coordinator::git::{GitConfig, GitProtocols};
 use xq_coordinator::http::Http;
 use xq_coordinator::local::{LocalCluster, PlayerFactory};
 use xq_coordinator::report::workers;
@@ -23,6 +24,7 @@ use super::remote::Remote;
 use super::report_variants;
 use xq_coordinator::run_args::{GamesRunArgs, KindArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
 use xq_coordinator::runs::Section;
+use xq_coordinator::runs::sources::DEFAULT_FAILURES_TO_STOP;
 use xq_proto::{out, outln};
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -81,6 +83,16 @@ pub struct ServeArgs {
     /// add users (`user add`, the users page).
     #[arg(long)]
     no_sign_up: bool,
+    /// The git transports a run's source engines may name, comma-separated
+    /// (https, http, ssh, git, file); also what `git ls-remote` may use when
+    /// the coordinator resolves a branch to its commit (GIT_ALLOW_PROTOCOL).
+    #[arg(long, value_name = "LIST", default_value = "https", value_parser = GitProtocols::parse)]
+    git_protocols: GitProtocols,
+    /// Stop a run once its source engines failed to build on this many
+    /// distinct workers (each such worker gets no more of its leases at once).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_FAILURES_TO_STOP,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    build_failures_to_stop: u32,
 }
 
 impl ServeArgs {
@@ -108,6 +120,11 @@ impl ServeArgs {
             scheduler: SchedulerConfig {
                 lease_ttl: Duration::from_secs(self.lease_secs.max(1)),
                 heartbeat_interval: Duration::from_millis((self.lease_secs * 1000 / 6).max(200)),
+                git: GitConfig {
+                    protocols: self.git_protocols,
+                    ..GitConfig::default()
+                },
+                build_failures_to_stop: self.build_failures_to_stop,
                 ..SchedulerConfig::default()
             },
             limits: RateLimits {
@@ -307,6 +324,7 @@ impl ReportArgs {
             failures,
             workers: health,
             llr_history: llr,
+            build_failures: builds,
             ..
         } = answer;
         if let Some(path) = &self.plot {
@@ -320,9 +338,11 @@ impl ReportArgs {
         } else if self.json {
             let mut v = display::summary_json(&run);
             v["workers"] = workers::json(&health);
+            v["build_failures"] = super::sources::failures_json(&builds);
             outln!("{v}")?;
         } else {
             out!("{}", display::summary_text(&run))?;
+            out!("{}", super::sources::failures(&builds))?;
             out!("{}", display::failures(&run, &failures))?;
             out!("{}", workers::text(&health))?;
             if !rows.is_empty() {

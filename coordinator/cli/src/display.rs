@@ -60,6 +60,7 @@ pub fn status_line(s: &pb::RunStatus) -> String {
     ) + &keep_suffix(s)
         + &requires_suffix(s)
         + &schedule_suffix(s)
+        + &super::sources::suffix(s)
         + &flag_suffix(s)
         + &author_suffix(s)
 }
@@ -229,6 +230,7 @@ pub fn summary_text(s: &pb::RunStatus) -> String {
     if !flags.is_empty() {
         out += &format!("  requires     {flags} (workers' CPU flags)\n");
     }
+    out += &super::sources::engines(s);
     if !s.flag.is_empty() {
         out += &format!("  stopped by the system: {}\n", s.flag);
     }

@@ -207,6 +207,7 @@ impl Addition {
             options,
             coords,
             binaries: Vec::new(),
+            source: None,
         };
         match self.arch {
             None => (engine.sha256, engine.size) = (sha256.clone(), size),

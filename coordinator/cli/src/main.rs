@@ -26,6 +26,7 @@ mod pgn;
 mod plot;
 mod remote;
 mod report_variants;
+mod sources;
 mod stats;
 mod stats_compare;
 mod token;

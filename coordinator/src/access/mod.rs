@@ -160,7 +160,8 @@ pub fn permission(path: &str) -> Option<Permission> {
             | "SubmitResult"
             | "ReleaseLease"
             | "DownloadBlob"
-            | "ReportEngineMismatch",
+            | "ReportEngineMismatch"
+            | "ReportBuildFailure",
         ) => Some(Permission::Work),
         ("xq.cluster.v1.RunService", "ListRuns" | "GetRun" | "WatchRun" | "ExportGames") => {
             Some(Permission::ReadRuns)
@@ -199,6 +200,7 @@ mod tests {
     fn workers_may_work_and_read_but_not_manage() {
         let p = |m| permission(m).unwrap();
         assert!(Role::Worker.allows(p("/xq.cluster.v1.WorkerService/SubmitResult")));
+        assert!(Role::Worker.allows(p("/xq.cluster.v1.WorkerService/ReportBuildFailure")));
         assert!(Role::Worker.allows(p("/xq.cluster.v1.RunService/WatchRun")));
         assert!(Role::Worker.allows(p("/xq.cluster.v1.RunService/ExportGames")));
         assert!(!Role::Worker.allows(p("/xq.cluster.v1.RunService/CreateRun")));
@@ -216,6 +218,7 @@ mod tests {
         assert!(Role::Personal.allows(p("/xq.cluster.v1.AccountService/RevokeToken")));
         assert!(!Role::Personal.allows(p("/xq.cluster.v1.WorkerService/Register")));
         assert!(!Role::Personal.allows(p("/xq.cluster.v1.WorkerService/SubmitResult")));
+        assert!(!Role::Personal.allows(p("/xq.cluster.v1.WorkerService/ReportBuildFailure")));
         assert_eq!(
             permission("/xq.cluster.v1.AccountService/Login"),
             Some(Permission::SignIn)

@@ -10,12 +10,15 @@
 //! [`Files`]: the CLI reads its disk ([`Disk`]), the web form the texts
 //! pasted into it ([`Pasted`]).
 
+mod engines;
 mod games;
 pub mod params;
 mod sprt;
 mod spsa;
 mod variants;
 
+pub use engines::EngineArgs;
+use engines::options;
 pub use games::GamesRunArgs;
 pub use sprt::{ModelArg, SprtRunArgs};
 pub use spsa::SpsaRunArgs;
@@ -214,58 +217,6 @@ impl MatchArgs {
 pub enum OnOff {
     On,
     Off,
-}
-
-/// External engines from the registry and per-player limits.
-#[derive(Debug, Clone, Args)]
-pub struct EngineArgs {
-    /// Registered engine (`engine add`) playing as dev instead of the built-in engine.
-    #[arg(long)]
-    dev_engine: Option<String>,
-    /// Registered engine playing as base.
-    #[arg(long)]
-    base_engine: Option<String>,
-    /// An option of the dev engine, `NAME=VALUE` (repeatable).
-    #[arg(long = "dev-option")]
-    dev_options: Vec<String>,
-    /// An option of the base engine, `NAME=VALUE` (repeatable).
-    #[arg(long = "base-option")]
-    base_options: Vec<String>,
-    /// Dev's own limit (`nodes=N`, `depth=N`, `movetime=MS`, `tc=…`), for odds.
-    #[arg(long)]
-    dev_limit: Option<String>,
-    /// Base's own limit.
-    #[arg(long)]
-    base_limit: Option<String>,
-}
-
-/// `NAME=VALUE` engine options.
-fn options(list: &[String]) -> anyhow::Result<std::collections::HashMap<String, String>> {
-    list.iter()
-        .map(|o| match o.split_once('=') {
-            Some((n, v)) => Ok((n.trim().to_owned(), v.trim().to_owned())),
-            None => bail!("bad engine option {o:?}: expected NAME=VALUE"),
-        })
-        .collect()
-}
-
-impl EngineArgs {
-    /// The wire form; `None` when every flag is unset.
-    fn choice(&self) -> anyhow::Result<Option<pb::EngineChoice>> {
-        let limit = |l: &Option<String>| -> anyhow::Result<Option<pb::Limit>> {
-            let Some(text) = l else { return Ok(None) };
-            Ok(Some(text.parse::<Limit>()?.into()))
-        };
-        let choice = pb::EngineChoice {
-            dev_engine: self.dev_engine.clone().unwrap_or_default(),
-            base_engine: self.base_engine.clone().unwrap_or_default(),
-            dev_options: options(&self.dev_options)?,
-            base_options: options(&self.base_options)?,
-            dev_limit: limit(&self.dev_limit)?,
-            base_limit: limit(&self.base_limit)?,
-        };
-        Ok((choice != pb::EngineChoice::default()).then_some(choice))
-    }
 }
 
 /// Which run to create: the run commands as one parser, for

@@ -2,9 +2,11 @@
 //! [`WorkerPolicy`] asks (a speed, instruction-set flags) and whether the
 //! worker's machine runs a build of each engine the run plays
 //! ([`xq_proto::EngineRef::binary_for`], the choice the worker itself
-//! makes). Pure: the scheduler reads the worker once per request
+//! makes), and whether it has the tools to build the run's source engines
+//! ([`super::sources`]). Pure: the scheduler reads the worker once per request
 //! ([`Applicant`]) and asks of each candidate run.
 
+use std::collections::BTreeSet;
 use std::fmt;
 
 use xq_proto::{Flags, Machine};
@@ -19,6 +21,8 @@ pub struct Applicant {
     pub bench_nps: Option<u64>,
     /// Its machine; `None`: a worker that reported none.
     pub machine: Option<Machine>,
+    /// The build tools it reported (none: it builds no source engine).
+    pub tools: BTreeSet<String>,
 }
 
 /// Why a worker gets no lease of a run.
@@ -32,6 +36,9 @@ pub enum Refusal {
     MissingFlags(Flags),
     /// No build of this engine of the run runs on the worker's machine.
     NoBuild { engine: String },
+    /// The run's source engines need tools to build that the worker lacks
+    /// (`git` among them; a worker that builds nothing reports none).
+    CannotBuild { missing: Vec<String> },
 }
 
 impl fmt::Display for Refusal {
@@ -50,6 +57,13 @@ impl fmt::Display for Refusal {
             Refusal::MissingFlags(missing) => write!(f, "the machine lacks {missing}"),
             Refusal::NoBuild { engine } => {
                 write!(f, "no build of engine '{engine}' runs on the machine")
+            }
+            Refusal::CannotBuild { missing } => {
+                write!(
+                    f,
+                    "cannot build the run's source engines: no {}",
+                    missing.join(", ")
+                )
             }
         }
     }
@@ -77,8 +91,16 @@ pub fn admits(spec: &RunSpec, who: &Applicant) -> Result<(), Refusal> {
             return Err(Refusal::MissingFlags(missing));
         }
     }
+    let missing: Vec<String> = super::sources::needs(spec)
+        .into_iter()
+        .filter(|t| !who.tools.contains(*t))
+        .map(str::to_owned)
+        .collect();
+    if !missing.is_empty() {
+        return Err(Refusal::CannotBuild { missing });
+    }
     for engine in spec.kind.ops().registered() {
-        if engine.binary_for(who.machine.as_ref()).is_none() {
+        if engine.source.is_none() && engine.binary_for(who.machine.as_ref()).is_none() {
             return Err(Refusal::NoBuild {
                 engine: engine.name.clone(),
             });
@@ -140,6 +162,7 @@ mod tests {
                 cores: 4,
                 memory_mib: 8192,
             }),
+            tools: BTreeSet::new(),
         }
     }
 
@@ -152,6 +175,7 @@ mod tests {
             protocol: Protocol::Uci,
             options: BTreeMap::new(),
             coords: None,
+            source: None,
             binaries: vec![EngineBinary {
                 arch: Arch::X86_64Avx2,
                 sha256: "a".repeat(64),
@@ -214,7 +238,7 @@ mod tests {
         let run = spec(None, policy);
         let at = |nps| Applicant {
             bench_nps: nps,
-            machine: None,
+            ..Applicant::default()
         };
         assert_eq!(admits(&run, &at(Some(1000))), Ok(()));
         assert_eq!(

@@ -19,6 +19,7 @@ pub mod games;
 pub mod health;
 pub mod lease;
 pub mod policy;
+pub mod sources;
 pub mod sprt;
 pub mod spsa;
 pub mod variants;
@@ -29,8 +30,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use xq_engine::rules::RuleSet;
 use xq_proto::{
-    Adjudication, BatchOutcome, EngineRef, Invalid, Limit, OpeningSource, PlayerSpec, Retention,
-    Totals, pb,
+    Adjudication, BatchOutcome, EngineRef, EngineSource, Invalid, Limit, OpeningSource, PlayerSpec,
+    Retention, Totals, pb,
 };
 
 use crate::spin_options::SpinOption;
@@ -115,8 +116,11 @@ pub struct Registered {
 /// here is not registered.
 pub type Registry = BTreeMap<String, Registered>;
 
-/// An external engine chosen for a player: a registry name and extra options;
-/// `registered` is the registry's entry, filled in when the run is created.
+/// An external engine chosen for a player, with extra options: a registry
+/// name, whose entry `registered` is filled in when the run is created, or
+/// a source engine, which `registered` holds from the start (an `EngineRef`
+/// with its `source`; its commit is resolved when the run is created, see
+/// [`sources`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineSel {
     pub name: String,
@@ -188,20 +192,58 @@ impl Lineup {
             .collect()
     }
 
-    /// The registry names chosen, dev first.
+    /// The registry names chosen, dev first (source engines have none).
     pub fn engines(&self) -> Vec<&str> {
         self.dev
             .iter()
             .chain(&self.base)
+            .filter(|s| s.source().is_none())
             .map(|s| s.name.as_str())
+            .collect()
+    }
+
+    /// The sources of the source engines chosen, dev first.
+    pub fn sources(&self) -> Vec<&EngineSource> {
+        self.dev
+            .iter()
+            .chain(&self.base)
+            .filter_map(EngineSel::source)
+            .collect()
+    }
+
+    /// [`Lineup::sources`], to resolve their commits.
+    pub fn sources_mut(&mut self) -> Vec<&mut EngineSource> {
+        self.dev
+            .iter_mut()
+            .chain(self.base.iter_mut())
+            .filter_map(|s| s.registered.as_mut()?.source.as_mut())
             .collect()
     }
 }
 
 impl EngineSel {
+    /// The source a source engine is built from; `None` for a registry name.
+    pub fn source(&self) -> Option<&EngineSource> {
+        self.registered.as_ref()?.source.as_ref()
+    }
+
     /// Fills in the registry entry; an unknown name is `NotFound`, an engine
-    /// whose registered `UCI_Variant`s cannot play `rules` `Invalid`.
+    /// whose registered `UCI_Variant`s cannot play `rules` `Invalid`. A
+    /// source engine has its entry already; its commit must be resolved (the
+    /// `UCI_Variant` it offers is known only to the worker that builds it).
     pub fn resolve(&mut self, registry: &Registry, rules: &RuleSet) -> Result<(), RunError> {
+        if let Some(source) = self.source() {
+            if !source.is_resolved() {
+                return Err(RunError::invalid(
+                    "engines",
+                    format!(
+                        "the source of {} names no commit yet",
+                        xq_proto::quote(&self.name)
+                    ),
+                ));
+            }
+            return Ok(());
+        }
         let found = registry.get(&self.name).ok_or_else(|| {
             RunError::NotFound(format!(
                 "no engine named {} is registered",
@@ -494,6 +536,17 @@ pub trait Kind {
     /// must run a build of each ([`admission`]).
     fn registered(&self) -> Vec<&EngineRef> {
         Vec::new()
+    }
+
+    /// Who plays, for kinds whose players are chosen engines (SPRT and
+    /// fixed-games runs): where source engines are.
+    fn lineup(&self) -> Option<&Lineup> {
+        None
+    }
+
+    /// [`Kind::lineup`], mutably (to resolve its sources' commits).
+    fn lineup_mut(&mut self) -> Option<&mut Lineup> {
+        None
     }
 
     /// Checks the spec and fills in the registry's entries (of the names

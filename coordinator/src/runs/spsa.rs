@@ -505,6 +505,7 @@ mod tests {
                 options: BTreeMap::from([("Threads".to_owned(), "1".to_owned())]),
                 coords: None,
                 binaries: Vec::new(),
+                source: None,
             }),
         }
     }

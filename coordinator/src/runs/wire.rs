@@ -88,8 +88,9 @@ pub fn no_asset_options(
     }
 }
 
-/// The lineup a request names; registry entries are resolved when the run is
-/// created.
+/// The lineup a request names: registry entries are resolved when the run
+/// is created, and so are the commits of source engines named by a branch
+/// or tag.
 pub fn lineup(field: &str, engines: Option<pb::EngineChoice>) -> Result<Lineup, Invalid> {
     let Some(pb::EngineChoice {
         dev_engine,
@@ -98,18 +99,41 @@ pub fn lineup(field: &str, engines: Option<pb::EngineChoice>) -> Result<Lineup, 
         base_options,
         dev_limit,
         base_limit,
+        dev_source,
+        base_source,
     }) = engines
     else {
         return Ok(Lineup::default());
     };
     no_asset_options(&format!("{field}.dev_options"), &dev_options)?;
     no_asset_options(&format!("{field}.base_options"), &base_options)?;
-    let sel = |name: String, options: std::collections::HashMap<String, String>| {
-        (!name.is_empty()).then(|| EngineSel {
-            name,
-            options: options.into_iter().collect(),
-            registered: None,
-        })
+    let sel = |side: &str,
+               name: String,
+               source: Option<pb::EngineRef>,
+               options: std::collections::HashMap<String, String>|
+     -> Result<Option<EngineSel>, Invalid> {
+        let options = options.into_iter().collect();
+        match (name.is_empty(), source) {
+            (true, None) => Ok(None),
+            (false, None) => Ok(Some(EngineSel {
+                name,
+                options,
+                registered: None,
+            })),
+            (true, Some(source)) => {
+                let engine = xq_proto::EngineRef::source_request(source)
+                    .map_err(|e| e.within(&format!("{field}.{side}_source")))?;
+                Ok(Some(EngineSel {
+                    name: engine.name.clone(),
+                    options,
+                    registered: Some(engine),
+                }))
+            }
+            (false, Some(_)) => Err(Invalid::new(
+                format!("{field}.{side}_source"),
+                format!("name a registered engine ({side}_engine) or a source, not both"),
+            )),
+        }
     };
     let limit = |l: Option<pb::Limit>| -> Result<_, Invalid> {
         l.map(xq_proto::Limit::try_from)
@@ -117,8 +141,8 @@ pub fn lineup(field: &str, engines: Option<pb::EngineChoice>) -> Result<Lineup, 
             .map_err(|e| e.within(field))
     };
     Ok(Lineup {
-        dev: sel(dev_engine, dev_options),
-        base: sel(base_engine, base_options),
+        dev: sel("dev", dev_engine, dev_source, dev_options)?,
+        base: sel("base", base_engine, base_source, base_options)?,
         dev_limit: limit(dev_limit)?,
         base_limit: limit(base_limit)?,
     })
@@ -132,7 +156,14 @@ impl From<Lineup> for pb::EngineChoice {
             dev_limit,
             base_limit,
         } = l;
-        let name = |s: &Option<EngineSel>| s.as_ref().map(|s| s.name.clone()).unwrap_or_default();
+        let name = |s: &Option<EngineSel>| match s {
+            Some(s) if s.source().is_none() => s.name.clone(),
+            _ => String::new(),
+        };
+        let source = |s: &Option<EngineSel>| {
+            let s = s.as_ref().filter(|s| s.source().is_some())?;
+            s.registered.clone().map(Into::into)
+        };
         let options = |s: &Option<EngineSel>| {
             s.as_ref()
                 .map(|s| s.options.clone().into_iter().collect())
@@ -145,6 +176,8 @@ impl From<Lineup> for pb::EngineChoice {
             base_options: options(&base),
             dev_limit: dev_limit.map(Into::into),
             base_limit: base_limit.map(Into::into),
+            dev_source: source(&dev),
+            base_source: source(&base),
         }
     }
 }
@@ -343,6 +376,50 @@ pub fn sprt_state_of_wire(s: pb::SprtState) -> Option<SprtState> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn source_ref(commit: &str, git_ref: &str) -> pb::EngineRef {
+        pb::EngineRef {
+            name: "engine@main".to_owned(),
+            signature: Some(4242),
+            protocol: pb::EngineProtocol::Uci.into(),
+            source: Some(pb::EngineSource {
+                repo: "https://example.org/engine.git".to_owned(),
+                commit: commit.to_owned(),
+                git_ref: git_ref.to_owned(),
+                build: "make".to_owned(),
+                binary: "engine".to_owned(),
+                needs: Vec::new(),
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_source_engine_round_trips_through_the_lineup_and_excludes_a_name() {
+        let choice = pb::EngineChoice {
+            base_source: Some(source_ref("", "main")),
+            base_options: [("Hash".to_owned(), "8".to_owned())].into(),
+            dev_engine: "pika".to_owned(),
+            ..Default::default()
+        };
+        let l = lineup("games.engines", Some(choice.clone())).unwrap();
+        assert_eq!(l.engines(), ["pika"], "a source is no registry name");
+        assert_eq!(l.sources().len(), 1);
+        assert_eq!(pb::EngineChoice::from(l), choice);
+        let both = pb::EngineChoice {
+            dev_engine: "pika".to_owned(),
+            dev_source: Some(source_ref("", "main")),
+            ..Default::default()
+        };
+        let e = lineup("games.engines", Some(both)).unwrap_err();
+        assert_eq!(e.field, "games.engines.dev_source");
+        let unnamed = pb::EngineChoice {
+            dev_source: Some(source_ref("", "")),
+            ..Default::default()
+        };
+        let e = lineup("games.engines", Some(unnamed)).unwrap_err();
+        assert_eq!(e.field, "games.engines.dev_source.engine.source.commit");
+    }
 
     #[test]
     fn a_runs_options_cannot_name_assets() {

@@ -35,6 +35,8 @@ pub struct WorkerActivity {
     pub owner: Option<String>,
     /// Its machine; `None`: it reported none.
     pub machine: Option<Machine>,
+    /// The build tools it reported (none: it builds no source engine).
+    pub tools: std::collections::BTreeSet<String>,
 }
 
 /// Every worker, most recently seen first.
@@ -48,7 +50,8 @@ pub fn workers(conn: &Connection, now: i64) -> Result<Vec<WorkerActivity>, Store
             w.bench_nps,
             (SELECT u.name FROM tokens t JOIN users u ON u.id = t.user_id
              WHERE t.id = w.token_key),
-            w.machine
+            w.machine,
+            w.tools
          FROM workers w ORDER BY w.last_seen_ms DESC, w.id DESC",
     )?;
     let rows = stmt
@@ -68,6 +71,7 @@ pub fn workers(conn: &Connection, now: i64) -> Result<Vec<WorkerActivity>, Store
                 current: None,
                 owner: r.get(11)?,
                 machine: None,
+                tools: super::workers::tools_of(&r.get::<_, String>(13)?),
             };
             Ok((activity, r.get::<_, Option<String>>(12)?))
         })?

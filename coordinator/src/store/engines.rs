@@ -198,6 +198,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(EngineRef, String, i64)> {
                 .get::<_, Option<String>>(5)?
                 .and_then(|c| c.parse::<Coords>().ok()),
             binaries: Vec::new(),
+            source: None,
         },
         r.get(3)?,
         r.get(4)?,
@@ -345,6 +346,7 @@ mod tests {
             options: [("Hash".to_owned(), "8".to_owned())].into(),
             coords: (name == "old").then_some(Coords::FromOne),
             binaries: Vec::new(),
+            source: None,
         }
     }
 

@@ -143,6 +143,22 @@ pub fn set_state(
     Ok(())
 }
 
+/// Hands back every active lease `worker_id` holds in `run_id` (their
+/// slices are handed out again); returns how many.
+pub fn release_all(
+    conn: &Connection,
+    run_id: u64,
+    worker_id: u64,
+    now: i64,
+) -> Result<usize, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE leases SET state = 'released', finished_ms = ?3
+             WHERE run_id = ?1 AND worker_id = ?2 AND state = 'active'",
+        )?
+        .execute(params![run_id as i64, worker_id as i64, now])?)
+}
+
 /// Records progress and extends the deadline of an active lease.
 pub fn extend(
     conn: &Connection,

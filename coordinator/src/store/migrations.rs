@@ -519,6 +519,29 @@ SELECT name, '', sha256, size, created_ms FROM engines;
 ALTER TABLE engines DROP COLUMN sha256;
 ALTER TABLE engines DROP COLUMN size;
 "#,
+    // 21 (issue 32): build from a commit. The build tools each worker reported (names
+    // separated by single spaces, sorted; '' for none, as every worker
+    // registered before), and the builds of a run's source engines that
+    // failed, one per worker and run (a worker that failed gets no more of
+    // the run's leases).
+    r#"
+ALTER TABLE workers ADD COLUMN tools TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE build_failures (
+    run_id    INTEGER NOT NULL REFERENCES runs (id),
+    worker_id INTEGER NOT NULL REFERENCES workers (id),
+    lease_id  INTEGER NOT NULL REFERENCES leases (id),
+    -- The source that did not build.
+    repo      TEXT    NOT NULL,
+    commit_id TEXT    NOT NULL CHECK (length(commit_id) = 40),
+    -- What failed, one line, and the end of the build's output (at most
+    -- 8192 bytes of UTF-8).
+    reason    TEXT    NOT NULL,
+    log_tail  TEXT    NOT NULL CHECK (length(CAST(log_tail AS BLOB)) <= 8192),
+    unix_ms   INTEGER NOT NULL,
+    PRIMARY KEY (run_id, worker_id)
+);
+"#,
 ];
 
 /// A migrated in-memory database, for the store's unit tests.

@@ -35,11 +35,14 @@
 //! * [`runs`], [`leases`], [`workers`], [`tokens`], [`variants`], [`history`]: row-level reads
 //!   and writes on a transaction; the rules that combine them live in [`crate::scheduler`].
 //! * [`activity`]: read-only aggregates (workers with their leases, counts).
+//! * [`build_failures`]: the failed builds of runs' source engines, one per
+//!   worker and run.
 
 pub mod activity;
 pub mod assets;
 pub mod backup;
 pub mod blobs;
+pub mod build_failures;
 pub mod engines;
 pub mod events;
 pub mod game_codec;

@@ -508,21 +508,19 @@ pub fn spsa_history(conn: &Connection, id: u64) -> Result<Vec<SpsaHistoryRow>, S
 }
 
 /// Stops `run_id` because of `message`, keeping the first message if it was
-/// flagged before. Returns the leases cancelled.
+/// flagged before (call it in the transaction of the cause). Returns the
+/// leases cancelled.
 pub fn flag_run(
-    conn: &mut Connection,
+    conn: &Connection,
     run_id: u64,
     message: &str,
     now: i64,
 ) -> Result<usize, StoreError> {
-    let tx = conn.transaction()?;
-    tx.prepare_cached(
+    conn.prepare_cached(
         "INSERT OR IGNORE INTO run_flags (run_id, message, unix_ms) VALUES (?1, ?2, ?3)",
     )?
     .execute(params![run_id as i64, message, now])?;
-    let cancelled = set_state(&tx, run_id, RunState::Stopped, now)?;
-    tx.commit()?;
-    Ok(cancelled)
+    set_state(conn, run_id, RunState::Stopped, now)
 }
 
 /// Why the system stopped `run_id`, if it did.
@@ -556,8 +554,8 @@ impl Candidate {
     }
 }
 
-/// Every active run `worker_id` was not excluded from. Call
-/// [`super::leases::expire_overdue`] first.
+/// Every active run `worker_id` was not excluded from and did not fail to
+/// build for. Call [`super::leases::expire_overdue`] first.
 pub fn candidates(conn: &Connection, worker_id: u64) -> Result<Vec<Candidate>, StoreError> {
     let sql = format!(
         "SELECT id, priority, target_pairs, pairs_issued, pairs,
@@ -565,7 +563,9 @@ pub fn candidates(conn: &Connection, worker_id: u64) -> Result<Vec<Candidate>, S
             EXISTS ({requeued}), share
          FROM runs WHERE state = 'active'
          AND NOT EXISTS (SELECT 1 FROM run_excluded_workers e
-                         WHERE e.run_id = runs.id AND e.worker_id = ?1)",
+                         WHERE e.run_id = runs.id AND e.worker_id = ?1)
+         AND NOT EXISTS (SELECT 1 FROM build_failures b
+                         WHERE b.run_id = runs.id AND b.worker_id = ?1)",
         requeued = super::leases::requeued("runs.id")
     );
     let mut stmt = conn.prepare_cached(&sql)?;

@@ -1,5 +1,7 @@
 //! Registered workers.
 
+use std::collections::BTreeSet;
+
 use rusqlite::{Connection, OptionalExtension, params};
 use xq_proto::Machine;
 
@@ -20,14 +22,30 @@ pub struct NewWorker {
     pub token_key: Option<i64>,
     /// Its machine; `None`: it reported none.
     pub machine: Option<Machine>,
+    /// The build tools on its PATH (names of [`xq_proto::engine_source::BUILD_TOOLS`]).
+    pub tools: BTreeSet<String>,
+}
+
+/// The tools as the `tools` column holds them: sorted, separated by single spaces.
+fn tools_text(tools: &BTreeSet<String>) -> String {
+    tools
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The `tools` column read back.
+pub fn tools_of(text: &str) -> BTreeSet<String> {
+    text.split_whitespace().map(str::to_owned).collect()
 }
 
 /// Inserts a worker and returns its id.
 pub fn insert(conn: &Connection, worker: &NewWorker, now: i64) -> Result<u64, StoreError> {
     conn.prepare_cached(
         "INSERT INTO workers (name, threads, version, signature, registered_ms, last_seen_ms,
-                              token_key, bench_nps, machine)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8)",
+                              token_key, bench_nps, machine, tools)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9)",
     )?
     .execute(params![
         worker.name,
@@ -42,6 +60,7 @@ pub fn insert(conn: &Connection, worker: &NewWorker, now: i64) -> Result<u64, St
             .as_ref()
             .map(serde_json::to_string)
             .transpose()?,
+        tools_text(&worker.tools),
     ])?;
     Ok(conn.last_insert_rowid() as u64)
 }
@@ -99,19 +118,25 @@ pub fn parse_machine(id: u64, json: Option<String>) -> Result<Option<Machine>, S
 }
 
 /// What admission needs of worker `id`, in one read: its measured speed
-/// (bench nodes per second) and its machine, as it registered. An unknown
+/// (bench nodes per second), its machine and its build tools, as it
+/// registered. An unknown
 /// worker is `NotFound`.
 pub fn applicant(conn: &Connection, id: u64) -> Result<Applicant, StoreError> {
-    let (nps, machine) = conn
-        .prepare_cached("SELECT bench_nps, machine FROM workers WHERE id = ?1")?
+    let (nps, machine, tools) = conn
+        .prepare_cached("SELECT bench_nps, machine, tools FROM workers WHERE id = ?1")?
         .query_row([id as i64], |r| {
-            Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<String>>(1)?))
+            Ok((
+                r.get::<_, Option<i64>>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, String>(2)?,
+            ))
         })
         .optional()?
         .ok_or_else(|| StoreError::NotFound(format!("unknown worker {id}")))?;
     Ok(Applicant {
         bench_nps: nps.map(super::count),
         machine: parse_machine(id, machine)?,
+        tools: tools_of(&tools),
     })
 }
 
@@ -137,6 +162,7 @@ mod tests {
             bench_nps: Some(900_000),
             token_key: None,
             machine,
+            tools: BTreeSet::new(),
         };
         let with = insert(&conn, &worker(Some(machine.clone())), 1).unwrap();
         let without = insert(&conn, &worker(None), 2).unwrap();
@@ -145,6 +171,7 @@ mod tests {
             Applicant {
                 bench_nps: Some(900_000),
                 machine: Some(machine),
+                tools: BTreeSet::new(),
             }
         );
         assert_eq!(applicant(&conn, without).unwrap().machine, None);

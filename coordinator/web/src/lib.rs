@@ -25,6 +25,7 @@
 //! # Layout
 //!
 //! * [`view`]: what the pages show, built from stored runs.
+//! * [`sources`]: a run's source engines and failed builds, for its page.
 //! * [`run_charts`]: which charts a run has (also `report --plot`'s).
 //! * [`charts`]: plotters line and bar charts, SVG or PNG.
 //! * [`error`]: why a page could not be served.
@@ -52,6 +53,7 @@ pub mod profile;
 pub mod replay;
 pub mod run_charts;
 pub mod session;
+pub mod sources;
 pub mod users;
 pub mod view;
 

@@ -170,6 +170,46 @@ mod tests {
     }
 
     #[test]
+    fn a_form_names_an_engine_built_from_a_commit_as_the_command_line_does() {
+        let spec = spec_of(&fields(&[
+            ("kind", "games"),
+            ("nodes", "800"),
+            ("pairs", "4"),
+            ("dev-repo", "https://example.org/xq/engine.git"),
+            ("dev-ref", "main"),
+            ("dev-build", "make -j2 ARCH=$ARCH"),
+            ("dev-binary", "src/engine"),
+            ("dev-bench", "123456"),
+            ("dev-needs", "make,g++"),
+            ("base-repo", ""),
+        ]))
+        .unwrap();
+        let KindSpec::Games(games) = &spec.kind else {
+            panic!("a games run: {:?}", spec.kind)
+        };
+        let dev = games.lineup.dev.as_ref().expect("a dev engine");
+        assert_eq!(dev.name, "engine@main");
+        let source = dev.source().expect("built from source");
+        assert_eq!(source.git_ref.as_deref(), Some("main"));
+        assert!(source.commit.is_empty(), "resolved when the run is created");
+        assert_eq!(source.needs, ["make", "g++"]);
+        assert!(games.lineup.base.is_none());
+        let text = spec_of(&fields(&[
+            ("kind", "games"),
+            ("nodes", "800"),
+            ("pairs", "4"),
+            ("dev-repo", "https://example.org/xq/engine.git"),
+            ("dev-ref", "main"),
+            ("dev-build", "make"),
+            ("dev-binary", "../../etc/passwd"),
+            ("dev-bench", "1"),
+        ]))
+        .unwrap_err()
+        .to_string();
+        assert!(text.contains("binary") && text.contains("'..'"), "{text}");
+    }
+
+    #[test]
     fn a_bad_form_names_what_is_wrong() {
         let err = |list: &[(&str, &str)]| spec_of(&fields(list)).unwrap_err().to_string();
         let text = err(&[

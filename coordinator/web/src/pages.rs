@@ -190,18 +190,24 @@ pub async fn run(State(web): State<Arc<Web>>, visitor: Visitor, Path(id): Path<u
     let live_html = render(&web, "live.html", context! { live })?;
     let spec = SpecView::new(&status);
     let row = live.row.clone();
-    let workers: Vec<HealthRow> = web
+    let (health, failed) = web
         .reader
-        .call(move |conn| xq_coordinator::store::health::for_run(conn, id))
-        .await?
-        .into_iter()
-        .map(HealthRow::from)
-        .collect();
+        .call(move |conn| {
+            Ok((
+                xq_coordinator::store::health::for_run(conn, id)?,
+                xq_coordinator::store::build_failures::for_run(conn, id)?,
+            ))
+        })
+        .await?;
+    let workers: Vec<HealthRow> = health.into_iter().map(HealthRow::from).collect();
+    let sources = crate::sources::sources(&status);
+    let build_failures: Vec<crate::sources::FailureView> =
+        failed.into_iter().map(Into::into).collect();
     let html = page(
         &web,
         &visitor,
         "run.html",
-        context! { row, live, live_html, spec, workers },
+        context! { row, live, live_html, spec, workers, sources, build_failures },
     )?;
     Ok(Html(html).into_response())
 }
@@ -337,6 +343,8 @@ struct WorkerRow {
     owner: Option<String>,
     /// Its machine; `None`: it reported none.
     machine: Option<view::MachineView>,
+    /// The build tools it reported, comma-separated; empty: it builds nothing.
+    tools: String,
 }
 
 fn ago(ms: i64) -> String {
@@ -389,6 +397,7 @@ pub async fn workers(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
             current: w.current,
             owner: w.owner,
             machine: w.machine.as_ref().map(view::MachineView::from),
+            tools: w.tools.into_iter().collect::<Vec<_>>().join(", "),
         })
         .collect();
     Ok(Html(page(&web, &visitor, "workers.html", context! { workers })?).into_response())

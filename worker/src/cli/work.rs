@@ -7,6 +7,7 @@ use clap::Args;
 
 use xq_proto::Flags;
 
+use crate::build::BuildConfig;
 use crate::client::{self, ClientConfig};
 use crate::runner::EnginePlayer;
 
@@ -43,6 +44,20 @@ pub struct WorkArgs {
     /// detection is wrong, or for tests.
     #[arg(long, env = "XQ_CPU_FLAGS", value_name = "FLAGS")]
     cpu_flags: Option<Flags>,
+    /// Build no engine from source: report no build tools, so the
+    /// coordinator hands this worker no lease of a run with a source engine.
+    #[arg(long)]
+    no_build: bool,
+    /// Time limit of one source engine's build (git's fetch and checkout
+    /// included), in seconds; its whole process group is killed after it.
+    #[arg(long, value_name = "SECS", default_value_t = crate::build::DEFAULT_TIMEOUT.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    build_timeout: u64,
+    /// The build cache: one bare repository per URL, build directories, the
+    /// record of each build and its log (default: `$XDG_CACHE_HOME/xq-builds`,
+    /// else `~/.cache/xq-builds`).
+    #[arg(long, value_name = "DIR")]
+    build_dir: Option<std::path::PathBuf>,
 }
 
 impl WorkArgs {
@@ -60,6 +75,13 @@ impl WorkArgs {
         }
         if let Some(dir) = self.rejected_dir {
             config.rejected_dir = dir;
+        }
+        if self.no_build {
+            config.build = BuildConfig::none();
+        }
+        config.build.timeout = std::time::Duration::from_secs(self.build_timeout);
+        if let Some(dir) = self.build_dir {
+            config.build.dir = dir;
         }
         if let Some(ca) = &self.ca {
             config.ca_pem =
