@@ -202,24 +202,6 @@ impl Scheduler {
             .await
     }
 
-    /// The size of the blob with this SHA-256 (an engine or an asset), if stored.
-    pub async fn blob_size(&self, sha256: String) -> Result<Option<u64>, StoreError> {
-        self.store
-            .call(move |conn| crate::store::blobs::size(conn, &sha256))
-            .await
-    }
-
-    /// Chunk `seq` of the blob `sha256` (see [`crate::store::blobs`]).
-    pub async fn blob_chunk(
-        &self,
-        sha256: String,
-        seq: u64,
-    ) -> Result<Option<Vec<u8>>, StoreError> {
-        self.store
-            .call(move |conn| crate::store::blobs::chunk(conn, &sha256, seq))
-            .await
-    }
-
     /// Stops the run of `lease_id`, held by `worker_id`, with `message` (an
     /// engine did not match its registered signature on that worker).
     pub async fn flag_lease_run(

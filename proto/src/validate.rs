@@ -5,6 +5,7 @@
 
 use xq_engine::rules::Reason;
 
+use crate::blob::{BlobHeader, MAX_UPLOAD_BYTES};
 use crate::error::{Invalid, invalid};
 use crate::game_record::{MAX_PLIES_PER_GAME, MAX_STDERR_TAIL_BYTES};
 use crate::variant_stats::CONVERTIBLE;
@@ -89,6 +90,31 @@ impl EngineRef {
                 format!(
                     "{} is not 64 lowercase hex digits",
                     crate::quote(&self.sha256)
+                ),
+            );
+        }
+        Ok(())
+    }
+}
+
+impl BlobHeader {
+    /// A SHA-256 in lowercase hex and a size the registry takes over the wire.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if !is_sha256_hex(&self.sha256) {
+            return invalid(
+                "header.sha256",
+                format!(
+                    "{} is not 64 lowercase hex digits",
+                    crate::quote(&self.sha256)
+                ),
+            );
+        }
+        if self.size > MAX_UPLOAD_BYTES {
+            return invalid(
+                "header.size",
+                format!(
+                    "{} bytes is more than an upload takes ({MAX_UPLOAD_BYTES})",
+                    self.size
                 ),
             );
         }

@@ -125,6 +125,7 @@ impl Web {
             metrics,
             secure_cookies,
             open_sign_up,
+            upload_quota: _,
         } = parts;
         let mut templates = Environment::new();
         for (name, source) in TEMPLATES {

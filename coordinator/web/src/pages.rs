@@ -400,6 +400,8 @@ struct EngineRow {
     signature: String,
     protocol: String,
     options: String,
+    /// The user who registered it.
+    owner: String,
     registered: String,
 }
 
@@ -408,19 +410,23 @@ pub async fn engines(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
     let found = web.reader.call(|conn| engines::list(conn)).await?;
     let engines: Vec<EngineRow> = found
         .into_iter()
-        .map(|(e, created)| EngineRow {
-            protocol: format!("{:?}", e.protocol).to_lowercase(),
-            options: e
-                .options
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            signature: e.signature_text(),
-            name: e.name,
-            sha256: e.sha256,
-            size: e.size,
-            registered: view::utc(created),
+        .map(|entry| {
+            let e = entry.engine;
+            EngineRow {
+                protocol: format!("{:?}", e.protocol).to_lowercase(),
+                options: e
+                    .options
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                signature: e.signature_text(),
+                name: e.name,
+                sha256: e.sha256,
+                size: e.size,
+                owner: entry.owner.unwrap_or_default(),
+                registered: view::utc(entry.created_ms),
+            }
         })
         .collect();
     Ok(Html(page(&web, &visitor, "engines.html", context! { engines })?).into_response())
