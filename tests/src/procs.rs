@@ -67,6 +67,11 @@ impl Coordinator {
         self.addr.port()
     }
 
+    /// The process id, e.g. to read `/proc/PID/status`.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Ctrl-C (SIGINT): a graceful shutdown; waits for the exit.
     pub fn interrupt(&mut self) {
         signal(self.child.id(), "-INT");
@@ -114,7 +119,20 @@ pub struct Worker {
 impl Worker {
     /// Plays for the coordinator at `url` with `token`; logs to `log`.
     pub fn start(url: &str, token: &str, name: &str, log: &Path) -> Self {
+        Self::start_with_env(url, token, name, log, &[])
+    }
+
+    /// [`Worker::start`] with `env` set (e.g. `XDG_CACHE_HOME`, where its
+    /// blob cache lives).
+    pub fn start_with_env(
+        url: &str,
+        token: &str,
+        name: &str,
+        log: &Path,
+        env: &[(&str, &Path)],
+    ) -> Self {
         let child = Command::new(binary("xq-worker"))
+            .envs(env.iter().copied())
             .args([
                 "work",
                 "--coordinator",

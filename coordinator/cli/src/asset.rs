@@ -125,6 +125,32 @@ impl AssetArgs {
                     }
                     Place::Remote(mut coordinator) => {
                         let what = format!("asset '{}'", new.name);
+                        // A name is never overwritten: no upload for one
+                        // that names other bytes (the coordinator decides
+                        // on the same bytes: they may be yours already).
+                        let url = coordinator.url.clone();
+                        let taken =
+                            coordinator
+                                .call(|mut c| async move {
+                                    c.list_assets(pb::ListAssetsRequest {}).await
+                                })
+                                .with_context(|| format!("cannot list the assets of {url}"))?
+                                .assets
+                                .into_iter()
+                                .find(|a| a.name == new.name && a.sha256 != new.sha256);
+                        if let Some(taken) = taken {
+                            bail!(
+                                "an asset named '{}' exists already, registered by {} (sha256 {}); \
+                                 names are never overwritten: pick another",
+                                taken.name,
+                                if taken.owner.is_empty() {
+                                    "nobody"
+                                } else {
+                                    &taken.owner
+                                },
+                                taken.sha256
+                            );
+                        }
                         if coordinator.upload(&file, &new.sha256, new.size, &what)? {
                             eprintln!("{what}: {} had its bytes already", coordinator.url);
                         }

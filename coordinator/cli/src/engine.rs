@@ -124,6 +124,15 @@ impl EngineArgs {
                         "--user works only on the database file; at a coordinator the engine is yours"
                     );
                 }
+                // Names are never overwritten: no bench or upload for a taken one.
+                if let Some(taken) = registry.list()?.into_iter().find(|e| e.engine.name == name) {
+                    bail!(
+                        "an engine named '{name}' exists already, registered by {} (sha256 {}); \
+                         names are never overwritten: pick another",
+                        taken.owner.as_deref().unwrap_or("nobody"),
+                        taken.engine.sha256
+                    );
+                }
                 let (sha256, size) = std::fs::File::open(&path)
                     .map(std::io::BufReader::new)
                     .and_then(xq_proto::blob::sha256_of_reader)

@@ -12,9 +12,11 @@
 //! Whatever goes wrong (bytes past the announced size, too few, another
 //! hash, a client gone, a store error) leaves nothing stored: the writer
 //! deletes what it wrote, a few chunks per transaction, before it answers;
-//! a writer dropped unfinished (its request cancelled) does so on a task of
-//! its own; and the leftovers of a crash are deleted when the server starts
-//! ([`discard_leftovers`]).
+//! a writer dropped unfinished (its request cancelled) does so too. The
+//! start of an upload and every deletion run on tasks of their own, so a
+//! request cancelled halfway (its future dropped) cannot leave a pending row
+//! without a writer that deletes it. The leftovers of a crash are deleted
+//! when the server starts ([`discard_leftovers`]).
 
 use sha2::{Digest, Sha256};
 use xq_proto::Invalid;
@@ -93,58 +95,72 @@ impl Uploads {
     }
 
     /// Starts the upload of the blob `header` announces, by the user
-    /// `uploader`: answered at once when the blob is stored already.
+    /// `uploader`: answered at once when the blob is stored already. Runs on
+    /// a task of its own: if the caller goes away meanwhile, the writer it
+    /// would have had is dropped, and discards the upload.
     pub async fn begin(&self, header: BlobHeader, uploader: u64) -> Result<Begun, UploadError> {
-        let quota = self.quota.bytes_per_user;
-        let (sha256, size) = (header.sha256.clone(), header.size);
-        let start = self
-            .store
-            .call(move |conn| {
-                let tx = conn.transaction()?;
-                match blobs::state(&tx, &sha256)? {
-                    BlobState::Complete { size } => return Ok(Start::Stored(size)),
-                    BlobState::Pending => return Ok(Start::Busy),
-                    BlobState::Absent => {}
+        let (store, quota) = (self.store.clone(), self.quota.bytes_per_user);
+        tokio::spawn(begin(store, quota, header, uploader))
+            .await
+            .map_err(|e| StoreError::Join(format!("the start of an upload failed: {e}")))?
+    }
+}
+
+/// [`Uploads::begin`]'s work: the row, pending, in one transaction with
+/// the quota's check.
+async fn begin(
+    store: Store,
+    quota: Option<u64>,
+    header: BlobHeader,
+    uploader: u64,
+) -> Result<Begun, UploadError> {
+    let (sha256, size) = (header.sha256.clone(), header.size);
+    let start = store
+        .call(move |conn| {
+            let tx = conn.transaction()?;
+            match blobs::state(&tx, &sha256)? {
+                BlobState::Complete { size } => return Ok(Start::Stored(size)),
+                BlobState::Pending => return Ok(Start::Busy),
+                BlobState::Absent => {}
+            }
+            if let Some(quota) = quota
+                && users::by_id(&tx, uploader)?.role != UserRole::Admin
+            {
+                let stored = blobs::uploaded_bytes(&tx, uploader)?;
+                if stored.saturating_add(size) > quota {
+                    return Ok(Start::OverQuota(stored));
                 }
-                if let Some(quota) = quota
-                    && users::by_id(&tx, uploader)?.role != UserRole::Admin
-                {
-                    let stored = blobs::uploaded_bytes(&tx, uploader)?;
-                    if stored.saturating_add(size) > quota {
-                        return Ok(Start::OverQuota(stored));
-                    }
-                }
-                blobs::begin_upload(&tx, &sha256, size, uploader, now_ms())?;
-                tx.commit()?;
-                Ok(Start::Begun)
-            })
-            .await?;
-        match start {
-            Start::Stored(stored) if stored == header.size => Ok(Begun::Stored { size: stored }),
-            Start::Stored(stored) => Err(Invalid::new(
-                "header.size",
-                format!(
-                    "blob {} is stored with {stored} bytes, not {}",
-                    header.sha256, header.size
-                ),
-            )
-            .into()),
-            Start::Busy => Err(UploadError::InProgress(header.sha256)),
-            Start::OverQuota(stored) => Err(UploadError::OverQuota {
-                stored,
-                size: header.size,
-                quota: quota.unwrap_or(u64::MAX),
-            }),
-            Start::Begun => Ok(Begun::Writing(BlobWriter {
-                store: self.store.clone(),
-                header,
-                hasher: Sha256::new(),
-                buffer: Vec::with_capacity(BLOB_CHUNK_BYTES),
-                seq: 0,
-                received: 0,
-                open: true,
-            })),
-        }
+            }
+            blobs::begin_upload(&tx, &sha256, size, uploader, now_ms())?;
+            tx.commit()?;
+            Ok(Start::Begun)
+        })
+        .await?;
+    match start {
+        Start::Stored(stored) if stored == header.size => Ok(Begun::Stored { size: stored }),
+        Start::Stored(stored) => Err(Invalid::new(
+            "header.size",
+            format!(
+                "blob {} is stored with {stored} bytes, not {}",
+                header.sha256, header.size
+            ),
+        )
+        .into()),
+        Start::Busy => Err(UploadError::InProgress(header.sha256)),
+        Start::OverQuota(stored) => Err(UploadError::OverQuota {
+            stored,
+            size: header.size,
+            quota: quota.unwrap_or(u64::MAX),
+        }),
+        Start::Begun => Ok(Begun::Writing(BlobWriter {
+            store,
+            header,
+            hasher: Sha256::new(),
+            buffer: Vec::with_capacity(BLOB_CHUNK_BYTES),
+            seq: 0,
+            received: 0,
+            open: true,
+        })),
     }
 }
 
@@ -283,7 +299,7 @@ impl Drop for BlobWriter {
         let (store, sha256) = (self.store.clone(), self.header.sha256.clone());
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
-                runtime.spawn(async move { discard(&store, sha256).await });
+                runtime.spawn(discard_now(store, sha256));
             }
             Err(_) => tracing::error!(
                 %sha256,
@@ -294,9 +310,14 @@ impl Drop for BlobWriter {
 }
 
 /// Deletes the pending blob `sha256`, [`DISCARD_CHUNKS`] chunks per
-/// transaction, then its row. A failure is logged (the next start deletes
-/// what is left).
+/// transaction, then its row, on a task of its own (it finishes even if the
+/// caller goes away). A failure is logged (the next start deletes what is
+/// left).
 async fn discard(store: &Store, sha256: String) {
+    let _ = tokio::spawn(discard_now(store.clone(), sha256)).await;
+}
+
+async fn discard_now(store: Store, sha256: String) {
     let result: Result<(), StoreError> = async {
         loop {
             let sha = sha256.clone();
