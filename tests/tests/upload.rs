@@ -12,7 +12,9 @@
 //! Then what must leave nothing stored: bytes that do not hash to the
 //! announced SHA-256, a stream that ends early, one whose client goes away,
 //! and the refusals: another user (an admin neither) registering a taken
-//! name, a worker token, a token of no user, no token at all.
+//! name, a worker token, a token of no user, no token at all. And the web
+//! view's upload form: a multipart POST by a signed-in user, with its CSRF
+//! token, registers the engine as theirs.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -31,7 +33,7 @@ use xq_tests::cluster::{
     fast_config, registry_client, run_client, wait_for_end,
 };
 use xq_tests::procs::{Coordinator, TempDir, Worker};
-use xq_tests::{binary, coordinator_cli};
+use xq_tests::{binary, coordinator_cli, web};
 
 /// The asset's size: 100 MiB.
 const ASSET_BYTES: usize = 100 << 20;
@@ -588,5 +590,138 @@ async fn lying_broken_and_unauthorized_uploads_leave_nothing() {
     assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
     let (blobs, _) = stored_rows(&db.0);
     assert_eq!(blobs, 2, "the asset and the engine; nothing of the refused");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_engine_uploaded_from_the_web_form_belongs_to_its_user() {
+    let db = TempDb::new("upload-web");
+    let path = db.0.clone();
+    tokio::task::spawn_blocking(move || {
+        add_user(&path, "ana", "developer", "ana-upload-words");
+        add_user(&path, "bo", "developer", "bo-upload-words");
+    })
+    .await
+    .unwrap();
+    let server =
+        TestServer::start_with_web("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(30)))
+            .await;
+    let base = server.web_url();
+    let sign_in = web::get(&format!("{base}/sign-in")).await;
+    let csrf = web::set_cookie(&sign_in, "xq_csrf");
+    let anonymous = format!("xq_csrf={csrf}");
+    let session = async |name: &str, password: &str| {
+        let answer = web::post_form(
+            &format!("{base}/sign-in"),
+            &[("cookie", &anonymous)],
+            &format!("csrf={csrf}&name={name}&password={password}"),
+        )
+        .await;
+        assert_eq!(answer.status.as_u16(), 303, "{}", answer.body);
+        let cookie = format!("xq_session={}", web::set_cookie(&answer, "xq_session"));
+        let page = web::request(
+            http::Method::GET,
+            &format!("{base}/engines"),
+            &[("cookie", &cookie)],
+            "",
+        )
+        .await;
+        assert!(page.body.contains("id=\"upload-form\""), "{}", page.body);
+        (cookie, web::form_csrf(&page.body))
+    };
+    let (ana, ana_csrf) = session("ana", "ana-upload-words").await;
+    // Bytes that stand for an executable: the coordinator never runs them.
+    let executable: Vec<u8> = (0..2 * BLOB_CHUNK_BYTES + 100)
+        .map(|i| (i % 241) as u8)
+        .collect();
+    let url = format!("{base}/engines/upload");
+    let form = |csrf: &str, name: &str| {
+        vec![
+            ("csrf", csrf.to_owned()),
+            ("name", name.to_owned()),
+            ("protocol", "uci".to_owned()),
+            ("signature", "123456".to_owned()),
+            ("coords", "1-10".to_owned()),
+            ("options", "Hash=16\nThreads=1".to_owned()),
+        ]
+    };
+    let post = async |cookie: &str, fields: Vec<(&str, String)>, bytes: &[u8]| {
+        let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        web::post_multipart(
+            &url,
+            &[("cookie", cookie)],
+            &fields,
+            ("file", "engine", bytes),
+        )
+        .await
+    };
+
+    // Without the form's CSRF token, or not signed in: refused, nothing stored.
+    let refused = post(&ana, form("xqc_forged", "web-engine"), &executable).await;
+    assert_eq!(refused.status.as_u16(), 403, "{}", refused.body);
+    let anonymous_post = post(&anonymous, form(&csrf, "web-engine"), &executable).await;
+    assert_eq!(
+        anonymous_post.status.as_u16(),
+        401,
+        "{}",
+        anonymous_post.body
+    );
+    assert_eq!(stored_rows(&db.0), (0, 0));
+
+    let done = post(&ana, form(&ana_csrf, "web-engine"), &executable).await;
+    assert_eq!(done.status.as_u16(), 303, "{}", done.body);
+    let page = web::get(&format!("{base}/engines")).await.body;
+    assert!(
+        page.contains("web-engine") && page.contains(&sha256_hex(&executable)),
+        "{page}"
+    );
+    assert!(page.contains("<td>ana</td>"), "the owner is shown: {page}");
+    assert_eq!(stored_rows(&db.0), (1, 3));
+    let listed = registry_client(&server.url(), Some(WORKER_TOKEN))
+        .list_engines(pb::ListEnginesRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .engines;
+    let engine = listed[0].engine.clone().expect("the engine");
+    assert_eq!(
+        (
+            listed[0].owner.as_str(),
+            engine.signature,
+            engine.size,
+            engine.options.len()
+        ),
+        ("ana", Some(123456), executable.len() as u64, 2)
+    );
+
+    // The name is ana's: bo's upload under it is refused on the page.
+    let (bo, bo_csrf) = session("bo", "bo-upload-words").await;
+    let taken = post(&bo, form(&bo_csrf, "web-engine"), b"bo's engine").await;
+    assert_eq!(taken.status.as_u16(), 400, "{}", taken.body);
+    assert!(
+        taken.body.contains("id=\"refusal\"") && taken.body.contains("registered by ana"),
+        "{}",
+        taken.body
+    );
+    assert_eq!(stored_rows(&db.0), (1, 3), "bo's bytes were never stored");
+
+    // Only this route takes a large body.
+    let big = vec![b'a'; 3 << 20];
+    let elsewhere = web::request_bytes(
+        http::Method::POST,
+        &format!("{base}/users"),
+        &[
+            ("cookie", &ana),
+            ("content-type", "application/x-www-form-urlencoded"),
+        ],
+        big,
+    )
+    .await;
+    assert!(
+        elsewhere.status.is_client_error() && elsewhere.body.contains("length limit exceeded"),
+        "{} {}",
+        elsewhere.status,
+        elsewhere.body
+    );
     server.stop().await;
 }

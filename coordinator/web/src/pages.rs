@@ -407,6 +407,16 @@ struct EngineRow {
 
 /// `GET /engines`.
 pub async fn engines(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
+    show_engines(&web, &visitor, StatusCode::OK, None).await
+}
+
+/// The engines page with `status`, and why an upload was refused if one was.
+pub(crate) async fn show_engines(
+    web: &Web,
+    visitor: &Visitor,
+    status: StatusCode,
+    error: Option<String>,
+) -> Page {
     let found = web.reader.call(|conn| engines::list(conn)).await?;
     let engines: Vec<EngineRow> = found
         .into_iter()
@@ -429,7 +439,8 @@ pub async fn engines(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
             }
         })
         .collect();
-    Ok(Html(page(&web, &visitor, "engines.html", context! { engines })?).into_response())
+    let html = page(web, visitor, "engines.html", context! { engines, error })?;
+    Ok((status, Html(html)).into_response())
 }
 
 /// `GET /metrics`: the Prometheus text format.
