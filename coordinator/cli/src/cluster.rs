@@ -11,6 +11,7 @@ use tonic::transport::Identity;
 use xq_coordinator::auth::{Rate, RateLimits};
 use xq_coordinator::http::Http;
 use xq_coordinator::local::{LocalCluster, PlayerFactory};
+use xq_coordinator::registry::uploads::UploadQuota;
 use xq_coordinator::report::workers;
 use xq_coordinator::scheduler::SchedulerConfig;
 use xq_coordinator::server::{self, ServerConfig};
@@ -81,6 +82,10 @@ pub struct ServeArgs {
     /// add users (`user add`, the users page).
     #[arg(long)]
     no_sign_up: bool,
+    /// MiB of engines and assets one user's uploads may store in all
+    /// (admins: no cap; 0: no cap for anyone).
+    #[arg(long, default_value_t = 8192)]
+    upload_quota_mib: u64,
 }
 
 impl ServeArgs {
@@ -123,6 +128,10 @@ impl ServeArgs {
             tls,
             secure_cookies: self.secure_cookies,
             open_sign_up: !self.no_sign_up,
+            upload_quota: UploadQuota {
+                bytes_per_user: (self.upload_quota_mib > 0)
+                    .then(|| self.upload_quota_mib.saturating_mul(1 << 20)),
+            },
             ..ServerConfig::default()
         };
         runtime()?.block_on(async {

@@ -197,7 +197,7 @@ enum Registry {
         store: Store,
         runtime: tokio::runtime::Runtime,
     },
-    Remote(Coordinator),
+    Remote(Box<Coordinator>),
 }
 
 impl Registry {

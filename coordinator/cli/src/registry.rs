@@ -25,7 +25,7 @@ pub enum Place {
     /// coordinator's administrator).
     File(PathBuf),
     /// A served coordinator, as the user of a personal token.
-    Remote(Coordinator),
+    Remote(Box<Coordinator>),
 }
 
 impl Place {
@@ -39,7 +39,7 @@ impl Place {
         if !remote.given() && remote::stored()?.newest().is_none() {
             return Ok(Place::File(PathBuf::from(DEFAULT_DB)));
         }
-        Ok(Place::Remote(Coordinator::connect(remote)?))
+        Ok(Place::Remote(Box::new(Coordinator::connect(remote)?)))
     }
 }
 

@@ -57,7 +57,8 @@ pub struct UploadQuota {
 }
 
 impl Default for UploadQuota {
-    /// 8 GiB per user: a few dozen engines and networks.
+    /// 8 GiB per user (`serve --upload-quota-mib 8192`): a few dozen
+    /// engines and networks.
     fn default() -> Self {
         UploadQuota {
             bytes_per_user: Some(8 << 30),
@@ -78,7 +79,7 @@ pub enum Begun {
     /// The blob is stored already (`size` bytes): nothing to send.
     Stored { size: u64 },
     /// Send the bytes here.
-    Writing(BlobWriter),
+    Writing(Box<BlobWriter>),
 }
 
 /// The blob's state as the start of an upload finds it.
@@ -152,7 +153,7 @@ async fn begin(
             size: header.size,
             quota: quota.unwrap_or(u64::MAX),
         }),
-        Start::Begun => Ok(Begun::Writing(BlobWriter {
+        Start::Begun => Ok(Begun::Writing(Box::new(BlobWriter {
             store,
             header,
             hasher: Sha256::new(),
@@ -160,7 +161,7 @@ async fn begin(
             seq: 0,
             received: 0,
             open: true,
-        })),
+        }))),
     }
 }
 
@@ -386,7 +387,7 @@ mod tests {
 
     fn writing(begun: Begun) -> BlobWriter {
         match begun {
-            Begun::Writing(w) => w,
+            Begun::Writing(w) => *w,
             Begun::Stored { .. } => panic!("stored already"),
         }
     }

@@ -401,7 +401,7 @@ mod tests {
         let e = complete_upload(&conn, &h).unwrap_err();
         assert!(e.to_string().contains("1 chunks"), "{e}");
         append_chunk(&conn, &h, 1, &bytes[BLOB_CHUNK_BYTES..]).unwrap();
-        assert_eq!(pending(&conn).unwrap(), [h.clone()]);
+        assert_eq!(pending(&conn).unwrap(), std::slice::from_ref(&h));
         assert_eq!(complete_upload(&conn, &h).unwrap(), size);
         assert_eq!(size_of(&conn, &h), Some(size));
         assert!(pending(&conn).unwrap().is_empty());
