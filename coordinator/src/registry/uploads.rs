@@ -183,11 +183,6 @@ pub struct BlobWriter {
 }
 
 impl BlobWriter {
-    /// What the upload announced.
-    pub fn header(&self) -> &BlobHeader {
-        &self.header
-    }
-
     /// Takes the next bytes, committing each chunk they complete. On an
     /// error the upload is discarded (and every later call refused).
     pub async fn write(&mut self, mut data: &[u8]) -> Result<(), UploadError> {
