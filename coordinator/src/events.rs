@@ -1,5 +1,6 @@
 //! Who did what, as values: every create, approval, change, stop, resume,
-//! worker exclusion, user change and token change is an [`Event`] with its
+//! worker exclusion, user change, token change and registration of an
+//! engine or asset is an [`Event`] with its
 //! time, actor, target and the change, written by the store in the same
 //! transaction as the change itself (`store::events`).
 
@@ -27,11 +28,15 @@ pub enum EventKind {
     User,
     /// A token was added or revoked.
     Token,
+    /// An engine was registered.
+    Engine,
+    /// An asset was registered.
+    Asset,
 }
 
 impl EventKind {
     /// Every kind, in the order filters list them.
-    pub const ALL: [EventKind; 9] = [
+    pub const ALL: [EventKind; 11] = [
         EventKind::Create,
         EventKind::Approve,
         EventKind::Reject,
@@ -41,6 +46,8 @@ impl EventKind {
         EventKind::Exclude,
         EventKind::User,
         EventKind::Token,
+        EventKind::Engine,
+        EventKind::Asset,
     ];
 
     /// The stored and printed name.
@@ -55,6 +62,8 @@ impl EventKind {
             EventKind::Exclude => "exclude",
             EventKind::User => "user",
             EventKind::Token => "token",
+            EventKind::Engine => "engine",
+            EventKind::Asset => "asset",
         }
     }
 

@@ -34,6 +34,8 @@ pub struct ViewParts {
     pub secure_cookies: bool,
     /// Whether `/sign-up` makes accounts.
     pub open_sign_up: bool,
+    /// How many bytes of blobs one user's uploads may store (the upload form).
+    pub upload_quota: crate::registry::uploads::UploadQuota,
 }
 
 /// An HTTP view the server runs next to its gRPC services.

@@ -30,6 +30,9 @@
 //!   workers converts in `xq_proto`.
 //! * [`accounts`]: a user's own tokens, made, listed and revoked through
 //!   the wire, each change one transaction with its event.
+//! * [`registry`]: engines and assets from anywhere: blobs uploaded as they
+//!   arrive, never whole in memory, and registered under names that belong
+//!   to their owner; [`registry_service`]: its gRPC service.
 //! * [`server`]: the thin tonic services, `run(listener, db, shutdown)`, and
 //!   the one place store errors become statuses; [`account_service`]: the
 //!   account service (`Login` without a token, a user's own tokens).
@@ -55,6 +58,8 @@ pub mod git;
 pub mod http;
 pub mod local;
 pub mod metrics;
+pub mod registry;
+pub mod registry_service;
 pub mod report;
 pub mod run_args;
 pub mod runs;

@@ -265,24 +265,6 @@ impl Scheduler {
         Ok(())
     }
 
-    /// The size of the blob with this SHA-256 (an engine or an asset), if stored.
-    pub async fn blob_size(&self, sha256: String) -> Result<Option<u64>, StoreError> {
-        self.store
-            .call(move |conn| crate::store::blobs::size(conn, &sha256))
-            .await
-    }
-
-    /// Chunk `seq` of the blob `sha256` (see [`crate::store::blobs`]).
-    pub async fn blob_chunk(
-        &self,
-        sha256: String,
-        seq: u64,
-    ) -> Result<Option<Vec<u8>>, StoreError> {
-        self.store
-            .call(move |conn| crate::store::blobs::chunk(conn, &sha256, seq))
-            .await
-    }
-
     /// Stops the run of `lease_id`, held by `worker_id`, with `message` (an
     /// engine did not match its registered signature on that worker).
     pub async fn flag_lease_run(
@@ -1451,7 +1433,15 @@ mod tests {
         ] {
             let e = build(arch, bytes);
             s.store
-                .call(move |conn| engines::add(conn, &e, &[], bytes, 1).map(|_| ()))
+                .call(move |conn| {
+                    let owner = crate::store::users::named_or_admin(conn, None, 1)?;
+                    let new = engines::NewEngine {
+                        engine: e,
+                        spins: Vec::new(),
+                        variants: None,
+                    };
+                    engines::add(conn, &new, bytes, owner, &Actor::cli(), 1).map(|_| ())
+                })
                 .await
                 .unwrap();
         }

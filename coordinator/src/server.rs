@@ -19,6 +19,7 @@ use tonic::{Code, Request, Response, Status};
 use xq_proto::engine_source::FailedBuild;
 use xq_proto::pb;
 use xq_proto::pb::account_service_server::AccountServiceServer;
+use xq_proto::pb::registry_service_server::RegistryServiceServer;
 use xq_proto::pb::run_service_server::{RunService, RunServiceServer};
 use xq_proto::pb::worker_service_server::{WorkerService, WorkerServiceServer};
 use xq_proto::{BatchOutcome, Invalid, required};
@@ -33,6 +34,9 @@ use crate::events::Actor;
 use crate::game_export::{self, GameQuery};
 use crate::http::{Http, ViewParts};
 use crate::metrics::{GrpcMetricsLayer, Metrics};
+use crate::registry::Registrar;
+use crate::registry::uploads::{self, UploadQuota, Uploads};
+use crate::registry_service::{self, BlobStream, RegistryServer};
 use crate::runs::{RunChange, RunSpec, RunState};
 use crate::scheduler::{Scheduler, SchedulerConfig};
 use crate::shutdown::Shutdown;
@@ -126,6 +130,8 @@ pub struct ServerConfig {
     /// Anyone may make a developer account on the web view (`/sign-up`);
     /// otherwise only admins add users.
     pub open_sign_up: bool,
+    /// How many bytes of blobs one user's uploads may store.
+    pub upload_quota: UploadQuota,
 }
 
 impl Default for ServerConfig {
@@ -139,6 +145,7 @@ impl Default for ServerConfig {
             max_message_bytes: MAX_MESSAGE_BYTES,
             secure_cookies: false,
             open_sign_up: true,
+            upload_quota: UploadQuota::default(),
         }
     }
 }
@@ -183,6 +190,10 @@ pub async fn run_with_web(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServerError> {
     let (signal, fire) = Shutdown::new(shutdown);
+    let leftovers = uploads::discard_leftovers(&store).await?;
+    if leftovers > 0 {
+        tracing::warn!(leftovers, "deleted uploads a stop cut off");
+    }
     let metrics = Arc::new(Metrics::new(store.metrics()));
     let reader = store.reader()?;
     let stored = reader
@@ -214,6 +225,7 @@ pub async fn run_with_web(
                 scheduler: scheduler.clone(),
                 secure_cookies: config.secure_cookies,
                 open_sign_up: config.open_sign_up,
+                upload_quota: config.upload_quota,
                 auth: Arc::clone(&auth),
                 metrics: Arc::clone(&metrics),
             };
@@ -228,6 +240,12 @@ pub async fn run_with_web(
         None => None,
     };
     let export_reader = store.reader()?;
+    let registry = RegistryServer::new(
+        Uploads::new(store.clone(), config.upload_quota),
+        Registrar::new(store.clone()),
+        store.reader()?,
+    );
+    let blobs = store.clone();
     drop(store);
     let limit = config.max_message_bytes;
     let mut builder = tonic::transport::Server::builder();
@@ -242,6 +260,7 @@ pub async fn run_with_web(
             WorkerServiceServer::new(Workers {
                 scheduler: scheduler.clone(),
                 owners,
+                blobs,
             })
             .max_decoding_message_size(limit),
         )
@@ -254,6 +273,7 @@ pub async fn run_with_web(
             .max_decoding_message_size(limit),
         )
         .add_service(AccountServiceServer::new(accounts).max_decoding_message_size(limit))
+        .add_service(RegistryServiceServer::new(registry).max_decoding_message_size(limit))
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), fire)
         .await?;
     if let Some(web) = web {
@@ -273,6 +293,8 @@ const MAX_HEARTBEAT_LEASES: usize = 64;
 struct Workers {
     scheduler: Scheduler,
     owners: Arc<Owners>,
+    /// The write store, which blob downloads read.
+    blobs: Store,
 }
 
 impl Workers {
@@ -398,38 +420,9 @@ impl WorkerService for Workers {
         request: Request<pb::DownloadBlobRequest>,
     ) -> Result<Response<BlobStream>, Status> {
         let pb::DownloadBlobRequest { sha256 } = request.into_inner();
-        if !xq_proto::is_sha256_hex(&sha256) {
-            return Err(Status::invalid_argument(format!(
-                "invalid sha256: {} is not 64 lowercase hex digits",
-                xq_proto::quote(&sha256)
-            )));
-        }
-        let size = self
-            .scheduler
-            .blob_size(sha256.clone())
-            .await?
-            .ok_or_else(|| Status::not_found(format!("no engine or asset with sha256 {sha256}")))?;
-        // Chunks are read one at a time, each in its own store call, and sent
-        // through a short queue: a download holds at most a few chunks in
-        // memory and never the store's connection for longer than one read.
-        let (tx, rx) = mpsc::channel(BLOB_QUEUE_CHUNKS);
-        let scheduler = self.scheduler.clone();
-        tokio::spawn(async move {
-            for seq in 0..xq_proto::blob::chunk_count(size) {
-                let chunk = match scheduler.blob_chunk(sha256.clone(), seq).await {
-                    Ok(Some(data)) => Ok(pb::BlobChunk { data, size }),
-                    Ok(None) => Err(Status::data_loss(format!(
-                        "blob {sha256} lacks its chunk {seq}"
-                    ))),
-                    Err(e) => Err(Status::from(e)),
-                };
-                let failed = chunk.is_err();
-                if tx.send(chunk).await.is_err() || failed {
-                    return;
-                }
-            }
-        });
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        Ok(Response::new(
+            registry_service::download(&self.blobs, sha256).await?,
+        ))
     }
 
     async fn report_engine_mismatch(
@@ -492,12 +485,6 @@ fn failed_build(request: pb::ReportBuildFailureRequest) -> Result<(u64, u64, Fai
     failed.validate()?;
     Ok((worker_id, lease_id, failed))
 }
-
-/// Chunks of a blob download read ahead of the network (of
-/// [`xq_proto::blob::BLOB_CHUNK_BYTES`] each, well below gRPC's 4 MiB limit).
-const BLOB_QUEUE_CHUNKS: usize = 4;
-
-type BlobStream = Pin<Box<dyn Stream<Item = Result<pb::BlobChunk, Status>> + Send>>;
 
 struct Runs {
     scheduler: Scheduler,

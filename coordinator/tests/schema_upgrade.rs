@@ -474,7 +474,8 @@ fn check_users(conn: &Connection, version: usize) {
 
 /// The executable of version 3 reads back from its chunks and stays the
 /// engine's untagged one; version 20's build is listed with it; the asset of
-/// version 10 is listed; version 20's worker has its machine.
+/// version 10 is listed; version 20's worker has its machine; every engine
+/// and asset has its owner (`admin` for those from before owners).
 fn check_registry(conn: &Connection, version: usize) {
     let engine = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
     let pikafish = engines::get(conn, "pikafish").unwrap();
@@ -518,15 +519,49 @@ fn check_registry(conn: &Connection, version: usize) {
     if found {
         assert_eq!(bytes, [0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00]);
     }
-    let names: Vec<String> = assets::list(conn)
+    let owned: Vec<(String, Option<String>)> = assets::list(conn)
         .unwrap()
         .into_iter()
-        .map(|a| a.name)
+        .map(|a| (a.name, a.owner))
         .collect();
-    let expected: &[&str] = if version >= 10 { &["book.epd"] } else { &[] };
-    assert_eq!(names, expected, "assets of a version-{version} database");
+    let owner = |name: &str, user: &str| (name.to_owned(), Some(user.to_owned()));
+    let expected = match version {
+        ..=9 => vec![],
+        10..=18 => vec![owner("book.epd", "admin")],
+        _ => vec![owner("book.epd", "admin"), owner("dev1.nnue", "dev1")],
+    };
+    assert_eq!(owned, expected, "assets of a version-{version} database");
     if version >= 10 {
         assert_eq!(assets::check_book(conn, "book.epd").unwrap(), 1);
+    }
+    let owned: Vec<(String, Option<String>)> = engines::list(conn)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.engine.name, e.owner))
+        .collect();
+    let expected = match version {
+        ..=2 => vec![],
+        3..=18 => vec![owner("pikafish", "admin")],
+        _ => vec![owner("dev1-engine", "dev1"), owner("pikafish", "admin")],
+    };
+    assert_eq!(owned, expected, "engines of a version-{version} database");
+    // Version 19's upload cut off by a crash: stored, pending, seen by no
+    // reader, charged to dev1 until the server's start deletes it.
+    let cut = "3cc23d0d326e66af579077461b7791674c9d605ad811a31f12b49756152d5d6c";
+    assert_eq!(blobs::size(conn, cut).unwrap(), None);
+    let pending = blobs::pending(conn).unwrap();
+    assert_eq!(pending.len(), usize::from(version >= 19));
+    if version >= 19 {
+        assert_eq!(pending, [cut]);
+        assert_eq!(blobs::uploaded_bytes(conn, 20).unwrap(), 12 + 16 + 18);
+        let dev = engines::get(conn, "dev1-engine")
+            .unwrap()
+            .expect("dev1's engine");
+        assert_eq!(dev.asset_options().count(), 1);
+        assert_eq!(
+            engines::variants(conn, "dev1-engine").unwrap(),
+            Some(Some(vec!["xiangqi".to_owned()]))
+        );
     }
 }
 

@@ -15,6 +15,23 @@ pub const BLOB_CHUNK_BYTES: usize = 1 << 20;
 /// The largest blob the registry takes, in bytes (networks run to hundreds of MiB).
 pub const MAX_BLOB_BYTES: u64 = 4 << 30;
 
+/// The largest blob an upload over the wire announces (`UploadBlob`), in
+/// bytes: 1 GiB. The database file's `engine add` and `asset add` take up to
+/// [`MAX_BLOB_BYTES`].
+pub const MAX_UPLOAD_BYTES: u64 = 1 << 30;
+
+/// What an upload announces before its bytes (`UploadHeader` on the wire).
+///
+/// Invariants (checked on the wire, [`BlobHeader::validate`]): `sha256` is 64
+/// lowercase hex digits; `size` is at most [`MAX_UPLOAD_BYTES`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlobHeader {
+    /// SHA-256 of the whole blob, lowercase hex.
+    pub sha256: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
 /// The prefix of an option value or `--book` argument that names an asset.
 pub const ASSET_PREFIX: &str = "asset:";
 

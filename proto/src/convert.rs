@@ -8,6 +8,7 @@
 
 use xq_engine::rules::{GameResult, Reason};
 
+use crate::blob::BlobHeader;
 use crate::error::{Invalid, invalid, quote, required};
 use crate::game_record::{MoveStats, pack_moves, unpack_moves};
 use crate::machine::{MAX_FLAG_BYTES, MAX_FLAGS};
@@ -115,6 +116,24 @@ impl From<Protocol> for pb::EngineProtocol {
             Protocol::Uci => pb::EngineProtocol::Uci,
             Protocol::Ucci => pb::EngineProtocol::Ucci,
         }
+    }
+}
+
+impl From<BlobHeader> for pb::UploadHeader {
+    fn from(h: BlobHeader) -> Self {
+        let BlobHeader { sha256, size } = h;
+        pb::UploadHeader { sha256, size }
+    }
+}
+
+impl TryFrom<pb::UploadHeader> for BlobHeader {
+    type Error = Invalid;
+
+    fn try_from(h: pb::UploadHeader) -> Result<Self, Invalid> {
+        let pb::UploadHeader { sha256, size } = h;
+        let header = BlobHeader { sha256, size };
+        header.validate()?;
+        Ok(header)
     }
 }
 
@@ -1116,6 +1135,31 @@ mod tests {
         assert_eq!(bad(&|r| r.reason = String::new()), "reason");
         assert_eq!(bad(&|r| r.reason = "two\nlines".to_owned()), "reason");
         assert_eq!(bad(&|r| r.log_tail = "x".repeat(8193)), "log_tail");
+    }
+
+    #[test]
+    fn an_upload_header_names_a_sha256_and_at_most_a_gib() {
+        let header = BlobHeader {
+            sha256: "0a".repeat(32),
+            size: crate::blob::MAX_UPLOAD_BYTES,
+        };
+        let wire = pb::UploadHeader::from(header.clone());
+        assert_eq!(BlobHeader::try_from(wire.clone()).unwrap(), header);
+        let big = pb::UploadHeader {
+            size: crate::blob::MAX_UPLOAD_BYTES + 1,
+            ..wire.clone()
+        };
+        assert_eq!(BlobHeader::try_from(big).unwrap_err().field, "header.size");
+        for sha in ["0A".repeat(32), "0a".repeat(31), String::new()] {
+            let bad = pb::UploadHeader {
+                sha256: sha,
+                ..wire.clone()
+            };
+            assert_eq!(
+                BlobHeader::try_from(bad).unwrap_err().field,
+                "header.sha256"
+            );
+        }
     }
 
     #[test]

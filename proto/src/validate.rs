@@ -5,6 +5,7 @@
 
 use xq_engine::rules::Reason;
 
+use crate::blob::{BlobHeader, MAX_UPLOAD_BYTES};
 use crate::engine_source::{
     BUILD_TOOLS, FailedBuild, MAX_BINARY_BYTES, MAX_BUILD_BYTES, MAX_BUILD_REASON_BYTES,
     MAX_LOG_TAIL_BYTES, MAX_REPO_BYTES, REPO_SCHEMES, is_build_tool, is_commit, is_ref_name,
@@ -358,6 +359,31 @@ impl Machine {
         }
         if self.cores == 0 {
             return invalid("machine.cores", "must be at least 1");
+        }
+        Ok(())
+    }
+}
+
+impl BlobHeader {
+    /// A SHA-256 in lowercase hex and a size the registry takes over the wire.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if !is_sha256_hex(&self.sha256) {
+            return invalid(
+                "header.sha256",
+                format!(
+                    "{} is not 64 lowercase hex digits",
+                    crate::quote(&self.sha256)
+                ),
+            );
+        }
+        if self.size > MAX_UPLOAD_BYTES {
+            return invalid(
+                "header.size",
+                format!(
+                    "{} bytes is more than an upload takes ({MAX_UPLOAD_BYTES})",
+                    self.size
+                ),
+            );
         }
         Ok(())
     }

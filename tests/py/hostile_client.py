@@ -27,6 +27,13 @@ password and with 100,000-byte fields (no token needed), and the token
 methods without a token, with a worker token, with a token of no user, and
 with a signed-in user's token on another user's token.
 
+And the registry service: UploadBlob with a worker token, none, a token of
+no user; with the signed-in user's token data before the header, a
+100,000-byte SHA-256, more than 1 GiB announced, bytes that hash to
+something else, a message over 1 MiB, two headers; AddAsset and AddEngine
+of nothing uploaded, with a 100,000-byte name, without an engine, as a
+worker.
+
     hostile_client.py --url 127.0.0.1:PORT --token TOKEN --admin-token TOKEN \
         --run RUN --user NAME --password PASSWORD --other-token NAME --proto-dir proto
 """
@@ -250,6 +257,66 @@ def main() -> int:
             lambda: accounts.RevokeToken(pb.RevokeTokenRequest(name=args.other_token),
                                          metadata=auth),
             "PERMISSION_DENIED")
+
+    # The registry: uploads and registrations need a personal token of a
+    # user; a lying or malformed upload is a named refusal and stores
+    # nothing.
+    registry = rpc.RegistryServiceStub(channel)
+    import hashlib
+
+    blob = b"hostile bytes" * 1000
+    sha = hashlib.sha256(blob).hexdigest()
+
+    def header(sha256: str = sha, size: int = len(blob)):
+        return pb.UploadBlobRequest(header=pb.UploadHeader(sha256=sha256, size=size))
+
+    def data(b: bytes):
+        return pb.UploadBlobRequest(data=b)
+
+    def upload(messages, metadata=None):
+        return lambda: registry.UploadBlob(iter(messages), metadata=metadata)
+
+    refused("UploadBlob_as_worker", upload([header(), data(blob)], auth), "PERMISSION_DENIED")
+    refused("UploadBlob_without_token", upload([header(), data(blob)]), "UNAUTHENTICATED")
+    refused("UploadBlob_with_a_token_of_no_user", upload([header(), data(blob)], admin),
+            "PERMISSION_DENIED", "belongs to no user")
+    refused("UploadBlob_data_before_header", upload([data(blob)], mine), "INVALID_ARGUMENT",
+            "header")
+    refused("UploadBlob_with_a_sha256_of_100000_bytes",
+            upload([header(sha256="a" * 100_000), data(blob)], mine), "INVALID_ARGUMENT",
+            "(100000 bytes)")
+    refused("UploadBlob_of_more_than_a_gib",
+            upload([header(size=(1 << 30) + 1), data(blob)], mine), "INVALID_ARGUMENT",
+            "header.size")
+    refused("UploadBlob_of_other_bytes",
+            upload([header(), data(blob[::-1])], mine), "INVALID_ARGUMENT",
+            "not to the announced")
+    refused("UploadBlob_with_a_message_over_a_mib",
+            upload([header(size=(1 << 20) + 1), data(b"x" * ((1 << 20) + 1))], mine),
+            "INVALID_ARGUMENT", "1048576")
+    refused("UploadBlob_with_two_headers", upload([header(), header(), data(blob)], mine),
+            "INVALID_ARGUMENT", "header")
+    refused("AddAsset_of_no_upload",
+            lambda: registry.AddAsset(pb.AddAssetRequest(name="net", sha256=sha, size=len(blob)),
+                                      metadata=mine),
+            "NOT_FOUND", "upload it first")
+    refused("AddAsset_with_a_name_of_100000_bytes",
+            lambda: registry.AddAsset(
+                pb.AddAssetRequest(name="n" * 100_000, sha256=sha, size=len(blob)),
+                metadata=mine),
+            "INVALID_ARGUMENT", "asset.name")
+    refused("AddAsset_as_worker",
+            lambda: registry.AddAsset(pb.AddAssetRequest(name="net", sha256=sha, size=1),
+                                      metadata=auth),
+            "PERMISSION_DENIED")
+    refused("AddEngine_without_engine",
+            lambda: registry.AddEngine(pb.AddEngineRequest(), metadata=mine),
+            "INVALID_ARGUMENT", "engine")
+    engine = pb.EngineRef(name="e", sha256=sha, size=len(blob), signature=1,
+                          protocol=pb.ENGINE_PROTOCOL_UCI)
+    refused("AddEngine_of_no_upload",
+            lambda: registry.AddEngine(pb.AddEngineRequest(engine=engine), metadata=mine),
+            "NOT_FOUND", "upload it first")
 
     ok = all(a["ok"] for a in attempts.values()) and all(r["ok"] for r in refusals.values())
     print(

@@ -24,6 +24,7 @@ use xq_coordinator::server::{self, ServerConfig, ServerError};
 use xq_coordinator::store::Store;
 use xq_proto::connect::{Auth, channel};
 use xq_proto::pb;
+use xq_proto::pb::registry_service_client::RegistryServiceClient;
 use xq_proto::pb::run_service_client::RunServiceClient;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
 use xq_proto::{BatchOutcome, Score, WorkSpec};
@@ -203,6 +204,8 @@ pub type Authed = InterceptedService<Channel, Auth>;
 pub type AdminClient = RunServiceClient<Authed>;
 /// A worker-service client with a token.
 pub type WorkerClient = WorkerServiceClient<Authed>;
+/// A registry-service client with a token.
+pub type RegistryClient = RegistryServiceClient<Authed>;
 
 fn authed(url: &str, token: Option<&str>) -> Authed {
     InterceptedService::new(
@@ -219,6 +222,11 @@ pub fn run_client(url: &str, token: Option<&str>) -> AdminClient {
 /// A worker-service client with `token` (`None`: none).
 pub fn worker_client(url: &str, token: Option<&str>) -> WorkerClient {
     WorkerServiceClient::new(authed(url, token))
+}
+
+/// A registry-service client with `token` (`None`: none).
+pub fn registry_client(url: &str, token: Option<&str>) -> RegistryClient {
+    RegistryServiceClient::new(authed(url, token))
 }
 
 /// A worker client with [`WORKER_TOKEN`], registered as `name` (one

@@ -67,6 +67,11 @@ impl Coordinator {
         self.addr.port()
     }
 
+    /// The process id, e.g. to read `/proc/PID/status`.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Ctrl-C (SIGINT): a graceful shutdown; waits for the exit.
     pub fn interrupt(&mut self) {
         signal(self.child.id(), "-INT");
@@ -128,6 +133,7 @@ impl Worker {
         env: &[(&str, &std::ffi::OsStr)],
     ) -> Self {
         let child = Command::new(binary("xq-worker"))
+            .envs(env.iter().copied())
             .args([
                 "work",
                 "--coordinator",

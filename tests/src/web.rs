@@ -21,6 +21,16 @@ pub struct Answer {
 
 /// One request to `url` (`http://host:port/path`) on a fresh connection.
 pub async fn request(method: Method, url: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+    request_bytes(method, url, headers, body.as_bytes().to_vec()).await
+}
+
+/// [`request`] with a body of any bytes.
+pub async fn request_bytes(
+    method: Method,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> Answer {
     let uri: http::Uri = url.parse().expect("url");
     let authority = uri.authority().expect("host:port").to_string();
     let tcp = tokio::net::TcpStream::connect(&authority)
@@ -37,9 +47,7 @@ pub async fn request(method: Method, url: &str, headers: &[(&str, &str)], body: 
     for (k, v) in headers {
         builder = builder.header(*k, *v);
     }
-    let request = builder
-        .body(Full::new(Bytes::from(body.to_owned())))
-        .expect("request");
+    let request = builder.body(Full::new(Bytes::from(body))).expect("request");
     let response = sender.send_request(request).await.expect("http request");
     let status = response.status();
     let headers = response.headers().clone();
@@ -65,6 +73,59 @@ pub async fn post_form(url: &str, headers: &[(&str, &str)], body: &str) -> Answe
     let mut all = vec![("content-type", "application/x-www-form-urlencoded")];
     all.extend_from_slice(headers);
     request(Method::POST, url, &all, body).await
+}
+
+/// The value of cookie `name` that `answer` sets.
+pub fn set_cookie(answer: &Answer, name: &str) -> String {
+    answer
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(|c| c.split(';').next()?.strip_prefix(&format!("{name}=")))
+        .unwrap_or_else(|| panic!("no {name} cookie in {:?}", answer.headers))
+        .to_owned()
+}
+
+/// The CSRF token of the first form of `body`.
+pub fn form_csrf(body: &str) -> String {
+    let needle = "name=\"csrf\" value=\"";
+    let at = body.find(needle).expect("a form") + needle.len();
+    body[at..].split('"').next().unwrap_or_default().to_owned()
+}
+
+/// A `multipart/form-data` POST: the text `fields` in order, then the file
+/// field `file` (name, file name, bytes), with extra headers.
+pub async fn post_multipart(
+    url: &str,
+    headers: &[(&str, &str)],
+    fields: &[(&str, &str)],
+    file: (&str, &str, &[u8]),
+) -> Answer {
+    const BOUNDARY: &str = "xq-test-boundary-7d0c";
+    let mut body = Vec::new();
+    for (name, value) in fields {
+        body.extend_from_slice(
+            format!(
+                "--{BOUNDARY}\r\ncontent-disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+            )
+            .as_bytes(),
+        );
+    }
+    let (name, file_name, bytes) = file;
+    body.extend_from_slice(
+        format!(
+            "--{BOUNDARY}\r\ncontent-disposition: form-data; name=\"{name}\"; \
+             filename=\"{file_name}\"\r\ncontent-type: application/octet-stream\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(bytes);
+    body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
+    let content_type = format!("multipart/form-data; boundary={BOUNDARY}");
+    let mut all = vec![("content-type", content_type.as_str())];
+    all.extend_from_slice(headers);
+    request_bytes(Method::POST, url, &all, body).await
 }
 
 /// Debian's Chromium binary, or a panic that says how to install it.

@@ -103,8 +103,9 @@ async fn spsa_moves_a_bad_chariot_value_toward_its_default() {
 mod registry {
     use std::path::PathBuf;
 
-    use xq_coordinator::store::engines;
+    use xq_coordinator::events::Actor;
     use xq_coordinator::store::{Store, now_ms};
+    use xq_coordinator::store::{engines, users};
     use xq_proto::{Coords, EngineRef, Protocol};
     use xq_worker::blob_cache as engine_cache;
 
@@ -157,11 +158,17 @@ mod registry {
         .session()
         .clone();
         let store = Store::open(db).expect("store");
-        let added = engine.clone();
+        let new = engines::NewEngine {
+            engine: engine.clone(),
+            spins: Vec::new(),
+            variants: session.offered_variants,
+        };
         store
             .call(move |c| {
-                engines::add(c, &added, &[], &bytes[..], now_ms())?;
-                engines::set_variants(c, &added.name, session.offered_variants.as_deref())
+                let tx = c.transaction()?;
+                let admin = users::named_or_admin(&tx, None, now_ms())?;
+                engines::add(&tx, &new, &bytes[..], admin, &Actor::cli(), now_ms())?;
+                tx.commit().map_err(xq_coordinator::store::StoreError::from)
             })
             .await
             .expect("add engine");

@@ -13,7 +13,10 @@
 //! service: Login without values, with a wrong password and with
 //! 100,000-byte fields, CreateToken without a token, with a worker token,
 //! with a token of no user, without a role or with a 100,000-byte name, and
-//! RevokeToken of another user's token.
+//! RevokeToken of another user's token. And the registry service: uploads
+//! without a user's personal token, malformed or lying uploads, and
+//! registrations of nothing uploaded, each refused with its code; nothing
+//! of them is stored.
 //!
 //! Needs grpcio and grpcio-tools in `XQ_PYTHON`'s environment
 //! (`tests/py/requirements.txt`; `.ci/run` installs them).
@@ -105,7 +108,7 @@ async fn a_foreign_client_gets_named_refusals_and_nothing_is_counted() {
         );
     }
     let refusals = report["refusals"].as_object().expect("refusals");
-    assert_eq!(refusals.len(), 31, "{refusals:?}");
+    assert_eq!(refusals.len(), 45, "{refusals:?}");
     for (name, refusal) in refusals {
         assert_eq!(refusal["code"], refusal["expected"], "{name}: {refusal}");
         assert!(
@@ -118,6 +121,12 @@ async fn a_foreign_client_gets_named_refusals_and_nothing_is_counted() {
         long.as_str().unwrap().contains("invalid name"),
         "the refusal names the field: {long}"
     );
+
+    let blobs: i64 = rusqlite::Connection::open(&db.0)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM blobs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(blobs, 0, "no refused upload left a blob");
 
     let after = status(&mut admin, run).await;
     let totals = after.totals.clone().unwrap();

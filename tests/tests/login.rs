@@ -9,7 +9,8 @@
 //! logged-out token is refused at the very next call. Wrong passwords are
 //! UNAUTHENTICATED, one answer for an unknown user, and repeated ones are
 //! RESOURCE_EXHAUSTED. Every token change is an event by its user, and the
-//! database file holds no password or token in clear.
+//! database file holds no password or token in clear. `asset add` and
+//! `asset list` without `--db` go to the stored login's coordinator.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -157,6 +158,17 @@ async fn a_developer_signs_in_and_speaks_through_the_stored_token() {
                 "{err}"
             );
             ok(&ana_dir, &["stop", &ana_run]);
+            // The registry too: without --db, the stored login's coordinator,
+            // the asset hers.
+            let book = ana_dir.join("ana-book.epd");
+            std::fs::write(&book, "# nothing yet\n").unwrap();
+            let added = ok(&ana_dir, &["asset", "add", book.to_str().unwrap()]);
+            assert!(added.starts_with("ana-book.epd sha256"), "{added}");
+            let assets = ok(&bo_dir, &["asset", "list"]);
+            assert!(
+                assets.contains("ana-book.epd") && assets.contains("owner ana"),
+                "{assets}"
+            );
             // An explicit --token wins over the stored one.
             let err = refused(&ana_dir, &["status", "--token", "xqt_not_a_token"], "");
             assert!(err.contains("unknown or revoked token"), "{err}");

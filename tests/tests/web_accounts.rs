@@ -16,6 +16,7 @@ use xq_proto::pb;
 use xq_tests::accounts::{add_user, contains, database_bytes};
 use xq_tests::browser::Browser;
 use xq_tests::cluster::{TempDb, TestServer, admin, fast_config, registered_worker, status};
+use xq_tests::web::{form_csrf, set_cookie};
 use xq_tests::{coordinator_cli, web};
 
 const DEV_PASSWORD: &str = "dana-secret-words";
@@ -278,25 +279,6 @@ fn a_developer_signs_up_and_submits_an_approver_approves_and_refusals_hold() {
         assert!(!contains(&bytes, secret), "{secret} is in the database");
     }
     rt.block_on(server.stop());
-}
-
-/// The value of cookie `name` that `answer` sets.
-fn set_cookie(answer: &web::Answer, name: &str) -> String {
-    answer
-        .headers
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find_map(|c| c.split(';').next()?.strip_prefix(&format!("{name}=")))
-        .unwrap_or_else(|| panic!("no {name} cookie in {:?}", answer.headers))
-        .to_owned()
-}
-
-/// The CSRF token of the first form of `body`.
-fn form_csrf(body: &str) -> String {
-    let needle = "name=\"csrf\" value=\"";
-    let at = body.find(needle).expect("a form") + needle.len();
-    body[at..].split('"').next().unwrap().to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

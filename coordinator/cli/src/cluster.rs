@@ -12,6 +12,7 @@ use xq_coordinator::auth::{Rate, RateLimits};
 use xq_coordinator::git::{GitConfig, GitProtocols};
 use xq_coordinator::http::Http;
 use xq_coordinator::local::{LocalCluster, PlayerFactory};
+use xq_coordinator::registry::uploads::UploadQuota;
 use xq_coordinator::report::workers;
 use xq_coordinator::scheduler::SchedulerConfig;
 use xq_coordinator::server::{self, ServerConfig};
@@ -93,6 +94,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_FAILURES_TO_STOP,
           value_parser = clap::value_parser!(u32).range(1..))]
     build_failures_to_stop: u32,
+    /// MiB of engines and assets one user's uploads may store in all
+    /// (admins: no cap; 0: no cap for anyone).
+    #[arg(long, default_value_t = 8192)]
+    upload_quota_mib: u64,
 }
 
 impl ServeArgs {
@@ -140,6 +145,10 @@ impl ServeArgs {
             tls,
             secure_cookies: self.secure_cookies,
             open_sign_up: !self.no_sign_up,
+            upload_quota: UploadQuota {
+                bytes_per_user: (self.upload_quota_mib > 0)
+                    .then(|| self.upload_quota_mib.saturating_mul(1 << 20)),
+            },
             ..ServerConfig::default()
         };
         runtime()?.block_on(async {

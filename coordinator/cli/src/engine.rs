@@ -1,30 +1,41 @@
-//! `xq-coordinator engine add|list`: the engine registry, on the database file.
+//! `xq-coordinator engine add|list`: the engine registry, on the database
+//! file or at a served coordinator (the rule: [`Place::choose`]).
 //!
-//! Adding an engine needs write access to the coordinator's database, which only
-//! its administrator has; workers download registered engines by SHA-256.
+//! Either way the engine is handshaken and benched here first, with the
+//! assets its options name (copied out of the registry or downloaded from
+//! the coordinator and verified), so it is registered with exactly the
+//! signature, spin options and `UCI_Variant` values workers will see; a
+//! worker checks the signature on first use. Remotely the executable is
+//! then uploaded (streamed, hashed first) and registered as the user of the
+//! personal token.
+//!
 //! An engine name may hold an untagged executable and builds tagged with the
 //! ARCH value they need (`--arch x86-64-avx2`): each worker takes the best
 //! build its machine runs. Every build of a name shares its protocol,
-//! options and bench signature; a build this machine cannot run is not
-//! benched here, so its signature is stated (`--signature N`) and the
-//! workers check it on first use.
+//! options and bench signature and belongs to the name's owner; a build this
+//! machine cannot run is not benched here, so its signature is stated
+//! (`--signature N`) and the workers check it on first use.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
+use xq_coordinator::events::Actor;
 use xq_coordinator::spin_options::{self, SpinOption};
+use xq_coordinator::store::engines::{Entry, NewEngine};
 use xq_coordinator::store::{Store, now_ms};
-use xq_coordinator::store::{assets, blobs, engines};
+use xq_coordinator::store::{assets, blobs, engines, users};
 use xq_engine::rules::RuleSet;
-use xq_proto::Machine;
-use xq_proto::blob::MAX_BLOB_BYTES;
+use xq_proto::blob::{MAX_BLOB_BYTES, MAX_UPLOAD_BYTES};
 use xq_proto::outln;
-use xq_proto::{Arch, Coords, EngineBinary, EngineRef, Protocol};
+use xq_proto::{Arch, Coords, EngineBinary, EngineRef, Machine, Protocol, pb};
 use xq_worker::blob_cache;
-use xq_worker::external::{EngineConfig, ExternalEngine, Session, Timeouts};
+use xq_worker::external::{EngineConfig, ExternalEngine, Timeouts};
+
+use super::registry::{Coordinator, Place};
+use super::remote::Remote;
 
 /// `engine …`.
 #[derive(Debug, Args)]
@@ -33,23 +44,40 @@ pub struct EngineArgs {
     command: EngineCommand,
 }
 
+/// Where a command works: `--db FILE`, or a coordinator (`--coordinator`,
+/// `--token`, a stored login); see [`Place::choose`].
+#[derive(Debug, Args)]
+struct PlaceArgs {
+    /// The coordinator's database file: work on it (no server needed).
+    /// Without `--db`, `--coordinator`, `--token` or a stored login: xq.db.
+    #[arg(long, conflicts_with = "coordinator")]
+    db: Option<PathBuf>,
+    #[command(flatten)]
+    remote: Remote,
+}
+
 #[derive(Debug, Subcommand)]
 enum EngineCommand {
-    /// Stores an engine executable in the registry under NAME, with the bench
-    /// signature it prints (`PATH bench` must print `Nodes searched: N`; with
+    /// Registers an engine executable under NAME, with the bench signature
+    /// it prints here (`PATH bench` must print `Nodes searched: N`; with
     /// options naming assets, UCI `bench` with those set; `--no-bench` for
     /// none) and the spin options it advertises (SPSA runs can tune those).
-    /// Given a NAME registered already, adds PATH as another build of it
-    /// (`--arch`): the same protocol, options and bench signature, which it
-    /// keeps unless they are given again.
+    /// At a coordinator the executable is uploaded and the name is yours:
+    /// nobody else registers it or adds builds to it. Given a NAME you
+    /// registered already, adds PATH as another build of it (`--arch`): the
+    /// same protocol, options and bench signature, which it keeps unless
+    /// they are given again.
     Add {
         /// Registry name (1 to 64 characters), used by `--dev-engine`/`--base-engine`.
         name: String,
         /// The executable.
         path: PathBuf,
-        /// The coordinator's database.
-        #[arg(long, default_value = "xq.db")]
-        db: PathBuf,
+        #[command(flatten)]
+        place: PlaceArgs,
+        /// On the database file: the user the engine belongs to (default:
+        /// `admin`, made if there is none). At a coordinator it is yours.
+        #[arg(long)]
+        user: Option<String>,
         /// The ARCH value the build needs, as Stockfish's and Pikafish's
         /// Makefiles name them: x86-64-avx512icl, x86-64-vnni512,
         /// x86-64-avx512, x86-64-avxvnni, x86-64-bmi2, x86-64-avx2,
@@ -80,16 +108,17 @@ enum EngineCommand {
         /// executable's SHA-256 only, not its build's search.
         #[arg(long)]
         no_bench: bool,
-        /// The bench signature (`Nodes searched`), stated: needed for a build
-        /// this machine cannot run (workers check it on first use);
-        /// otherwise the bench here must agree with it.
-        #[arg(long, value_name = "N", conflicts_with = "no_bench")]
+        /// The bench signature, stated: required for a build this machine
+        /// cannot run (workers check it on first use); else checked against
+        /// the bench measured here.
+        #[arg(long)]
         signature: Option<u64>,
     },
-    /// Lists the registered engines.
+    /// Lists the registered engines: name, SHA-256, size, signature,
+    /// protocol, coordinates, owner.
     List {
-        #[arg(long, default_value = "xq.db")]
-        db: PathBuf,
+        #[command(flatten)]
+        place: PlaceArgs,
     },
 }
 
@@ -99,7 +128,8 @@ impl EngineArgs {
             EngineCommand::Add {
                 name,
                 path,
-                db,
+                place,
+                user,
                 arch,
                 protocol,
                 options,
@@ -108,26 +138,106 @@ impl EngineArgs {
                 no_bench,
                 signature,
             } => {
-                let added = Addition {
+                if name.is_empty() || name.chars().count() > 64 {
+                    bail!("bad engine name {name:?}: it must be 1 to 64 characters");
+                }
+                let mut registry = Registry::open(Place::choose(place.db, &place.remote)?)?;
+                if user.is_some() && matches!(registry, Registry::Remote(_)) {
+                    bail!(
+                        "--user works only on the database file; at a coordinator the engine is yours"
+                    );
+                }
+                // Executables are never replaced: no bench or upload for a
+                // taken one (the registry refuses another owner's name).
+                let stored = registry.list()?.into_iter().find(|e| e.engine.name == name);
+                if let Some(taken) = &stored {
+                    let e = &taken.engine;
+                    let held = match arch {
+                        None => e.has_untagged().then_some(e.sha256.as_str()),
+                        Some(a) => e
+                            .binaries
+                            .iter()
+                            .find(|b| b.arch == a)
+                            .map(|b| b.sha256.as_str()),
+                    };
+                    if let Some(sha) = held {
+                        bail!(
+                            "engine '{name}' (registered by {}) has {} executable already \
+                             (sha256 {sha}); executables are never replaced: pick another name \
+                             or another --arch",
+                            taken.owner.as_deref().unwrap_or("nobody"),
+                            arch.map_or_else(|| "an untagged".to_owned(), |a| format!("an {a}"))
+                        );
+                    }
+                }
+                let stored = stored.map(|e| e.engine);
+                let protocol = match (&protocol, &stored) {
+                    (Some(p), _) => Protocol::parse(p)
+                        .with_context(|| format!("unknown protocol {p:?}; expected uci or ucci"))?,
+                    (None, Some(e)) => e.protocol,
+                    (None, None) => Protocol::Uci,
+                };
+                let options = match &stored {
+                    Some(e) if options.is_empty() => e.options.clone(),
+                    _ => parse_options(&options, &mut registry)?,
+                };
+                let coords = coords.or(stored.as_ref().and_then(|e| e.coords));
+                let (sha256, size) = std::fs::File::open(&path)
+                    .map(std::io::BufReader::new)
+                    .and_then(xq_proto::blob::sha256_of_reader)
+                    .with_context(|| format!("cannot read engine {}", path.display()))?;
+                let most = registry.most_bytes();
+                if size > most {
+                    bail!(
+                        "engine {} is {size} bytes; the registry takes at most {most}",
+                        path.display()
+                    );
+                }
+                let mut engine = EngineRef {
                     name,
-                    path,
-                    arch,
+                    sha256: String::new(),
+                    size: 0,
+                    signature: None,
                     protocol,
                     options,
                     coords,
+                    binaries: Vec::new(),
+                    source: None,
+                };
+                match arch {
+                    None => (engine.sha256, engine.size) = (sha256.clone(), size),
+                    Some(arch) => engine.binaries.push(EngineBinary {
+                        arch,
+                        sha256: sha256.clone(),
+                        size,
+                    }),
+                }
+                let measuring = Measuring {
+                    path: &path,
+                    arch,
                     bench_timeout: Duration::from_secs(bench_timeout),
                     no_bench,
                     signature,
+                    machine: xq_worker::machine::detect(),
                 };
-                let store =
-                    Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
-                added.run(&store)?;
+                let new = measuring.measure(engine, &mut registry)?;
+                let spins = new.spins.len();
+                let e = registry.add(&path, new, user)?.engine;
+                outln!(
+                    "{}{} sha256 {sha256} size {size} signature {} spin options {spins}",
+                    e.name,
+                    arch.map_or_else(String::new, |a| format!(" arch {a}")),
+                    e.signature_text(),
+                )?;
             }
-            EngineCommand::List { db } => {
-                let store =
-                    Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
-                let runtime = tokio::runtime::Runtime::new()?;
-                for (e, _) in runtime.block_on(store.call(|conn| engines::list(conn)))? {
+            EngineCommand::List { place } => {
+                let mut registry = Registry::open(Place::choose(place.db, &place.remote)?)?;
+                for Entry {
+                    engine: e,
+                    owner,
+                    created_ms: _,
+                } in registry.list()?
+                {
                     let builds = std::iter::once(("untagged", e.sha256.as_str(), e.size))
                         .filter(|_| e.has_untagged())
                         .chain(
@@ -137,11 +247,12 @@ impl EngineArgs {
                         );
                     for (arch, sha256, size) in builds {
                         outln!(
-                            "{}\t{arch}\t{sha256}\t{size} bytes\tsignature {}\t{:?}\tcoords {}",
+                            "{}\t{arch}\t{sha256}\t{size} bytes\tsignature {}\t{:?}\tcoords {}\towner {}",
                             e.name,
                             e.signature_text(),
                             e.protocol,
-                            e.coords.map_or("detected", Coords::name)
+                            e.coords.map_or("detected", Coords::name),
+                            owner.as_deref().unwrap_or("-")
                         )?;
                     }
                 }
@@ -151,233 +262,53 @@ impl EngineArgs {
     }
 }
 
-/// An executable to register, as `engine add` was given it.
-struct Addition {
-    name: String,
-    path: PathBuf,
-    arch: Option<Arch>,
-    protocol: Option<String>,
-    options: Vec<String>,
-    coords: Option<Coords>,
-    bench_timeout: Duration,
-    no_bench: bool,
-    signature: Option<u64>,
+/// The engine registry an `engine` command works on.
+enum Registry {
+    File {
+        store: Store,
+        runtime: tokio::runtime::Runtime,
+    },
+    Remote(Box<Coordinator>),
 }
 
-impl Addition {
-    /// Benches and shakes hands with the executable when this machine runs
-    /// it, then registers it ([`engines::add`]): a new engine, or a build of
-    /// the registered one, whose settings it takes unless they are given.
-    fn run(self, store: &Store) -> anyhow::Result<()> {
-        let name = self.name.clone();
-        if name.is_empty() || name.chars().count() > 64 {
-            bail!("bad engine name {name:?}: it must be 1 to 64 characters");
+impl Registry {
+    fn open(place: Place) -> anyhow::Result<Registry> {
+        Ok(match place {
+            Place::File(db) => Registry::File {
+                store: Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?,
+                runtime: tokio::runtime::Runtime::new()?,
+            },
+            Place::Remote(coordinator) => Registry::Remote(coordinator),
+        })
+    }
+
+    /// The largest executable it takes, in bytes.
+    fn most_bytes(&self) -> u64 {
+        match self {
+            Registry::File { .. } => MAX_BLOB_BYTES,
+            Registry::Remote(_) => MAX_UPLOAD_BYTES,
         }
-        let runtime = tokio::runtime::Runtime::new()?;
-        let lookup = name.clone();
-        let stored = runtime.block_on(store.call(move |conn| engines::get(conn, &lookup)))?;
-        let protocol = match (&self.protocol, &stored) {
-            (Some(p), _) => Protocol::parse(p)
-                .with_context(|| format!("unknown protocol {p:?}; expected uci or ucci"))?,
-            (None, Some(e)) => e.protocol,
-            (None, None) => Protocol::Uci,
-        };
-        let options = match &stored {
-            Some(e) if self.options.is_empty() => e.options.clone(),
-            _ => parse_options(&self.options, store, &runtime)?,
-        };
-        let coords = self.coords.or(stored.as_ref().and_then(|e| e.coords));
-        let path = &self.path;
-        let (sha256, size) = std::fs::File::open(path)
-            .map(std::io::BufReader::new)
-            .and_then(xq_proto::blob::sha256_of_reader)
-            .with_context(|| format!("cannot read engine {}", path.display()))?;
-        if size > MAX_BLOB_BYTES {
-            bail!(
-                "engine {} is {size} bytes; the registry takes at most {MAX_BLOB_BYTES}",
-                path.display()
-            );
-        }
-        let mut engine = EngineRef {
-            name,
-            sha256: String::new(),
-            size: 0,
-            signature: None,
-            protocol,
-            options,
-            coords,
-            binaries: Vec::new(),
-            source: None,
-        };
-        match self.arch {
-            None => (engine.sha256, engine.size) = (sha256.clone(), size),
-            Some(arch) => engine.binaries.push(EngineBinary {
-                arch,
-                sha256: sha256.clone(),
-                size,
-            }),
-        }
-        let machine = xq_worker::machine::detect();
-        let runs_here = self.arch.is_none_or(|a| machine.runs(a));
-        // The assets the options name, copied out of the registry (and
-        // verified) so that the engine is benched and shaken hands with
-        // exactly what workers will give it.
-        let assets = AssetDir::new()?;
-        if runs_here {
-            for (option, sha) in engine.asset_options() {
-                let what = format!("asset {option}=asset:{sha}");
-                assets.extract(store, &runtime, sha, &what)?;
+    }
+
+    /// The SHA-256 of the registered asset `reference` (a name or a SHA-256).
+    fn asset_sha256(&mut self, reference: &str) -> anyhow::Result<String> {
+        match self {
+            Registry::File { store, runtime } => {
+                let reference = reference.to_owned();
+                Ok(runtime.block_on(store.call(move |conn| assets::resolve(conn, &reference)))?)
             }
+            Registry::Remote(coordinator) => coordinator.asset_sha256(reference),
         }
-        engine.signature = self.signature(&engine, &assets, &machine)?;
-        let (spins, session) = if runs_here {
-            let (spins, session) = self.probe(&engine, &assets)?;
-            (spins, Some(session))
-        } else {
-            (Vec::new(), None)
+    }
+
+    /// Copies the registered blob `sha256` (described as `what`) into the
+    /// folder `dir`, checking its digest as it is written.
+    fn fetch(&mut self, dir: &Path, sha256: &str, what: &str) -> anyhow::Result<()> {
+        let (store, runtime) = match self {
+            Registry::Remote(coordinator) => return coordinator.download(dir, sha256, what),
+            Registry::File { store, runtime } => (store, runtime),
         };
-        let added = engine.clone();
-        let stored_spins = spins.clone();
-        let source = std::fs::File::open(path)
-            .map(std::io::BufReader::new)
-            .with_context(|| format!("cannot read engine {}", path.display()))?;
-        runtime.block_on(store.call(move |conn| {
-            let what = engines::add(conn, &added, &stored_spins, source, now_ms())?;
-            if let (engines::Added::Engine, Some(session)) = (what, session) {
-                engines::set_variants(conn, &added.name, session.offered_variants.as_deref())?;
-            }
-            Ok(())
-        }))?;
-        let arch = self.arch.map_or_else(String::new, |a| format!(" arch {a}"));
-        outln!(
-            "{}{arch} sha256 {} size {} signature {} spin options {}",
-            engine.name,
-            sha256,
-            size,
-            engine.signature_text(),
-            spins.len()
-        )?;
-        Ok(())
-    }
-}
-
-impl Addition {
-    /// The bench signature to register: none with `--no-bench`; measured
-    /// here when `machine` runs the build (and equal to a stated one);
-    /// else the stated one, which is then required.
-    fn signature(
-        &self,
-        engine: &EngineRef,
-        assets: &AssetDir,
-        machine: &Machine,
-    ) -> anyhow::Result<Option<u64>> {
-        if self.no_bench {
-            return Ok(None);
-        }
-        if let Some(arch) = self.arch.filter(|a| !machine.runs(*a)) {
-            let Some(stated) = self.signature else {
-                bail!(
-                    "this machine ({}, flags {}) cannot run an {arch} build, so it cannot bench \
-                     it: state its bench signature with --signature N (workers check it on first \
-                     use) or register it with --no-bench",
-                    machine.isa,
-                    machine.flags,
-                );
-            };
-            return Ok(Some(stated));
-        }
-        let measured = blob_cache::bench_signature(
-            &self.path,
-            engine.protocol,
-            &blob_cache::asset_paths(&assets.0, engine),
-            self.bench_timeout,
-        )?;
-        if let Some(stated) = self.signature.filter(|s| *s != measured) {
-            bail!(
-                "{} benches {measured} nodes here, not the stated {stated}",
-                self.path.display()
-            );
-        }
-        Ok(Some(measured))
-    }
-
-    /// The spin options the executable advertises and its handshake's
-    /// session (which `UCI_Variant`s it offers).
-    fn probe(
-        &self,
-        engine: &EngineRef,
-        assets: &AssetDir,
-    ) -> anyhow::Result<(Vec<SpinOption>, Session)> {
-        let path = &self.path;
-        let spins = advertised_spins(path, engine.protocol, self.bench_timeout)?;
-        let config = EngineConfig {
-            path: path.clone(),
-            args: Vec::new(),
-            protocol: engine.protocol,
-            options: blob_cache::options_with_paths(&assets.0, engine),
-            timeouts: Timeouts::default(),
-            coords: engine.coords,
-        };
-        let session = ExternalEngine::start(&config, &RuleSet::STANDARD)
-            .map(|e| e.session().clone())
-            .with_context(|| format!("engine {} fails its handshake", path.display()))?;
-        Ok((spins, session))
-    }
-}
-
-/// `NAME=VALUE` options; a value `asset:NAME` or `asset:SHA256` is resolved
-/// to `asset:SHA256` of a registered asset (an unknown one is refused, named).
-fn parse_options(
-    list: &[String],
-    store: &Store,
-    runtime: &tokio::runtime::Runtime,
-) -> anyhow::Result<BTreeMap<String, String>> {
-    let mut options = BTreeMap::new();
-    for o in list {
-        let Some((name, value)) = o.split_once('=') else {
-            bail!("bad engine option {o:?}: expected NAME=VALUE");
-        };
-        let (name, mut value) = (name.trim().to_owned(), value.trim().to_owned());
-        if name.is_empty() {
-            bail!("bad engine option {o:?}: the option has no name");
-        }
-        if let Some(reference) = xq_proto::blob::asset_reference(&value) {
-            let reference = reference.to_owned();
-            let sha = runtime
-                .block_on(store.call(move |conn| assets::resolve(conn, &reference)))
-                .with_context(|| format!("engine option {o:?}"))?;
-            value = format!("{}{sha}", xq_proto::blob::ASSET_PREFIX);
-        }
-        options.insert(name, value);
-    }
-    Ok(options)
-}
-
-/// A temporary folder laid out like a worker's blob cache, removed on drop.
-struct AssetDir(PathBuf);
-
-impl AssetDir {
-    fn new() -> anyhow::Result<AssetDir> {
-        static DIRS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "xq-engine-add-{}-{}",
-            std::process::id(),
-            DIRS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
-        Ok(AssetDir(dir))
-    }
-
-    /// Copies the stored blob `sha256` (described as `what`) here, checking
-    /// its digest as it is written.
-    fn extract(
-        &self,
-        store: &Store,
-        runtime: &tokio::runtime::Runtime,
-        sha256: &str,
-        what: &str,
-    ) -> anyhow::Result<()> {
-        let mut download = blob_cache::Download::begin(&self.0, sha256, what)?;
+        let mut download = blob_cache::Download::begin(dir, sha256, what)?;
         let sha = sha256.to_owned();
         let size = runtime
             .block_on(store.call(move |conn| blobs::size(conn, &sha)))?
@@ -394,6 +325,198 @@ impl AssetDir {
         }
         download.finish(false)?;
         Ok(())
+    }
+
+    /// Registers `new`, whose executable is at `path`: on the file for
+    /// `user` (default `admin`), logged as the command line's; remotely
+    /// uploaded first and registered as the token's user.
+    fn add(&mut self, path: &Path, new: NewEngine, user: Option<String>) -> anyhow::Result<Entry> {
+        match self {
+            Registry::File { store, runtime } => {
+                let source = std::fs::File::open(path)
+                    .map(std::io::BufReader::new)
+                    .with_context(|| format!("cannot read engine {}", path.display()))?;
+                Ok(runtime.block_on(store.call(move |conn| {
+                    let tx = conn.transaction()?;
+                    let owner = users::named_or_admin(&tx, user.as_deref(), now_ms())?;
+                    let (entry, _) =
+                        engines::add(&tx, &new, source, owner, &Actor::cli(), now_ms())?;
+                    tx.commit()?;
+                    Ok(entry)
+                }))?)
+            }
+            Registry::Remote(coordinator) => {
+                let what = format!("engine '{}'", new.engine.name);
+                let (sha256, size) = (new.engine.sha256.clone(), new.engine.size);
+                if coordinator.upload(path, &sha256, size, &what)? {
+                    eprintln!("{what}: {} had its executable already", coordinator.url);
+                }
+                let request = pb::AddEngineRequest::from(new);
+                let answer = coordinator
+                    .call(|mut c| async move { c.add_engine(request).await })
+                    .with_context(|| format!("cannot register {what} at {}", coordinator.url))?;
+                let entry = answer
+                    .engine
+                    .context("the coordinator answered without the engine")?;
+                Ok(Entry::try_from(entry)?)
+            }
+        }
+    }
+
+    fn list(&mut self) -> anyhow::Result<Vec<Entry>> {
+        match self {
+            Registry::File { store, runtime } => {
+                Ok(runtime.block_on(store.call(|conn| engines::list(conn)))?)
+            }
+            Registry::Remote(coordinator) => {
+                let url = coordinator.url.clone();
+                let answer = coordinator
+                    .call(|mut c| async move { c.list_engines(pb::ListEnginesRequest {}).await })
+                    .with_context(|| format!("cannot list the engines of {url}"))?;
+                Ok(answer
+                    .engines
+                    .into_iter()
+                    .map(Entry::try_from)
+                    .collect::<Result<_, _>>()?)
+            }
+        }
+    }
+}
+
+/// `NAME=VALUE` options; a value `asset:NAME` or `asset:SHA256` is resolved
+/// to `asset:SHA256` of a registered asset (an unknown one is refused, named).
+fn parse_options(
+    list: &[String],
+    registry: &mut Registry,
+) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut options = BTreeMap::new();
+    for o in list {
+        let Some((name, value)) = o.split_once('=') else {
+            bail!("bad engine option {o:?}: expected NAME=VALUE");
+        };
+        let (name, mut value) = (name.trim().to_owned(), value.trim().to_owned());
+        if name.is_empty() {
+            bail!("bad engine option {o:?}: the option has no name");
+        }
+        if let Some(reference) = xq_proto::blob::asset_reference(&value) {
+            let sha = registry
+                .asset_sha256(reference)
+                .with_context(|| format!("engine option {o:?}"))?;
+            value = format!("{}{sha}", xq_proto::blob::ASSET_PREFIX);
+        }
+        options.insert(name, value);
+    }
+    Ok(options)
+}
+
+/// How `engine add` measures an executable before registering it.
+struct Measuring<'a> {
+    path: &'a Path,
+    arch: Option<Arch>,
+    bench_timeout: Duration,
+    no_bench: bool,
+    /// The signature stated with `--signature`.
+    signature: Option<u64>,
+    /// This machine, which may not run a tagged build.
+    machine: Machine,
+}
+
+impl Measuring<'_> {
+    /// Benches `engine` and shakes hands with it here, with the assets its
+    /// options name (fetched from `registry` and verified), when this
+    /// machine runs it: its signature, spin options and `UCI_Variant`
+    /// values as workers will see them. A build this machine cannot run
+    /// takes the stated signature and records neither.
+    fn measure(&self, mut engine: EngineRef, registry: &mut Registry) -> anyhow::Result<NewEngine> {
+        let runs_here = self.arch.is_none_or(|a| self.machine.runs(a));
+        let assets = AssetDir::new()?;
+        if runs_here {
+            for (option, sha) in engine.asset_options() {
+                let what = format!("asset {option}=asset:{sha}");
+                registry.fetch(&assets.0, sha, &what)?;
+            }
+        }
+        engine.signature = self.signature(&engine, &assets, runs_here)?;
+        if !runs_here {
+            return Ok(NewEngine {
+                engine,
+                spins: Vec::new(),
+                variants: None,
+            });
+        }
+        let spins = advertised_spins(self.path, engine.protocol, self.bench_timeout)?;
+        let config = EngineConfig {
+            path: self.path.to_owned(),
+            args: Vec::new(),
+            protocol: engine.protocol,
+            options: blob_cache::options_with_paths(&assets.0, &engine),
+            timeouts: Timeouts::default(),
+            coords: engine.coords,
+        };
+        let session = ExternalEngine::start(&config, &RuleSet::STANDARD)
+            .map(|e| e.session().clone())
+            .with_context(|| format!("engine {} fails its handshake", self.path.display()))?;
+        Ok(NewEngine {
+            engine,
+            spins,
+            variants: session.offered_variants,
+        })
+    }
+
+    /// The bench signature to register: none with `--no-bench`; measured
+    /// here when this machine runs the build (and equal to a stated one);
+    /// else the stated one, which is then required.
+    fn signature(
+        &self,
+        engine: &EngineRef,
+        assets: &AssetDir,
+        runs_here: bool,
+    ) -> anyhow::Result<Option<u64>> {
+        if self.no_bench {
+            return Ok(None);
+        }
+        if !runs_here {
+            let Some(stated) = self.signature else {
+                bail!(
+                    "this machine ({}, flags {}) cannot run an {} build, so it cannot bench \
+                     it: state its bench signature with --signature N (workers check it on first \
+                     use) or register it with --no-bench",
+                    self.machine.isa,
+                    self.machine.flags,
+                    self.arch.map_or("untagged", Arch::name),
+                );
+            };
+            return Ok(Some(stated));
+        }
+        let measured = blob_cache::bench_signature(
+            self.path,
+            engine.protocol,
+            &blob_cache::asset_paths(&assets.0, engine),
+            self.bench_timeout,
+        )?;
+        if let Some(stated) = self.signature.filter(|s| *s != measured) {
+            bail!(
+                "{} benches {measured} nodes here, not the stated {stated}",
+                self.path.display()
+            );
+        }
+        Ok(Some(measured))
+    }
+}
+
+/// A temporary folder laid out like a worker's blob cache, removed on drop.
+struct AssetDir(PathBuf);
+
+impl AssetDir {
+    fn new() -> anyhow::Result<AssetDir> {
+        static DIRS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "xq-engine-add-{}-{}",
+            std::process::id(),
+            DIRS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
+        Ok(AssetDir(dir))
     }
 }
 

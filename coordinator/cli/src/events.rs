@@ -22,7 +22,7 @@ pub struct EventsArgs {
     #[arg(long)]
     run: Option<u64>,
     /// Only this kind: create, approve, reject, modify, stop, resume,
-    /// exclude, user or token.
+    /// exclude, user, token, engine or asset.
     #[arg(long)]
     kind: Option<String>,
     /// At most this many.

@@ -24,6 +24,7 @@ mod login;
 mod modify;
 mod pgn;
 mod plot;
+mod registry;
 mod remote;
 mod report_variants;
 mod sources;

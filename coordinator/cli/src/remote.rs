@@ -10,6 +10,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 use xq_proto::connect::{Auth, channel};
 use xq_proto::pb::account_service_client::AccountServiceClient;
+use xq_proto::pb::registry_service_client::RegistryServiceClient;
 use xq_proto::pb::run_service_client::RunServiceClient;
 
 use super::credentials::{self, Credentials};
@@ -21,6 +22,8 @@ pub const DEFAULT_COORDINATOR: &str = "http://127.0.0.1:50051";
 
 /// An account-service client.
 pub type Accounts = AccountServiceClient<InterceptedService<Channel, Auth>>;
+/// A registry-service client.
+pub type Registry = RegistryServiceClient<InterceptedService<Channel, Auth>>;
 
 /// Where the coordinator is and who speaks to it.
 #[derive(Debug, Clone, Args)]
@@ -104,6 +107,11 @@ impl Remote {
         self.ca.as_deref()
     }
 
+    /// Whether `--coordinator` or `--token` (or `XQ_TOKEN`) was given.
+    pub fn given(&self) -> bool {
+        self.coordinator.is_some() || self.token.is_some()
+    }
+
     /// A runtime and a run-service client on it (the lazy channel must be
     /// made inside a runtime).
     pub fn connect(&self) -> anyhow::Result<(tokio::runtime::Runtime, Admin)> {
@@ -127,6 +135,17 @@ impl Remote {
         let target = self.target()?;
         let client = accounts_client(&target.url, target.token.as_deref(), self.ca())?;
         Ok((client, target))
+    }
+
+    /// A registry-service client and the coordinator it talks to; must be
+    /// made inside a runtime.
+    pub fn registry(&self) -> anyhow::Result<(Registry, Target)> {
+        let target = self.target()?;
+        let (channel, auth) = authed_channel(&target.url, target.token.as_deref(), self.ca())?;
+        Ok((
+            RegistryServiceClient::with_interceptor(channel, auth),
+            target,
+        ))
     }
 }
 

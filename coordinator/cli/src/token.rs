@@ -8,11 +8,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
-use xq_coordinator::access::UserRole;
 use xq_coordinator::auth::Role;
 use xq_coordinator::auth::tokens;
 use xq_coordinator::events::Actor;
-use xq_coordinator::store::{Store, StoreError, now_ms, tokens as token_rows, users, utc};
+use xq_coordinator::store::{Store, now_ms, tokens as token_rows, users, utc};
 use xq_proto::{outln, pb};
 
 use super::remote::Remote;
@@ -111,21 +110,7 @@ impl TokenArgs {
                 let stored = name.clone();
                 rt.block_on(store.call(move |conn| {
                     let tx = conn.transaction()?;
-                    let owner = match user {
-                        Some(user) => {
-                            users::by_name(&tx, &user)?
-                                .ok_or_else(|| {
-                                    StoreError::NotFound(format!(
-                                        "no user named {} (add one with `user add`)",
-                                        xq_proto::quote(&user)
-                                    ))
-                                })?
-                                .id
-                        }
-                        None => {
-                            users::ensure(&tx, users::DEFAULT_ADMIN, UserRole::Admin, now_ms())?
-                        }
-                    };
+                    let owner = users::named_or_admin(&tx, user.as_deref(), now_ms())?;
                     token_rows::add(&tx, &Actor::cli(), &stored, role, owner, &hash, now_ms())?;
                     tx.commit()?;
                     Ok(())

@@ -35,10 +35,16 @@ impl Role {
     /// Whether this role may do `p`.
     pub fn allows(self, p: Permission) -> bool {
         match (self, p) {
-            (_, Permission::SignIn | Permission::ReadRuns) => true,
+            (_, Permission::SignIn | Permission::ReadRuns | Permission::ReadRegistry) => true,
             (Role::Worker, Permission::Work) => true,
-            (Role::Worker, Permission::ManageRuns | Permission::OwnTokens) => false,
-            (Role::Personal, Permission::ManageRuns | Permission::OwnTokens) => true,
+            (
+                Role::Worker,
+                Permission::ManageRuns | Permission::OwnTokens | Permission::Register,
+            ) => false,
+            (
+                Role::Personal,
+                Permission::ManageRuns | Permission::OwnTokens | Permission::Register,
+            ) => true,
             (Role::Personal, Permission::Work) => false,
         }
     }
@@ -140,11 +146,15 @@ pub enum Permission {
     /// List, get and watch runs.
     ReadRuns,
     /// Create, stop, resume, approve and reject runs, within the user's
-    /// role. (Engines are added on the database file, which only the
-    /// administrator can reach.)
+    /// role.
     ManageRuns,
     /// Make, list and revoke the caller's own tokens (an admin user: anyone's).
     OwnTokens,
+    /// Upload blobs and register engines and assets (a personal token of a
+    /// user, any role; the names belong to that user).
+    Register,
+    /// List registered engines and assets, and download their blobs.
+    ReadRegistry,
 }
 
 /// The permission a gRPC method (`/package.Service/Method`) needs; `None`
@@ -170,6 +180,12 @@ pub fn permission(path: &str) -> Option<Permission> {
             "xq.cluster.v1.RunService",
             "CreateRun" | "StopRun" | "ApproveRun" | "RejectRun" | "ResumeRun" | "ModifyRun",
         ) => Some(Permission::ManageRuns),
+        ("xq.cluster.v1.RegistryService", "UploadBlob" | "AddEngine" | "AddAsset") => {
+            Some(Permission::Register)
+        }
+        ("xq.cluster.v1.RegistryService", "ListEngines" | "ListAssets" | "DownloadBlob") => {
+            Some(Permission::ReadRegistry)
+        }
         ("xq.cluster.v1.AccountService", "Login") => Some(Permission::SignIn),
         ("xq.cluster.v1.AccountService", "CreateToken" | "ListTokens" | "RevokeToken") => {
             Some(Permission::OwnTokens)
@@ -207,6 +223,10 @@ mod tests {
         assert!(!Role::Worker.allows(p("/xq.cluster.v1.RunService/StopRun")));
         assert!(!Role::Worker.allows(p("/xq.cluster.v1.AccountService/CreateToken")));
         assert!(!Role::Worker.allows(p("/xq.cluster.v1.RunService/ModifyRun")));
+        assert!(!Role::Worker.allows(p("/xq.cluster.v1.RegistryService/UploadBlob")));
+        assert!(!Role::Worker.allows(p("/xq.cluster.v1.RegistryService/AddEngine")));
+        assert!(!Role::Worker.allows(p("/xq.cluster.v1.RegistryService/AddAsset")));
+        assert!(Role::Worker.allows(p("/xq.cluster.v1.RegistryService/ListEngines")));
     }
 
     #[test]
@@ -219,6 +239,22 @@ mod tests {
         assert!(!Role::Personal.allows(p("/xq.cluster.v1.WorkerService/Register")));
         assert!(!Role::Personal.allows(p("/xq.cluster.v1.WorkerService/SubmitResult")));
         assert!(!Role::Personal.allows(p("/xq.cluster.v1.WorkerService/ReportBuildFailure")));
+        assert!(!Role::Personal.allows(p("/xq.cluster.v1.WorkerService/DownloadBlob")));
+        for m in [
+            "UploadBlob",
+            "AddEngine",
+            "AddAsset",
+            "ListAssets",
+            "DownloadBlob",
+        ] {
+            let path = format!("/xq.cluster.v1.RegistryService/{m}");
+            let needed = permission(&path).expect("a known method");
+            assert!(Role::Personal.allows(needed), "{path}");
+        }
+        assert_eq!(
+            permission("/xq.cluster.v1.RegistryService/DeleteEngine"),
+            None
+        );
         assert_eq!(
             permission("/xq.cluster.v1.AccountService/Login"),
             Some(Permission::SignIn)

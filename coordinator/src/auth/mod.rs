@@ -11,8 +11,9 @@
 //!   page or a worker host can show progress without power). A
 //!   **personal** token (a person's) acts as its user: it reads runs,
 //!   manages them within the user's role and manages the user's own
-//!   tokens, but never plays leases. [`permission`](crate::access::permission) maps each method to what it needs
-//!   and [`Role::allows`] decides; a new method (e.g. adding engines) gets a
+//!   tokens, uploads and registers engines and assets, but never plays
+//!   leases. [`permission`](crate::access::permission) maps each method to what it needs
+//!   and [`Role::allows`] decides; a new method gets a
 //!   line in [`permission`], and a method missing there is refused.
 //! * One method needs no token: `AccountService/Login`, which signs in with
 //!   a name and password and is limited by [`sign_in`] instead.

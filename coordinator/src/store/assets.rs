@@ -1,5 +1,7 @@
 //! Assets of the registry: network files and opening books, stored as
-//! [`super::blobs`] by SHA-256 and registered under names.
+//! [`super::blobs`] by SHA-256 and registered under names. A name belongs
+//! to the user who registered it (its owner): it never names other bytes,
+//! and nobody else registers it.
 //!
 //! Engine options and `--book` name an asset as `asset:<sha256>` or
 //! `asset:<name>`; [`resolve`] turns either into the SHA-256 the wire carries.
@@ -8,7 +10,8 @@ use std::io::Read;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{StoreError, blobs};
+use super::{StoreError, blobs, events};
+use crate::events::{Actor, EventKind};
 
 /// One registered asset.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,8 +22,19 @@ pub struct Asset {
     pub sha256: String,
     /// Size in bytes.
     pub size: u64,
+    /// The name of the user who registered it (every asset has one from
+    /// schema version 19 on).
+    pub owner: Option<String>,
     /// Registration time, unix ms.
     pub created_ms: i64,
+}
+
+/// An asset to register: a name for the stored blob `sha256` of `size` bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewAsset {
+    pub name: String,
+    pub sha256: String,
+    pub size: u64,
 }
 
 /// Why `name` cannot name an asset, if it cannot.
@@ -43,48 +57,109 @@ pub fn check_name(name: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Stores what `source` yields (`size` bytes with SHA-256 `sha256`, see
-/// [`blobs::insert`]) as the asset `name`, in one transaction. Adding the
-/// same bytes under the same name again changes nothing; a name taken by
-/// other bytes is refused.
-pub fn add(
-    conn: &mut Connection,
-    name: &str,
-    sha256: &str,
-    size: u64,
-    source: impl Read,
-    now: i64,
-) -> Result<Asset, StoreError> {
-    check_name(name)?;
-    let tx = conn.transaction()?;
-    if let Some(old) = get(&tx, name)? {
-        if old.sha256 == sha256 {
-            return Ok(old);
-        }
-        return Err(StoreError::invalid(
-            "asset.name",
-            format!(
-                "an asset named '{name}' exists already (sha256 {})",
-                old.sha256
-            ),
-        ));
+/// What registering `new` for the user `owner` would find: `Some(asset)`
+/// when the owner registered that name with those bytes already (nothing
+/// to do); `None` when the name is free; refused, naming the owner, when it
+/// names other bytes or belongs to someone else.
+fn existing(conn: &Connection, new: &NewAsset, owner: u64) -> Result<Option<Asset>, StoreError> {
+    check_name(&new.name)?;
+    let Some((old, old_owner)) = conn
+        .query_row(
+            &format!("{SELECT} WHERE assets.name = ?1"),
+            [&new.name],
+            |r| Ok((row(r)?, r.get::<_, Option<i64>>(5)?)),
+        )
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    if old.sha256 == new.sha256 && old_owner == Some(owner as i64) {
+        return Ok(Some(old));
     }
-    blobs::insert(&tx, sha256, size, source)?;
-    tx.execute(
-        "INSERT INTO assets (name, sha256, created_ms) VALUES (?1, ?2, ?3)",
-        params![name, sha256, now],
-    )?;
-    tx.commit()?;
-    Ok(Asset {
-        name: name.to_owned(),
-        sha256: sha256.to_owned(),
-        size,
-        created_ms: now,
-    })
+    Err(StoreError::invalid(
+        "asset.name",
+        format!(
+            "an asset named '{}' exists already, registered by {} (sha256 {}); \
+             names are never overwritten: pick another",
+            new.name,
+            old.owner.as_deref().unwrap_or("nobody"),
+            old.sha256
+        ),
+    ))
 }
 
-const SELECT: &str = "SELECT assets.name, assets.sha256, blobs.size, assets.created_ms
-                        FROM assets JOIN blobs USING (sha256)";
+/// Registers the stored blob `new.sha256` as the asset `new.name` for the
+/// user `owner`, logged as an `asset` event by `actor` at `now`, in the
+/// caller's transaction. The blob must be stored, of `new.size` bytes.
+/// Returns the asset, and whether the owner had registered it so already
+/// (then nothing changed); a name that is taken otherwise is refused,
+/// naming its owner.
+pub fn register(
+    conn: &Connection,
+    new: &NewAsset,
+    owner: u64,
+    actor: &Actor,
+    now: i64,
+) -> Result<(Asset, bool), StoreError> {
+    if let Some(old) = existing(conn, new, owner)? {
+        return Ok((old, true));
+    }
+    match blobs::size(conn, &new.sha256)? {
+        Some(size) if size == new.size => {}
+        Some(size) => {
+            return Err(StoreError::invalid(
+                "asset.size",
+                format!(
+                    "asset '{}': {} bytes stated, the stored blob {} has {size}",
+                    new.name, new.size, new.sha256
+                ),
+            ));
+        }
+        None => {
+            return Err(StoreError::NotFound(format!(
+                "asset '{}': no blob with sha256 {} is stored; upload it first",
+                new.name, new.sha256
+            )));
+        }
+    }
+    conn.execute(
+        "INSERT INTO assets (name, sha256, created_ms, owner_id) VALUES (?1, ?2, ?3, ?4)",
+        params![new.name, new.sha256, now, owner as i64],
+    )?;
+    let detail = format!(
+        "asset '{}' sha256 {} ({} bytes)",
+        new.name, new.sha256, new.size
+    );
+    events::log(conn, actor, EventKind::Asset, None, &detail, now)?;
+    let asset = get(conn, &new.name)?
+        .ok_or_else(|| StoreError::Schema(format!("asset '{}' vanished", new.name)))?;
+    Ok((asset, false))
+}
+
+/// Stores what `source` yields (`new.size` bytes with SHA-256
+/// `new.sha256`, see [`blobs::insert`]) and [`register`]s it, in the
+/// caller's transaction (the database file's `asset add`). Adding the same
+/// bytes under the same name again, by its owner, changes nothing (the
+/// source is not read).
+pub fn add(
+    conn: &Connection,
+    new: &NewAsset,
+    source: impl Read,
+    owner: u64,
+    actor: &Actor,
+    now: i64,
+) -> Result<Asset, StoreError> {
+    if let Some(old) = existing(conn, new, owner)? {
+        return Ok(old);
+    }
+    blobs::insert(conn, &new.sha256, new.size, source)?;
+    Ok(register(conn, new, owner, actor, now)?.0)
+}
+
+const SELECT: &str = "SELECT assets.name, assets.sha256, blobs.size, assets.created_ms,
+                             users.name, assets.owner_id
+                        FROM assets JOIN blobs USING (sha256)
+                        LEFT JOIN users ON users.id = assets.owner_id";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Asset> {
     Ok(Asset {
@@ -92,6 +167,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Asset> {
         sha256: r.get(1)?,
         size: r.get::<_, i64>(2)? as u64,
         created_ms: r.get(3)?,
+        owner: r.get(4)?,
     })
 }
 
@@ -196,31 +272,59 @@ pub fn book_lines(conn: &Connection, sha256: &str) -> Result<xq_proto::OpeningSo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::access::UserRole;
+    use crate::store::users;
 
     fn sha(bytes: &[u8]) -> String {
         xq_proto::blob::sha256_hex(bytes)
     }
 
+    /// [`add`] of `source` as `name` with the SHA-256 of `hashed`, for `owner`,
+    /// in a transaction of its own (rolled back on an error).
+    fn add_as(
+        conn: &mut Connection,
+        name: &str,
+        hashed: &[u8],
+        source: &[u8],
+        owner: u64,
+    ) -> Result<Asset, StoreError> {
+        let new = NewAsset {
+            name: name.to_owned(),
+            sha256: sha(hashed),
+            size: hashed.len() as u64,
+        };
+        let tx = conn.transaction()?;
+        let asset = add(&tx, &new, source, owner, &Actor::cli(), 5)?;
+        tx.commit()?;
+        Ok(asset)
+    }
+
     #[test]
     fn assets_by_name_and_by_hash() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        super::super::migrations::migrate(&mut conn).unwrap();
+        let mut conn = crate::store::migrations::memory();
+        let ana = users::insert(&conn, "ana", UserRole::Developer, None, false, 1).unwrap();
+        let root = users::insert(&conn, "root", UserRole::Admin, None, true, 1).unwrap();
         let (a, b) = (b"net one".as_slice(), b"net two".as_slice());
-        let added = add(&mut conn, "nn-1.bin", &sha(a), 7, a, 5).unwrap();
-        assert_eq!(add(&mut conn, "nn-1.bin", &sha(a), 7, a, 6).unwrap(), added);
-        let taken = add(&mut conn, "nn-1.bin", &sha(b), 7, b, 7).unwrap_err();
-        assert!(
-            taken.to_string().contains("'nn-1.bin' exists already"),
-            "{taken}"
-        );
-        add(&mut conn, "copy", &sha(a), 7, a, 8).unwrap();
+        let added = add_as(&mut conn, "nn-1.bin", a, a, ana).unwrap();
+        assert_eq!(added.owner.as_deref(), Some("ana"));
+        assert_eq!(add_as(&mut conn, "nn-1.bin", a, a, ana).unwrap(), added);
+        for (bytes, by) in [(b, ana), (a, root), (b, root)] {
+            let taken = add_as(&mut conn, "nn-1.bin", bytes, bytes, by).unwrap_err();
+            assert!(
+                taken
+                    .to_string()
+                    .contains("'nn-1.bin' exists already, registered by ana"),
+                "{taken}"
+            );
+        }
+        add_as(&mut conn, "copy", a, a, root).unwrap();
         assert_eq!(
             list(&conn)
                 .unwrap()
                 .iter()
-                .map(|a| a.name.as_str())
+                .map(|a| (a.name.as_str(), a.owner.as_deref()))
                 .collect::<Vec<_>>(),
-            ["copy", "nn-1.bin"]
+            [("copy", Some("root")), ("nn-1.bin", Some("ana"))]
         );
         assert_eq!(resolve(&conn, "nn-1.bin").unwrap(), sha(a));
         assert_eq!(resolve(&conn, &sha(a)).unwrap(), sha(a));
@@ -229,34 +333,59 @@ mod tests {
         let e = resolve(&conn, "nope.bin").unwrap_err().to_string();
         assert!(e.contains("no asset named 'nope.bin'"), "{e}");
         for bad in ["", "a b", &sha(b)] {
-            assert!(add(&mut conn, bad, &sha(b), 7, b, 9).is_err(), "{bad:?}");
+            assert!(add_as(&mut conn, bad, b, b, ana).is_err(), "{bad:?}");
         }
-        let e = add(&mut conn, "changed", &sha(b), 7, a, 9).unwrap_err();
+        let e = add_as(&mut conn, "changed", b, a, ana).unwrap_err();
         assert!(e.to_string().contains("source changed"), "{e}");
         assert_eq!(get(&conn, "changed").unwrap(), None);
+        assert_eq!(blobs::size(&conn, &sha(b)).unwrap(), None, "rolled back");
+        let logged = events::list(
+            &conn,
+            &crate::events::EventFilter {
+                kind: Some(EventKind::Asset),
+                limit: 10,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(logged.len(), 2, "one event per registration: {logged:?}");
+    }
+
+    #[test]
+    fn registering_needs_the_stored_blob_of_the_stated_size() {
+        let conn = crate::store::migrations::memory();
+        let ana = users::insert(&conn, "ana", UserRole::Developer, None, false, 1).unwrap();
+        let actor = Actor::user(ana, "ana");
+        let mut new = NewAsset {
+            name: "nn.bin".to_owned(),
+            sha256: sha(b"net"),
+            size: 3,
+        };
+        let e = register(&conn, &new, ana, &actor, 1).unwrap_err();
+        assert!(e.to_string().contains("upload it first"), "{e}");
+        blobs::insert(&conn, &new.sha256, 3, &b"net"[..]).unwrap();
+        new.size = 4;
+        let e = register(&conn, &new, ana, &actor, 1).unwrap_err();
+        assert!(e.to_string().contains("4 bytes stated"), "{e}");
+        new.size = 3;
+        let (asset, existed) = register(&conn, &new, ana, &actor, 1).unwrap();
+        assert_eq!((asset.size, existed), (3, false));
+        assert!(register(&conn, &new, ana, &actor, 2).unwrap().1);
     }
 
     #[test]
     fn a_book_is_checked_line_by_line() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        super::super::migrations::migrate(&mut conn).unwrap();
+        let mut conn = crate::store::migrations::memory();
         let start = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1";
         let good = format!("# a book\n{start} moves h2e2\n\n{start} moves b2e2 h9g7\n");
         let bad = format!("{start}\n{start} moves h2e3\n");
+        let admin = users::ensure(&conn, users::DEFAULT_ADMIN, UserRole::Admin, 1).unwrap();
         for (name, text) in [
             ("good", &good),
             ("bad", &bad),
             ("empty", &"# none\n".to_owned()),
         ] {
-            add(
-                &mut conn,
-                name,
-                &sha(text.as_bytes()),
-                text.len() as u64,
-                text.as_bytes(),
-                1,
-            )
-            .unwrap();
+            add_as(&mut conn, name, text.as_bytes(), text.as_bytes(), admin).unwrap();
         }
         assert_eq!(check_book(&conn, &sha(good.as_bytes())).unwrap(), 2);
         assert_eq!(check_book(&conn, "good").unwrap(), 2);

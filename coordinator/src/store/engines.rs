@@ -2,14 +2,17 @@
 //! signature, advertised options), each with one or more executables stored
 //! as blobs by SHA-256: an untagged one any worker may take and builds
 //! tagged with the ARCH value they need (`engine_binaries`, `arch = ''` for
-//! the untagged one).
+//! the untagged one). A name belongs to the user who registered it (its
+//! owner): only the owner adds builds to it, and no executable is ever
+//! replaced.
 
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use xq_proto::{Arch, Coords, EngineBinary, EngineRef, Protocol};
 
-use super::{StoreError, blobs};
+use super::{StoreError, assets, blobs, events};
+use crate::events::{Actor, EventKind};
 use crate::runs::{Registered, Registry};
 use crate::spin_options::SpinOption;
 
@@ -20,7 +23,32 @@ fn protocol_name(p: Protocol) -> &'static str {
     }
 }
 
-/// What [`add`] did.
+/// An engine to register: its entry, and what its handshake showed the
+/// client that measured it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewEngine {
+    /// Name, its one executable (untagged, or a single tagged build; see
+    /// [`only_executable`]), bench signature, protocol, options (an `asset:`
+    /// value names a registered asset by SHA-256 or by name), coordinates.
+    pub engine: EngineRef,
+    /// The spin options it advertised (SPSA runs tune them).
+    pub spins: Vec<SpinOption>,
+    /// The `UCI_Variant` values it offered; `None`: it has no such option.
+    pub variants: Option<Vec<String>>,
+}
+
+/// A registered engine as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub engine: EngineRef,
+    /// The name of the user who registered it (every entry has one from
+    /// schema version 19 on).
+    pub owner: Option<String>,
+    /// Registration time, unix ms.
+    pub created_ms: i64,
+}
+
+/// What [`register`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Added {
     /// A new engine, with its first executable.
@@ -29,7 +57,7 @@ pub enum Added {
     Build,
 }
 
-/// The one executable `engine` names for [`add`]: the untagged one, or its
+/// The one executable `engine` names for [`register`]: the untagged one, or its
 /// only tagged build.
 fn only_executable(engine: &EngineRef) -> Result<(Option<Arch>, &str, u64), StoreError> {
     match (engine.has_untagged(), engine.binaries.as_slice()) {
@@ -87,24 +115,29 @@ fn check_same_engine(stored: &EngineRef, engine: &EngineRef) -> Result<(), Store
     Ok(())
 }
 
-/// Registers the one executable `engine` names (untagged, or a single
-/// tagged build; see [`only_executable`]), whose bytes `source` yields,
-/// storing them as a blob (see [`blobs::insert`]), in one transaction.
+/// Registers the one executable `new.engine` names for the user `owner`,
+/// logged as an `engine` event by `actor` at `now`, in the caller's
+/// transaction. The executable must be a stored blob of the stated size
+/// ([`blobs::insert`], or an upload); the assets its options name must be
+/// registered (names are resolved to `asset:<sha256>`).
 ///
-/// A new name is a new engine with `engine`'s protocol, options,
-/// coordinates and signature and the spin options `spins`. An existing
-/// name gains a build: the protocol, options, coordinates and signature
-/// must equal the registered ones ([`check_same_engine`]; `spins` is not
-/// stored again) and the engine must have no executable with that tag yet.
-/// Every asset its options name must be stored. The `signature` column holds
-/// 0 for an engine without one (a signature is at least 1).
-pub fn add(
-    conn: &mut Connection,
-    engine: &EngineRef,
-    spins: &[SpinOption],
-    source: impl std::io::Read,
+/// A new name is a new engine with the entry's protocol, options,
+/// coordinates, signature, spin options and variants, owned by `owner`. A
+/// name registered already gains a build, only for its owner (anyone else is
+/// refused, naming the owner): the protocol, options, coordinates and
+/// signature must equal the registered ones ([`check_same_engine`]; spin
+/// options and variants are kept from the first) and the engine must have
+/// no executable with that tag yet. The `signature` column holds 0 for an
+/// engine without one (a signature is at least 1).
+pub fn register(
+    conn: &Connection,
+    new: &NewEngine,
+    owner: u64,
+    actor: &Actor,
     now: i64,
-) -> Result<Added, StoreError> {
+) -> Result<(Entry, Added), StoreError> {
+    let mut engine = new.engine.clone();
+    engine.validate()?;
     if engine.signature == Some(0) {
         return Err(StoreError::invalid(
             "engine.signature",
@@ -114,21 +147,47 @@ pub fn add(
             ),
         ));
     }
-    let (arch, sha256, size) = only_executable(engine)?;
-    let tag = arch.map_or("", Arch::name);
-    let tx = conn.transaction()?;
-    for (option, sha) in engine.asset_options() {
-        if blobs::size(&tx, sha)?.is_none() {
+    let (arch, sha256, size) = only_executable(&engine)?;
+    let (sha256, tag) = (sha256.to_owned(), arch.map_or("", Arch::name));
+    let stored_owner = refuse_taken(conn, &engine.name, owner)?;
+    match blobs::size(conn, &sha256)? {
+        Some(stored) if stored == size => {}
+        Some(stored) => {
+            return Err(StoreError::invalid(
+                "engine.size",
+                format!(
+                    "engine '{}': {size} bytes stated, the stored executable {sha256} has {stored}",
+                    engine.name
+                ),
+            ));
+        }
+        None => {
             return Err(StoreError::NotFound(format!(
-                "engine '{}': option {option} names asset {sha}, which is not registered",
+                "engine '{}': no executable with sha256 {sha256} is stored; upload it first",
                 engine.name
             )));
         }
     }
-    let added = match get(&tx, &engine.name)? {
-        Some(stored) => {
-            check_same_engine(&stored, engine)?;
-            let taken: Option<String> = tx
+    for (option, value) in engine.options.iter_mut() {
+        let Some(reference) = xq_proto::blob::asset_reference(value) else {
+            continue;
+        };
+        let sha = assets::resolve(conn, reference).map_err(|e| match e {
+            StoreError::NotFound(why) => StoreError::NotFound(format!(
+                "engine '{}': option {option}: {why}",
+                new.engine.name
+            )),
+            e => e,
+        })?;
+        *value = format!("{}{sha}", xq_proto::blob::ASSET_PREFIX);
+    }
+    let added = match stored_owner {
+        Some(_) => {
+            let stored = get(conn, &engine.name)?.ok_or_else(|| {
+                StoreError::Schema(format!("engine '{}' has no row", engine.name))
+            })?;
+            check_same_engine(&stored, &engine)?;
+            let taken: Option<String> = conn
                 .query_row(
                     "SELECT sha256 FROM engine_binaries WHERE engine = ?1 AND arch = ?2",
                     params![engine.name, tag],
@@ -140,7 +199,8 @@ pub fn add(
                 return Err(StoreError::invalid(
                     "engine.arch",
                     format!(
-                        "engine '{}' has {what} executable already (sha256 {sha})",
+                        "engine '{}' has {what} executable already (sha256 {sha}); executables \
+                         are never replaced",
                         engine.name
                     ),
                 ));
@@ -148,73 +208,130 @@ pub fn add(
             Added::Build
         }
         None => {
-            tx.execute(
+            conn.execute(
                 "INSERT INTO engines (name, signature, protocol, options, created_ms,
-                                      spin_options, coords)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                                      spin_options, coords, variants, owner_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
                     engine.name,
                     engine.signature.map_or(0, |s| s as i64),
                     protocol_name(engine.protocol),
                     serde_json::to_string(&engine.options)?,
                     now,
-                    serde_json::to_string(spins)?,
+                    serde_json::to_string(&new.spins)?,
                     engine.coords.map(|c| c.name()),
+                    serde_json::to_string(&new.variants)?,
+                    owner as i64,
                 ],
             )?;
             Added::Engine
         }
     };
-    blobs::insert(&tx, sha256, size, source).map_err(|e| match e {
+    conn.execute(
+        "INSERT INTO engine_binaries (engine, arch, sha256, size, created_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![engine.name, tag, sha256, size as i64, now],
+    )?;
+    let detail = format!(
+        "engine '{}'{} sha256 {sha256} ({size} bytes, signature {})",
+        engine.name,
+        arch.map_or_else(String::new, |a| format!(" build {a}")),
+        engine.signature_text()
+    );
+    events::log(conn, actor, EventKind::Engine, None, &detail, now)?;
+    let entry = get_entry(conn, &engine.name)?
+        .ok_or_else(|| StoreError::Schema(format!("engine '{}' vanished", engine.name)))?;
+    Ok((entry, added))
+}
+
+/// The owner's id of the engine `name` (`None`: no such engine); refuses
+/// a name registered by another user than `owner`, naming them.
+fn refuse_taken(conn: &Connection, name: &str, owner: u64) -> Result<Option<u64>, StoreError> {
+    let found: Option<(Option<i64>, Option<String>)> = conn
+        .query_row(
+            "SELECT engines.owner_id, users.name
+               FROM engines LEFT JOIN users ON users.id = engines.owner_id
+              WHERE engines.name = ?1",
+            [name],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    match found {
+        None => Ok(None),
+        Some((Some(id), _)) if id as u64 == owner => Ok(Some(owner)),
+        Some((_, by)) => Err(StoreError::invalid(
+            "engine.name",
+            format!(
+                "an engine named '{name}' exists already, registered by {}; names are never \
+                 overwritten and only their owner adds builds to them: pick another",
+                by.as_deref().unwrap_or("nobody")
+            ),
+        )),
+    }
+}
+
+/// Stores the executable `source` yields (the one `new.engine` names; see
+/// [`blobs::insert`]) and [`register`]s `new`, in the caller's transaction
+/// (the database file's `engine add`).
+pub fn add(
+    conn: &Connection,
+    new: &NewEngine,
+    source: impl std::io::Read,
+    owner: u64,
+    actor: &Actor,
+    now: i64,
+) -> Result<(Entry, Added), StoreError> {
+    let engine = &new.engine;
+    engine.validate()?;
+    let (_, sha256, size) = only_executable(engine)?;
+    refuse_taken(conn, &engine.name, owner)?;
+    blobs::insert(conn, sha256, size, source).map_err(|e| match e {
         StoreError::Invalid(e) => {
             StoreError::invalid(&e.field, format!("engine '{}': {}", engine.name, e.reason))
         }
         e => e,
     })?;
-    tx.execute(
-        "INSERT INTO engine_binaries (engine, arch, sha256, size, created_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![engine.name, tag, sha256, size as i64, now],
-    )?;
-    tx.commit()?;
-    Ok(added)
+    register(conn, new, owner, actor, now)
 }
 
-fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(EngineRef, String, i64)> {
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Entry, String)> {
     Ok((
-        EngineRef {
-            name: r.get(0)?,
-            sha256: String::new(),
-            size: 0,
-            // 0 stands for none: no bench signature is 0 (see `add`).
-            signature: Some(r.get::<_, i64>(1)? as u64).filter(|&s| s != 0),
-            protocol: if r.get::<_, String>(2)? == "ucci" {
-                Protocol::Ucci
-            } else {
-                Protocol::Uci
+        Entry {
+            engine: EngineRef {
+                name: r.get(0)?,
+                sha256: String::new(),
+                size: 0,
+                // 0 stands for none: no bench signature is 0 (see `register`).
+                signature: Some(r.get::<_, i64>(1)? as u64).filter(|&s| s != 0),
+                protocol: if r.get::<_, String>(2)? == "ucci" {
+                    Protocol::Ucci
+                } else {
+                    Protocol::Uci
+                },
+                options: BTreeMap::new(),
+                coords: r
+                    .get::<_, Option<String>>(5)?
+                    .and_then(|c| c.parse::<Coords>().ok()),
+                binaries: Vec::new(),
+                source: None,
             },
-            options: BTreeMap::new(),
-            coords: r
-                .get::<_, Option<String>>(5)?
-                .and_then(|c| c.parse::<Coords>().ok()),
-            binaries: Vec::new(),
-            source: None,
+            created_ms: r.get(4)?,
+            owner: r.get(6)?,
         },
         r.get(3)?,
-        r.get(4)?,
     ))
 }
 
-const COLUMNS: &str = "name, signature, protocol, options, created_ms, coords";
+const SELECT: &str = "SELECT engines.name, engines.signature, engines.protocol, engines.options,
+                             engines.created_ms, engines.coords, users.name
+                        FROM engines LEFT JOIN users ON users.id = engines.owner_id";
 
-/// Fills in the options and executables of an engine read by [`row`]: the
+/// Fills in the options and executables of an entry read by [`row`]: the
 /// untagged executable as its `sha256`, the tagged builds in the ARCH
 /// table's order (best first for each instruction-set architecture). A
 /// stored tag that is not an ARCH value is an error naming it.
-fn complete(
-    conn: &Connection,
-    (mut engine, options, created): (EngineRef, String, i64),
-) -> Result<(EngineRef, i64), StoreError> {
+fn complete(conn: &Connection, (mut entry, options): (Entry, String)) -> Result<Entry, StoreError> {
+    let engine = &mut entry.engine;
     engine.options = serde_json::from_str(&options)?;
     let mut stmt = conn.prepare_cached(
         "SELECT arch, sha256, size FROM engine_binaries WHERE engine = ?1 ORDER BY arch",
@@ -240,19 +357,20 @@ fn complete(
         engine.binaries.push(EngineBinary { arch, sha256, size });
     }
     engine.binaries.sort_by_key(|b| b.arch);
-    Ok((engine, created))
+    Ok(entry)
+}
+
+/// The engine registered as `name`, with all its executables and its owner.
+pub fn get_entry(conn: &Connection, name: &str) -> Result<Option<Entry>, StoreError> {
+    let found = conn
+        .query_row(&format!("{SELECT} WHERE engines.name = ?1"), [name], row)
+        .optional()?;
+    found.map(|r| complete(conn, r)).transpose()
 }
 
 /// The engine registered as `name`, with all its executables.
 pub fn get(conn: &Connection, name: &str) -> Result<Option<EngineRef>, StoreError> {
-    let found = conn
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM engines WHERE name = ?1"),
-            [name],
-            row,
-        )
-        .optional()?;
-    found.map(|r| complete(conn, r).map(|(e, _)| e)).transpose()
+    Ok(get_entry(conn, name)?.map(|e| e.engine))
 }
 
 /// The spin options the engine registered as `name` advertised; `None`
@@ -289,31 +407,12 @@ pub fn registry(conn: &Connection, names: &[&str]) -> Result<Registry, StoreErro
     Ok(found)
 }
 
-/// Every registered engine with all its executables and its registration
-/// time (unix ms), by name.
-pub fn list(conn: &Connection) -> Result<Vec<(EngineRef, i64)>, StoreError> {
-    let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM engines ORDER BY name"))?;
+/// Every registered engine with all its executables, its owner and its
+/// registration time, by name.
+pub fn list(conn: &Connection) -> Result<Vec<Entry>, StoreError> {
+    let mut stmt = conn.prepare(&format!("{SELECT} ORDER BY engines.name"))?;
     let rows = stmt.query_map([], row)?.collect::<Result<Vec<_>, _>>()?;
     rows.into_iter().map(|r| complete(conn, r)).collect()
-}
-
-/// Records the `UCI_Variant` values the engine `name` offered at its
-/// handshake (`None`: it has no such option).
-pub fn set_variants(
-    conn: &Connection,
-    name: &str,
-    offered: Option<&[String]>,
-) -> Result<(), StoreError> {
-    let n = conn.execute(
-        "UPDATE engines SET variants = ?2 WHERE name = ?1",
-        params![name, serde_json::to_string(&offered)?],
-    )?;
-    if n == 0 {
-        return Err(StoreError::NotFound(format!(
-            "no engine named '{name}' is registered"
-        )));
-    }
-    Ok(())
 }
 
 /// The `UCI_Variant` values the engine `name` offered when registered:
@@ -335,6 +434,8 @@ pub fn variants(conn: &Connection, name: &str) -> Result<Option<Option<Vec<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::access::UserRole;
+    use crate::store::users;
 
     fn engine(name: &str, sha: &str) -> EngineRef {
         EngineRef {
@@ -350,60 +451,144 @@ mod tests {
         }
     }
 
+    fn new(engine: EngineRef, spins: Vec<SpinOption>, variants: Option<&[&str]>) -> NewEngine {
+        NewEngine {
+            engine,
+            spins,
+            variants: variants.map(|v| v.iter().map(|s| (*s).to_owned()).collect()),
+        }
+    }
+
     #[test]
     fn add_get_list_and_bytes() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        super::super::migrations::migrate(&mut conn).unwrap();
+        let conn = crate::store::migrations::memory();
+        let ana = users::insert(&conn, "ana", UserRole::Developer, None, false, 1).unwrap();
+        let root = users::insert(&conn, "root", UserRole::Admin, None, true, 1).unwrap();
+        let cli = Actor::cli();
         let sha = xq_proto::blob::sha256_hex(b"abc");
         let spins = crate::spin_options::parse("option name Hash type spin default 8 min 1 max 64");
-        add(&mut conn, &engine("old", &sha), &spins, &b"abc"[..], 1).unwrap();
-        add(&mut conn, &engine("same-bytes", &sha), &[], &b"abc"[..], 2).unwrap();
-        let again = add(
-            &mut conn,
-            &engine("old", &"b".repeat(64)),
-            &[],
-            &b"xyz"[..],
-            3,
+        let old = new(engine("old", &sha), spins.clone(), Some(&["xiangqi"]));
+        let (added, how) = add(&conn, &old, &b"abc"[..], ana, &cli, 1).unwrap();
+        assert_eq!(how, Added::Engine);
+        assert_eq!(
+            added,
+            Entry {
+                engine: engine("old", &sha),
+                owner: Some("ana".to_owned()),
+                created_ms: 1
+            }
         );
-        assert!(
-            matches!(&again, Err(StoreError::Invalid(m))
-                if m.reason.contains("'old' has an untagged executable already")),
-            "{again:?}"
-        );
+        let same = new(engine("same-bytes", &sha), vec![], None);
+        add(&conn, &same, &b"abc"[..], root, &cli, 2).unwrap();
+        for (by, refusal) in [
+            (ana, "'old' has an untagged executable already"),
+            (root, "'old' exists already, registered by ana"),
+        ] {
+            let again = add(
+                &conn,
+                &new(engine("old", &"b".repeat(64)), vec![], None),
+                &b"xyz"[..],
+                by,
+                &cli,
+                3,
+            );
+            assert!(
+                matches!(&again, Err(StoreError::Invalid(m)) if m.reason.contains(refusal)),
+                "{again:?}"
+            );
+        }
         assert_eq!(get(&conn, "old").unwrap(), Some(engine("old", &sha)));
         assert_eq!(get(&conn, "nope").unwrap(), None);
         assert_eq!(spin_options(&conn, "old").unwrap(), Some(spins));
         assert_eq!(spin_options(&conn, "same-bytes").unwrap(), Some(vec![]));
         assert_eq!(spin_options(&conn, "nope").unwrap(), None);
-        assert_eq!(list(&conn).unwrap().len(), 2);
-        assert_eq!(variants(&conn, "old").unwrap(), None, "not probed");
-        set_variants(&conn, "old", Some(&["standard".to_owned()])).unwrap();
-        set_variants(&conn, "same-bytes", None).unwrap();
+        let listed = list(&conn).unwrap();
+        assert_eq!(
+            listed
+                .iter()
+                .map(|e| (e.engine.name.as_str(), e.owner.as_deref()))
+                .collect::<Vec<_>>(),
+            [("old", Some("ana")), ("same-bytes", Some("root"))]
+        );
         assert_eq!(
             variants(&conn, "old").unwrap(),
-            Some(Some(vec!["standard".to_owned()]))
+            Some(Some(vec!["xiangqi".to_owned()]))
         );
         assert_eq!(variants(&conn, "same-bytes").unwrap(), Some(None));
-        assert!(set_variants(&conn, "nope", None).is_err());
         let mut out = Vec::new();
         assert!(blobs::write_to(&conn, &sha, &mut out).unwrap());
         assert_eq!(out, b"abc");
         let other = xq_proto::blob::sha256_hex(b"abe");
-        let changed = add(&mut conn, &engine("changed", &other), &[], &b"abd"[..], 4);
+        let changed = add(
+            &conn,
+            &new(engine("changed", &other), vec![], None),
+            &b"abd"[..],
+            ana,
+            &cli,
+            4,
+        );
         assert!(
             matches!(&changed, Err(StoreError::Invalid(m)) if m.reason.contains("engine 'changed'")),
             "{changed:?}"
         );
-        let mut with_asset = engine("netted", &sha);
-        let net = "d".repeat(64);
-        with_asset
+        let logged = events::list(
+            &conn,
+            &crate::events::EventFilter {
+                kind: Some(EventKind::Engine),
+                limit: 10,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(logged.len(), 2, "{logged:?}");
+        assert!(logged[1].detail.contains("engine 'old'"), "{logged:?}");
+    }
+
+    #[test]
+    fn registering_an_uploaded_blob_resolves_asset_names() {
+        let conn = crate::store::migrations::memory();
+        let ana = users::insert(&conn, "ana", UserRole::Developer, None, false, 1).unwrap();
+        let actor = Actor::user(ana, "ana");
+        let sha = xq_proto::blob::sha256_hex(b"abc");
+        let mut netted = engine("netted", &sha);
+        netted
             .options
-            .insert("EvalFile".to_owned(), format!("asset:{net}"));
-        let e = add(&mut conn, &with_asset, &[], &b"abc"[..], 5)
+            .insert("EvalFile".to_owned(), "asset:nn.bin".to_owned());
+        let e = register(&conn, &new(netted.clone(), vec![], None), ana, &actor, 5)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("EvalFile") && e.contains(&net), "{e}");
-        assert_eq!(get(&conn, "netted").unwrap(), None);
+        assert!(
+            e.contains("no executable with sha256") && e.contains("upload it first"),
+            "{e}"
+        );
+        blobs::insert(&conn, &sha, 3, &b"abc"[..]).unwrap();
+        let e = register(&conn, &new(netted.clone(), vec![], None), ana, &actor, 5)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("EvalFile") && e.contains("'nn.bin'"), "{e}");
+        let net = xq_proto::blob::sha256_hex(b"net");
+        let asset = assets::NewAsset {
+            name: "nn.bin".to_owned(),
+            sha256: net.clone(),
+            size: 3,
+        };
+        assets::add(&conn, &asset, &b"net"[..], ana, &actor, 5).unwrap();
+        let mut wrong_size = netted.clone();
+        wrong_size.size = 4;
+        let e = register(&conn, &new(wrong_size, vec![], None), ana, &actor, 6)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("4 bytes stated"), "{e}");
+        let (entry, _) = register(&conn, &new(netted, vec![], None), ana, &actor, 6).unwrap();
+        assert_eq!(entry.engine.options["EvalFile"], format!("asset:{net}"));
+        assert_eq!(
+            entry.engine.asset_options().collect::<Vec<_>>(),
+            [("EvalFile", net.as_str())]
+        );
+        let mut unsigned = engine("zero", &sha);
+        unsigned.signature = Some(0);
+        let e = register(&conn, &new(unsigned, vec![], None), ana, &actor, 7).unwrap_err();
+        assert!(e.to_string().contains("0 nodes"), "{e}");
     }
 
     /// `engine` with one build for `arch` of `bytes` and no untagged executable.
@@ -422,13 +607,23 @@ mod tests {
 
     #[test]
     fn an_engine_gains_builds_that_share_its_settings_one_per_arch() {
-        let mut conn = super::super::migrations::memory();
+        let conn = super::super::migrations::memory();
+        let ana = users::insert(&conn, "ana", UserRole::Developer, None, false, 1).unwrap();
+        let bo = users::insert(&conn, "bo", UserRole::Admin, None, true, 1).unwrap();
+        let add = |e: &EngineRef, bytes: &[u8], now| {
+            add(
+                &conn,
+                &new(e.clone(), vec![], None),
+                bytes,
+                ana,
+                &Actor::cli(),
+                now,
+            )
+            .map(|r| r.1)
+        };
         let base = engine("pika", &"0".repeat(64));
         let avx2 = build(&base, Arch::X86_64Avx2, b"avx2");
-        assert_eq!(
-            add(&mut conn, &avx2, &[], &b"avx2"[..], 1).unwrap(),
-            Added::Engine
-        );
+        assert_eq!(add(&avx2, b"avx2", 1).unwrap(), Added::Engine);
         let tagged_only = get(&conn, "pika").unwrap().unwrap();
         assert!(!tagged_only.has_untagged());
         assert_eq!(tagged_only.binaries, avx2.binaries);
@@ -439,18 +634,9 @@ mod tests {
             sha256: xq_proto::blob::sha256_hex(b"any"),
             ..base.clone()
         };
-        assert_eq!(
-            add(&mut conn, &arm, &[], &b"arm"[..], 2).unwrap(),
-            Added::Build
-        );
-        assert_eq!(
-            add(&mut conn, &vnni, &[], &b"vnni"[..], 3).unwrap(),
-            Added::Build
-        );
-        assert_eq!(
-            add(&mut conn, &generic, &[], &b"any"[..], 4).unwrap(),
-            Added::Build
-        );
+        assert_eq!(add(&arm, b"arm", 2).unwrap(), Added::Build);
+        assert_eq!(add(&vnni, b"vnni", 3).unwrap(), Added::Build);
+        assert_eq!(add(&generic, b"any", 4).unwrap(), Added::Build);
         let all = get(&conn, "pika").unwrap().unwrap();
         assert_eq!(all.sha256, generic.sha256);
         let arches: Vec<Arch> = all.binaries.iter().map(|b| b.arch).collect();
@@ -459,21 +645,21 @@ mod tests {
             [Arch::X86_64Vnni512, Arch::X86_64Avx2, Arch::Armv8Dotprod],
             "best first"
         );
-        assert_eq!(list(&conn).unwrap()[0].0, all);
+        assert_eq!(list(&conn).unwrap()[0].engine, all);
         let mut out = Vec::new();
         assert!(blobs::write_to(&conn, &arm.binaries[0].sha256, &mut out).unwrap());
         assert_eq!(out, b"arm");
 
         let again = build(&base, Arch::X86_64Avx2, b"avx2 again");
-        let err = add(&mut conn, &again, &[], &b"avx2 again"[..], 5).unwrap_err();
+        let err = add(&again, b"avx2 again", 5).unwrap_err();
         assert!(
             err.to_string()
                 .contains("has an x86-64-avx2 executable already"),
             "{err}"
         );
-        let mut refused = |changed: EngineRef, field: &str| {
+        let refused = |changed: EngineRef, field: &str| {
             let e = build(&changed, Arch::X86_64Bmi2, b"bmi2");
-            let err = add(&mut conn, &e, &[], &b"bmi2"[..], 6).unwrap_err();
+            let err = add(&e, b"bmi2", 6).unwrap_err();
             assert!(
                 matches!(&err, StoreError::Invalid(i) if i.field == format!("engine.{field}")),
                 "{field}: {err}"
@@ -507,20 +693,28 @@ mod tests {
             },
             "signature",
         );
-        let err = add(
-            &mut conn,
-            &EngineRef {
-                binaries: arm.binaries.clone(),
-                ..generic
-            },
-            &[],
-            &b"any"[..],
-            7,
-        )
-        .unwrap_err();
+        let two = EngineRef {
+            binaries: arm.binaries.clone(),
+            ..generic
+        };
+        let err = add(&two, b"any", 7).unwrap_err();
         assert!(
             err.to_string().contains("one executable at a time"),
             "{err}"
+        );
+        let bmi2 = build(&base, Arch::X86_64Bmi2, b"bmi2");
+        let theirs = super::add(
+            &conn,
+            &new(bmi2, vec![], None),
+            &b"bmi2"[..],
+            bo,
+            &Actor::cli(),
+            8,
+        );
+        assert!(
+            matches!(&theirs, Err(StoreError::Invalid(m))
+                if m.reason.contains("registered by ana") && m.reason.contains("only their owner")),
+            "{theirs:?}"
         );
         assert_eq!(get(&conn, "pika").unwrap().unwrap(), all, "nothing changed");
     }

@@ -493,9 +493,50 @@ CREATE INDEX sessions_by_user ON sessions (user_id);
     r#"
 ALTER TABLE runs ADD COLUMN share INTEGER NOT NULL DEFAULT 100 CHECK (share > 0);
 "#,
-    // 19: reserved for issue 32's owners of engines, made on another branch;
-    // the merge puts that migration here.
-    "",
+    // 19 (issue 32): engines and assets over the wire. Every engine and
+    // asset has an owner, the user who registered it (existing ones: the
+    // user `admin`, made here if the registry had entries before users).
+    // An upload writes its blob's chunks in small transactions as they
+    // arrive: until its hash is checked the blob row carries `pending_ms`
+    // and no reader sees it. `uploader_id` charges a blob to the user whose
+    // upload stored it (upload quotas). Events get the kinds `engine` and
+    // `asset` (`events` is rebuilt for the CHECK).
+    r#"
+INSERT INTO users (name, role, trusted, created_ms)
+    SELECT 'admin', 'admin', 1,
+           COALESCE((SELECT MIN(created_ms) FROM engines), (SELECT MIN(created_ms) FROM assets), 0)
+    WHERE NOT EXISTS (SELECT 1 FROM users WHERE name = 'admin')
+      AND (EXISTS (SELECT 1 FROM engines) OR EXISTS (SELECT 1 FROM assets));
+-- Set for every row: a name belongs to the user who registered it.
+ALTER TABLE engines ADD COLUMN owner_id INTEGER REFERENCES users (id);
+UPDATE engines SET owner_id = (SELECT id FROM users WHERE name = 'admin');
+ALTER TABLE assets ADD COLUMN owner_id INTEGER REFERENCES users (id);
+UPDATE assets SET owner_id = (SELECT id FROM users WHERE name = 'admin');
+-- Unix ms an upload over the wire began; NULL once the blob is complete
+-- (its size and SHA-256 checked). Readers see only complete blobs.
+ALTER TABLE blobs ADD COLUMN pending_ms INTEGER;
+-- The user whose upload stored the blob; NULL for the database file's
+-- `engine add`/`asset add` and blobs from before this version.
+ALTER TABLE blobs ADD COLUMN uploader_id INTEGER REFERENCES users (id);
+CREATE INDEX blobs_by_uploader ON blobs (uploader_id) WHERE uploader_id IS NOT NULL;
+CREATE TABLE events_new (
+    id      INTEGER PRIMARY KEY,
+    time_ms INTEGER NOT NULL,
+    actor   TEXT    NOT NULL,
+    user_id INTEGER REFERENCES users (id),
+    kind    TEXT    NOT NULL CHECK (kind IN ('create', 'approve', 'reject', 'modify', 'stop',
+                                             'resume', 'exclude', 'user', 'token', 'engine',
+                                             'asset')),
+    run_id  INTEGER REFERENCES runs (id),
+    detail  TEXT    NOT NULL DEFAULT ''
+);
+INSERT INTO events_new (id, time_ms, actor, user_id, kind, run_id, detail)
+    SELECT id, time_ms, actor, user_id, kind, run_id, detail FROM events;
+DROP TABLE events;
+ALTER TABLE events_new RENAME TO events;
+CREATE INDEX events_by_run ON events (run_id);
+CREATE INDEX events_by_actor ON events (actor);
+"#,
     // 20 (issue 32): the machine each worker reports, and an engine's
     // executables by instruction set. `workers.machine` is its JSON (CPU
     // model, ISA, flags, cores, memory in MiB); NULL: a worker that reported
@@ -721,6 +762,50 @@ mod tests {
             )
             .is_err(),
             "a batch of no lease"
+        );
+    }
+
+    #[test]
+    fn a_registry_from_before_users_belongs_to_a_new_admin() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for (i, sql) in MIGRATIONS[..18].iter().enumerate() {
+            conn.execute_batch(sql).unwrap();
+            conn.pragma_update(None, "user_version", i as i64 + 1)
+                .unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO blobs (sha256, size) VALUES ('aa', 0);
+             INSERT INTO engines (name, sha256, size, signature, protocol, options, created_ms)
+                 VALUES ('e', 'aa', 0, 1, 'uci', '{}', 50);
+             INSERT INTO assets (name, sha256, created_ms) VALUES ('a', 'aa', 40);",
+        )
+        .unwrap();
+        assert_eq!(
+            conn.query_row("SELECT COUNT(*) FROM users", [], |r| r.get::<_, i64>(0))
+                .unwrap(),
+            0
+        );
+        migrate(&mut conn).unwrap();
+        let owners: Vec<(String, i64)> = conn
+            .prepare(
+                "SELECT users.name, users.created_ms FROM engines JOIN users ON users.id = owner_id
+                 UNION ALL
+                 SELECT users.name, users.created_ms FROM assets JOIN users ON users.id = owner_id",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(owners, [("admin".to_owned(), 50), ("admin".to_owned(), 50)]);
+        let mut empty = Connection::open_in_memory().unwrap();
+        migrate(&mut empty).unwrap();
+        assert_eq!(
+            empty
+                .query_row("SELECT COUNT(*) FROM users", [], |r| r.get::<_, i64>(0))
+                .unwrap(),
+            0,
+            "no registry, no admin"
         );
     }
 

@@ -83,6 +83,23 @@ pub fn ensure(conn: &Connection, name: &str, role: UserRole, now: i64) -> Result
     }
 }
 
+/// The id of the user `name`, or, without a name, of [`DEFAULT_ADMIN`]
+/// (made as an admin if missing): whom a change made with the command line
+/// on the database file is for. An unknown name is refused, named.
+pub fn named_or_admin(conn: &Connection, name: Option<&str>, now: i64) -> Result<u64, StoreError> {
+    match name {
+        Some(name) => Ok(by_name(conn, name)?
+            .ok_or_else(|| {
+                StoreError::NotFound(format!(
+                    "no user named {} (add one with `user add`)",
+                    xq_proto::quote(name)
+                ))
+            })?
+            .id),
+        None => ensure(conn, DEFAULT_ADMIN, UserRole::Admin, now),
+    }
+}
+
 const COLUMNS: &str = "id, name, role, trusted, password_hash IS NOT NULL, created_ms";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, String, String, bool, bool, i64)> {

@@ -51,6 +51,7 @@ impl WebError {
                 tonic::Code::Unauthenticated => StatusCode::UNAUTHORIZED,
                 tonic::Code::PermissionDenied => StatusCode::FORBIDDEN,
                 tonic::Code::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
+                tonic::Code::Aborted => StatusCode::CONFLICT,
                 _ => StatusCode::SERVICE_UNAVAILABLE,
             },
             WebError::Store(_) | WebError::Render(_) => StatusCode::INTERNAL_SERVER_ERROR,

@@ -30,6 +30,7 @@
 //! * [`charts`]: plotters line and bar charts, SVG or PNG.
 //! * [`error`]: why a page could not be served.
 //! * [`pages`]: the handlers of runs, workers, engines and metrics.
+//! * [`engine_upload`]: an engine uploaded from the engines page.
 //! * [`games`]: a run's games list, its PGN download, and a game's page.
 //! * [`new_run`]: the form that creates a run (admin), built by the CLI's
 //!   own arguments.
@@ -44,6 +45,7 @@
 pub mod account;
 pub mod approvals;
 pub mod charts;
+pub mod engine_upload;
 pub mod error;
 pub mod events;
 pub mod games;
@@ -62,7 +64,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::{get, post};
@@ -72,6 +74,7 @@ use tokio::net::TcpListener;
 use xq_coordinator::auth::Authenticator;
 use xq_coordinator::http::{BoxFuture, HttpView, ViewParts};
 use xq_coordinator::metrics::Metrics;
+use xq_coordinator::registry::uploads::UploadQuota;
 use xq_coordinator::scheduler::Scheduler;
 use xq_coordinator::store::Store;
 
@@ -92,6 +95,8 @@ pub struct Web {
     secure_cookies: bool,
     /// Whether `/sign-up` makes accounts.
     open_sign_up: bool,
+    /// How many bytes of blobs one user's uploads may store.
+    upload_quota: UploadQuota,
 }
 
 /// The templates, compiled into the binary.
@@ -127,6 +132,7 @@ impl Web {
             metrics,
             secure_cookies,
             open_sign_up,
+            upload_quota,
         } = parts;
         let mut templates = Environment::new();
         for (name, source) in TEMPLATES {
@@ -145,6 +151,7 @@ impl Web {
             live: pages::LiveCache::default(),
             secure_cookies,
             open_sign_up,
+            upload_quota,
         }
     }
 }
@@ -183,6 +190,10 @@ pub fn router(web: Arc<Web>) -> Router {
         .route("/runs/{id}/games/{lease}/{index}", get(games::game))
         .route("/workers", get(pages::workers))
         .route("/engines", get(pages::engines))
+        .route(
+            "/engines/upload",
+            post(engine_upload::upload).layer(DefaultBodyLimit::max(engine_upload::MAX_BODY_BYTES)),
+        )
         .route("/events", get(events::list))
         .route("/metrics", get(pages::metrics))
         .route("/static/live.js", get(pages::script))

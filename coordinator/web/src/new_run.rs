@@ -47,7 +47,7 @@ async fn show(
     error: Option<String>,
 ) -> Page {
     let registered = web.reader.call(|conn| engines::list(conn)).await?;
-    let engines: Vec<String> = registered.into_iter().map(|(e, _)| e.name).collect();
+    let engines: Vec<String> = registered.into_iter().map(|e| e.engine.name).collect();
     let kind = values
         .get("kind")
         .cloned()

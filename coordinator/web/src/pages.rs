@@ -412,6 +412,8 @@ struct EngineRow {
     signature: String,
     protocol: String,
     options: String,
+    /// The user who registered it.
+    owner: String,
     registered: String,
 }
 
@@ -426,37 +428,52 @@ struct BuildRow {
 
 /// `GET /engines`.
 pub async fn engines(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
+    show_engines(&web, &visitor, StatusCode::OK, None).await
+}
+
+/// The engines page with `status`, and why an upload was refused if one was.
+pub(crate) async fn show_engines(
+    web: &Web,
+    visitor: &Visitor,
+    status: StatusCode,
+    error: Option<String>,
+) -> Page {
     let found = web.reader.call(|conn| engines::list(conn)).await?;
     let engines: Vec<EngineRow> = found
         .into_iter()
-        .map(|(e, created)| EngineRow {
-            protocol: format!("{:?}", e.protocol).to_lowercase(),
-            options: e
-                .options
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            signature: e.signature_text(),
-            builds: e
-                .has_untagged()
-                .then(|| BuildRow {
-                    arch: None,
-                    sha256: e.sha256.clone(),
-                    size: e.size,
-                })
-                .into_iter()
-                .chain(e.binaries.iter().map(|b| BuildRow {
-                    arch: Some(b.arch.name()),
-                    sha256: b.sha256.clone(),
-                    size: b.size,
-                }))
-                .collect(),
-            name: e.name,
-            registered: view::utc(created),
+        .map(|entry| {
+            let e = entry.engine;
+            EngineRow {
+                protocol: format!("{:?}", e.protocol).to_lowercase(),
+                options: e
+                    .options
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                signature: e.signature_text(),
+                builds: e
+                    .has_untagged()
+                    .then(|| BuildRow {
+                        arch: None,
+                        sha256: e.sha256.clone(),
+                        size: e.size,
+                    })
+                    .into_iter()
+                    .chain(e.binaries.iter().map(|b| BuildRow {
+                        arch: Some(b.arch.name()),
+                        sha256: b.sha256.clone(),
+                        size: b.size,
+                    }))
+                    .collect(),
+                name: e.name,
+                owner: entry.owner.unwrap_or_default(),
+                registered: view::utc(entry.created_ms),
+            }
         })
         .collect();
-    Ok(Html(page(&web, &visitor, "engines.html", context! { engines })?).into_response())
+    let html = page(web, visitor, "engines.html", context! { engines, error })?;
+    Ok((status, Html(html)).into_response())
 }
 
 /// `GET /metrics`: the Prometheus text format.

@@ -1,0 +1,279 @@
+//! The registry service on the wire: `UploadBlob` (a client stream written
+//! to the store as it arrives, [`crate::registry::uploads`]), `AddEngine`
+//! and `AddAsset` for a personal token of a user, `ListEngines`,
+//! `ListAssets` and `DownloadBlob` for any token. The auth layer has
+//! checked the token's role; the handlers check that it has a user.
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio_stream::Stream;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+use xq_proto::Invalid;
+use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader};
+use xq_proto::pb;
+use xq_proto::pb::registry_service_server::RegistryService;
+use xq_proto::pb::upload_blob_request::Part;
+
+use crate::auth::{Principal, caller};
+use crate::events::Actor;
+use crate::registry::Registrar;
+use crate::registry::uploads::{Begun, UploadError, Uploads};
+use crate::store::assets::{self, NewAsset};
+use crate::store::engines::{self, NewEngine};
+use crate::store::{Store, blobs};
+
+/// How long an upload may send nothing before it is dropped.
+pub const UPLOAD_IDLE: Duration = Duration::from_secs(60);
+
+/// Chunks of a blob download read ahead of the network (of
+/// [`BLOB_CHUNK_BYTES`] each, well below gRPC's 4 MiB limit).
+const BLOB_QUEUE_CHUNKS: usize = 4;
+
+/// A blob download's stream of chunks.
+pub type BlobStream = Pin<Box<dyn Stream<Item = Result<pb::BlobChunk, Status>> + Send>>;
+
+/// The registry service's state.
+#[derive(Debug)]
+pub struct RegistryServer {
+    uploads: Uploads,
+    registrar: Registrar,
+    /// Lists and downloads read here, not on the writer's queue.
+    reader: Store,
+}
+
+impl RegistryServer {
+    pub fn new(uploads: Uploads, registrar: Registrar, reader: Store) -> Self {
+        RegistryServer {
+            uploads,
+            registrar,
+            reader,
+        }
+    }
+}
+
+/// The user a caller's token belongs to; a token without one (local mode's,
+/// the tests') may not upload or register.
+fn user_of(principal: &Principal) -> Result<u64, Status> {
+    principal.user.ok_or_else(|| {
+        Status::permission_denied(format!(
+            "token {} belongs to no user; uploads and registrations need a user's personal \
+             token (`xq-coordinator login`)",
+            xq_proto::quote(&principal.name)
+        ))
+    })
+}
+
+impl From<UploadError> for Status {
+    fn from(e: UploadError) -> Self {
+        match e {
+            UploadError::InProgress(_) => Status::aborted(e.to_string()),
+            UploadError::OverQuota { .. } => Status::resource_exhausted(e.to_string()),
+            UploadError::Refused(invalid) => invalid.into(),
+            UploadError::Store(e) => e.into(),
+        }
+    }
+}
+
+/// The next message of an upload, or the status that ends it.
+async fn next_part(stream: &mut Streaming<pb::UploadBlobRequest>) -> Result<Option<Part>, Status> {
+    match tokio::time::timeout(UPLOAD_IDLE, stream.message()).await {
+        Err(_) => Err(Status::deadline_exceeded(format!(
+            "the upload sent nothing for {} s; nothing was stored",
+            UPLOAD_IDLE.as_secs()
+        ))),
+        Ok(Err(status)) => Err(Status::cancelled(format!(
+            "the upload broke off ({}); nothing was stored",
+            status.message()
+        ))),
+        Ok(Ok(None)) => Ok(None),
+        Ok(Ok(Some(pb::UploadBlobRequest { part }))) => match part {
+            Some(part) => Ok(Some(part)),
+            None => Err(Invalid::new("part", "a message with neither header nor data").into()),
+        },
+    }
+}
+
+/// Streams the stored blob `sha256` from `store`: NOT_FOUND when it is not
+/// stored. Chunks are read one at a time, each in its own store call, and
+/// sent through a short queue: a download holds at most a few chunks in
+/// memory and never the store's connection for longer than one read.
+pub async fn download(store: &Store, sha256: String) -> Result<BlobStream, Status> {
+    if !xq_proto::is_sha256_hex(&sha256) {
+        return Err(Status::invalid_argument(format!(
+            "invalid sha256: {} is not 64 lowercase hex digits",
+            xq_proto::quote(&sha256)
+        )));
+    }
+    let sha = sha256.clone();
+    let size = store
+        .call(move |conn| blobs::size(conn, &sha))
+        .await?
+        .ok_or_else(|| Status::not_found(format!("no engine or asset with sha256 {sha256}")))?;
+    let (tx, rx) = mpsc::channel(BLOB_QUEUE_CHUNKS);
+    let store = store.clone();
+    tokio::spawn(async move {
+        for seq in 0..xq_proto::blob::chunk_count(size) {
+            let sha = sha256.clone();
+            let chunk = match store.call(move |conn| blobs::chunk(conn, &sha, seq)).await {
+                Ok(Some(data)) => Ok(pb::BlobChunk { data, size }),
+                Ok(None) => Err(Status::data_loss(format!(
+                    "blob {sha256} lacks its chunk {seq}"
+                ))),
+                Err(e) => Err(Status::from(e)),
+            };
+            let failed = chunk.is_err();
+            if tx.send(chunk).await.is_err() || failed {
+                return;
+            }
+        }
+    });
+    Ok(Box::pin(ReceiverStream::new(rx)))
+}
+
+#[tonic::async_trait]
+impl RegistryService for RegistryServer {
+    async fn upload_blob(
+        &self,
+        request: Request<Streaming<pb::UploadBlobRequest>>,
+    ) -> Result<Response<pb::UploadBlobResponse>, Status> {
+        let principal = caller(&request)?;
+        let user = user_of(&principal)?;
+        let mut stream = request.into_inner();
+        let header = match next_part(&mut stream).await? {
+            Some(Part::Header(header)) => BlobHeader::try_from(header)?,
+            _ => {
+                return Err(Invalid::new("header", "the first message must be the header").into());
+            }
+        };
+        let (sha256, size) = (header.sha256.clone(), header.size);
+        let mut writer = match self.uploads.begin(header, user).await? {
+            Begun::Stored { size } => {
+                tracing::info!(%sha256, size, by = %principal.name, "upload: stored already");
+                return Ok(Response::new(pb::UploadBlobResponse {
+                    sha256,
+                    size,
+                    already_stored: true,
+                }));
+            }
+            Begun::Writing(writer) => writer,
+        };
+        tracing::info!(%sha256, size, by = %principal.name, "upload begins");
+        loop {
+            let data = match next_part(&mut stream).await {
+                Ok(Some(Part::Data(data))) => data,
+                Ok(None) => break,
+                Ok(Some(Part::Header(_))) => {
+                    writer.discard().await;
+                    return Err(Invalid::new("header", "sent twice").into());
+                }
+                Err(status) => {
+                    writer.discard().await;
+                    tracing::warn!(%sha256, error = %status.message(), "upload dropped");
+                    return Err(status);
+                }
+            };
+            if data.is_empty() || data.len() > BLOB_CHUNK_BYTES {
+                writer.discard().await;
+                return Err(Invalid::new(
+                    "data",
+                    format!(
+                        "{} bytes in one message; send 1 to {BLOB_CHUNK_BYTES}",
+                        data.len()
+                    ),
+                )
+                .into());
+            }
+            writer.write(&data).await?;
+        }
+        let size = writer.finish().await?;
+        tracing::info!(%sha256, size, by = %principal.name, "upload stored");
+        Ok(Response::new(pb::UploadBlobResponse {
+            sha256,
+            size,
+            already_stored: false,
+        }))
+    }
+
+    async fn add_engine(
+        &self,
+        request: Request<pb::AddEngineRequest>,
+    ) -> Result<Response<pb::AddEngineResponse>, Status> {
+        let principal = caller(&request)?;
+        let user = user_of(&principal)?;
+        let new = NewEngine::try_from(request.into_inner())?;
+        let entry = self
+            .registrar
+            .add_engine(Actor::from(&principal), user, new)
+            .await?;
+        tracing::info!(engine = %entry.engine.name, sha256 = %entry.engine.sha256, by = %principal.name, "engine registered");
+        Ok(Response::new(pb::AddEngineResponse {
+            engine: Some(entry.into()),
+        }))
+    }
+
+    async fn add_asset(
+        &self,
+        request: Request<pb::AddAssetRequest>,
+    ) -> Result<Response<pb::AddAssetResponse>, Status> {
+        let principal = caller(&request)?;
+        let user = user_of(&principal)?;
+        let pb::AddAssetRequest { name, sha256, size } = request.into_inner();
+        assets::check_name(&name)?;
+        if !xq_proto::is_sha256_hex(&sha256) {
+            return Err(Invalid::new(
+                "sha256",
+                format!(
+                    "{} is not 64 lowercase hex digits",
+                    xq_proto::quote(&sha256)
+                ),
+            )
+            .into());
+        }
+        let (asset, existed) = self
+            .registrar
+            .add_asset(
+                Actor::from(&principal),
+                user,
+                NewAsset { name, sha256, size },
+            )
+            .await?;
+        tracing::info!(asset = %asset.name, sha256 = %asset.sha256, existed, by = %principal.name, "asset registered");
+        Ok(Response::new(pb::AddAssetResponse {
+            asset: Some(asset.into()),
+            existed,
+        }))
+    }
+
+    async fn list_engines(
+        &self,
+        _request: Request<pb::ListEnginesRequest>,
+    ) -> Result<Response<pb::ListEnginesResponse>, Status> {
+        let entries = self.reader.call(|conn| engines::list(conn)).await?;
+        Ok(Response::new(pb::ListEnginesResponse {
+            engines: entries.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    async fn list_assets(
+        &self,
+        _request: Request<pb::ListAssetsRequest>,
+    ) -> Result<Response<pb::ListAssetsResponse>, Status> {
+        let found = self.reader.call(|conn| assets::list(conn)).await?;
+        Ok(Response::new(pb::ListAssetsResponse {
+            assets: found.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    type DownloadBlobStream = BlobStream;
+
+    async fn download_blob(
+        &self,
+        request: Request<pb::DownloadBlobRequest>,
+    ) -> Result<Response<BlobStream>, Status> {
+        let pb::DownloadBlobRequest { sha256 } = request.into_inner();
+        Ok(Response::new(download(&self.reader, sha256).await?))
+    }
+}
