@@ -187,24 +187,7 @@ pub fn register(
                 StoreError::Schema(format!("engine '{}' has no row", engine.name))
             })?;
             check_same_engine(&stored, &engine)?;
-            let taken: Option<String> = conn
-                .query_row(
-                    "SELECT sha256 FROM engine_binaries WHERE engine = ?1 AND arch = ?2",
-                    params![engine.name, tag],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            if let Some(sha) = taken {
-                let what = arch.map_or_else(|| "an untagged".to_owned(), |a| format!("an {a}"));
-                return Err(StoreError::invalid(
-                    "engine.arch",
-                    format!(
-                        "engine '{}' has {what} executable already (sha256 {sha}); executables \
-                         are never replaced",
-                        engine.name
-                    ),
-                ));
-            }
+            refuse_held(conn, &engine.name, arch)?;
             Added::Build
         }
         None => {
@@ -270,6 +253,31 @@ fn refuse_taken(conn: &Connection, name: &str, owner: u64) -> Result<Option<u64>
     }
 }
 
+/// Refuses a build for `arch` (`None`: the untagged executable) of the
+/// engine `name` when it holds one already: executables are never replaced.
+fn refuse_held(conn: &Connection, name: &str, arch: Option<Arch>) -> Result<(), StoreError> {
+    let taken: Option<String> = conn
+        .query_row(
+            "SELECT sha256 FROM engine_binaries WHERE engine = ?1 AND arch = ?2",
+            params![name, arch.map_or("", Arch::name)],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match taken {
+        None => Ok(()),
+        Some(sha) => {
+            let what = arch.map_or_else(|| "an untagged".to_owned(), |a| format!("an {a}"));
+            Err(StoreError::invalid(
+                "engine.arch",
+                format!(
+                    "engine '{name}' has {what} executable already (sha256 {sha}); executables \
+                     are never replaced"
+                ),
+            ))
+        }
+    }
+}
+
 /// Stores the executable `source` yields (the one `new.engine` names; see
 /// [`blobs::insert`]) and [`register`]s `new`, in the caller's transaction
 /// (the database file's `engine add`).
@@ -283,8 +291,9 @@ pub fn add(
 ) -> Result<(Entry, Added), StoreError> {
     let engine = &new.engine;
     engine.validate()?;
-    let (_, sha256, size) = only_executable(engine)?;
+    let (arch, sha256, size) = only_executable(engine)?;
     refuse_taken(conn, &engine.name, owner)?;
+    refuse_held(conn, &engine.name, arch)?;
     blobs::insert(conn, sha256, size, source).map_err(|e| match e {
         StoreError::Invalid(e) => {
             StoreError::invalid(&e.field, format!("engine '{}': {}", engine.name, e.reason))
