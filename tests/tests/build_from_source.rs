@@ -244,7 +244,9 @@ async fn a_branch_builds_once_and_plays_and_a_broken_commit_or_a_wrong_bench_sto
     assert_eq!(games_of(&end), 4);
     assert_eq!(
         repo.builds(),
-        [xq_worker::build::default_arch()],
+        [xq_worker::build::arch_for(Some(
+            &xq_worker::machine::detect()
+        ))],
         "one build"
     );
     builder.wait_for_log("build cache hit: not rebuilding", Duration::from_secs(10));

@@ -677,7 +677,10 @@ async fn an_engine_uploaded_from_the_web_form_belongs_to_its_user() {
         page.contains("web-engine") && page.contains(&sha256_hex(&executable)),
         "{page}"
     );
-    assert!(page.contains("<td>ana</td>"), "the owner is shown: {page}");
+    assert!(
+        page.contains("data-owner=\"ana\">ana</td>"),
+        "the owner is shown: {page}"
+    );
     assert_eq!(stored_rows(&db.0), (1, 3));
     let listed = registry_client(&server.url(), Some(WORKER_TOKEN))
         .list_engines(pb::ListEnginesRequest {})

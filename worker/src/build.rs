@@ -86,6 +86,15 @@ pub fn default_dir() -> PathBuf {
     blob_cache::default_dir().with_file_name("xq-builds")
 }
 
+/// The `ARCH` value a build gets on `machine`: the best one it runs
+/// ([`xq_proto::Machine::best_arch`]), else the plain one of this CPU family
+/// ([`default_arch`]).
+pub fn arch_for(machine: Option<&xq_proto::Machine>) -> String {
+    machine
+        .and_then(xq_proto::Machine::best_arch)
+        .map_or_else(default_arch, |a| a.name().to_owned())
+}
+
 /// The plain `ARCH` value of this CPU family in the Stockfish/Pikafish
 /// Makefile's words: `x86-64` on x86_64, `armv8` on aarch64, else Rust's
 /// name of the architecture.

@@ -723,9 +723,7 @@ impl Client {
     ) -> Result<build::Built, BuildError> {
         let cancel = Arc::new(AtomicBool::new(false));
         let mut config = self.config.build.clone();
-        if let Some(arch) = self.config.machine.as_ref().and_then(Machine::best_arch) {
-            config.arch = arch.name().to_owned();
-        }
+        config.arch = build::arch_for(self.config.machine.as_ref());
         let mut handle = tokio::task::spawn_blocking({
             let cancel = Arc::clone(&cancel);
             move || build::build(&config, &source, &blobs, &cancel)
