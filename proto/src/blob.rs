@@ -46,6 +46,22 @@ pub fn asset_sha256(value: &str) -> Option<&str> {
     asset_reference(value).filter(|s| crate::is_sha256_hex(s))
 }
 
+/// Reads from `source` until `buf` is full or `source` ends; the number of
+/// bytes read (less than `buf.len()` only at the end), so a blob is cut into
+/// whole chunks whatever sizes a reader's `read` returns.
+pub fn fill(source: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match source.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
 /// The number of chunks of a blob of `size` bytes.
 pub fn chunk_count(size: u64) -> u64 {
     size.div_ceil(BLOB_CHUNK_BYTES as u64)

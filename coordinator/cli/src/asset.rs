@@ -20,25 +20,13 @@ use xq_proto::blob::{MAX_BLOB_BYTES, MAX_UPLOAD_BYTES};
 use xq_proto::{outln, pb};
 
 use super::registry::Place;
-use super::remote::Remote;
+use super::registry::PlaceArgs;
 
 /// `asset …`.
 #[derive(Debug, Args)]
 pub struct AssetArgs {
     #[command(subcommand)]
     command: AssetCommand,
-}
-
-/// Where a command works: `--db FILE`, or a coordinator (`--coordinator`,
-/// `--token`, a stored login); see [`Place::choose`].
-#[derive(Debug, Args)]
-struct PlaceArgs {
-    /// The coordinator's database file: work on it (no server needed).
-    /// Without `--db`, `--coordinator`, `--token` or a stored login: xq.db.
-    #[arg(long, conflicts_with = "coordinator")]
-    db: Option<PathBuf>,
-    #[command(flatten)]
-    remote: Remote,
 }
 
 #[derive(Debug, Subcommand)]

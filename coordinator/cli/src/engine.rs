@@ -34,26 +34,14 @@ use xq_proto::{Arch, Coords, EngineBinary, EngineRef, Machine, Protocol, pb};
 use xq_worker::blob_cache;
 use xq_worker::external::{EngineConfig, ExternalEngine, Timeouts};
 
+use super::registry::PlaceArgs;
 use super::registry::{Coordinator, Place};
-use super::remote::Remote;
 
 /// `engine …`.
 #[derive(Debug, Args)]
 pub struct EngineArgs {
     #[command(subcommand)]
     command: EngineCommand,
-}
-
-/// Where a command works: `--db FILE`, or a coordinator (`--coordinator`,
-/// `--token`, a stored login); see [`Place::choose`].
-#[derive(Debug, Args)]
-struct PlaceArgs {
-    /// The coordinator's database file: work on it (no server needed).
-    /// Without `--db`, `--coordinator`, `--token` or a stored login: xq.db.
-    #[arg(long, conflicts_with = "coordinator")]
-    db: Option<PathBuf>,
-    #[command(flatten)]
-    remote: Remote,
 }
 
 #[derive(Debug, Subcommand)]

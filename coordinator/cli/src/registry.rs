@@ -2,7 +2,6 @@
 //! database file or a served coordinator), and their remote half: an upload
 //! streamed from a file, assets looked up by name and downloaded.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -17,6 +16,19 @@ use super::remote::{self, Registry, Remote};
 
 /// The database file a registry command uses when nothing names a place.
 pub const DEFAULT_DB: &str = "xq.db";
+
+/// Where a registry command works, as its flags say: `--db FILE`, or a
+/// coordinator (`--coordinator`, `--token`, a stored login); see
+/// [`Place::choose`].
+#[derive(Debug, clap::Args)]
+pub struct PlaceArgs {
+    /// The coordinator's database file: work on it (no server needed).
+    /// Without `--db`, `--coordinator`, `--token` or a stored login: xq.db.
+    #[arg(long, conflicts_with = "coordinator")]
+    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub remote: Remote,
+}
 
 /// Where a registry command works.
 #[derive(Debug)]
@@ -120,7 +132,7 @@ impl Coordinator {
             let mut file = file;
             loop {
                 let mut buf = vec![0u8; BLOB_CHUNK_BYTES];
-                let n = fill(&mut file, &mut buf)?;
+                let n = xq_proto::blob::fill(&mut file, &mut buf)?;
                 if n == 0 {
                     return Ok(());
                 }
@@ -198,18 +210,4 @@ impl Coordinator {
         download.finish(false)?;
         Ok(())
     }
-}
-
-/// Reads until `buf` is full or `source` ends; the number of bytes read.
-fn fill(source: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match source.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }

@@ -62,7 +62,7 @@ pub fn insert(
     let mut buf = vec![0u8; BLOB_CHUNK_BYTES];
     let (mut seq, mut total) = (0i64, 0u64);
     loop {
-        let n = fill(&mut source, &mut buf)
+        let n = xq_proto::blob::fill(&mut source, &mut buf)
             .map_err(|e| StoreError::invalid("blob.source", format!("cannot be read: {e}")))?;
         if n == 0 {
             break;
@@ -95,20 +95,6 @@ pub fn insert(
         ));
     }
     Ok(())
-}
-
-/// Reads until `buf` is full or `source` ends; the number of bytes read.
-fn fill(source: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match source.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// The size in bytes of the blob `sha256`; `None` when it is not stored
