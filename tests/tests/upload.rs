@@ -730,3 +730,70 @@ async fn an_engine_uploaded_from_the_web_form_belongs_to_its_user() {
     );
     server.stop().await;
 }
+
+/// Builds for instruction sets join a name over the wire only for its
+/// owner, one per ARCH value, and the listing shows each with its owner.
+#[test]
+fn builds_join_an_owned_name_only_for_its_owner_one_per_arch() {
+    let dir = TempDir::new("upload-builds");
+    let db = dir.join("xq.db");
+    add_user(&db, "ana", "developer", "ana-upload-words");
+    add_user(&db, "bo", "developer", "bo-upload-words");
+    let (ana, bo) = (personal_token(&db, "ana"), personal_token(&db, "bo"));
+    let coordinator = Coordinator::start(&db, 0, &[], &dir.join("coordinator.log"));
+    let url = coordinator.url();
+    let (generic, tagged) = (dir.join("generic"), dir.join("tagged"));
+    std::fs::copy(binary("xq-engine"), &generic).unwrap();
+    std::fs::copy(binary("xq-engine"), &tagged).unwrap();
+    std::fs::write(
+        &tagged,
+        [std::fs::read(&tagged).unwrap(), b"\0".to_vec()].concat(),
+    )
+    .unwrap();
+    let add = |path: &Path, token: &str, arch: Option<&str>| -> Output {
+        let mut args = vec![
+            "engine",
+            "add",
+            "pika",
+            path.to_str().unwrap(),
+            "--no-bench",
+        ];
+        if let Some(a) = arch {
+            args.extend(["--arch", a]);
+        }
+        args.extend(["--coordinator", &url, "--token", token]);
+        cli(&args)
+    };
+    let text = |o: &Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let error = |o: Output| {
+        assert!(!o.status.success(), "{}", text(&o));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let first = add(&generic, &ana, None);
+    assert!(first.status.success(), "{first:?}");
+    let build = add(&tagged, &ana, Some("x86-64"));
+    assert!(text(&build).contains("arch x86-64"), "{build:?}");
+    let theirs = error(add(&tagged, &bo, Some("x86-64-avx2")));
+    assert!(
+        theirs.contains("registered by ana") && theirs.contains("only their owner"),
+        "{theirs}"
+    );
+    let again = error(add(&generic, &ana, Some("x86-64")));
+    assert!(
+        again.contains("has an x86-64 executable already"),
+        "{again}"
+    );
+    let listed = ok(&["engine", "list", "--coordinator", &url, "--token", &bo]);
+    let rows: Vec<(&str, &str)> = listed
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[1], *f.last().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [("untagged", "owner ana"), ("x86-64", "owner ana")],
+        "{listed}"
+    );
+}

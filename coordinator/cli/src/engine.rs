@@ -335,7 +335,11 @@ impl Registry {
             }
             Registry::Remote(coordinator) => {
                 let what = format!("engine '{}'", new.engine.name);
-                let (sha256, size) = (new.engine.sha256.clone(), new.engine.size);
+                let e = &new.engine;
+                let (sha256, size) = match e.binaries.first() {
+                    Some(b) if !e.has_untagged() => (b.sha256.clone(), b.size),
+                    _ => (e.sha256.clone(), e.size),
+                };
                 if coordinator.upload(path, &sha256, size, &what)? {
                     eprintln!("{what}: {} had its executable already", coordinator.url);
                 }
