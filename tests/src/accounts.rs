@@ -5,6 +5,10 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use xq_coordinator::access::UserRole;
+use xq_coordinator::auth::{Role, tokens};
+use xq_coordinator::store::{Store, now_ms, tokens as token_rows, users};
+
 use crate::binary;
 
 /// `xq-coordinator user add NAME --role ROLE --password-stdin --db DB`.
@@ -32,6 +36,23 @@ pub fn add_user(db: &Path, name: &str, role: &str, password: &str) {
         "user add: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Stores a new token of `role` for the user `admin` in the database file,
+/// as `token add` does, from inside the test's runtime; returns the token.
+pub async fn add_token(db: &Path, name: &str, role: Role) -> String {
+    let token = tokens::generate().expect("a token");
+    let hash = tokens::hash(&token);
+    let name = name.to_owned();
+    Store::open(db)
+        .expect("open the store")
+        .call(move |c| {
+            let owner = users::ensure(c, "admin", UserRole::Admin, now_ms())?;
+            token_rows::insert(c, &name, role, owner, &hash, now_ms())
+        })
+        .await
+        .expect("insert the token");
+    token
 }
 
 /// Every byte of the database, its WAL included.

@@ -4,9 +4,10 @@
 use std::time::Duration;
 
 use tonic::Code;
-use xq_coordinator::auth::{Rate, RateLimits, Role, tokens};
+use xq_coordinator::auth::{Rate, RateLimits, Role};
 use xq_coordinator::store::{Store, now_ms, tokens as token_rows};
 use xq_proto::pb;
+use xq_tests::accounts::add_token;
 use xq_tests::cluster::*;
 
 fn register() -> pb::RegisterRequest {
@@ -19,27 +20,6 @@ fn register() -> pb::RegisterRequest {
         machine: None,
         tools: Vec::new(),
     }
-}
-
-/// Stores a new token in the database file, as `token add` does.
-async fn add_token(db: &std::path::Path, name: &str, role: Role) -> String {
-    let token = tokens::generate().unwrap();
-    let hash = tokens::hash(&token);
-    let name = name.to_owned();
-    Store::open(db)
-        .unwrap()
-        .call(move |c| {
-            let owner = xq_coordinator::store::users::ensure(
-                c,
-                "admin",
-                xq_coordinator::access::UserRole::Admin,
-                now_ms(),
-            )?;
-            token_rows::insert(c, &name, role, owner, &hash, now_ms())
-        })
-        .await
-        .unwrap();
-    token
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

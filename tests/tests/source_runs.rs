@@ -7,9 +7,8 @@ use std::time::Duration;
 
 use tonic::Code;
 use xq_coordinator::auth::Role;
-use xq_coordinator::auth::tokens;
-use xq_coordinator::store::{Store, now_ms, tokens as token_rows};
 use xq_proto::pb;
+use xq_tests::accounts::add_token;
 use xq_tests::cluster::*;
 
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
@@ -51,26 +50,6 @@ fn source_spec(repo: &str, commit: &str, git_ref: &str) -> pb::RunSpec {
         ..Default::default()
     });
     spec
-}
-
-async fn worker_token(db: &std::path::Path, name: &str) -> String {
-    let token = tokens::generate().unwrap();
-    let hash = tokens::hash(&token);
-    let name = name.to_owned();
-    Store::open(db)
-        .unwrap()
-        .call(move |c| {
-            let owner = xq_coordinator::store::users::ensure(
-                c,
-                "admin",
-                xq_coordinator::access::UserRole::Admin,
-                now_ms(),
-            )?;
-            token_rows::insert(c, &name, Role::Worker, owner, &hash, now_ms())
-        })
-        .await
-        .unwrap();
-    token
 }
 
 async fn create_err(url: &str, spec: pb::RunSpec) -> tonic::Status {
@@ -143,7 +122,7 @@ async fn a_source_run_and_a_workers_tools_are_checked_when_they_arrive() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_builders_get_its_leases_and_only_the_holder_reports_a_failed_build() {
     let db = TempDb::new("src-report");
-    let other = worker_token(&db.0, "other").await;
+    let other = add_token(&db.0, "other", Role::Worker).await;
     let server =
         TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(30))).await;
     let url = server.url();
