@@ -22,6 +22,7 @@ use crate::scheduler::{Grant, SubmitStatus};
 use crate::store::build_failures::StoredFailure;
 use crate::store::games::{ArchivedGame, FailureCount};
 use crate::store::history::LlrPoint;
+use crate::store::serving::WorkerPlay;
 use crate::store::tokens::TokenRow;
 use crate::store::workers::NewWorker;
 
@@ -129,6 +130,7 @@ impl From<Grant> for pb::Lease {
             kind,
             work,
             deadline_ms,
+            speed,
         } = g;
         pb::Lease {
             lease_id,
@@ -136,6 +138,7 @@ impl From<Grant> for pb::Lease {
             kind: pb::RunKind::from(kind).into(),
             work: Some(work.into()),
             deadline_unix_ms: deadline_ms,
+            speed: speed.map(Into::into),
         }
     }
 }
@@ -194,25 +197,30 @@ impl From<RunStatus> for pb::RunStatus {
     }
 }
 
-impl From<WorkerHealth> for pb::WorkerHealth {
-    fn from(w: WorkerHealth) -> Self {
-        let WorkerHealth {
-            sums,
-            residual,
-            standing,
-        } = w;
-        pb::WorkerHealth {
-            worker_id: sums.worker_id,
-            worker_name: sums.name,
-            leases: sums.leases,
-            pairs: sums.pairs,
-            pentanomial: sums.pentanomial.0.to_vec(),
-            time_losses: sums.time_losses,
-            crashes: sums.crashes,
-            residual,
-            flag: standing.flag().unwrap_or_default().to_owned(),
-            excluded: standing.excluded(),
-        }
+/// A worker's health in a run on the wire, with what it plays there.
+pub fn worker_health(w: WorkerHealth, play: Option<&WorkerPlay>) -> pb::WorkerHealth {
+    let WorkerHealth {
+        sums,
+        residual,
+        standing,
+    } = w;
+    let speed = play.and_then(|p| p.speed.as_ref());
+    pb::WorkerHealth {
+        worker_id: sums.worker_id,
+        worker_name: sums.name,
+        leases: sums.leases,
+        pairs: sums.pairs,
+        pentanomial: sums.pentanomial.0.to_vec(),
+        time_losses: sums.time_losses,
+        crashes: sums.crashes,
+        residual,
+        flag: standing.flag().unwrap_or_default().to_owned(),
+        excluded: standing.excluded(),
+        engine_nps: speed.map_or(0, |s| s.nps),
+        time_factor: speed.map_or(0.0, |s| s.factor),
+        games_at_once: play.map_or(0, |p| p.games_at_once),
+        cores: play.map_or(0, |p| p.capacity.cores),
+        memory_mib: play.and_then(|p| p.capacity.memory_mib).unwrap_or(0),
     }
 }
 

@@ -17,7 +17,7 @@ use xq_engine::rules::{Reason, RuleSet};
 use xq_engine::{Move, Position};
 use xq_worker::pgn::{self, PgnGame, PgnHeader};
 
-use crate::runs::{RunStatus, Slice};
+use crate::runs::RunStatus;
 use crate::store::games::{self, ArchivedGame, GameFilter};
 use crate::store::{StoreError, leases, now_ms, runs as run_rows, workers};
 
@@ -140,14 +140,7 @@ pub fn lease_rules(
 ) -> Result<RuleSet, StoreError> {
     let lease = leases::load(conn, lease_id)?
         .ok_or_else(|| StoreError::NotFound(format!("no lease {lease_id}")))?;
-    let work = run.spec.kind.ops().slice_work(
-        run,
-        &Slice {
-            offset: lease.opening_offset,
-            pairs: lease.pairs,
-            variant: lease.variant,
-        },
-    )?;
+    let work = run.spec.kind.ops().slice_work(run, &lease.slice())?;
     for (name, p) in players.iter_mut().zip(&work.players) {
         if let Some(e) = &p.engine {
             name.clone_from(&e.name);

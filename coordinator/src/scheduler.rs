@@ -40,6 +40,7 @@
 use std::time::Duration;
 
 use tokio::sync::broadcast;
+use xq_proto::capacity::{SpeedCheck, SpeedMethod};
 use xq_proto::engine_source::FailedBuild;
 use xq_proto::{BatchOutcome, Invalid, OpeningSlice, OpeningSource, Retention, Totals, WorkSpec};
 
@@ -58,7 +59,9 @@ use crate::store::leases::{self, NewLease};
 use crate::store::runs::{self as run_rows, Candidate, Cause};
 use crate::store::workers::{self, NewWorker};
 use crate::store::{Store, StoreError, now_ms};
-use crate::store::{build_failures, engines, events, games, health, history, lease_results};
+use crate::store::{
+    build_failures, engines, events, games, health, history, lease_results, serving, speeds,
+};
 
 /// Timing of leases, and the rules of runs' source engines.
 #[derive(Debug, Clone, Copy)]
@@ -108,6 +111,8 @@ pub struct Grant {
     pub kind: RunKind,
     pub work: WorkSpec,
     pub deadline_ms: i64,
+    /// What the worker measures before it plays; `None`: nothing.
+    pub speed: Option<SpeedCheck>,
 }
 
 /// A lease's state as a heartbeat answers it; `None` = unknown to this worker.
@@ -391,6 +396,17 @@ impl Scheduler {
         self.store.call(move |conn| health::for_run(conn, id)).await
     }
 
+    /// Who can serve run `id` now ([`serving`]).
+    pub async fn serving(&self, id: u64) -> Result<serving::Serving, StoreError> {
+        self.store
+            .call(move |conn| {
+                let now = now_ms();
+                let run = run_rows::load(conn, id, now)?;
+                serving::for_run(conn, &run, now)
+            })
+            .await
+    }
+
     /// An SPRT's LLR after every counted result, oldest first.
     pub async fn llr_history(&self, id: u64) -> Result<Vec<history::LlrPoint>, StoreError> {
         self.store.call(move |conn| history::llr(conn, id)).await
@@ -559,7 +575,7 @@ impl Scheduler {
                         return Ok(None);
                     };
                     let run = run_rows::load(&tx, pick.id, now)?;
-                    match admission::admits(&run.spec, &applicant) {
+                    match admission::admits(run.id, &run.spec, &applicant) {
                         Ok(()) => break (pick, run),
                         Err(why) => {
                             tracing::debug!(worker_id, run_id = run.id, %why, "no lease of the run");
@@ -580,8 +596,7 @@ impl Scheduler {
                         slice
                     }
                 };
-                let nps = applicant.bench_nps;
-                let grant = grant(&tx, &run, worker_id, nps, &slice, now, now + ttl)?;
+                let grant = grant(&tx, &run, worker_id, &slice, now, now + ttl)?;
                 tx.commit()?;
                 Ok(Some(grant))
             })
@@ -641,6 +656,67 @@ impl Scheduler {
                 };
                 tx.commit()?;
                 Ok(state)
+            })
+            .await
+    }
+
+    /// Records the speed `worker_id` measured with the base engine of its
+    /// lease `lease_id`'s run (`nps`, 0 if the measurement failed) and
+    /// answers the factor its time limits are scaled by. A worker below the
+    /// run's minimum gets `TooSlow`: the lease is handed back, and the run
+    /// leases it nothing more ([`admission`]). The worker must hold the
+    /// lease (else `NotFound`).
+    pub async fn engine_speed(
+        &self,
+        worker_id: u64,
+        lease_id: u64,
+        nps: u64,
+        method: SpeedMethod,
+    ) -> Result<f64, StoreError> {
+        self.store
+            .call(move |conn| {
+                let tx = conn.transaction()?;
+                let now = now_ms();
+                let lease = match leases::load(&tx, lease_id)? {
+                    Some(l) if l.worker_id == worker_id && l.state == LeaseState::Active => l,
+                    _ => {
+                        return Err(StoreError::NotFound(format!(
+                            "worker {worker_id} holds no active lease {lease_id}"
+                        )));
+                    }
+                };
+                let run = run_rows::load(&tx, lease.run_id, now)?;
+                let check = run.spec.workers.speed_check().ok_or_else(|| {
+                    StoreError::Precondition(format!(
+                        "run {} has no speed rule: lease {lease_id} asks for no measurement",
+                        run.id
+                    ))
+                })?;
+                let slice = run.spec.kind.ops().slice_work(&run, &lease.slice())?;
+                let engine = slice.players[usize::from(check.player)]
+                    .engine
+                    .as_ref()
+                    .map_or_else(|| "built-in".to_owned(), |e| e.name.clone());
+                let factor = check.factor(nps);
+                let speed = speeds::Speed {
+                    engine,
+                    nps,
+                    factor,
+                    method,
+                    measured_ms: now,
+                };
+                speeds::record(&tx, run.id, worker_id, &speed)?;
+                if check.too_slow(nps) {
+                    leases::set_state(&tx, lease_id, LeaseState::Released, now)?;
+                    tx.commit()?;
+                    return Err(StoreError::Precondition(format!(
+                        "{nps} nodes per second with engine '{}' is below run {}'s minimum of {}; \
+                         the lease is handed back and the run leases this worker nothing more",
+                        speed.engine, run.id, check.min_nps
+                    )));
+                }
+                tx.commit()?;
+                Ok(factor)
             })
             .await
     }
@@ -722,11 +798,7 @@ impl Scheduler {
                     )));
                 }
                 let run = run_rows::load(conn, lease.run_id, now_ms())?;
-                let slice = Slice {
-                    offset: lease.opening_offset,
-                    pairs: lease.pairs,
-                    variant: lease.variant,
-                };
+                let slice = lease.slice();
                 let work = run.spec.kind.ops().slice_work(&run, &slice)?;
                 let openings = opening_slice(&run, &slice, work.per_game);
                 let book_lines = match &openings.source {
@@ -836,27 +908,24 @@ fn opening_slice(run: &RunStatus, slice: &Slice, per_game: bool) -> OpeningSlice
     }
 }
 
-/// Stores a lease of `slice` of `run` for the worker and returns it.
-/// A worker of `nps` nodes per second plays the limits the run's speed rule
-/// gives it ([`crate::runs::WorkerPolicy::limit_for`]).
+/// Stores a lease of `slice` of `run` for the worker and returns it. A run
+/// with a speed rule asks the worker to measure itself
+/// ([`crate::runs::WorkerPolicy::speed_check`]) and scale its limits by the
+/// factor [`Scheduler::engine_speed`] answers.
 fn grant(
     conn: &rusqlite::Connection,
     run: &RunStatus,
     worker_id: u64,
-    nps: Option<u64>,
     slice: &Slice,
     now: i64,
     deadline_ms: i64,
 ) -> Result<Grant, StoreError> {
     let SliceWork {
-        mut players,
+        players,
         rules,
         per_game,
         spsa_request,
     } = run.spec.kind.ops().slice_work(run, slice)?;
-    for p in &mut players {
-        p.limit = run.spec.workers.limit_for(p.limit, nps);
-    }
     let settings = &run.spec.settings;
     let work = WorkSpec {
         players,
@@ -883,6 +952,7 @@ fn grant(
         kind: run.spec.kind.kind(),
         work,
         deadline_ms,
+        speed: run.spec.workers.speed_check(),
     })
 }
 
@@ -986,6 +1056,7 @@ mod tests {
                 seed: 1,
                 adjudication: Adjudication::default(),
                 draw_contempt: true,
+                threads: 1,
             },
             kind: KindSpec::Games(GamesSpec {
                 dev_params: BTreeMap::new(),
@@ -1350,8 +1421,9 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn refused_workers_get_no_work_and_scaled_ones_get_their_limits() {
+    async fn workers_measure_on_their_first_lease_and_slow_ones_get_no_more() {
         use crate::runs::{SpeedRule, WorkerPolicy};
+        use xq_proto::capacity::{SpeedCheck, SpeedMethod};
         let (s, slow) = setup(Duration::from_secs(60)).await;
         let fast = register(&s, "fast", Some(2_000_000)).await;
         let mut refusing = games_spec(8, 4);
@@ -1360,12 +1432,42 @@ mod tests {
             speed: Some(SpeedRule::RefuseBelow { min_nps: 1_000_000 }),
             ..WorkerPolicy::default()
         };
-        s.create_run(refusing.clone(), false, Actor::system())
+        let (run, _) = s
+            .create_run(refusing.clone(), false, Actor::system())
             .await
             .unwrap();
-        assert_eq!(s.request_work(slow).await.unwrap(), None, "not measured");
-        let g = s.request_work(fast).await.unwrap().unwrap();
+        let g = s.request_work(slow).await.unwrap().unwrap();
+        assert_eq!(
+            g.speed,
+            Some(SpeedCheck {
+                player: 1,
+                reference_nps: 0,
+                min_nps: 1_000_000
+            }),
+            "not measured yet: measure first"
+        );
         assert_eq!(g.work.players[0].limit, Limit::MoveTimeMs(100));
+        let err = s
+            .engine_speed(slow, g.lease_id, 999_999, SpeedMethod::Bench)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, StoreError::Precondition(m) if m.contains("999999 nodes per second")),
+            "{err}"
+        );
+        assert_eq!(s.request_work(slow).await.unwrap(), None, "too slow");
+        let g = s.request_work(fast).await.unwrap().unwrap();
+        assert_eq!(g.work.pairs, 4, "the slow worker's slice went back");
+        let factor = s
+            .engine_speed(fast, g.lease_id, 1_500_000, SpeedMethod::Search)
+            .await
+            .unwrap();
+        assert_eq!(factor, 1.0, "refusing scales nothing");
+        let err = s
+            .engine_speed(slow, g.lease_id, 1_500_000, SpeedMethod::Bench)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StoreError::NotFound(_)), "another's lease");
 
         let mut scaled = refusing;
         scaled.name = "scaled".to_owned();
@@ -1373,21 +1475,27 @@ mod tests {
             reference_nps: 1_000_000,
         });
         scaled.priority = 1;
-        s.create_run(scaled, false, Actor::system()).await.unwrap();
-        let g = s.request_work(fast).await.unwrap().unwrap();
-        assert!(
-            g.work
-                .players
-                .iter()
-                .all(|p| p.limit == Limit::MoveTimeMs(50))
-        );
+        let (scaled, _) = s.create_run(scaled, false, Actor::system()).await.unwrap();
         let g = s.request_work(slow).await.unwrap().unwrap();
-        assert!(
-            g.work
-                .players
-                .iter()
-                .all(|p| p.limit == Limit::MoveTimeMs(100)),
-            "a worker that did not measure plays the run's limit"
+        assert_eq!(g.run_id, scaled);
+        let factor = s
+            .engine_speed(slow, g.lease_id, 400_000, SpeedMethod::Bench)
+            .await
+            .unwrap();
+        assert_eq!(factor, 2.5);
+        let serving = s.serving(scaled).await.unwrap();
+        let play = &serving.workers[&slow];
+        assert_eq!(
+            play.speed.as_ref().map(|p| (p.nps, p.factor)),
+            Some((400_000, 2.5))
+        );
+        assert_eq!(play.speed.as_ref().unwrap().engine, "built-in");
+        assert_eq!((serving.active, serving.able), (2, 2));
+        let serving = s.serving(run).await.unwrap();
+        assert_eq!(
+            (serving.active, serving.able),
+            (2, 1),
+            "the slow one cannot"
         );
     }
 

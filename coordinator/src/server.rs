@@ -16,6 +16,7 @@ use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
 use tonic::transport::{Identity, ServerTlsConfig};
 use tonic::{Code, Request, Response, Status};
+use xq_proto::capacity::SpeedMethod;
 use xq_proto::engine_source::FailedBuild;
 use xq_proto::pb;
 use xq_proto::pb::account_service_server::AccountServiceServer;
@@ -98,6 +99,7 @@ fn code_and_message(e: StoreError) -> (Code, String) {
         StoreError::NotFound(m) => (Code::NotFound, m),
         StoreError::Invalid(e) => (Code::InvalidArgument, e.to_string()),
         StoreError::Forbidden(m) => (Code::PermissionDenied, m),
+        StoreError::Precondition(m) => (Code::FailedPrecondition, m),
         other => {
             tracing::error!(error = %other, "store failure");
             (Code::Internal, other.to_string())
@@ -466,6 +468,38 @@ impl WorkerService for Workers {
             run_stopped,
         }))
     }
+
+    async fn report_engine_speed(
+        &self,
+        request: Request<pb::ReportEngineSpeedRequest>,
+    ) -> Result<Response<pb::ReportEngineSpeedResponse>, Status> {
+        self.owner(&request, request.get_ref().worker_id).await?;
+        let pb::ReportEngineSpeedRequest {
+            worker_id,
+            lease_id,
+            nps,
+            method,
+        } = request.into_inner();
+        let method = SpeedMethod::parse(&method).ok_or_else(|| {
+            Invalid::new(
+                "method",
+                format!("{}: \"bench\" or \"search\"", xq_proto::quote(&method)),
+            )
+        })?;
+        let factor = self
+            .scheduler
+            .engine_speed(worker_id, lease_id, nps, method)
+            .await?;
+        tracing::info!(
+            worker_id,
+            lease_id,
+            nps,
+            factor,
+            method = method.name(),
+            "engine speed measured"
+        );
+        Ok(Response::new(pb::ReportEngineSpeedResponse { factor }))
+    }
 }
 
 /// The wire's report of a failed build, checked ([`FailedBuild::validate`]).
@@ -555,13 +589,22 @@ impl RunService for Runs {
         };
         let workers = self.scheduler.worker_health(run_id).await?;
         let builds = self.scheduler.build_failures(run_id).await?;
+        let serving = self.scheduler.serving(run_id).await?;
         Ok(Response::new(pb::GetRunResponse {
             run: Some(run.into()),
             history: history.into_iter().map(Into::into).collect(),
             failures: failures.into_iter().map(Into::into).collect(),
-            workers: workers.into_iter().map(Into::into).collect(),
+            workers: workers
+                .into_iter()
+                .map(|w| {
+                    let play = serving.workers.get(&w.sums.worker_id);
+                    crate::convert::worker_health(w, play)
+                })
+                .collect(),
             llr_history: llr.into_iter().map(Into::into).collect(),
             build_failures: builds.into_iter().map(Into::into).collect(),
+            workers_active: serving.active,
+            workers_able: serving.able,
         }))
     }
 

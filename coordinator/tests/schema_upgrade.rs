@@ -16,9 +16,10 @@ use xq_coordinator::stats::sprt::SprtState;
 use xq_coordinator::store::migrations::{self, MIGRATIONS};
 use xq_coordinator::store::{
     Store, activity, assets, backup, blobs, build_failures, engines, leases, runs, sessions,
-    tokens, users, workers,
+    speeds, tokens, users, workers,
 };
 use xq_proto::Arch;
+use xq_proto::capacity::{GameNeeds, SpeedMethod};
 
 /// A time after every fixture's lease deadline but lease 4's.
 const NOW: i64 = 1_800_000_000_000;
@@ -26,6 +27,10 @@ const NOW: i64 = 1_800_000_000_000;
 /// The version that builds engines from a commit: workers' tools and failed
 /// builds (migration 21, issue 32).
 const BUILD_FROM_SOURCE: usize = 21;
+
+/// The version that stores threads per engine and workers' speeds with a
+/// run's base engine (migration 22, issue 33).
+const SPEED_BY_ENGINE: usize = 22;
 
 fn fixture(version: usize) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -185,7 +190,8 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         15..=17 => &[40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
         18..=19 => &[41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
         v if v < BUILD_FROM_SOURCE => &[42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
-        _ => &[43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        v if v < SPEED_BY_ENGINE => &[43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        _ => &[44, 43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
     };
     assert_eq!(ids, expected, "runs of a version-{version} database");
     if version >= 2 {
@@ -283,6 +289,13 @@ fn check_later_runs(back: &ReadBack, version: usize) {
             .all(|r| r.spec.workers.require_flags.is_empty()),
         "runs from before required flags require none"
     );
+    assert!(
+        back.runs
+            .iter()
+            .filter(|r| r.id != 44)
+            .all(|r| r.spec.settings.threads == 1),
+        "runs from before threads per engine search on one"
+    );
     if version >= BUILD_FROM_SOURCE {
         let built = run(back, 43);
         assert_eq!(built.state, RunState::Stopped);
@@ -379,11 +392,13 @@ fn a_database_from_every_earlier_version_upgrades_and_reads_back_the_same_runs()
     check_registry(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     check_users(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     check_builds(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
+    check_speeds(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     for version in 1..MIGRATIONS.len() {
         let db = made_by(version);
         read_back(&db.0);
         check_users(&Connection::open(&db.0).unwrap(), version);
         check_builds(&Connection::open(&db.0).unwrap(), version);
+        check_speeds(&Connection::open(&db.0).unwrap(), version);
     }
 }
 
@@ -496,10 +511,10 @@ fn check_registry(conn: &Connection, version: usize) {
         .into_iter()
         .filter_map(|w| Some((w.id, w.machine?.best_arch()?.name().to_owned())))
         .collect();
-    let expected: &[(u64, &str)] = if version >= 20 {
-        &[(6, "armv8-dotprod")]
-    } else {
-        &[]
+    let expected: &[(u64, &str)] = match version {
+        v if v >= SPEED_BY_ENGINE => &[(8, "x86-64-bmi2"), (6, "armv8-dotprod")],
+        v if v >= 20 => &[(6, "armv8-dotprod")],
+        _ => &[],
     };
     let expected: Vec<(u64, String)> = expected
         .iter()
@@ -606,10 +621,9 @@ fn check_builds(conn: &Connection, version: usize) {
         "a worker from version 1 builds nothing"
     );
     if version >= 11 {
-        assert_eq!(
-            workers::applicant(conn, 4).unwrap().bench_nps,
-            Some(812_000)
-        );
+        let registered = xq_coordinator::store::activity::workers(conn, 0).unwrap();
+        let four = registered.iter().find(|w| w.id == 4).unwrap();
+        assert_eq!(four.bench_nps, Some(812_000));
     }
     let failures = build_failures::for_run(conn, 43).unwrap();
     if version < BUILD_FROM_SOURCE {
@@ -623,4 +637,37 @@ fn check_builds(conn: &Connection, version: usize) {
     assert_eq!(failures.len(), 1);
     assert_eq!(failures[0].worker_name, "eta");
     assert!(failures[0].failed.log_tail.contains("expected ';'"));
+}
+
+/// Version 22's run 44 keeps its 2 search threads per engine and worker 8
+/// its measured speed with pikafish, which admission reads; before it no
+/// worker measured anything.
+fn check_speeds(conn: &Connection, version: usize) {
+    let measured = speeds::for_run(conn, 44).unwrap();
+    if version < SPEED_BY_ENGINE {
+        assert!(measured.is_empty());
+        return;
+    }
+    let run = runs::load(conn, 44, NOW).unwrap();
+    assert_eq!(run.spec.settings.threads, 2);
+    assert_eq!(
+        run.spec.settings.game_needs(),
+        GameNeeds {
+            cores: 2,
+            memory_mib: 2 * (64 + xq_proto::capacity::ENGINE_MARGIN_MIB)
+        }
+    );
+    let theta = &measured[&8];
+    assert_eq!(
+        (theta.engine.as_str(), theta.nps, theta.factor, theta.method),
+        ("pikafish", 2_500_000, 0.4, SpeedMethod::Bench)
+    );
+    let applicant = workers::applicant(conn, 8).unwrap();
+    assert_eq!(applicant.measured.get(&44), Some(&2_500_000));
+    assert_eq!(
+        applicant
+            .capacity()
+            .games_at_once(run.spec.settings.game_needs()),
+        4
+    );
 }

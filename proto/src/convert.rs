@@ -9,6 +9,7 @@
 use xq_engine::rules::{GameResult, Reason};
 
 use crate::blob::BlobHeader;
+use crate::capacity::SpeedCheck;
 use crate::error::{Invalid, invalid, quote, required};
 use crate::game_record::{MoveStats, pack_moves, unpack_moves};
 use crate::machine::{MAX_FLAG_BYTES, MAX_FLAGS};
@@ -79,12 +80,14 @@ impl From<PlayerSpec> for pb::PlayerSpec {
             limit,
             hash_mb,
             engine,
+            threads,
         } = p;
         pb::PlayerSpec {
             params: params.into_iter().collect(),
             limit: Some(limit.into()),
             hash_mb,
             engine: engine.map(Into::into),
+            threads,
         }
     }
 }
@@ -98,15 +101,54 @@ impl TryFrom<pb::PlayerSpec> for PlayerSpec {
             limit,
             hash_mb,
             engine,
+            threads,
         } = p;
         let player = PlayerSpec {
             params: params.into_iter().collect(),
             limit: required("player.limit", limit)?.try_into()?,
             hash_mb,
             engine: engine.map(EngineRef::try_from).transpose()?,
+            threads: threads.max(1),
         };
         player.validate()?;
         Ok(player)
+    }
+}
+
+impl From<SpeedCheck> for pb::SpeedCheck {
+    fn from(c: SpeedCheck) -> Self {
+        let SpeedCheck {
+            player,
+            reference_nps,
+            min_nps,
+        } = c;
+        pb::SpeedCheck {
+            player: player.into(),
+            reference_nps,
+            min_nps,
+        }
+    }
+}
+
+impl TryFrom<pb::SpeedCheck> for SpeedCheck {
+    type Error = Invalid;
+
+    fn try_from(c: pb::SpeedCheck) -> Result<Self, Invalid> {
+        let pb::SpeedCheck {
+            player,
+            reference_nps,
+            min_nps,
+        } = c;
+        let player = match player {
+            0 => 0,
+            1 => 1,
+            n => return Err(Invalid::new("lease.speed.player", format!("{n}: 0 or 1"))),
+        };
+        Ok(SpeedCheck {
+            player,
+            reference_nps,
+            min_nps,
+        })
     }
 }
 

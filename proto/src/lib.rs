@@ -15,6 +15,8 @@
 //!   (`nodes=N`, `depth=D`, `movetime=MS`, `tc=40/60+0.5`);
 //! - [`adjudication`]: [`Adjudication`], with its one default;
 //! - [`blob`]: the registry's content-addressed blobs (chunk size, `asset:` references);
+//! - [`capacity`]: games a worker plays at once (cores, memory), and the
+//!   time factor of a run's speed scaling;
 //! - [`machine`]: a worker's [`Machine`] (CPU model, instruction-set
 //!   [`Flags`], cores, memory) and its x86-64 level;
 //! - [`arch`]: the table of ARCH values engine builds are tagged with;
@@ -43,6 +45,7 @@
 pub mod adjudication;
 pub mod arch;
 pub mod blob;
+pub mod capacity;
 pub mod cli;
 pub mod connect;
 pub mod convert;

@@ -394,6 +394,22 @@ impl PlayerSpec {
         if self.hash_mb == 0 {
             return invalid("player.hash_mb", "must be at least 1");
         }
+        if !(1..=crate::capacity::MAX_ENGINE_THREADS).contains(&self.threads) {
+            return invalid(
+                "player.threads",
+                format!(
+                    "{} search threads; 1 to {}",
+                    self.threads,
+                    crate::capacity::MAX_ENGINE_THREADS
+                ),
+            );
+        }
+        if self.threads > 1 && self.engine.is_none() {
+            return invalid(
+                "player.threads",
+                "the built-in engine searches on one thread",
+            );
+        }
         if let Some(name) = self.params.keys().find(|k| k.is_empty()) {
             return invalid("player.params", format!("empty name {name:?}"));
         }

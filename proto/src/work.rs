@@ -41,6 +41,14 @@ pub struct PlayerSpec {
     pub hash_mb: u32,
     /// An external engine instead of the built-in one.
     pub engine: Option<EngineRef>,
+    /// Search threads, 1..=[`crate::capacity::MAX_ENGINE_THREADS`]; the
+    /// built-in engine searches on one.
+    #[serde(default = "one_thread")]
+    pub threads: u32,
+}
+
+fn one_thread() -> u32 {
+    1
 }
 
 /// Which protocol an external engine speaks.
@@ -252,6 +260,7 @@ impl WorkSpec {
                 moves_to_go: None,
             }),
             hash_mb: 16,
+            threads: 1,
             engine: None,
         };
         WorkSpec {

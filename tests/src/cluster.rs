@@ -328,6 +328,7 @@ fn settings() -> pb::MatchSettings {
         seed: 7,
         adjudication: Some(xq_proto::Adjudication::OFF.into()),
         draw_contempt: true,
+        threads: 1,
     }
 }
 
@@ -351,6 +352,7 @@ pub fn engine_settings(nodes: u64) -> pb::MatchSettings {
             max_plies: 300,
         }),
         draw_contempt: true,
+        threads: 1,
     }
 }
 
@@ -444,6 +446,7 @@ pub fn variants_spec(rules: &[&str], pairs: u64, batch_pairs: u32) -> pb::RunSpe
                 max_plies: 200,
             }),
             draw_contempt: true,
+            threads: 1,
         }),
         kind: Some(pb::run_spec::Kind::Variants(pb::VariantsSpec {
             rules: rules.iter().map(|r| (*r).to_owned()).collect(),

@@ -122,8 +122,9 @@ impl Worker {
         Self::start_with(url, token, name, log, &[], &[])
     }
 
-    /// [`Worker::start`] with `extra` arguments of `xq-worker work` and
-    /// `env` variables (e.g. `XDG_CACHE_HOME` for a cache of its own).
+    /// [`Worker::start`] with `extra` arguments of `xq-worker work` (one
+    /// thread unless they say `--threads`) and `env` variables (e.g.
+    /// `XDG_CACHE_HOME` for a cache of its own).
     pub fn start_with(
         url: &str,
         token: &str,
@@ -132,17 +133,15 @@ impl Worker {
         extra: &[&str],
         env: &[(&str, &std::ffi::OsStr)],
     ) -> Self {
+        let threads: &[&str] = if extra.contains(&"--threads") {
+            &[]
+        } else {
+            &["--threads", "1"]
+        };
         let child = Command::new(binary("xq-worker"))
             .envs(env.iter().copied())
-            .args([
-                "work",
-                "--coordinator",
-                url,
-                "--name",
-                name,
-                "--threads",
-                "1",
-            ])
+            .args(["work", "--coordinator", url, "--name", name])
+            .args(threads)
             .args(extra)
             .envs(env.iter().copied())
             .env("XQ_TOKEN", token)
@@ -260,6 +259,96 @@ pub fn create_games_run_keeping(
     .trim()
     .parse()
     .expect("run id")
+}
+
+/// A served coordinator (`xq-coordinator serve` with `flags`) on a fresh
+/// database in its own folder, with an admin's personal token and a worker
+/// token.
+#[derive(Debug)]
+pub struct Served {
+    pub dir: TempDir,
+    pub admin: String,
+    pub worker: String,
+    pub coordinator: Coordinator,
+}
+
+impl Served {
+    pub fn start(tag: &str, flags: &[&str]) -> Served {
+        let dir = TempDir::new(tag);
+        let db = dir.join("xq.db");
+        let admin = token_add(&db, "personal", "ops");
+        let worker = token_add(&db, "worker", "hosts");
+        let coordinator = Coordinator::start(&db, 0, flags, &dir.join("coordinator.log"));
+        Served {
+            dir,
+            admin,
+            worker,
+            coordinator,
+        }
+    }
+
+    /// An `xq-worker` with a cache of its own (`NAME-cache`), `extra` flags
+    /// and `env`, logging to `NAME.log`.
+    pub fn worker_with(
+        &self,
+        name: &str,
+        extra: &[&str],
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Worker {
+        let cache = self.dir.join(&format!("{name}-cache"));
+        let mut env = env.to_vec();
+        env.push(("XDG_CACHE_HOME", cache.as_os_str()));
+        Worker::start_with(
+            &self.coordinator.url(),
+            &self.worker,
+            name,
+            &self.dir.join(&format!("{name}.log")),
+            extra,
+            &env,
+        )
+    }
+
+    /// [`Served::worker_with`] without extra variables.
+    pub fn worker(&self, name: &str, extra: &[&str]) -> Worker {
+        self.worker_with(name, extra, &[])
+    }
+
+    /// A run-service client with the admin's token.
+    pub fn client(&self) -> crate::cluster::AdminClient {
+        crate::cluster::run_client(&self.coordinator.url(), Some(&self.admin))
+    }
+
+    /// `xq-coordinator ARGS… --coordinator URL --token ADMIN`: its stdout.
+    pub fn cli(&self, args: &[&str]) -> String {
+        let url = self.coordinator.url();
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--coordinator", &url, "--token", &self.admin]);
+        crate::coordinator_cli(all)
+    }
+
+    /// Registers the executable at `path` as `name` on the database file, as
+    /// an operator does (`engine add`, which benches it).
+    pub fn engine_add(&self, name: &str, path: &Path) {
+        let db = self.dir.join("xq.db");
+        crate::coordinator_cli([
+            "engine".as_ref(),
+            "add".as_ref(),
+            name.as_ref(),
+            path.as_os_str(),
+            "--db".as_ref(),
+            db.as_os_str(),
+        ]);
+    }
+
+    /// The first column of the first row of `sql` on the database file.
+    pub fn query(&self, sql: &str) -> i64 {
+        let conn = rusqlite::Connection::open_with_flags(
+            self.dir.join("xq.db"),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .expect("open the database");
+        conn.query_row(sql, [], |r| r.get(0)).expect("query")
+    }
 }
 
 /// A fresh folder under the system temp dir, removed on drop.

@@ -11,10 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags};
 use xq_proto::{Protocol, pb};
-use xq_tests::cluster::{AdminClient, run_client, status, wait_for_end};
-use xq_tests::procs::{Coordinator, TempDir, Worker, create_games_run, token_add};
+use xq_tests::cluster::{status, wait_for_end};
+use xq_tests::procs::{Served, TempDir, create_games_run};
 
 const RUN_LIMIT: Duration = Duration::from_secs(240);
 /// The coordinator's flags: local repositories allowed, a run stops at its
@@ -115,50 +114,20 @@ fn signature() -> u64 {
     .expect("bench xq-engine")
 }
 
-struct Cluster {
-    dir: TempDir,
-    admin: String,
-    worker: String,
-    coordinator: Coordinator,
+/// A served coordinator that allows local repositories, and its tokens.
+struct Cluster(Served);
+
+impl std::ops::Deref for Cluster {
+    type Target = Served;
+
+    fn deref(&self) -> &Served {
+        &self.0
+    }
 }
 
 impl Cluster {
     fn start(tag: &str) -> Cluster {
-        let dir = TempDir::new(tag);
-        let db = dir.join("xq.db");
-        let admin = token_add(&db, "personal", "ops");
-        let worker = token_add(&db, "worker", "hosts");
-        let coordinator = Coordinator::start(&db, 0, &SERVE, &dir.join("coordinator.log"));
-        Cluster {
-            dir,
-            admin,
-            worker,
-            coordinator,
-        }
-    }
-
-    /// An `xq-worker` with a cache of its own and `extra` flags.
-    fn worker(&self, name: &str, extra: &[&str]) -> Worker {
-        let cache = self.dir.join(&format!("{name}-cache"));
-        Worker::start_with(
-            &self.coordinator.url(),
-            &self.worker,
-            name,
-            &self.dir.join(&format!("{name}.log")),
-            extra,
-            &[("XDG_CACHE_HOME", cache.as_os_str())],
-        )
-    }
-
-    fn client(&self) -> AdminClient {
-        run_client(&self.coordinator.url(), Some(&self.admin))
-    }
-
-    fn cli(&self, args: &[&str]) -> String {
-        let url = self.coordinator.url();
-        let mut all: Vec<&str> = args.to_vec();
-        all.extend(["--coordinator", &url, "--token", &self.admin]);
-        xq_tests::coordinator_cli(all)
+        Cluster(Served::start(tag, &SERVE))
     }
 
     /// A games run of `pairs` pairs (one per lease) whose dev engine is built
@@ -194,13 +163,6 @@ impl Cluster {
         .trim()
         .parse()
         .expect("run id")
-    }
-
-    fn query(&self, sql: &str) -> i64 {
-        let conn =
-            Connection::open_with_flags(self.dir.join("xq.db"), OpenFlags::SQLITE_OPEN_READ_ONLY)
-                .unwrap();
-        conn.query_row(sql, [], |r| r.get(0)).unwrap()
     }
 }
 

@@ -147,6 +147,7 @@ mod registry {
             args: Vec::new(),
             protocol: Protocol::Uci,
             options: Vec::new(),
+            if_offered: Vec::new(),
             timeouts: xq_worker::external::Timeouts::default(),
             coords,
         };

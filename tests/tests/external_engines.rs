@@ -17,6 +17,7 @@ fn config(path: PathBuf, protocol: Protocol) -> EngineConfig {
         args: Vec::new(),
         protocol,
         options: vec![("Hash".to_owned(), "4".to_owned())],
+        if_offered: Vec::new(),
         timeouts: Timeouts {
             startup_ms: 5_000,
             ready_ms: 2_000,

@@ -28,6 +28,7 @@ fn handshake(path: &Path, protocol: Protocol) -> ExternalEngine {
         args: Vec::new(),
         protocol,
         options: Vec::new(),
+        if_offered: Vec::new(),
         timeouts: Timeouts::default(),
         coords: None,
     };

@@ -335,6 +335,7 @@ fn settings(seed: u64) -> pb::MatchSettings {
             max_plies: 120,
         }),
         draw_contempt: true,
+        threads: 1,
     }
 }
 

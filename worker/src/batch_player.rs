@@ -29,6 +29,12 @@ pub trait BatchPlayer: Send + Sync + 'static {
     ) -> anyhow::Result<BatchOutcome>;
     /// The engine's bench on this machine, reported at registration.
     fn bench(&self) -> Bench;
+    /// How many of `work`'s games it plays at once (0: not even one fits its
+    /// cores and memory, so it cannot play the lease).
+    fn games_at_once(&self, work: &WorkSpec) -> u32 {
+        let _ = work;
+        1
+    }
     /// Where registered external engines must be put (as
     /// [`crate::blob_cache`] lays them out) before `play`; `None` when this
     /// player cannot play external engines.

@@ -214,20 +214,42 @@ pub fn asset_paths(dir: &Path, engine: &EngineRef) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The `Nodes searched` count (at least 1) of the engine at `path`'s bench, printed on
-/// stdout (`xq-engine`: `Nodes searched: N`) or stderr (Stockfish-family
-/// engines such as Fairy-Stockfish and Pikafish: `Nodes searched  : N`).
-///
-/// Without `options` it runs `<path> bench`. With options (the ones that name
-/// an asset, as paths: an engine's network changes its evaluation, so its
-/// signature is measured with it) it speaks UCI: `uci`, a `setoption` per
-/// option, `isready`, `bench`, `quit`.
+/// What an engine's bench printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BenchReport {
+    /// `Nodes searched` (at least 1): the bench signature.
+    pub nodes: u64,
+    /// Its `Nodes/second` line (Stockfish family), else `nodes` over its
+    /// `Total time (ms)`; `None` when it printed neither or said 0.
+    pub nps: Option<u64>,
+}
+
+/// The `Nodes searched` count (at least 1) of the engine at `path`'s bench
+/// ([`bench`]).
 pub fn bench_signature(
     path: &Path,
     protocol: Protocol,
     options: &[(String, String)],
     timeout: std::time::Duration,
 ) -> anyhow::Result<u64> {
+    bench(path, protocol, options, timeout).map(|r| r.nodes)
+}
+
+/// Runs the engine at `path`'s bench and reads its `Nodes searched` count,
+/// printed on stdout (`xq-engine`: `Nodes searched: N`) or stderr
+/// (Stockfish-family engines such as Fairy-Stockfish and Pikafish: `Nodes
+/// searched  : N`), and its speed.
+///
+/// Without `options` it runs `<path> bench`. With options (the ones that name
+/// an asset, as paths: an engine's network changes its evaluation, so its
+/// signature is measured with it) it speaks UCI: `uci`, a `setoption` per
+/// option, `isready`, `bench`, `quit`.
+pub fn bench(
+    path: &Path,
+    protocol: Protocol,
+    options: &[(String, String)],
+    timeout: std::time::Duration,
+) -> anyhow::Result<BenchReport> {
     use anyhow::Context;
     if !options.is_empty() && protocol != Protocol::Uci {
         anyhow::bail!(
@@ -315,7 +337,13 @@ pub fn bench_signature(
             path.display()
         );
     }
-    Ok(nodes)
+    let nps = bench_field(&text, "Nodes/second")
+        .or_else(|| {
+            let ms = bench_field(&text, "Total time (ms)")?;
+            (ms > 0).then(|| nodes.saturating_mul(1000) / ms)
+        })
+        .filter(|&n| n > 0);
+    Ok(BenchReport { nodes, nps })
 }
 
 /// Whether an engine's output line reports an error (`info string error: …`
@@ -333,8 +361,13 @@ static BENCH_RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::
 
 /// The count of the last `Nodes searched <spaces>: N` line.
 fn parse_nodes_searched(text: &str) -> Option<u64> {
+    bench_field(text, "Nodes searched")
+}
+
+/// The number of the last `NAME : N` line of a bench's output.
+fn bench_field(text: &str, name: &str) -> Option<u64> {
     text.lines().rev().find_map(|l| {
-        let rest = l.trim_start().strip_prefix("Nodes searched")?;
+        let rest = l.trim_start().strip_prefix(name)?;
         rest.trim_start().strip_prefix(':')?.trim().parse().ok()
     })
 }
@@ -353,6 +386,10 @@ mod tests {
             Some(4846400)
         );
         assert_eq!(parse_nodes_searched("Nodes searched: x\nnothing"), None);
+        let stockfish =
+            "Total time (ms) : 2000\nNodes searched  : 4846400\nNodes/second    : 2423200";
+        assert_eq!(bench_field(stockfish, "Nodes/second"), Some(2_423_200));
+        assert_eq!(bench_field(stockfish, "Total time (ms)"), Some(2000));
     }
 
     #[test]

@@ -29,10 +29,11 @@ use tonic::{Code, Status};
 use xq_proto::pb;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
 
-use crate::blob_cache;
 use crate::build::{self, BuildConfig, BuildError};
+use crate::{blob_cache, speed};
 
 use crate::BatchPlayer;
+use xq_proto::capacity::{GameNeeds, SpeedCheck, SpeedMethod};
 pub use xq_proto::connect::{Auth, channel};
 use xq_proto::{Arch, BatchOutcome, EngineRef, Invalid, Machine, OpeningSource, WorkSpec};
 
@@ -190,6 +191,7 @@ pub async fn run(
         summary: ClientSummary::default(),
         signatures: std::collections::HashMap::new(),
         verified: std::collections::HashSet::new(),
+        speeds: None,
     };
     let work = client.serve();
     tokio::pin!(work, shutdown);
@@ -215,6 +217,8 @@ struct Client {
     signatures: std::collections::HashMap<String, u64>,
     /// Blobs of the cache this process has verified (by SHA-256).
     verified: std::collections::HashSet<String>,
+    /// Speeds measured with engines, opened on first use.
+    speeds: Option<speed::SpeedCache>,
     stop: watch::Receiver<bool>,
     worker_id: u64,
     heartbeat: Duration,
@@ -418,6 +422,36 @@ impl Client {
                 return Ok(());
             }
         }
+        let at_once = self.player.games_at_once(&work);
+        if at_once == 0 {
+            tracing::warn!(
+                lease_id,
+                needs = ?GameNeeds::of(&work.players),
+                "one game of the lease needs more cores or memory than this worker offers"
+            );
+            self.release(lease_id).await;
+            self.summary.leases_dropped += 1;
+            return Ok(());
+        }
+        if let Some(check) = lease.speed {
+            let check = match SpeedCheck::try_from(check) {
+                Ok(check) => check,
+                Err(e) => {
+                    self.release(lease_id).await;
+                    return Err(ClientError::BadLease(e));
+                }
+            };
+            let Some(factor) = self.speed_factor(lease_id, &work, check).await? else {
+                self.summary.leases_dropped += 1;
+                return Ok(());
+            };
+            if factor != 1.0 {
+                for p in &mut work.players {
+                    p.limit = p.limit.time_scaled(factor);
+                }
+            }
+        }
+        tracing::info!(lease_id, games_at_once = at_once, limit = %work.players[0].limit, "playing");
         let pairs = work.pairs;
         match self.play(lease_id, work).await? {
             Played::Finished(outcome) => self.submit(lease_id, outcome, true).await,
@@ -790,11 +824,23 @@ impl Client {
                 let options = blob_cache::asset_paths(&dir, engine);
                 let protocol = engine.protocol;
                 let bench = tokio::task::spawn_blocking(move || {
-                    blob_cache::bench_signature(&path, protocol, &options, Duration::from_secs(300))
+                    blob_cache::bench(&path, protocol, &options, speed::BENCH_TIMEOUT)
                 })
                 .await;
                 let s = match bench {
-                    Ok(Ok(s)) => s,
+                    Ok(Ok(report)) => {
+                        if let Some(nps) = report.nps {
+                            let key = speed::key(engine, self.config.machine.as_ref());
+                            let measured = speed::Measured {
+                                nps,
+                                method: SpeedMethod::Bench,
+                            };
+                            self.speeds
+                                .get_or_insert_with(|| speed::SpeedCache::open(&dir))
+                                .insert(key, measured);
+                        }
+                        report.nodes
+                    }
                     Ok(Err(e)) => {
                         tracing::warn!(engine = %engine.name, error = %format!("{e:#}"), "engine bench failed");
                         0
@@ -829,6 +875,96 @@ impl Client {
             tracing::warn!(error = %status, "could not report the engine mismatch");
         }
         Ok(false)
+    }
+
+    /// Measures this worker's speed with the engine `check` names (once per
+    /// engine build and machine, [`speed`]), reports it and returns the
+    /// factor the coordinator answers. `None` when the lease is not to be
+    /// played: too slow for the run (the coordinator took it back), or lost.
+    async fn speed_factor(
+        &mut self,
+        lease_id: u64,
+        work: &WorkSpec,
+        check: SpeedCheck,
+    ) -> Result<Option<f64>, ClientError> {
+        let player = &work.players[usize::from(check.player)];
+        let measured = match (&player.engine, self.player.blob_cache()) {
+            (None, _) => Some(speed::Measured {
+                nps: self.player.bench().nps,
+                method: SpeedMethod::Bench,
+            })
+            .filter(|m| m.nps > 0),
+            (Some(engine), Some(dir)) => {
+                let dir = dir.to_path_buf();
+                let key = speed::key(engine, self.config.machine.as_ref());
+                let cache = self
+                    .speeds
+                    .get_or_insert_with(|| speed::SpeedCache::open(&dir));
+                match cache.get(&key) {
+                    Some(m) => Some(m),
+                    None => {
+                        tracing::info!(engine = %engine.name, "measuring this machine's speed with the engine");
+                        let engine2 = engine.clone();
+                        let measured =
+                            tokio::task::spawn_blocking(move || speed::measure(&engine2, &dir))
+                                .await
+                                .map_err(|e| anyhow::anyhow!("the measurement task failed: {e}"))
+                                .and_then(|m| m);
+                        match measured {
+                            Ok(m) => {
+                                if let Some(cache) = self.speeds.as_mut() {
+                                    cache.insert(key, m);
+                                }
+                                Some(m)
+                            }
+                            Err(e) => {
+                                tracing::warn!(engine = %engine.name, error = %format!("{e:#}"), "cannot measure the engine's speed");
+                                None
+                            }
+                        }
+                    }
+                }
+            }
+            (Some(_), None) => None,
+        };
+        let (nps, method) = measured.map_or((0, SpeedMethod::Search), |m| (m.nps, m.method));
+        let request = pb::ReportEngineSpeedRequest {
+            worker_id: self.worker_id,
+            lease_id,
+            nps,
+            method: method.name().to_owned(),
+        };
+        let answer = self
+            .retry("report engine speed", |mut rpc| {
+                let request = request.clone();
+                async move { rpc.report_engine_speed(request).await }
+            })
+            .await;
+        match answer {
+            Ok(Some(answer)) => {
+                tracing::info!(
+                    lease_id,
+                    nps,
+                    method = method.name(),
+                    factor = answer.factor,
+                    "engine speed reported"
+                );
+                Ok(Some(answer.factor))
+            }
+            Ok(None) => Ok(None),
+            Err(status) if status.code() == Code::FailedPrecondition => {
+                tracing::warn!(lease_id, reason = %status.message(), "too slow for the run");
+                Ok(None)
+            }
+            Err(status) if status.code() == Code::NotFound => {
+                tracing::warn!(lease_id, reason = %status.message(), "the lease no longer holds");
+                Ok(None)
+            }
+            Err(status) => Err(ClientError::Refused {
+                call: "report engine speed",
+                status,
+            }),
+        }
     }
 
     /// Hands a lease back (one attempt; if it fails, the lease expires).

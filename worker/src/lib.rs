@@ -25,6 +25,8 @@
 //! - [`blob_cache`]: downloaded engine executables and assets, verified by SHA-256;
 //! - [`machine`]: this machine's CPU, flags, cores and memory, as reported
 //!   at registration;
+//! - [`speed`]: this machine's speed with an engine under test, by its
+//!   own bench or a fixed search, cached per build and machine;
 //! - [`build`]: engines built from a git commit (a lease's source engine),
 //!   cached per commit, command and ARCH;
 //! - [`cli`]: the `xq-worker` command line.
@@ -41,6 +43,7 @@ pub mod openings;
 pub mod pgn;
 pub mod rejected;
 pub mod runner;
+pub mod speed;
 pub mod stand_in;
 pub mod timecontrol;
 

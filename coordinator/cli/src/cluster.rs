@@ -220,6 +220,10 @@ impl StatusArgs {
                 Some(id) => {
                     let (run, answer) = get_all(&mut admin, id, false).await?;
                     out!("{}", display::summary_text(&run))?;
+                    out!(
+                        "{}",
+                        workers::serving(answer.workers_able, answer.workers_active)
+                    )?;
                     out!("{}", workers::text(&answer.workers))?;
                     out!("{}", linked(&mut admin, &run).await?)?;
                 }
@@ -334,6 +338,8 @@ impl ReportArgs {
             workers: health,
             llr_history: llr,
             build_failures: builds,
+            workers_able,
+            workers_active,
             ..
         } = answer;
         if let Some(path) = &self.plot {
@@ -347,12 +353,15 @@ impl ReportArgs {
         } else if self.json {
             let mut v = display::summary_json(&run);
             v["workers"] = workers::json(&health);
+            v["workers_able"] = workers_able.into();
+            v["workers_active"] = workers_active.into();
             v["build_failures"] = super::sources::failures_json(&builds);
             outln!("{v}")?;
         } else {
             out!("{}", display::summary_text(&run))?;
             out!("{}", super::sources::failures(&builds))?;
             out!("{}", display::failures(&run, &failures))?;
+            out!("{}", workers::serving(workers_able, workers_active))?;
             out!("{}", workers::text(&health))?;
             if !rows.is_empty() {
                 out!("\n{}", display::history(&run, &rows, false))?;

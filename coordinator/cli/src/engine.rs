@@ -442,6 +442,7 @@ impl Measuring<'_> {
             args: Vec::new(),
             protocol: engine.protocol,
             options: blob_cache::options_with_paths(&assets.0, &engine),
+            if_offered: Vec::new(),
             timeouts: Timeouts::default(),
             coords: engine.coords,
         };

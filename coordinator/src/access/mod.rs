@@ -171,7 +171,8 @@ pub fn permission(path: &str) -> Option<Permission> {
             | "ReleaseLease"
             | "DownloadBlob"
             | "ReportEngineMismatch"
-            | "ReportBuildFailure",
+            | "ReportBuildFailure"
+            | "ReportEngineSpeed",
         ) => Some(Permission::Work),
         ("xq.cluster.v1.RunService", "ListRuns" | "GetRun" | "WatchRun" | "ExportGames") => {
             Some(Permission::ReadRuns)
@@ -217,6 +218,7 @@ mod tests {
         let p = |m| permission(m).unwrap();
         assert!(Role::Worker.allows(p("/xq.cluster.v1.WorkerService/SubmitResult")));
         assert!(Role::Worker.allows(p("/xq.cluster.v1.WorkerService/ReportBuildFailure")));
+        assert!(Role::Worker.allows(p("/xq.cluster.v1.WorkerService/ReportEngineSpeed")));
         assert!(Role::Worker.allows(p("/xq.cluster.v1.RunService/WatchRun")));
         assert!(Role::Worker.allows(p("/xq.cluster.v1.RunService/ExportGames")));
         assert!(!Role::Worker.allows(p("/xq.cluster.v1.RunService/CreateRun")));

@@ -71,9 +71,17 @@ impl Files for Pasted {
 pub struct MatchArgs {
     #[command(flatten)]
     limit: LimitArgs,
-    /// Transposition table per engine, MiB.
+    /// Transposition table per engine, MiB (external engines: their `Hash`,
+    /// or UCCI `hashsize`, option). A worker plays only as many games at once
+    /// as its memory holds at both players' hash plus a margin.
     #[arg(long, default_value_t = 16)]
     hash: u32,
+    /// Search threads per engine (UCI `Threads`), for multi-threaded tests of
+    /// external engines; a worker plays as many games at once as its cores
+    /// hold at this many per game.
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(xq_proto::capacity::MAX_ENGINE_THREADS)))]
+    engine_threads: u32,
     /// Rule set preset, e.g. standard or standard+conversion (variants runs:
     /// a comma-separated list, e.g. standard,conversion,repetition-4+conversion).
     #[arg(long, default_value = "standard")]
@@ -190,6 +198,7 @@ impl MatchArgs {
             settings: Some(pb::MatchSettings {
                 limit: Some(self.limit()?.into()),
                 hash_mb: self.hash,
+                threads: self.engine_threads,
                 rules: self.rules.clone(),
                 openings: Some(self.opening_source(files)?.into()),
                 seed: self.seed,

@@ -57,6 +57,17 @@ pub struct Lease {
     pub variant: Option<usize>,
 }
 
+impl Lease {
+    /// The slice of its run's openings it plays.
+    pub fn slice(&self) -> super::Slice {
+        super::Slice {
+            offset: self.opening_offset,
+            pairs: self.pairs,
+            variant: self.variant,
+        }
+    }
+}
+
 /// A counted result as stored, for rebuilding a run's totals.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredResult {

@@ -96,10 +96,23 @@ pub struct MatchSettings {
     /// specs stored before schema version 4, which mean on.
     #[serde(default = "on")]
     pub draw_contempt: bool,
+    /// Search threads per engine, 1..=[`xq_proto::capacity::MAX_ENGINE_THREADS`];
+    /// more than one only when every player is an external engine. Left out
+    /// of stored specs when 1, so specs stored before it compare equal.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub threads: u32,
 }
 
 fn on() -> bool {
     true
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// A registered engine as a run's preparation reads it.
@@ -266,6 +279,11 @@ impl EngineSel {
 }
 
 impl MatchSettings {
+    /// What one game of the run needs of a worker.
+    pub fn game_needs(&self) -> xq_proto::capacity::GameNeeds {
+        xq_proto::capacity::GameNeeds::symmetric(self.threads, self.hash_mb)
+    }
+
     /// A player with these settings and `params`.
     pub fn player(&self, params: Params) -> PlayerSpec {
         PlayerSpec {
@@ -273,6 +291,7 @@ impl MatchSettings {
             limit: self.limit,
             hash_mb: self.hash_mb,
             engine: None,
+            threads: self.threads,
         }
     }
 }
@@ -542,6 +561,13 @@ pub trait Kind {
     /// fixed-games runs): where source engines are.
     fn lineup(&self) -> Option<&Lineup> {
         None
+    }
+
+    /// Whether the built-in engine plays in the run's leases (it searches
+    /// on one thread, so such a run cannot ask for more).
+    fn builtin_plays(&self) -> bool {
+        self.lineup()
+            .is_none_or(|l| l.dev.is_none() || l.base.is_none())
     }
 
     /// [`Kind::lineup`], mutably (to resolve its sources' commits).

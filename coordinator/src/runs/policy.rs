@@ -1,10 +1,12 @@
 //! What a run asks of its workers: whether flagged workers are excluded
-//! ([`super::exclusion`]), for timed runs how a worker's measured speed
-//! (its `xq-engine bench` nodes per second, sent at registration) bears on
-//! its leases, and the instruction-set flags its machine must have.
-//! [`super::admission`] applies it to a worker.
+//! ([`super::exclusion`]), for timed runs how a worker's measured speed with
+//! the run's base engine bears on its leases (the worker measures it with
+//! that engine's own bench before its first lease, [`SpeedCheck`]), and the
+//! instruction-set flags its machine must have. [`super::admission`]
+//! applies it to a worker.
 
 use serde::{Deserialize, Serialize};
+use xq_proto::capacity::SpeedCheck;
 use xq_proto::machine::MAX_FLAGS;
 use xq_proto::{Flag, Flags, Invalid, Limit, pb};
 
@@ -31,24 +33,21 @@ fn no_flags(flags: &Flags) -> bool {
     flags.is_empty()
 }
 
-/// How a timed run treats a worker's measured speed.
+/// How a timed run treats a worker's speed with the run's base engine (nodes
+/// per second, one search thread, by that engine's own bench).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SpeedRule {
-    /// Scale the worker's time limits by `reference_nps / worker_nps`, so
-    /// every worker searches about as many nodes per move as a machine of
-    /// `reference_nps` would (fishtest's time-control scaling). A worker that
-    /// did not measure its speed plays the limits as they are.
+    /// Scale the worker's time limits by `reference_nps / worker_nps`
+    /// ([`xq_proto::capacity::time_factor`]), so every worker searches about
+    /// as many nodes per move as a machine of `reference_nps` would
+    /// (fishtest's time-control scaling). A worker whose measurement failed
+    /// plays the limits as they are.
     Scale { reference_nps: u64 },
-    /// Hand no work to a worker slower than `min_nps` (or that did not
-    /// measure its speed).
+    /// Hand no work to a worker slower than `min_nps` (or whose measurement
+    /// failed).
     RefuseBelow { min_nps: u64 },
 }
-
-/// Largest factor by which [`SpeedRule::Scale`] stretches or shrinks a limit:
-/// a worker measured 100 times slower than the reference is as slow as it can
-/// get, not a reason for a game of hours.
-pub const MAX_SCALE: f64 = 8.0;
 
 impl WorkerPolicy {
     pub fn is_default(&self) -> bool {
@@ -86,15 +85,19 @@ impl WorkerPolicy {
         Ok(())
     }
 
-    /// A worker of `nps`'s limit for a lease whose limit is `limit`.
-    pub fn limit_for(&self, limit: Limit, nps: Option<u64>) -> Limit {
-        match (self.speed, nps) {
-            (Some(SpeedRule::Scale { reference_nps }), Some(n)) if n > 0 => {
-                let factor = (reference_nps as f64 / n as f64).clamp(1.0 / MAX_SCALE, MAX_SCALE);
-                limit.time_scaled(factor)
-            }
-            _ => limit,
-        }
+    /// What the run's leases ask the worker to measure: its speed with
+    /// player 1's engine (the base engine, or the opponent); `None` without
+    /// a speed rule.
+    pub fn speed_check(&self) -> Option<SpeedCheck> {
+        let (reference_nps, min_nps) = match self.speed? {
+            SpeedRule::Scale { reference_nps } => (reference_nps, 0),
+            SpeedRule::RefuseBelow { min_nps } => (0, min_nps),
+        };
+        Some(SpeedCheck {
+            player: 1,
+            reference_nps,
+            min_nps,
+        })
     }
 }
 
@@ -168,14 +171,15 @@ mod tests {
             }),
             ..WorkerPolicy::default()
         };
+        let check = policy.speed_check().unwrap();
+        assert_eq!(check.player, 1, "the base engine is measured");
         let tc = Limit::Clock(TimeControl {
             base_ms: 10_000,
             inc_ms: 100,
             moves_to_go: None,
         });
-        let slow = policy.limit_for(tc, Some(500_000));
         assert_eq!(
-            slow,
+            tc.time_scaled(check.factor(500_000)),
             Limit::Clock(TimeControl {
                 base_ms: 20_000,
                 inc_ms: 200,
@@ -183,18 +187,21 @@ mod tests {
             })
         );
         assert_eq!(
-            policy.limit_for(Limit::MoveTimeMs(100), Some(4_000_000)),
+            Limit::MoveTimeMs(100).time_scaled(check.factor(4_000_000)),
             Limit::MoveTimeMs(25)
         );
-        assert_eq!(
-            policy.limit_for(Limit::MoveTimeMs(100), None),
-            Limit::MoveTimeMs(100)
-        );
-        assert_eq!(
-            policy.limit_for(Limit::MoveTimeMs(100), Some(1)),
-            Limit::MoveTimeMs(800),
-            "clamped at MAX_SCALE"
-        );
+        assert_eq!(check.factor(0), 1.0, "not measured: as it is");
+        assert_eq!(check.factor(1), 8.0, "clamped");
+        assert!(!check.too_slow(1));
+        let refuse = WorkerPolicy {
+            speed: Some(SpeedRule::RefuseBelow { min_nps: 1_000 }),
+            ..WorkerPolicy::default()
+        }
+        .speed_check()
+        .unwrap();
+        assert_eq!(refuse.factor(10), 1.0, "refusing scales nothing");
+        assert!(refuse.too_slow(999) && refuse.too_slow(0) && !refuse.too_slow(1_000));
+        assert_eq!(WorkerPolicy::default().speed_check(), None);
     }
 
     #[test]

@@ -115,6 +115,7 @@ mod tests {
                 seed: 1,
                 adjudication: xq_proto::Adjudication::OFF,
                 draw_contempt: false,
+                threads: 1,
             },
             kind: KindSpec::Games(GamesSpec {
                 dev_params: BTreeMap::new(),

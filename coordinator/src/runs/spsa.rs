@@ -253,6 +253,10 @@ impl Kind for SpsaSpec {
             .collect()
     }
 
+    fn builtin_plays(&self) -> bool {
+        self.engine.is_none()
+    }
+
     fn prepare(
         &mut self,
         registry: &Registry,
@@ -526,6 +530,7 @@ mod tests {
                     seed: 1,
                     adjudication: Adjudication::default(),
                     draw_contempt: true,
+                    threads: 1,
                 },
                 kind: KindSpec::Spsa(spec),
                 workers: Default::default(),

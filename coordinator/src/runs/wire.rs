@@ -2,6 +2,7 @@
 //! kinds and states. Each kind's own spec converts in its file; the helpers
 //! they share ([`check_params`], [`lineup`], [`no_asset_options`]) are here.
 
+use xq_proto::capacity::MAX_ENGINE_THREADS;
 use xq_proto::pb;
 use xq_proto::variant_stats::VariantStats;
 use xq_proto::{Invalid, OpeningSource, Retention, required};
@@ -40,6 +41,16 @@ impl TryFrom<pb::RunSpec> for RunSpec {
         let settings: MatchSettings = required("spec.settings", settings)?.try_into()?;
         let workers = WorkerPolicy::try_from(workers.unwrap_or_default())?;
         workers.check(kind.kind(), settings.limit)?;
+        if settings.threads > 1 && kind.ops().builtin_plays() {
+            return Err(Invalid::new(
+                "spec.settings.threads",
+                format!(
+                    "{} search threads per engine, and the built-in engine plays in this run: it \
+                     searches on one thread (multi-threaded tests are for external engines)",
+                    settings.threads
+                ),
+            ));
+        }
         Ok(RunSpec {
             name: run_name,
             priority,
@@ -194,9 +205,17 @@ impl TryFrom<pb::MatchSettings> for MatchSettings {
             seed,
             adjudication,
             draw_contempt,
+            threads,
         } = m;
         if hash_mb == 0 {
             return Err(Invalid::new("settings.hash_mb", "must be at least 1"));
+        }
+        let threads = threads.max(1);
+        if threads > MAX_ENGINE_THREADS {
+            return Err(Invalid::new(
+                "settings.threads",
+                format!("{threads} search threads per engine; at most {MAX_ENGINE_THREADS}"),
+            ));
         }
         let rules = xq_proto::rule_set::parse("settings.rules", &rules)?;
         let openings = OpeningSource::from_wire(openings, "settings.openings")?;
@@ -212,6 +231,7 @@ impl TryFrom<pb::MatchSettings> for MatchSettings {
             seed,
             adjudication: required("settings.adjudication", adjudication)?.into(),
             draw_contempt,
+            threads,
         })
     }
 }
@@ -283,6 +303,7 @@ impl From<RunSpec> for pb::RunSpec {
             seed,
             adjudication,
             draw_contempt,
+            threads,
         } = settings;
         pb::RunSpec {
             name,
@@ -296,6 +317,7 @@ impl From<RunSpec> for pb::RunSpec {
                 seed,
                 adjudication: Some(adjudication.into()),
                 draw_contempt,
+                threads,
             }),
             kind: Some(kind.into()),
             workers: (!workers.is_default()).then(|| workers.into()),

@@ -583,6 +583,25 @@ CREATE TABLE build_failures (
     PRIMARY KEY (run_id, worker_id)
 );
 "#,
+    // 23 (issue 33): each worker's speed with a run's base engine, measured
+    // by the worker before its first lease of a run with a speed rule, and
+    // the factor its time limits are scaled by; the latest per worker and run.
+    r#"
+CREATE TABLE run_worker_speeds (
+    run_id      INTEGER NOT NULL REFERENCES runs (id),
+    worker_id   INTEGER NOT NULL REFERENCES workers (id),
+    -- The measured engine: its registry name, or 'built-in'.
+    engine      TEXT    NOT NULL CHECK (length(engine) BETWEEN 1 AND 128),
+    -- Nodes per second, one search thread; 0: it could not be measured.
+    nps         INTEGER NOT NULL CHECK (nps >= 0),
+    factor      REAL    NOT NULL CHECK (factor > 0),
+    -- 'bench' (the engine's own bench) or 'search' (a fixed search).
+    method      TEXT    NOT NULL CHECK (method IN ('bench', 'search')),
+    measured_ms INTEGER NOT NULL,
+    PRIMARY KEY (run_id, worker_id)
+);
+CREATE INDEX run_worker_speeds_by_worker ON run_worker_speeds (worker_id);
+"#,
 ];
 
 /// A migrated in-memory database, for the store's unit tests.

@@ -54,7 +54,9 @@ pub mod lease_results;
 pub mod leases;
 pub mod migrations;
 pub mod runs;
+pub mod serving;
 pub mod sessions;
+pub mod speeds;
 pub mod tokens;
 pub mod users;
 pub mod variants;
@@ -84,6 +86,10 @@ pub enum StoreError {
     Invalid(#[from] xq_proto::Invalid),
     #[error("{0}")]
     Forbidden(String),
+    /// A right request that the state refuses (mapped to
+    /// `FAILED_PRECONDITION`), e.g. a worker too slow for a run.
+    #[error("{0}")]
+    Precondition(String),
     #[error("the change was made but could not be synced to disk: {0}")]
     Unsynced(String),
     #[error("the store's worker thread failed: {0}")]

@@ -117,26 +117,31 @@ pub fn parse_machine(id: u64, json: Option<String>) -> Result<Option<Machine>, S
     .transpose()
 }
 
-/// What admission needs of worker `id`, in one read: its measured speed
-/// (bench nodes per second), its machine and its build tools, as it
-/// registered. An unknown
-/// worker is `NotFound`.
+/// What admission needs of worker `id`: the CPUs it may use, its machine
+/// and its build tools, as it registered, and the speeds it measured in
+/// runs. An unknown worker is `NotFound`.
 pub fn applicant(conn: &Connection, id: u64) -> Result<Applicant, StoreError> {
-    let (nps, machine, tools) = conn
-        .prepare_cached("SELECT bench_nps, machine, tools FROM workers WHERE id = ?1")?
-        .query_row([id as i64], |r| {
-            Ok((
-                r.get::<_, Option<i64>>(0)?,
-                r.get::<_, Option<String>>(1)?,
-                r.get::<_, String>(2)?,
-            ))
-        })
+    let row = conn
+        .prepare_cached("SELECT threads, machine, tools FROM workers WHERE id = ?1")?
+        .query_row([id as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?
         .ok_or_else(|| StoreError::NotFound(format!("unknown worker {id}")))?;
+    let mut applicant = applicant_of(id, row)?;
+    applicant.measured = super::speeds::nps_by_run(conn, id)?;
+    Ok(applicant)
+}
+
+/// Worker `id`'s applicant from its `threads, machine, tools` columns, with
+/// no speeds.
+pub fn applicant_of(
+    id: u64,
+    (threads, machine, tools): (i64, Option<String>, String),
+) -> Result<Applicant, StoreError> {
     Ok(Applicant {
-        bench_nps: nps.map(super::count),
+        threads: u32::try_from(threads).unwrap_or(u32::MAX),
         machine: parse_machine(id, machine)?,
         tools: tools_of(&tools),
+        measured: Default::default(),
     })
 }
 
@@ -169,9 +174,10 @@ mod tests {
         assert_eq!(
             applicant(&conn, with).unwrap(),
             Applicant {
-                bench_nps: Some(900_000),
+                threads: 64,
                 machine: Some(machine),
                 tools: BTreeSet::new(),
+                measured: Default::default(),
             }
         );
         assert_eq!(applicant(&conn, without).unwrap().machine, None);

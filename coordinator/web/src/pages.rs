@@ -18,7 +18,9 @@ use crate::Web;
 use crate::session::{CsrfForm, Visitor, acting};
 use crate::view::{self, Histories, LiveView, RunRow, SpecView};
 use xq_coordinator::runs::{RunKind, RunState, RunStatus, health};
-use xq_coordinator::store::{activity, engines, games, history, now_ms, runs as run_rows};
+use xq_coordinator::store::serving::WorkerPlay;
+use xq_coordinator::store::{activity, engines, games, history, now_ms, runs as run_rows, speeds};
+use xq_proto::capacity::Capacity;
 
 pub use crate::error::{Page, WebError};
 
@@ -190,16 +192,25 @@ pub async fn run(State(web): State<Arc<Web>>, visitor: Visitor, Path(id): Path<u
     let live_html = render(&web, "live.html", context! { live })?;
     let spec = SpecView::new(&status);
     let row = live.row.clone();
-    let (health, failed) = web
+    let run_status = status.clone();
+    let (health, failed, serving) = web
         .reader
         .call(move |conn| {
             Ok((
                 xq_coordinator::store::health::for_run(conn, id)?,
                 xq_coordinator::store::build_failures::for_run(conn, id)?,
+                xq_coordinator::store::serving::for_run(conn, &run_status, now_ms())?,
             ))
         })
         .await?;
-    let workers: Vec<HealthRow> = health.into_iter().map(HealthRow::from).collect();
+    let workers: Vec<HealthRow> = health
+        .into_iter()
+        .map(|h| {
+            let play = serving.workers.get(&h.sums.worker_id).cloned();
+            HealthRow::new(h, play)
+        })
+        .collect();
+    let serving = (serving.able, serving.active);
     let sources = crate::sources::sources(&status);
     let build_failures: Vec<crate::sources::FailureView> =
         failed.into_iter().map(Into::into).collect();
@@ -207,7 +218,7 @@ pub async fn run(State(web): State<Arc<Web>>, visitor: Visitor, Path(id): Path<u
         &web,
         &visitor,
         "run.html",
-        context! { row, live, live_html, spec, workers, sources, build_failures },
+        context! { row, live, live_html, spec, workers, serving, sources, build_failures },
     )?;
     Ok(Html(html).into_response())
 }
@@ -299,11 +310,28 @@ struct HealthRow {
     crashes: u64,
     flag: Option<String>,
     excluded: bool,
+    /// The CPUs it may use, its memory for engines ("—" unknown), and the
+    /// games it plays at once in the run.
+    cores: Option<u32>,
+    memory: Option<String>,
+    games_at_once: Option<u32>,
+    /// Its speed with the run's base engine, knps, and its time factor.
+    knps: Option<u64>,
+    factor: Option<String>,
 }
 
-impl From<health::WorkerHealth> for HealthRow {
-    fn from(h: health::WorkerHealth) -> HealthRow {
+impl HealthRow {
+    fn new(h: health::WorkerHealth, play: Option<WorkerPlay>) -> HealthRow {
+        let speed = play.as_ref().and_then(|p| p.speed.as_ref());
         HealthRow {
+            cores: play.as_ref().map(|p| p.capacity.cores),
+            memory: play
+                .as_ref()
+                .and_then(|p| p.capacity.memory_mib)
+                .map(|m| format!("{:.1} GiB", m as f64 / 1024.0)),
+            games_at_once: play.as_ref().map(|p| p.games_at_once),
+            knps: speed.map(|s| s.nps / 1000),
+            factor: speed.map(|s| format!("{:.2}", s.factor)),
             id: h.sums.worker_id,
             name: h.sums.name,
             pairs: h.sums.pairs,
@@ -317,8 +345,21 @@ impl From<health::WorkerHealth> for HealthRow {
     }
 }
 
+/// A worker's latest speed with one engine.
+#[derive(Debug, Serialize)]
+struct SpeedRow {
+    engine: String,
+    knps: u64,
+    /// The time factor of the run it was measured for, two decimals.
+    factor: String,
+    method: &'static str,
+}
+
 #[derive(Debug, Serialize)]
 struct WorkerRow {
+    /// Games it plays at once of its current lease's run.
+    games_at_once: Option<u32>,
+    speeds: Vec<SpeedRow>,
     id: u64,
     name: String,
     threads: u32,
@@ -360,13 +401,35 @@ fn ago(ms: i64) -> String {
 /// `GET /workers`.
 pub async fn workers(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
     let now = now_ms();
-    let (found, failures, mut flags) = web
+    let (found, failures, mut flags, mut measured, mut at_once) = web
         .reader
         .call(move |conn| {
+            let found = activity::workers(conn, now)?;
+            let mut measured = HashMap::new();
+            let mut at_once = HashMap::new();
+            let mut needs = HashMap::new();
+            for w in &found {
+                measured.insert(w.id, speeds::for_worker(conn, w.id)?);
+                if let Some((_, run_id, _)) = w.current {
+                    let game = match needs.get(&run_id) {
+                        Some(&game) => game,
+                        None => {
+                            let run = run_rows::load(conn, run_id, now)?;
+                            let game = run.spec.settings.game_needs();
+                            needs.insert(run_id, game);
+                            game
+                        }
+                    };
+                    let capacity = Capacity::of(w.threads, w.machine.as_ref());
+                    at_once.insert(w.id, capacity.games_at_once(game));
+                }
+            }
             Ok((
-                activity::workers(conn, now)?,
+                found,
                 games::failures_by_worker(conn)?,
                 xq_coordinator::store::health::flags_by_worker(conn)?,
+                measured,
+                at_once,
             ))
         })
         .await?;
@@ -398,6 +461,18 @@ pub async fn workers(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
             owner: w.owner,
             machine: w.machine.as_ref().map(view::MachineView::from),
             tools: w.tools.into_iter().collect::<Vec<_>>().join(", "),
+            games_at_once: at_once.remove(&w.id),
+            speeds: measured
+                .remove(&w.id)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(engine, s)| SpeedRow {
+                    engine,
+                    knps: s.nps / 1000,
+                    factor: format!("{:.2}", s.factor),
+                    method: s.method.name(),
+                })
+                .collect(),
         })
         .collect();
     Ok(Html(page(&web, &visitor, "workers.html", context! { workers })?).into_response())

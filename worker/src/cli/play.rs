@@ -152,6 +152,7 @@ impl PlayArgs {
                 args: Vec::new(),
                 protocol,
                 options,
+                if_offered: Vec::new(),
                 timeouts: Timeouts {
                     margin_ms: self.time_margin,
                     ..Timeouts::default()

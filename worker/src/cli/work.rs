@@ -6,6 +6,7 @@ use anyhow::Context;
 use clap::Args;
 
 use xq_proto::Flags;
+use xq_proto::capacity::Capacity;
 
 use crate::build::BuildConfig;
 use crate::client::{self, ClientConfig};
@@ -25,9 +26,17 @@ pub struct WorkArgs {
     /// (a self-signed certificate is its own CA); turns TLS on.
     #[arg(long)]
     ca: Option<std::path::PathBuf>,
-    /// Games played in parallel.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    threads: u32,
+    /// The most CPUs this worker uses (default: all of them). Each run's
+    /// games at once follow from it: one core per search thread of the
+    /// engine to move (a run of 2 threads per engine on 4 CPUs plays 2
+    /// games at once), and no more than the memory holds.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
+    /// The most memory engines may use, MiB (default: the machine's
+    /// physical memory); 512 MiB of it is left to the system. A game needs
+    /// both players' hash plus 64 MiB per engine.
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
+    memory_mib: Option<u64>,
     /// Name shown in the coordinator's logs; defaults to the host name.
     #[arg(long)]
     name: Option<String>,
@@ -63,16 +72,30 @@ pub struct WorkArgs {
 impl WorkArgs {
     /// Registers and plays leases until Ctrl-C, then hands back the lease in hand.
     pub fn run(self) -> anyhow::Result<()> {
-        let player = Arc::new(EnginePlayer::new(self.threads as usize)?);
         let name = self.name.unwrap_or_else(|| {
             std::env::var("HOSTNAME").unwrap_or_else(|_| "xq-worker".to_owned())
         });
-        let mut config = ClientConfig::new(self.coordinator, name, self.threads);
-        config.token = self.token;
-        if let (Some(machine), Some(flags)) = (&mut config.machine, self.cpu_flags) {
+        let mut machine = crate::machine::detect();
+        if let Some(flags) = self.cpu_flags {
             tracing::info!(detected = %machine.flags, reported = %flags, "CPU flags overridden");
             machine.flags = flags;
         }
+        if let Some(mib) = self.memory_mib {
+            machine.memory_mib = match machine.memory_mib {
+                0 => mib,
+                detected => detected.min(mib),
+            };
+        }
+        let threads = self.threads.map_or(machine.cores, |t| t.min(machine.cores));
+        let capacity = Capacity::of(threads, Some(&machine));
+        tracing::info!(cores = capacity.cores, memory_mib = ?capacity.memory_mib, "capacity");
+        let player = Arc::new(EnginePlayer::with_capacity(
+            capacity,
+            crate::blob_cache::default_dir(),
+        )?);
+        let mut config = ClientConfig::new(self.coordinator, name, capacity.cores);
+        config.machine = Some(machine);
+        config.token = self.token;
         if let Some(dir) = self.rejected_dir {
             config.rejected_dir = dir;
         }

@@ -44,6 +44,11 @@ pub struct EngineConfig {
     /// Options set after the handshake, in order.
     #[serde(default)]
     pub options: Vec<(String, String)>,
+    /// Options set after `options` only when the engine declares them at
+    /// the handshake (a run's `Threads` and `Hash`, which not every engine
+    /// offers); an undeclared one is logged and left out.
+    #[serde(default)]
+    pub if_offered: Vec<(String, String)>,
     #[serde(default)]
     pub timeouts: Timeouts,
     /// How the engine numbers ranks; `None` to detect it at the handshake (1–10
@@ -336,6 +341,17 @@ impl ExternalEngine {
         for (name, value) in &config.options {
             setup.push(protocol.setoption(name, value));
         }
+        for (name, value) in &config.if_offered {
+            match offered(name) {
+                Some(declared) => setup.push(protocol.setoption(&declared.name, value)),
+                None => tracing::warn!(
+                    engine = %engine.label(),
+                    option = %name,
+                    %value,
+                    "the engine offers no such option; left out"
+                ),
+            }
+        }
         for cmd in &setup {
             engine.send(cmd, "the handshake")?;
         }
@@ -472,6 +488,7 @@ impl ExternalEngine {
             && old.protocol == config.protocol
             && old.timeouts == config.timeouts
             && old.coords == config.coords
+            && old.if_offered == config.if_offered
             && self.rules == *rules;
         let kept = old
             .options

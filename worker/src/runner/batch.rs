@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use anyhow::Context;
 use xq_engine::params::Params;
-use xq_proto::{BatchOutcome, OpeningSource, PlayerSpec, WorkSpec};
+use xq_proto::capacity::{Capacity, GameNeeds};
+use xq_proto::{BatchOutcome, OpeningSource, PlayerSpec, Protocol, WorkSpec};
 
 use super::{MatchSpec, PlayerConfig, Runner};
 use crate::external::{EngineConfig, Timeouts};
@@ -18,6 +19,8 @@ use crate::{BatchPlayer, Bench};
 #[derive(Debug)]
 pub struct EnginePlayer {
     runner: Runner,
+    /// What it offers a game: at most its runner's threads as cores.
+    capacity: Capacity,
     bench: OnceLock<Bench>,
     cache: PathBuf,
     /// The book of the last lease's opening source: a run's leases all carry
@@ -31,10 +34,19 @@ impl EnginePlayer {
         Self::with_cache(threads, crate::blob_cache::default_dir())
     }
 
-    /// A player with `threads` game threads whose external engines are in `cache`.
+    /// A player with `threads` game threads whose external engines are in
+    /// `cache`, with no bound on memory.
     pub fn with_cache(threads: usize, cache: PathBuf) -> anyhow::Result<EnginePlayer> {
+        let cores = u32::try_from(threads).unwrap_or(u32::MAX);
+        Self::with_capacity(Capacity::of(cores, None), cache)
+    }
+
+    /// A player that uses `capacity` (a game thread per core) and whose
+    /// external engines are in `cache`.
+    pub fn with_capacity(capacity: Capacity, cache: PathBuf) -> anyhow::Result<EnginePlayer> {
         Ok(EnginePlayer {
-            runner: Runner::new(threads)?,
+            runner: Runner::new(capacity.cores as usize)?,
+            capacity,
             bench: OnceLock::new(),
             cache,
             book: Mutex::new(None),
@@ -82,11 +94,26 @@ fn player(
             args: Vec::new(),
             protocol: e.protocol,
             options: crate::blob_cache::options_with_paths(cache, e),
+            if_offered: sizing(e.protocol, spec),
             timeouts: Timeouts::default(),
             coords: e.coords,
         }),
         draw_contempt,
     })
+}
+
+/// The options that size an external engine as the run asks: its search
+/// threads (UCI `Threads`) and hash (UCI `Hash`, UCCI `hashsize`), set when
+/// the engine offers them.
+fn sizing(protocol: Protocol, spec: &PlayerSpec) -> Vec<(String, String)> {
+    let hash = spec.hash_mb.max(1).to_string();
+    match protocol {
+        Protocol::Uci => vec![
+            ("Threads".to_owned(), spec.threads.max(1).to_string()),
+            ("Hash".to_owned(), hash),
+        ],
+        Protocol::Ucci => vec![("hashsize".to_owned(), hash)],
+    }
 }
 
 /// The match a lease describes, with its openings from `openings`; external
@@ -136,6 +163,14 @@ impl BatchPlayer for EnginePlayer {
         cancel: &Arc<AtomicBool>,
         progress: &(dyn Fn(u32) + Sync),
     ) -> anyhow::Result<BatchOutcome> {
+        let at_once = self.games_at_once(work);
+        if at_once == 0 {
+            anyhow::bail!(
+                "one game of the lease needs more than this worker offers ({:?} against {:?})",
+                GameNeeds::of(&work.players),
+                self.capacity
+            );
+        }
         let spec = match_spec(work, self.book(&work.openings.source)?, &self.cache)?;
         let pairs = usize::try_from(spec.pairs).unwrap_or(usize::MAX);
         let finished = Mutex::new((vec![0u8; pairs], 0u32));
@@ -150,7 +185,14 @@ impl BatchPlayer for EnginePlayer {
                 }
             }
         };
-        Ok(self.runner.play(&spec, cancel, &on_game)?.outcome)
+        Ok(self
+            .runner
+            .play_at_once(&spec, at_once as usize, cancel, &on_game)?
+            .outcome)
+    }
+
+    fn games_at_once(&self, work: &WorkSpec) -> u32 {
+        self.capacity.games_at_once(GameNeeds::of(&work.players))
     }
 
     fn blob_cache(&self) -> Option<&Path> {

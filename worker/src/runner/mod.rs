@@ -162,18 +162,46 @@ impl Runner {
         self.states.len()
     }
 
-    /// Plays `spec`, calling `on_game` as each game ends (from the game threads).
-    /// When `stop` is set, games in flight are abandoned and the outcome counts
-    /// the pairs finished so far.
+    /// Plays `spec` on every game thread, calling `on_game` as each game ends
+    /// (from the game threads). When `stop` is set, games in flight are
+    /// abandoned and the outcome counts the pairs finished so far.
     pub fn play(
         &self,
         spec: &MatchSpec,
         stop: &Arc<AtomicBool>,
         on_game: &(dyn Fn(u64, &PlayedGame) + Sync),
     ) -> Result<MatchReport, RunError> {
+        self.play_at_once(spec, self.threads(), stop, on_game)
+    }
+
+    /// [`Runner::play`] with at most `games` games at once (1 to the
+    /// runner's threads), for games whose engines search on several threads.
+    pub fn play_at_once(
+        &self,
+        spec: &MatchSpec,
+        games: usize,
+        stop: &Arc<AtomicBool>,
+        on_game: &(dyn Fn(u64, &PlayedGame) + Sync),
+    ) -> Result<MatchReport, RunError> {
+        let games = games.clamp(1, self.threads());
+        let narrow = if games < self.threads() {
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(games)
+                    .thread_name(|i| format!("xq-game-{i}"))
+                    .build()
+                    .map_err(|source| RunError::Pool {
+                        threads: games,
+                        source,
+                    })?,
+            )
+        } else {
+            None
+        };
+        let pool = narrow.as_ref().unwrap_or(&self.pool);
         let started = Instant::now();
         let failed = AtomicBool::new(false);
-        let games: Vec<Result<Option<PlayedGame>, RunError>> = self.pool.install(|| {
+        let games: Vec<Result<Option<PlayedGame>, RunError>> = pool.install(|| {
             (0..spec.pairs.saturating_mul(2))
                 .into_par_iter()
                 .map(|g| {
