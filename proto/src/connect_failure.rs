@@ -100,14 +100,21 @@ pub enum ConnectFailure {
          `xq-coordinator token add` (--token or XQ_TOKEN)"
     )]
     TokenRefused { url: String, message: String },
-    #[error(
-        "the coordinator at {url} does not let this token do that ({message}): a worker \
-         needs a worker or personal token"
-    )]
+    #[error("the coordinator at {url} does not let this token do that: {message}")]
     NotAllowed { url: String, message: String },
 }
 
 impl ConnectFailure {
+    /// A token the coordinator refuses (UNAUTHENTICATED) or that may not
+    /// make the call (PERMISSION_DENIED): an answer, not a connection's
+    /// failure.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            ConnectFailure::TokenRefused { .. } | ConnectFailure::NotAllowed { .. }
+        )
+    }
+
     /// The failure behind a call's `status`, if it is one no retry mends;
     /// `None` for the rest (refusals of the request itself, a coordinator
     /// that is down or restarting).

@@ -155,15 +155,16 @@ impl Remote {
 /// [`explain`].
 static DIALED: std::sync::Mutex<Option<Dialed>> = std::sync::Mutex::new(None);
 
-/// `error` in plain words when it is a call's `Status` that a
+/// `error` in plain words when it is a call's `Status` that a connection's
 /// [`ConnectFailure`] explains (a certificate the client refuses, TLS on one
-/// side only, a refused token); else `error` as it is.
+/// side only); else `error` as it is (a refusal keeps the status's words).
 pub fn explain(error: anyhow::Error) -> anyhow::Error {
     let dialed = DIALED.lock().ok().and_then(|d| d.clone());
     let found = error
         .downcast_ref::<tonic::Status>()
         .zip(dialed)
-        .and_then(|(status, dialed)| ConnectFailure::of_status(status, &dialed));
+        .and_then(|(status, dialed)| ConnectFailure::of_status(status, &dialed))
+        .filter(|failure| !failure.is_refusal());
     match found {
         Some(failure) => failure.into(),
         None => error,
