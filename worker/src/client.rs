@@ -10,6 +10,11 @@
 //!   [`ClientConfig::backoff_initial`] up to [`ClientConfig::backoff_max`].
 //!   A finished result is kept and resubmitted until the coordinator answers
 //!   (accepted, duplicate, or the lease is gone); heartbeats are not retried.
+//!   A mistake no retry mends ([`ConnectFailure`]: a certificate the client
+//!   refuses, TLS on one side only, a refused token) ends the client with its
+//!   message instead.
+//! * Fleet mode ([`ClientConfig::fleet_idle`]) ends the client, holding no
+//!   lease, once the coordinator has had no work for it that long.
 //! * Shutdown (the `shutdown` future of [`run`]) cancels the batch in play,
 //!   waits for the player to return, and hands the lease back with
 //!   `ReleaseLease` so its games are handed out again at once; games finished
