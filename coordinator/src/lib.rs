@@ -40,6 +40,9 @@
 //! * [`archive`]: the checks of a result's games; [`game_export`]: a run's
 //!   stored games read back by filter and written as PGN (`pgn`, the
 //!   `ExportGames` RPC, the web view).
+//! * [`tls`]: TLS on the gRPC port, served here so that a certificate no
+//!   client accepts and a client speaking plain HTTP are named; the
+//!   cluster CA and coordinator certificate of `xq-coordinator cert`.
 //! * [`local`]: embedded local mode (server and workers in one process).
 //! * [`http`]: what the server hands the HTTP view it serves beside gRPC
 //!   (the `xq-web` crate: runs, graphs, workers, engines, and `/metrics`
@@ -70,3 +73,4 @@ pub mod spin_options;
 pub use xq_stats as stats;
 pub use xq_stats::spsa;
 pub mod store;
+pub mod tls;

@@ -14,7 +14,6 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
-use tonic::transport::{Identity, ServerTlsConfig};
 use tonic::{Code, Request, Response, Status};
 use xq_proto::capacity::SpeedMethod;
 use xq_proto::engine_source::FailedBuild;
@@ -121,8 +120,9 @@ pub struct ServerConfig {
     pub limits: RateLimits,
     /// Sign-in attempts per address and failures per name.
     pub sign_in: SignInLimits,
-    /// Serve TLS with this certificate chain and key; plain HTTP/2 if `None`.
-    pub tls: Option<Identity>,
+    /// Serve TLS with this checked certificate chain and key ([`crate::tls`]);
+    /// plain HTTP/2 if `None`.
+    pub tls: Option<crate::tls::ServerTls>,
     /// Largest request message decoded, in bytes; larger ones are refused
     /// with RESOURCE_EXHAUSTED before any handler runs.
     pub max_message_bytes: usize,
@@ -250,12 +250,8 @@ pub async fn run_with_web(
     let blobs = store.clone();
     drop(store);
     let limit = config.max_message_bytes;
-    let mut builder = tonic::transport::Server::builder();
-    if let Some(identity) = config.tls {
-        builder = builder.tls_config(ServerTlsConfig::new().identity(identity))?;
-    }
-    tracing::info!(addr = ?listener.local_addr().ok(), "coordinator listening");
-    builder
+    tracing::info!(addr = ?listener.local_addr().ok(), tls = config.tls.is_some(), "coordinator listening");
+    let router = tonic::transport::Server::builder()
         .layer(GrpcMetricsLayer::new(metrics))
         .layer(AuthLayer::new(auth))
         .add_service(
@@ -275,9 +271,18 @@ pub async fn run_with_web(
             .max_decoding_message_size(limit),
         )
         .add_service(AccountServiceServer::new(accounts).max_decoding_message_size(limit))
-        .add_service(RegistryServiceServer::new(registry).max_decoding_message_size(limit))
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), fire)
-        .await?;
+        .add_service(RegistryServiceServer::new(registry).max_decoding_message_size(limit));
+    match &config.tls {
+        Some(tls) => {
+            let incoming = crate::tls::accept::incoming(listener, tls);
+            router.serve_with_incoming_shutdown(incoming, fire).await?
+        }
+        None => {
+            router
+                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), fire)
+                .await?
+        }
+    }
     if let Some(web) = web {
         match web.await {
             Ok(Ok(())) => {}

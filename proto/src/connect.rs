@@ -15,6 +15,13 @@ pub enum ConnectError {
     Address(String, String),
     #[error("invalid token: {0}")]
     Token(String),
+    #[error(
+        "{0} is https:// but no CA was given: add --ca with the cluster's ca.pem (from \
+         `xq-coordinator cert`); the system's roots are not used"
+    )]
+    HttpsWithoutCa(String),
+    #[error("--ca was given but {0} is not https://: use https:// for TLS, or drop --ca")]
+    CaWithoutHttps(String),
 }
 
 /// Adds `authorization: Bearer <token>` to every call. The header is
@@ -59,10 +66,19 @@ pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(5);
 /// A lazily connecting channel to `url` (it reconnects by itself after a
 /// coordinator restart, or after [`KEEPALIVE_TIMEOUT`] without an answer to
 /// a ping). With `ca_pem`, the connection uses TLS and the server's
-/// certificate must chain to it and name the URL's host.
+/// certificate must chain to it and name the URL's host; TLS goes with an
+/// `https://` URL and plain HTTP/2 with `http://`, and a mix is refused.
+/// A connection that fails for good says why through
+/// [`crate::connect_failure::ConnectFailure`].
 pub fn channel(url: &str, ca_pem: Option<&[u8]>) -> Result<Channel, ConnectError> {
     let mut endpoint = Endpoint::from_shared(url.to_owned())
         .map_err(|e| ConnectError::Address(url.to_owned(), e.to_string()))?;
+    let https = endpoint.uri().scheme_str() == Some("https");
+    match (https, ca_pem.is_some()) {
+        (true, false) => return Err(ConnectError::HttpsWithoutCa(url.to_owned())),
+        (false, true) => return Err(ConnectError::CaWithoutHttps(url.to_owned())),
+        _ => {}
+    }
     if let Some(pem) = ca_pem {
         let tls = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem));
         endpoint = endpoint

@@ -39,6 +39,8 @@
 //! - [`error`]: [`Invalid`], the one error of both, and its gRPC status;
 //! - [`cli`]: the command-line flags of these settings, shared by both binaries;
 //! - [`connect`]: a client's channel and bearer-token interceptor;
+//! - [`connect_failure`]: the mistakes no retry mends (a certificate clients
+//!   refuse, TLS on one side only, a refused token), named in plain words;
 //! - [`utc`]: calendar dates of Unix times;
 //! - [`uci_variant`]: the `UCI_Variant` a rule set asks an external engine for.
 
@@ -48,6 +50,7 @@ pub mod blob;
 pub mod capacity;
 pub mod cli;
 pub mod connect;
+pub mod connect_failure;
 pub mod convert;
 pub mod engine_binaries;
 pub mod engine_source;

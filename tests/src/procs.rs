@@ -175,6 +175,22 @@ impl Worker {
         panic!("worker log never showed {needle:?}:\n{}", self.log_text());
     }
 
+    /// Waits for the worker to exit by itself; panics with its log after
+    /// `limit` (a worker that retries forever).
+    pub fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let end = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < end {
+            if let Some(status) = self.child.try_wait().expect("worker status") {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!(
+            "the worker did not exit within {limit:?}:\n{}",
+            self.log_text()
+        );
+    }
+
     /// `kill -9`.
     pub fn kill(&mut self) {
         let _ = self.child.kill();

@@ -1,5 +1,5 @@
-//! Authentication, roles, revocation, rate limits and TLS against a real
-//! server on 127.0.0.1:0.
+//! Authentication, roles, revocation and rate limits against a real server
+//! on 127.0.0.1:0 (TLS: `tls.rs`).
 
 use std::time::Duration;
 
@@ -181,38 +181,5 @@ async fn a_token_over_its_rate_gets_resource_exhausted() {
             .await
             .unwrap();
     }
-    server.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tls_with_a_self_signed_certificate() {
-    let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
-    let cert_pem = cert.cert.pem();
-    let key_pem = cert.signing_key.serialize_pem();
-    let db = TempDb::new("tls");
-    let mut config = fast_config(Duration::from_secs(10));
-    config.tls = Some(tonic::transport::Identity::from_pem(&cert_pem, &key_pem));
-    let server = TestServer::start("127.0.0.1:0", &db.0, config).await;
-    let url = format!("https://{}", server.addr);
-    let channel = xq_worker::client::channel(&url, Some(cert_pem.as_bytes())).unwrap();
-    let mut client = xq_proto::pb::run_service_client::RunServiceClient::with_interceptor(
-        channel,
-        xq_proto::connect::Auth::new(Some(ADMIN_TOKEN)).unwrap(),
-    );
-    client.list_runs(pb::ListRunsRequest {}).await.unwrap();
-    // Plain HTTP/2 to a TLS server fails.
-    let err = run_client(&format!("http://{}", server.addr), Some(ADMIN_TOKEN))
-        .list_runs(pb::ListRunsRequest {})
-        .await
-        .unwrap_err();
-    assert_ne!(err.code(), Code::Ok);
-    // A certificate not signed by the given CA is refused.
-    let other = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
-    let channel = xq_worker::client::channel(&url, Some(other.cert.pem().as_bytes())).unwrap();
-    let err = xq_proto::pb::run_service_client::RunServiceClient::new(channel)
-        .list_runs(pb::ListRunsRequest {})
-        .await
-        .unwrap_err();
-    assert_eq!(err.code(), Code::Unavailable, "{err}");
     server.stop().await;
 }

@@ -10,6 +10,11 @@
 //!   [`ClientConfig::backoff_initial`] up to [`ClientConfig::backoff_max`].
 //!   A finished result is kept and resubmitted until the coordinator answers
 //!   (accepted, duplicate, or the lease is gone); heartbeats are not retried.
+//!   A mistake no retry mends ([`ConnectFailure`]: a certificate the client
+//!   refuses, TLS on one side only, a refused token) ends the client with its
+//!   message instead.
+//! * Fleet mode ([`ClientConfig::fleet_idle`]) ends the client, holding no
+//!   lease, once the coordinator has had no work for it that long.
 //! * Shutdown (the `shutdown` future of [`run`]) cancels the batch in play,
 //!   waits for the player to return, and hands the lease back with
 //!   `ReleaseLease` so its games are handed out again at once; games finished
@@ -35,6 +40,7 @@ use crate::{blob_cache, speed};
 use crate::BatchPlayer;
 use xq_proto::capacity::{GameNeeds, SpeedCheck, SpeedMethod};
 pub use xq_proto::connect::{Auth, channel};
+use xq_proto::connect_failure::{ConnectFailure, Dialed};
 use xq_proto::{Arch, BatchOutcome, EngineRef, Invalid, Machine, OpeningSource, WorkSpec};
 
 /// How the client reaches the coordinator and describes itself. Its
@@ -48,6 +54,11 @@ pub struct ClientConfig {
     /// PEM certificate(s) that the coordinator's TLS certificate must chain
     /// to; `None`: the system's roots are not used, so `https` needs this.
     pub ca_pem: Option<Vec<u8>>,
+    /// The file `ca_pem` was read from, named in errors.
+    pub ca_file: Option<PathBuf>,
+    /// Fleet mode: stop (successfully) after this long without work, counted
+    /// while the coordinator answers that it has none.
+    pub fleet_idle: Option<Duration>,
     /// Worker name for the coordinator's logs (e.g. the host name).
     pub name: String,
     /// Games the player runs in parallel.
@@ -72,6 +83,7 @@ impl std::fmt::Debug for ClientConfig {
             .field("coordinator", &self.coordinator)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("tls", &self.ca_pem.is_some())
+            .field("fleet_idle", &self.fleet_idle)
             .field("name", &self.name)
             .field("threads", &self.threads)
             .field("rejected_dir", &self.rejected_dir)
@@ -91,6 +103,8 @@ impl ClientConfig {
             coordinator: coordinator.into(),
             token: None,
             ca_pem: None,
+            ca_file: None,
+            fleet_idle: None,
             name: name.into(),
             threads,
             backoff_initial: Duration::from_millis(250),
@@ -109,6 +123,9 @@ pub enum ClientError {
     Connect(#[from] xq_proto::connect::ConnectError),
     #[error("the coordinator refused {call}: {status}")]
     Refused { call: &'static str, status: Status },
+    /// A certificate, protocol or token mistake that no retry mends.
+    #[error(transparent)]
+    Unworkable(ConnectFailure),
     #[error("the coordinator sent a lease the worker cannot read: {0}")]
     BadLease(Invalid),
     #[error("the player failed: {0:#}")]
@@ -169,8 +186,9 @@ pub async fn download_blob(
 }
 
 /// Runs the client until `shutdown` completes (then hands back the lease in
-/// play) or an unrecoverable error (the coordinator refuses a call, the
-/// player fails).
+/// play), fleet mode finds no work for its idle time, or an unrecoverable
+/// error (the coordinator refuses a call, a [`ConnectFailure`], the player
+/// fails).
 pub async fn run(
     config: ClientConfig,
     player: Arc<dyn BatchPlayer>,
@@ -265,7 +283,21 @@ impl Client {
         }
     }
 
-    /// Calls `f` until it succeeds or fails for a non-transient reason.
+    fn dialed(&self) -> Dialed {
+        Dialed::new(&self.config.coordinator, self.config.ca_file.as_deref())
+    }
+
+    /// The error a refused `call` ends the client with: the
+    /// [`ConnectFailure`] in plain words when it is one.
+    fn refused(&self, call: &'static str, status: Status) -> ClientError {
+        match ConnectFailure::of_status(&status, &self.dialed()) {
+            Some(failure) => ClientError::Unworkable(failure),
+            None => ClientError::Refused { call, status },
+        }
+    }
+
+    /// Calls `f` until it succeeds or fails for a non-transient reason (a
+    /// [`ConnectFailure`] is not transient whatever its code).
     /// `Ok(None)` means shutdown came during a back-off.
     async fn retry<T, F, Fut>(&mut self, call: &'static str, f: F) -> Result<Option<T>, Status>
     where
@@ -273,10 +305,14 @@ impl Client {
         Fut: Future<Output = Result<tonic::Response<T>, Status>>,
     {
         let mut delay = self.config.backoff_initial;
+        let dialed = self.dialed();
         loop {
             match f(self.rpc.clone()).await {
                 Ok(response) => return Ok(Some(response.into_inner())),
-                Err(status) if transient(&status) => {
+                Err(status)
+                    if transient(&status)
+                        && ConnectFailure::of_status(&status, &dialed).is_none() =>
+                {
                     tracing::warn!(call, error = %status.message(), "coordinator unreachable; retrying in {delay:?}");
                     if !self.sleep(delay).await {
                         return Ok(None);
@@ -305,10 +341,7 @@ impl Client {
                 async move { rpc.register(request).await }
             })
             .await
-            .map_err(|status| ClientError::Refused {
-                call: "register",
-                status,
-            })?;
+            .map_err(|status| self.refused("register", status))?;
         let Some(answer) = answer else {
             return Ok(false);
         };
@@ -330,6 +363,7 @@ impl Client {
         if !self.register().await? {
             return Ok(self.summary);
         }
+        let mut idle_since = tokio::time::Instant::now();
         while !self.stopping() {
             let worker_id = self.worker_id;
             let answer = self
@@ -347,17 +381,26 @@ impl Client {
                     }
                     continue;
                 }
-                Err(status) => {
-                    return Err(ClientError::Refused {
-                        call: "request work",
-                        status,
-                    });
-                }
+                Err(status) => return Err(self.refused("request work", status)),
             };
             match answer.lease {
-                Some(lease) => self.lease(lease).await?,
+                Some(lease) => {
+                    self.lease(lease).await?;
+                    idle_since = tokio::time::Instant::now();
+                }
                 None => {
-                    let wait = Duration::from_millis(answer.retry_after_ms.clamp(10, 60_000));
+                    let mut wait = Duration::from_millis(answer.retry_after_ms.clamp(10, 60_000));
+                    if let Some(limit) = self.config.fleet_idle {
+                        let idle = idle_since.elapsed();
+                        if idle >= limit {
+                            tracing::info!(
+                                idle_secs = idle.as_secs(),
+                                "fleet mode: no work for {limit:?}; exiting"
+                            );
+                            break;
+                        }
+                        wait = wait.min(limit - idle);
+                    }
                     if !self.sleep(wait).await {
                         break;
                     }

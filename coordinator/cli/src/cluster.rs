@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use tonic::transport::Identity;
 use xq_coordinator::auth::{Rate, RateLimits};
 use xq_coordinator::git::{GitConfig, GitProtocols};
 use xq_coordinator::http::Http;
@@ -48,10 +47,13 @@ pub struct ServeArgs {
     /// Lease time-to-live in seconds (extended by every heartbeat).
     #[arg(long, default_value_t = 60)]
     lease_secs: u64,
-    /// TLS certificate chain (PEM); with --tls-key, serves TLS only.
+    /// TLS certificate chain (PEM, the server's certificate first, e.g.
+    /// coordinator.pem from `xq-coordinator cert`); with --tls-key, serves
+    /// TLS only. A certificate no client would accept (a CA certificate,
+    /// expired, naming no host) or a key that is not its own is refused.
     #[arg(long, requires = "tls_key")]
     tls_cert: Option<PathBuf>,
-    /// TLS private key (PEM).
+    /// TLS private key (PEM, e.g. coordinator-key.pem).
     #[arg(long, requires = "tls_cert")]
     tls_key: Option<PathBuf>,
     /// Requests per second per worker token (0 = unlimited).
@@ -113,12 +115,7 @@ impl ServeArgs {
         let store = Store::open_with(&self.db, options)
             .with_context(|| format!("cannot open database {}", self.db.display()))?;
         let tls = match (&self.tls_cert, &self.tls_key) {
-            (Some(cert), Some(key)) => {
-                let read = |p: &PathBuf| {
-                    std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))
-                };
-                Some(Identity::from_pem(read(cert)?, read(key)?))
-            }
+            (Some(cert), Some(key)) => Some(super::cert::server_tls(cert, key)?),
             _ => None,
         };
         let config = ServerConfig {

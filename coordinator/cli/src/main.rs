@@ -15,6 +15,7 @@ use xq_worker::BatchPlayer;
 mod asset;
 mod backup;
 mod book;
+mod cert;
 mod cluster;
 mod credentials;
 mod display;
@@ -50,6 +51,9 @@ enum Command {
     Stats(stats::StatsArgs),
     /// Run the coordinator (gRPC over a SQLite database).
     Serve(cluster::ServeArgs),
+    /// Make the cluster's TLS certificates: a CA for workers (`--ca`) and
+    /// the coordinator's certificate for `serve --tls-cert/--tls-key`.
+    Cert(cert::CertArgs),
     /// Create an SPRT run on a running coordinator; prints its id.
     Sprt(CreateArgs<SprtRunArgs>),
     /// Create an SPSA run on a running coordinator; prints its id.
@@ -118,6 +122,7 @@ impl Cli {
             Command::Asset(args) => args.run(),
             Command::Book(args) => args.run(),
             Command::Serve(args) => args.run(),
+            Command::Cert(args) => args.run(),
             Command::Sprt(args) => args.run(),
             Command::Spsa(args) => args.run(),
             Command::Games(args) => args.run(),
@@ -152,6 +157,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if xq_proto::cli::stdout::closed_pipe(err.as_ref()) => ExitCode::SUCCESS,
         Err(err) => {
+            let err = remote::explain(err);
             eprintln!("xq-coordinator: {err:#}");
             ExitCode::FAILURE
         }

@@ -9,6 +9,7 @@ use clap::Args;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 use xq_proto::connect::{Auth, channel};
+use xq_proto::connect_failure::{ConnectFailure, Dialed};
 use xq_proto::pb::account_service_client::AccountServiceClient;
 use xq_proto::pb::registry_service_client::RegistryServiceClient;
 use xq_proto::pb::run_service_client::RunServiceClient;
@@ -36,7 +37,8 @@ pub struct Remote {
     /// personal token `login` stored for this coordinator.
     #[arg(long, env = "XQ_TOKEN", hide_env_values = true)]
     token: Option<String>,
-    /// PEM file of the CA that signed the coordinator's TLS certificate; turns TLS on.
+    /// PEM file of the CA that signed the coordinator's TLS certificate
+    /// (ca.pem from `xq-coordinator cert`); needs an https:// coordinator.
     #[arg(long)]
     ca: Option<PathBuf>,
 }
@@ -149,11 +151,34 @@ impl Remote {
     }
 }
 
+/// The coordinator this process last made a channel to, for the messages of
+/// [`explain`].
+static DIALED: std::sync::Mutex<Option<Dialed>> = std::sync::Mutex::new(None);
+
+/// `error` in plain words when it is a call's `Status` that a connection's
+/// [`ConnectFailure`] explains (a certificate the client refuses, TLS on one
+/// side only); else `error` as it is (a refusal keeps the status's words).
+pub fn explain(error: anyhow::Error) -> anyhow::Error {
+    let dialed = DIALED.lock().ok().and_then(|d| d.clone());
+    let found = error
+        .downcast_ref::<tonic::Status>()
+        .zip(dialed)
+        .and_then(|(status, dialed)| ConnectFailure::of_status(status, &dialed))
+        .filter(|failure| !failure.is_refusal());
+    match found {
+        Some(failure) => failure.into(),
+        None => error,
+    }
+}
+
 fn authed_channel(
     url: &str,
     token: Option<&str>,
     ca: Option<&Path>,
 ) -> anyhow::Result<(Channel, Auth)> {
+    if let Ok(mut dialed) = DIALED.lock() {
+        *dialed = Some(Dialed::new(url, ca));
+    }
     let ca = ca
         .map(|p| std::fs::read(p).with_context(|| format!("cannot read {}", p.display())))
         .transpose()?;

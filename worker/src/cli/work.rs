@@ -23,7 +23,8 @@ pub struct WorkArgs {
     #[arg(long, env = "XQ_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// PEM file of the CA that signed the coordinator's TLS certificate
-    /// (a self-signed certificate is its own CA); turns TLS on.
+    /// (ca.pem from `xq-coordinator cert`; not the coordinator's certificate
+    /// itself); needs an https:// coordinator.
     #[arg(long)]
     ca: Option<std::path::PathBuf>,
     /// The most CPUs this worker uses (default: all of them). Each run's
@@ -67,10 +68,21 @@ pub struct WorkArgs {
     /// else `~/.cache/xq-builds`).
     #[arg(long, value_name = "DIR")]
     build_dir: Option<std::path::PathBuf>,
+    /// Fleet mode, for rented machines: exit (status 0) once the
+    /// coordinator has had no work for this worker for --fleet-idle seconds.
+    #[arg(long)]
+    fleet: bool,
+    /// Seconds without work before a fleet worker exits. Five minutes
+    /// bridges the gap between one run ending and the next being created or
+    /// approved, and costs little on a machine billed by the minute.
+    #[arg(long, value_name = "SECS", default_value_t = 300, requires = "fleet",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    fleet_idle: u64,
 }
 
 impl WorkArgs {
-    /// Registers and plays leases until Ctrl-C, then hands back the lease in hand.
+    /// Registers and plays leases until Ctrl-C (then hands back the lease in
+    /// hand) or, in fleet mode, until there has been no work for a while.
     pub fn run(self) -> anyhow::Result<()> {
         let name = self.name.unwrap_or_else(|| {
             std::env::var("HOSTNAME").unwrap_or_else(|_| "xq-worker".to_owned())
@@ -109,6 +121,10 @@ impl WorkArgs {
         if let Some(ca) = &self.ca {
             config.ca_pem =
                 Some(std::fs::read(ca).with_context(|| format!("cannot read {}", ca.display()))?);
+        }
+        config.ca_file = self.ca;
+        if self.fleet {
+            config.fleet_idle = Some(std::time::Duration::from_secs(self.fleet_idle));
         }
         let runtime = tokio::runtime::Runtime::new().context("start the async runtime")?;
         let summary = runtime.block_on(client::run(config, player, async {
