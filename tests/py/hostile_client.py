@@ -34,6 +34,11 @@ something else, a message over 1 MiB, two headers; AddAsset and AddEngine
 of nothing uploaded, with a 100,000-byte name, without an engine, as a
 worker.
 
+And the worker's reports on its lease: ReportEngineSpeed without a token,
+with a method that is none, on a run without a speed rule, for a lease it
+does not hold; ReportBuildFailure without a token and for a lease it does
+not hold.
+
     hostile_client.py --url 127.0.0.1:PORT --token TOKEN --admin-token TOKEN \
         --run RUN --user NAME --password PASSWORD --other-token NAME --proto-dir proto
 """
@@ -317,6 +322,34 @@ def main() -> int:
     refused("AddEngine_of_no_upload",
             lambda: registry.AddEngine(pb.AddEngineRequest(engine=engine), metadata=mine),
             "NOT_FOUND", "upload it first")
+
+    # The worker's reports on a lease: a speed on a run without a speed rule,
+    # with a method that is not one, for a lease it does not hold, and a
+    # build failure of a lease it does not hold; none without a token.
+    def speed(**fields):
+        request = pb.ReportEngineSpeedRequest(worker_id=worker_id, lease_id=lease.lease_id,
+                                              nps=1_000_000, method="bench")
+        for k, v in fields.items():
+            setattr(request, k, v)
+        return request
+
+    refused("ReportEngineSpeed_without_token", lambda: worker.ReportEngineSpeed(speed()),
+            "UNAUTHENTICATED")
+    refused("ReportEngineSpeed_with_an_unknown_method",
+            lambda: worker.ReportEngineSpeed(speed(method="x" * 100_000), metadata=auth),
+            "INVALID_ARGUMENT", "method")
+    refused("ReportEngineSpeed_on_a_run_without_a_speed_rule",
+            lambda: worker.ReportEngineSpeed(speed(), metadata=auth),
+            "FAILED_PRECONDITION", "no speed rule")
+    refused("ReportEngineSpeed_for_a_lease_not_held",
+            lambda: worker.ReportEngineSpeed(speed(lease_id=999_999), metadata=auth),
+            "NOT_FOUND", "999999")
+    failure = pb.ReportBuildFailureRequest(worker_id=worker_id, lease_id=999_999,
+                                           commit="0" * 40, reason="broken", log_tail="")
+    refused("ReportBuildFailure_without_token", lambda: worker.ReportBuildFailure(failure),
+            "UNAUTHENTICATED")
+    refused("ReportBuildFailure_for_a_lease_not_held",
+            lambda: worker.ReportBuildFailure(failure, metadata=auth), "NOT_FOUND")
 
     ok = all(a["ok"] for a in attempts.values()) and all(r["ok"] for r in refusals.values())
     print(
