@@ -29,8 +29,8 @@ const NOW: i64 = 1_800_000_000_000;
 const BUILD_FROM_SOURCE: usize = 21;
 
 /// The version that stores threads per engine and workers' speeds with a
-/// run's base engine (migration 22, issue 33).
-const SPEED_BY_ENGINE: usize = 22;
+/// run's base engine (migration 23, issue 33).
+const SPEED_BY_ENGINE: usize = 23;
 
 fn fixture(version: usize) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -639,7 +639,7 @@ fn check_builds(conn: &Connection, version: usize) {
     assert!(failures[0].failed.log_tail.contains("expected ';'"));
 }
 
-/// Version 22's run 44 keeps its 2 search threads per engine and worker 8
+/// Version 23's run 44 keeps its 2 search threads per engine and worker 8
 /// its measured speed with pikafish, which admission reads; before it no
 /// worker measured anything.
 fn check_speeds(conn: &Connection, version: usize) {
