@@ -60,6 +60,7 @@ pub mod local;
 pub mod metrics;
 pub mod registry;
 pub mod registry_service;
+pub mod releases;
 pub mod report;
 pub mod run_args;
 pub mod runs;

@@ -1025,6 +1025,8 @@ mod tests {
             token_key: None,
             machine,
             tools: tools.iter().map(|t| t.to_string()).collect(),
+            target: String::new(),
+            updated_from: None,
         })
         .await
         .unwrap()

@@ -38,7 +38,8 @@
 //! - [`cli`]: the command-line flags of these settings, shared by both binaries;
 //! - [`connect`]: a client's channel and bearer-token interceptor;
 //! - [`utc`]: calendar dates of Unix times;
-//! - [`uci_variant`]: the `UCI_Variant` a rule set asks an external engine for.
+//! - [`uci_variant`]: the `UCI_Variant` a rule set asks an external engine for;
+//! - [`worker_version`]: worker versions, target triples and the too-old refusal.
 
 pub mod adjudication;
 pub mod arch;
@@ -60,6 +61,7 @@ pub mod utc;
 pub mod validate;
 pub mod variant_stats;
 pub mod work;
+pub mod worker_version;
 
 /// Package `xq.cluster.v1`.
 pub mod cluster {
@@ -87,3 +89,4 @@ pub use work::{
     Coords, CoordsError, EngineBinary, EngineRef, OpeningSlice, PlayerSpec, Protocol, WorkSpec,
     is_sha256_hex,
 };
+pub use worker_version::{VersionError, WorkerVersion};

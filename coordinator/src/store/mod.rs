@@ -58,6 +58,8 @@ pub mod sessions;
 pub mod tokens;
 pub mod users;
 pub mod variants;
+pub mod worker_releases;
+pub mod worker_versions;
 pub mod workers;
 
 use std::path::{Path, PathBuf};

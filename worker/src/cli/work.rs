@@ -58,6 +58,18 @@ pub struct WorkArgs {
     /// else `~/.cache/xq-builds`).
     #[arg(long, value_name = "DIR")]
     build_dir: Option<std::path::PathBuf>,
+    /// When the coordinator refuses this worker as too old, download its
+    /// worker release for this target, replace this executable with it
+    /// (the directory must be writable) and restart with the same
+    /// arguments. A failed update is logged and reported, the worker stays
+    /// (without work) and tries again later. Without it, too old ends the
+    /// worker with the coordinator's message.
+    #[arg(long)]
+    auto_update: bool,
+    /// The version this process replaced itself from (set by
+    /// `--auto-update` when it restarts the worker).
+    #[arg(long, env = crate::update::UPDATED_FROM_ENV, hide = true)]
+    updated_from: Option<String>,
 }
 
 impl WorkArgs {
@@ -79,6 +91,8 @@ impl WorkArgs {
         if self.no_build {
             config.build = BuildConfig::none();
         }
+        config.auto_update = self.auto_update;
+        config.updated_from = self.updated_from;
         config.build.timeout = std::time::Duration::from_secs(self.build_timeout);
         if let Some(dir) = self.build_dir {
             config.build.dir = dir;
