@@ -18,7 +18,9 @@ use crate::Web;
 use crate::session::{CsrfForm, Visitor, acting};
 use crate::view::{self, Histories, LiveView, RunRow, SpecView};
 use xq_coordinator::runs::{RunKind, RunState, RunStatus, health};
-use xq_coordinator::store::{activity, engines, games, history, now_ms, runs as run_rows};
+use xq_coordinator::store::{
+    activity, engines, games, history, now_ms, runs as run_rows, worker_versions,
+};
 
 pub use crate::error::{Page, WebError};
 
@@ -345,6 +347,11 @@ struct WorkerRow {
     machine: Option<view::MachineView>,
     /// The build tools it reported, comma-separated; empty: it builds nothing.
     tools: String,
+    /// Its target triple and where its version stands (`up to date`, `too
+    /// old (requires 0.2.0)`, …), with the state's name for scripts.
+    target: String,
+    update: String,
+    update_state: &'static str,
 }
 
 fn ago(ms: i64) -> String {
@@ -360,16 +367,18 @@ fn ago(ms: i64) -> String {
 /// `GET /workers`.
 pub async fn workers(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
     let now = now_ms();
-    let (found, failures, mut flags) = web
+    let (found, failures, mut flags, versions) = web
         .reader
         .call(move |conn| {
             Ok((
                 activity::workers(conn, now)?,
                 games::failures_by_worker(conn)?,
                 xq_coordinator::store::health::flags_by_worker(conn)?,
+                worker_versions::list(conn, 0)?,
             ))
         })
         .await?;
+    let mut versions: HashMap<u64, _> = versions.into_iter().map(|v| (v.id, v)).collect();
     let failed = |id: u64, reason: Reason| {
         failures
             .iter()
@@ -378,7 +387,12 @@ pub async fn workers(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
     };
     let workers: Vec<WorkerRow> = found
         .into_iter()
-        .map(|w| WorkerRow {
+        .map(|w| {
+            let v = versioned(versions.remove(&w.id));
+            WorkerRow {
+            target: v.target,
+            update: v.update,
+            update_state: v.update_state,
             time_losses: failed(w.id, Reason::TimeForfeit),
             crashes: failed(w.id, Reason::Resignation),
             illegal_moves: failed(w.id, Reason::IllegalMove),
@@ -398,9 +412,29 @@ pub async fn workers(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
             owner: w.owner,
             machine: w.machine.as_ref().map(view::MachineView::from),
             tools: w.tools.into_iter().collect::<Vec<_>>().join(", "),
+            }
         })
         .collect();
     Ok(Html(page(&web, &visitor, "workers.html", context! { workers })?).into_response())
+}
+
+/// The version fields of a worker's row.
+fn versioned(v: Option<worker_versions::WorkerVersionRow>) -> VersionFields {
+    match v {
+        Some(v) => VersionFields {
+            target: v.target,
+            update: v.update.text(),
+            update_state: v.update.name(),
+        },
+        None => VersionFields::default(),
+    }
+}
+
+#[derive(Debug, Default)]
+struct VersionFields {
+    target: String,
+    update: String,
+    update_state: &'static str,
 }
 
 #[derive(Debug, Serialize)]
