@@ -132,7 +132,21 @@ impl Worker {
         extra: &[&str],
         env: &[(&str, &std::ffi::OsStr)],
     ) -> Self {
-        let child = Command::new(binary("xq-worker"))
+        Self::start_exe(&binary("xq-worker"), url, token, name, log, extra, env)
+    }
+
+    /// [`Worker::start_with`] running the executable `exe` (e.g. a copy of
+    /// the build's worker that may replace itself).
+    pub fn start_exe(
+        exe: &Path,
+        url: &str,
+        token: &str,
+        name: &str,
+        log: &Path,
+        extra: &[&str],
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Self {
+        let child = Command::new(exe)
             .envs(env.iter().copied())
             .args([
                 "work",
@@ -174,6 +188,21 @@ impl Worker {
             std::thread::sleep(Duration::from_millis(20));
         }
         panic!("worker log never showed {needle:?}:\n{}", self.log_text());
+    }
+
+    /// Waits until the worker exits, at most `limit`: its exit status, or
+    /// `None` while it still runs.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let end = std::time::Instant::now() + limit;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if std::time::Instant::now() >= end {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// `kill -9`.

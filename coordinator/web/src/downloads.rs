@@ -9,12 +9,14 @@
 //!   SHA-256 in `x-checksum-sha256` and its version in `x-xq-worker-version`.
 //! * `GET /download/xq-worker/{TARGET}.sha256`: the line `sha256sum -c`
 //!   checks (`HEX  xq-worker`).
+//! * `GET /download/xq-worker.service`: the systemd unit that runs it
+//!   (`worker/xq-worker.service`, compiled in).
 
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{Html, IntoResponse};
 use minijinja::context;
 use serde::Serialize;
@@ -46,8 +48,13 @@ struct ReleaseRow {
     registered: String,
 }
 
-/// `GET /download`.
-pub async fn list(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
+/// `GET /download`: the commands name the host the page was asked from.
+pub async fn list(State(web): State<Arc<Web>>, visitor: Visitor, headers: HeaderMap) -> Page {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("COORDINATOR-WEB-HOST")
+        .to_owned();
     let (found, required) = web
         .reader
         .call(|conn| {
@@ -75,9 +82,29 @@ pub async fn list(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
         &web,
         &visitor,
         "downloads.html",
-        context! { releases, required, program => PROGRAM },
+        context! { releases, required, host, program => PROGRAM },
     )?;
     Ok(Html(html).into_response())
+}
+
+/// The systemd unit, as `worker/xq-worker.service` holds it.
+pub const UNIT: &str = include_str!("../../../worker/xq-worker.service");
+
+/// `GET /download/xq-worker.service`.
+pub async fn unit() -> impl IntoResponse {
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            ),
+            (
+                header::CONTENT_DISPOSITION,
+                HeaderValue::from_static("attachment; filename=\"xq-worker.service\""),
+            ),
+        ],
+        UNIT,
+    )
 }
 
 /// `GET /download/xq-worker/{target}` and `…/{target}.sha256`.

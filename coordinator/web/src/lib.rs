@@ -194,6 +194,7 @@ pub fn router(web: Arc<Web>) -> Router {
         .route("/workers", get(pages::workers))
         .route("/engines", get(pages::engines))
         .route("/download", get(downloads::list))
+        .route("/download/xq-worker.service", get(downloads::unit))
         .route("/download/xq-worker/{target}", get(downloads::worker))
         .route(
             "/engines/upload",
