@@ -67,8 +67,7 @@ impl Releases {
             "" => None,
             text => Some(WorkerVersion::parse_field("to_version", text)?),
         };
-        if reason.is_empty() || reason.len() > MAX_REASON_BYTES || reason.contains(['\n', '\r'])
-        {
+        if reason.is_empty() || reason.len() > MAX_REASON_BYTES || reason.contains(['\n', '\r']) {
             return Err(Invalid::new(
                 "reason",
                 format!("give one line of 1 to {MAX_REASON_BYTES} bytes"),

@@ -653,7 +653,10 @@ fn check_versions(conn: &Connection, version: usize) {
     let release = worker_releases::for_target(conn, "x86_64-unknown-linux-gnu")
         .unwrap()
         .expect("the release");
-    assert_eq!((release.size, release.owner.as_deref()), (15, Some("admin")));
+    assert_eq!(
+        (release.size, release.owner.as_deref()),
+        (15, Some("admin"))
+    );
     let mut bytes = Vec::new();
     assert!(blobs::write_to(conn, &release.sha256, &mut bytes).unwrap());
     assert_eq!(bytes, b"xq-worker 0.2.0");

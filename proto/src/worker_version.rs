@@ -180,7 +180,15 @@ mod tests {
 
     #[test]
     fn malformed_versions_are_refused_by_name() {
-        for bad in ["", "0..1", "v0.1", "0.1.0-beta", "1.2.3.4.5", "0.99999999999", " 1"] {
+        for bad in [
+            "",
+            "0..1",
+            "v0.1",
+            "0.1.0-beta",
+            "1.2.3.4.5",
+            "0.99999999999",
+            " 1",
+        ] {
             let err = bad.parse::<WorkerVersion>().unwrap_err().to_string();
             assert!(err.contains("is not a version"), "{bad:?}: {err}");
         }

@@ -200,9 +200,8 @@ async fn a_too_old_worker_stops_or_replaces_itself_and_plays() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        stdout.contains(&format!(
-            "xq-worker 0.2.0 target {TARGET} sha256 {new_sha}"
-        )) && stdout.contains("required"),
+        stdout.contains(&format!("xq-worker 0.2.0 target {TARGET} sha256 {new_sha}"))
+            && stdout.contains("required"),
         "{stdout}"
     );
 
@@ -231,7 +230,10 @@ async fn a_too_old_worker_stops_or_replaces_itself_and_plays() {
     assert_eq!(sums.body, format!("{new_sha}  xq-worker\n"));
     let page = web::get(&format!("{base}/download")).await;
     assert!(page.body.contains(&new_sha), "{}", page.body);
-    let missing = web::get(&format!("{base}/download/xq-worker/riscv64gc-unknown-linux-gnu")).await;
+    let missing = web::get(&format!(
+        "{base}/download/xq-worker/riscv64gc-unknown-linux-gnu"
+    ))
+    .await;
     assert_eq!(missing.status, 404);
 
     // Without --auto-update, too old ends the worker, naming both versions.

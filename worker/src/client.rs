@@ -404,7 +404,7 @@ impl Client {
 
     /// Refused as too old: without `--auto-update` that ends the worker with
     /// the coordinator's message; with it, the worker replaces itself
-    /// ([`update::replace_self`], which does not return when it succeeds),
+    /// ([`Client::replace_self`], which does not return when it succeeds),
     /// and reports each failure and tries again later, doubling the wait
     /// from [`UPDATE_RETRY`], until shutdown (`Ok`).
     async fn too_old(&mut self, old: update::TooOld) -> Result<(), ClientError> {
@@ -417,7 +417,7 @@ impl Client {
         tracing::warn!(required = %old.required, "{}; updating", old.message);
         let mut wait = UPDATE_RETRY;
         loop {
-            let failure = update::replace_self(&mut self.rpc).await;
+            let failure = self.replace_self().await;
             tracing::error!(to = failure.to.as_deref().unwrap_or("-"), reason = %failure.reason, "the update failed; this worker keeps running, without work, and tries again in {wait:?}");
             if self.worker_id != 0 {
                 let report = pb::ReportUpdateFailureRequest {
@@ -433,6 +433,29 @@ impl Client {
                 return Ok(());
             }
             wait = (wait * 2).min(UPDATE_RETRY_MAX);
+        }
+    }
+
+    /// Replaces this executable with the coordinator's worker release and
+    /// re-executes it ([`update`]'s steps); returns only when that failed,
+    /// and why.
+    async fn replace_self(&mut self) -> update::Failure {
+        let request = pb::GetWorkerReleaseRequest {
+            target: crate::version::TARGET.to_owned(),
+        };
+        let answer = self
+            .rpc
+            .get_worker_release(request)
+            .await
+            .map(tonic::Response::into_inner);
+        let plan = match update::plan(answer) {
+            Ok(plan) => plan,
+            Err(failure) => return failure,
+        };
+        tracing::info!(from = %plan.from, to = %plan.to, sha256 = %plan.sha256, size = plan.size, "updating this worker");
+        match download_blob(&mut self.rpc, &plan.dir, &plan.sha256, &plan.what(), true).await {
+            Ok(new) => update::install(&plan, new).await,
+            Err(reason) => plan.failed(reason),
         }
     }
 

@@ -2,7 +2,7 @@
 //! refuses as too old ([`too_old`]) replaces its own executable with the
 //! worker release for its target and runs it in its place.
 //!
-//! [`replace_self`], step by step:
+//! The update, step by step ([`plan`], the client's download, [`install`]):
 //!
 //! 1. `GetWorkerRelease` for [`TARGET`]: the newest release's version,
 //!    SHA-256 and size; it must be newer than this worker.
@@ -20,7 +20,6 @@
 //! ([`Failure`]); the worker reports it (`ReportUpdateFailure`) and tries
 //! again later.
 
-use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -29,7 +28,6 @@ use xq_proto::WorkerVersion;
 use xq_proto::pb;
 use xq_proto::worker_version::{self, REQUIRED_VERSION_KEY, WORKER_ID_KEY};
 
-use crate::client::{self, Rpc};
 use crate::version::{TARGET, version};
 
 /// The environment variable through which a re-executed worker learns the
@@ -103,63 +101,81 @@ impl Failure {
     }
 }
 
-/// Replaces this executable with the release for [`TARGET`] and re-executes
-/// it (see the module's steps); returns only when that failed, and why.
-pub async fn replace_self(rpc: &mut Rpc) -> Failure {
-    match try_replace(rpc).await {
-        Ok(never) => match never {},
-        Err(failure) => failure,
+/// An update decided on: the release to install over this executable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// This worker's version and the release's.
+    pub from: WorkerVersion,
+    pub to: WorkerVersion,
+    /// The release's blob.
+    pub sha256: String,
+    pub size: u64,
+    /// This executable, and its directory, where the release is downloaded.
+    pub exe: PathBuf,
+    pub dir: PathBuf,
+}
+
+impl Plan {
+    /// What the download is called in messages.
+    pub fn what(&self) -> String {
+        format!("{} {} for {TARGET}", worker_version::PROGRAM, self.to)
+    }
+
+    /// A failure of this plan's update for `reason`.
+    pub fn failed(&self, reason: impl Into<String>) -> Failure {
+        Failure::new(Some(&self.to), reason)
     }
 }
 
-async fn try_replace(rpc: &mut Rpc) -> Result<Infallible, Failure> {
-    let current: WorkerVersion = version()
+/// Steps 1 and the checks before 2: the plan for the coordinator's `answer`
+/// to `GetWorkerRelease` (asked for [`TARGET`]), or why there is none.
+pub fn plan(answer: Result<pb::GetWorkerReleaseResponse, tonic::Status>) -> Result<Plan, Failure> {
+    let from: WorkerVersion = version()
         .parse()
         .map_err(|e| Failure::new(None, format!("this worker's own version: {e}")))?;
-    let answer = rpc
-        .get_worker_release(pb::GetWorkerReleaseRequest {
-            target: TARGET.to_owned(),
-        })
-        .await
-        .map_err(|s| Failure::new(None, format!("cannot ask for a release: {}", s.message())))?
-        .into_inner();
+    let answer = answer
+        .map_err(|s| Failure::new(None, format!("cannot ask for a release: {}", s.message())))?;
     let release = answer
         .release
         .ok_or_else(|| Failure::new(None, format!("no worker release for {TARGET}")))?;
-    let newer = WorkerVersion::parse_field("release.version", &release.version)
+    let to = WorkerVersion::parse_field("release.version", &release.version)
         .map_err(|e| Failure::new(None, format!("the coordinator's release: {e}")))?;
-    let to = Some(&newer);
-    if newer <= current {
+    if to <= from {
         return Err(Failure::new(
-            to,
-            format!("the newest release for {TARGET} is {newer}, not newer than this worker's {current}"),
+            Some(&to),
+            format!("the newest release for {TARGET} is {to}, not newer than this worker's {from}"),
         ));
     }
     let exe = std::env::current_exe()
-        .map_err(|e| Failure::new(to, format!("cannot find this executable: {e}")))?;
+        .map_err(|e| Failure::new(Some(&to), format!("cannot find this executable: {e}")))?;
     let dir = exe
         .parent()
         .map(Path::to_path_buf)
-        .ok_or_else(|| Failure::new(to, format!("{} has no directory", exe.display())))?;
-    let what = format!("{} {newer} for {TARGET}", worker_version::PROGRAM);
-    tracing::info!(from = %current, to = %newer, sha256 = %release.sha256, size = release.size, "updating this worker");
-    let new = client::download_blob(rpc, &dir, &release.sha256, &what, true)
-        .await
-        .map_err(|e| Failure::new(to, e))?;
-    let checked = check_runs(new.clone(), newer.clone()).await;
-    if let Err(reason) = checked {
+        .ok_or_else(|| Failure::new(Some(&to), format!("{} has no directory", exe.display())))?;
+    Ok(Plan {
+        from,
+        to,
+        sha256: release.sha256,
+        size: release.size,
+        exe,
+        dir,
+    })
+}
+
+/// Steps 3 to 5 for the release downloaded to `new` (in `plan.dir`):
+/// returns only when one failed (the download is then removed), and why.
+pub async fn install(plan: &Plan, new: PathBuf) -> Failure {
+    if let Err(reason) = check_runs(new.clone(), plan.to.clone()).await {
         let _ = std::fs::remove_file(&new);
-        return Err(Failure::new(to, reason));
+        return plan.failed(reason);
     }
-    if let Err(e) = std::fs::rename(&new, &exe) {
+    if let Err(e) = std::fs::rename(&new, &plan.exe) {
         let _ = std::fs::remove_file(&new);
-        return Err(Failure::new(
-            to,
-            format!("cannot replace {}: {e}", exe.display()),
-        ));
+        return plan.failed(format!("cannot replace {}: {e}", plan.exe.display()));
     }
-    tracing::info!(from = %current, to = %newer, exe = %exe.display(), "replaced this executable; restarting it");
-    Err(Failure::new(to, format!("cannot restart {}: {}", exe.display(), reexec(&exe, &current))))
+    tracing::info!(from = %plan.from, to = %plan.to, exe = %plan.exe.display(), "replaced this executable; restarting it");
+    let error = reexec(&plan.exe, &plan.from);
+    plan.failed(format!("cannot restart {}: {error}", plan.exe.display()))
 }
 
 /// Whether `path --version` prints `xq-worker VERSION` with `version`.

@@ -20,7 +20,10 @@ pub const TARGET: &str = env!("XQ_WORKER_TARGET");
 /// The slot of `version`: [`MARK`], the version, NULs.
 const fn slot(version: &str) -> [u8; VERSION_SLOT] {
     let version = version.as_bytes();
-    assert!(MARK.len() + version.len() < VERSION_SLOT, "the version does not fit its slot");
+    assert!(
+        MARK.len() + version.len() < VERSION_SLOT,
+        "the version does not fit its slot"
+    );
     let mut out = [0u8; VERSION_SLOT];
     let mut i = 0;
     while i < MARK.len() {

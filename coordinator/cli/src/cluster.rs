@@ -355,7 +355,8 @@ impl ReportArgs {
             v["workers"] = workers::json(&health);
             v["build_failures"] = super::sources::failures_json(&builds);
             v["worker_versions"] = versions::json(&worker_versions, &required);
-            v["required_worker_version"] = (!required.is_empty()).then_some(required.as_str()).into();
+            v["required_worker_version"] =
+                (!required.is_empty()).then_some(required.as_str()).into();
             outln!("{v}")?;
         } else {
             out!("{}", display::summary_text(&run))?;

@@ -177,7 +177,8 @@ impl WorkerReleaseArgs {
                         let url = coordinator.url.clone();
                         let answer = coordinator
                             .call(|mut c| async move {
-                                c.list_worker_releases(pb::ListWorkerReleasesRequest {}).await
+                                c.list_worker_releases(pb::ListWorkerReleasesRequest {})
+                                    .await
                             })
                             .with_context(|| format!("cannot list the releases of {url}"))?;
                         let found = answer
@@ -185,8 +186,8 @@ impl WorkerReleaseArgs {
                             .into_iter()
                             .map(release_from_wire)
                             .collect::<Result<_, _>>()?;
-                        let required =
-                            (!answer.required_version.is_empty()).then_some(answer.required_version);
+                        let required = (!answer.required_version.is_empty())
+                            .then_some(answer.required_version);
                         (found, required)
                     }
                 };
@@ -261,7 +262,10 @@ fn identify(
         None => worker_version::target_from_version_output(&printed)
             .map(str::to_owned)
             .with_context(|| {
-                format!("{} --version names no target; give --target", path.display())
+                format!(
+                    "{} --version names no target; give --target",
+                    path.display()
+                )
             })?,
     };
     Ok((found, target))

@@ -37,7 +37,11 @@ fn state_name(w: &pb::WorkerVersion) -> &'static str {
 pub fn text(workers: &[pb::WorkerVersion], required: &str) -> String {
     let mut out = format!(
         "  versions     required {}\n",
-        if required.is_empty() { "none" } else { required }
+        if required.is_empty() {
+            "none"
+        } else {
+            required
+        }
     );
     for w in workers {
         out += &format!(

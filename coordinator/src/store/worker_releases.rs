@@ -45,7 +45,8 @@ pub struct NewRelease {
     pub required: bool,
 }
 
-const SELECT: &str = "SELECT r.version, r.target, r.sha256, r.size, r.required, u.name, r.created_ms
+const SELECT: &str =
+    "SELECT r.version, r.target, r.sha256, r.size, r.required, u.name, r.created_ms
      FROM worker_releases r LEFT JOIN users u ON u.id = r.owner_id";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Release> {
@@ -233,19 +234,28 @@ mod tests {
         let root = users::insert(&conn, "root", UserRole::Admin, None, true, 1).unwrap();
         let x86 = "x86_64-unknown-linux-gnu";
         assert_eq!(required(&conn).unwrap(), None);
-        let add_one = |v, t, b: &[u8], req| add(&conn, &new(v, t, b, req), b, root, &Actor::cli(), 5);
+        let add_one =
+            |v, t, b: &[u8], req| add(&conn, &new(v, t, b, req), b, root, &Actor::cli(), 5);
         add_one("0.9.0", x86, b"nine", true).unwrap();
         add_one("0.10.0", x86, b"ten", false).unwrap();
         add_one("0.2.0", "aarch64-unknown-linux-gnu", b"two", true).unwrap();
         assert_eq!(required(&conn).unwrap(), Some("0.9.0".parse().unwrap()));
         let newest = for_target(&conn, x86).unwrap().unwrap();
-        assert_eq!((newest.version.to_string(), newest.required), ("0.10.0".to_owned(), false));
+        assert_eq!(
+            (newest.version.to_string(), newest.required),
+            ("0.10.0".to_owned(), false)
+        );
         let (again, existed) = add_one("0.10.0", x86, b"ten", true).unwrap();
         assert!(existed && again.required);
         assert_eq!(required(&conn).unwrap(), Some("0.10.0".parse().unwrap()));
-        let err = add_one("0.10.0", x86, b"other", false).unwrap_err().to_string();
+        let err = add_one("0.10.0", x86, b"other", false)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("never replaced"), "{err}");
-        assert_eq!(for_target(&conn, "riscv64gc-unknown-linux-gnu").unwrap(), None);
+        assert_eq!(
+            for_target(&conn, "riscv64gc-unknown-linux-gnu").unwrap(),
+            None
+        );
         assert_eq!(list(&conn).unwrap()[0].owner.as_deref(), Some("root"));
     }
 

@@ -210,11 +210,17 @@ mod tests {
         assert_eq!(of("0.10.0", None, None), UpdateState::UpToDate);
         assert_eq!(of("0.1.9", None, None).text(), "too old (requires 0.2.0)");
         assert_eq!(of("test", None, None).name(), "too_old");
-        assert_eq!(of("0.2.0", Some("0.1.0"), None).text(), "updated from 0.1.0");
+        assert_eq!(
+            of("0.2.0", Some("0.1.0"), None).text(),
+            "updated from 0.1.0"
+        );
         let failed = of(
             "0.1.0",
             None,
-            Some((Some("0.2.0".to_owned()), "the new binary does not run".to_owned())),
+            Some((
+                Some("0.2.0".to_owned()),
+                "the new binary does not run".to_owned(),
+            )),
         );
         assert_eq!(
             failed.text(),

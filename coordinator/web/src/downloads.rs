@@ -132,7 +132,10 @@ pub async fn worker(State(web): State<Arc<Web>>, Path(target): Path<String>) -> 
                     header::CONTENT_TYPE,
                     HeaderValue::from_static("text/plain; charset=utf-8"),
                 ),
-                (header::HeaderName::from_static(VERSION_HEADER), header(&version)?),
+                (
+                    header::HeaderName::from_static(VERSION_HEADER),
+                    header(&version)?,
+                ),
             ],
             format!("{}  {PROGRAM}\n", release.sha256),
         )
@@ -153,8 +156,14 @@ pub async fn worker(State(web): State<Arc<Web>>, Path(target): Path<String>) -> 
                 HeaderValue::from_static("attachment; filename=\"xq-worker\""),
             ),
             (header::CONTENT_LENGTH, header(&release.size.to_string())?),
-            (header::HeaderName::from_static(SHA256_HEADER), header(&release.sha256)?),
-            (header::HeaderName::from_static(VERSION_HEADER), header(&version)?),
+            (
+                header::HeaderName::from_static(SHA256_HEADER),
+                header(&release.sha256)?,
+            ),
+            (
+                header::HeaderName::from_static(VERSION_HEADER),
+                header(&version)?,
+            ),
         ],
         Body::from_stream(chunks),
     )
