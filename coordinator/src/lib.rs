@@ -41,6 +41,8 @@
 //!   stored games read back by filter and written as PGN (`pgn`, the
 //!   `ExportGames` RPC, the web view).
 //! * [`local`]: embedded local mode (server and workers in one process).
+//! * [`releases`]: worker versions on the wire: the too-old refusal of
+//!   `Register` and `RequestWork`, releases by target, failed updates.
 //! * [`http`]: what the server hands the HTTP view it serves beside gRPC
 //!   (the `xq-web` crate: runs, graphs, workers, engines, and `/metrics`
 //!   from [`metrics`]), without depending on it.

@@ -303,6 +303,13 @@ async fn a_too_old_worker_stops_or_replaces_itself_and_plays() {
         states.contains(&("0.1.0".to_owned(), "too old (requires 0.2.0)".to_owned())),
         "the refused registration before the update: {states:?}"
     );
+    let workers = web::get(&format!("{base}/workers")).await.body;
+    assert!(
+        workers.contains(&format!(
+            "data-update=\"updated\">0.2.0<br><small>{TARGET}</small><br><small class=\"update\">updated from 0.1.0</small>"
+        )),
+        "{workers}"
+    );
     drop(worker);
     server.stop().await;
 }
@@ -404,6 +411,16 @@ async fn a_release_that_does_not_run_leaves_the_old_worker_running() {
         sha256_hex(&std::fs::read(&old).unwrap()),
         old_sha,
         "the old executable is untouched"
+    );
+    let workers = web::get(&format!("{}/workers", server.web_url()))
+        .await
+        .body;
+    let row = &workers[workers.find(">hopeful<").expect("hopeful listed")..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(
+        row.contains("data-update=\"failed\"")
+            && row.contains("update to 0.2.0 failed: the new binary does not run"),
+        "{row}"
     );
     let left: Vec<_> = std::fs::read_dir(old.parent().unwrap())
         .unwrap()
