@@ -19,21 +19,25 @@ pub const RECENT_MS: i64 = 24 * 3600 * 1000;
 /// Longest failure reason stored, in bytes.
 pub const MAX_REASON_BYTES: usize = 256;
 
-/// The version checks and release lookups, on the write store.
+/// The version checks and release lookups (on a read connection, so the
+/// check of every `RequestWork` does not queue behind writes), and failed
+/// updates (on the write store).
 #[derive(Debug, Clone)]
 pub struct Releases {
     store: Store,
+    reader: Store,
 }
 
 impl Releases {
-    pub fn new(store: Store) -> Self {
-        Releases { store }
+    /// Writes to `store`, reads `reader` (e.g. [`Store::reader`] of it).
+    pub fn new(store: Store, reader: Store) -> Self {
+        Releases { store, reader }
     }
 
     /// `Ok` when worker `id` may work; its too-old refusal otherwise.
     pub async fn check(&self, id: u64) -> Result<(), Status> {
         let old = self
-            .store
+            .reader
             .call(move |conn| worker_versions::too_old(conn, id))
             .await?;
         match old {
@@ -46,7 +50,7 @@ impl Releases {
     pub async fn for_target(&self, target: String) -> Result<pb::GetWorkerReleaseResponse, Status> {
         worker_version::check_target("target", &target)?;
         let (release, required) = self
-            .store
+            .reader
             .call(move |conn| {
                 Ok((
                     worker_releases::for_target(conn, &target)?,

@@ -247,7 +247,7 @@ pub async fn run_with_web(
         store.reader()?,
     );
     let blobs = store.clone();
-    let releases = Releases::new(store.clone());
+    let releases = Releases::new(store.clone(), store.reader()?);
     drop(store);
     let limit = config.max_message_bytes;
     let mut builder = tonic::transport::Server::builder();

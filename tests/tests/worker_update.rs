@@ -18,7 +18,7 @@ use xq_proto::blob::sha256_hex;
 use xq_proto::pb;
 use xq_tests::accounts::add_user;
 use xq_tests::cluster::{
-    ADMIN_TOKEN, TempDb, TestServer, WORKER_TOKEN, create, fast_config, games_spec,
+    ADMIN_TOKEN, TempDb, TestServer, WORKER_TOKEN, create, fast_config, games_spec, raw_worker,
     registry_client, run_client, wait_for_end, worker_client,
 };
 use xq_tests::procs::{TempDir, Worker};
@@ -345,6 +345,9 @@ async fn a_release_that_does_not_run_leaves_the_old_worker_running() {
         args.extend_from_slice(extra);
         cli(&args)
     };
+    // A worker registered before the release is required learns it when it
+    // next asks for work.
+    let (mut early, early_id) = raw_worker(&url, "early").await;
     let unnamed = add(&[]);
     assert!(!unnamed.status.success());
     assert!(
@@ -357,6 +360,27 @@ async fn a_release_that_does_not_run_leaves_the_old_worker_running() {
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    let refused = early
+        .request_work(pb::RequestWorkRequest {
+            worker_id: early_id,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert!(
+        refused
+            .message()
+            .contains("this worker is xq-worker 0.1.0; the coordinator requires 0.2.0 or newer"),
+        "{refused:?}"
+    );
+    assert_eq!(
+        refused.metadata().get("xq-required-version").unwrap(),
+        "0.2.0"
+    );
+    assert_eq!(
+        refused.metadata().get("xq-worker-id").unwrap(),
+        early_id.to_string().as_str()
     );
     let malformed = worker_client(&url, Some(WORKER_TOKEN))
         .register(pb::RegisterRequest {
