@@ -11,7 +11,7 @@
 
 use prost::Message;
 use xq_proto::pb;
-use xq_proto::{GameRecord, Invalid, Machine, required};
+use xq_proto::{GameRecord, Invalid, Machine, WorkerVersion, required};
 
 use crate::access::{Role, UserRole};
 use crate::game_export::{Export, ExportedGame, GameQuery};
@@ -38,6 +38,8 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
             bench_nps,
             machine,
             tools: tool_list,
+            target,
+            updated_from,
         } = r;
         xq_proto::named("name", &worker_name)?;
         let mut tools = std::collections::BTreeSet::new();
@@ -56,11 +58,12 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
                 return Err(Invalid::new("tools", "a tool is named twice"));
             }
         }
-        if version.len() > 128 {
-            return Err(Invalid::new(
-                "version",
-                format!("{} is longer than 128 bytes", xq_proto::quote(&version)),
-            ));
+        WorkerVersion::parse_field("version", &version)?;
+        if !target.is_empty() {
+            xq_proto::worker_version::check_target("target", &target)?;
+        }
+        if !updated_from.is_empty() {
+            WorkerVersion::parse_field("updated_from", &updated_from)?;
         }
         if threads == 0 {
             return Err(Invalid::new("threads", "must be at least 1"));
@@ -74,6 +77,8 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
             token_key: None,
             machine: machine.map(Machine::try_from).transpose()?,
             tools,
+            target,
+            updated_from: (!updated_from.is_empty()).then_some(updated_from),
         })
     }
 }

@@ -44,6 +44,8 @@
 //!   client accepts and a client speaking plain HTTP are named; the
 //!   cluster CA and coordinator certificate of `xq-coordinator cert`.
 //! * [`local`]: embedded local mode (server and workers in one process).
+//! * [`releases`]: worker versions on the wire: the too-old refusal of
+//!   `Register` and `RequestWork`, releases by target, failed updates.
 //! * [`http`]: what the server hands the HTTP view it serves beside gRPC
 //!   (the `xq-web` crate: runs, graphs, workers, engines, and `/metrics`
 //!   from [`metrics`]), without depending on it.
@@ -63,6 +65,7 @@ pub mod local;
 pub mod metrics;
 pub mod registry;
 pub mod registry_service;
+pub mod releases;
 pub mod report;
 pub mod run_args;
 pub mod runs;

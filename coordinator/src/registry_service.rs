@@ -23,6 +23,7 @@ use crate::registry::Registrar;
 use crate::registry::uploads::{Begun, UploadError, Uploads};
 use crate::store::assets::{self, NewAsset};
 use crate::store::engines::{self, NewEngine};
+use crate::store::worker_releases::{self, NewRelease};
 use crate::store::{Store, blobs};
 
 /// How long an upload may send nothing before it is dropped.
@@ -275,5 +276,43 @@ impl RegistryService for RegistryServer {
     ) -> Result<Response<BlobStream>, Status> {
         let pb::DownloadBlobRequest { sha256 } = request.into_inner();
         Ok(Response::new(download(&self.reader, sha256).await?))
+    }
+
+    async fn add_worker_release(
+        &self,
+        request: Request<pb::AddWorkerReleaseRequest>,
+    ) -> Result<Response<pb::AddWorkerReleaseResponse>, Status> {
+        let principal = caller(&request)?;
+        let user = user_of(&principal)?;
+        let pb::AddWorkerReleaseRequest { release } = request.into_inner();
+        let new = NewRelease::try_from(xq_proto::required("release", release)?)?;
+        let (release, existed) = self
+            .registrar
+            .add_worker_release(Actor::from(&principal), user, new)
+            .await?;
+        tracing::info!(version = %release.version, target = %release.target, required = release.required, existed, by = %principal.name, "worker release registered");
+        Ok(Response::new(pb::AddWorkerReleaseResponse {
+            release: Some(release.into()),
+            existed,
+        }))
+    }
+
+    async fn list_worker_releases(
+        &self,
+        _request: Request<pb::ListWorkerReleasesRequest>,
+    ) -> Result<Response<pb::ListWorkerReleasesResponse>, Status> {
+        let (releases, required) = self
+            .reader
+            .call(|conn| {
+                Ok((
+                    worker_releases::list(conn)?,
+                    worker_releases::required(conn)?,
+                ))
+            })
+            .await?;
+        Ok(Response::new(pb::ListWorkerReleasesResponse {
+            releases: releases.into_iter().map(Into::into).collect(),
+            required_version: required.map(|v| v.to_string()).unwrap_or_default(),
+        }))
     }
 }

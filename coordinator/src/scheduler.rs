@@ -1096,6 +1096,8 @@ mod tests {
             token_key: None,
             machine,
             tools: tools.iter().map(|t| t.to_string()).collect(),
+            target: String::new(),
+            updated_from: None,
         })
         .await
         .unwrap()

@@ -37,6 +37,7 @@ use crate::metrics::{GrpcMetricsLayer, Metrics};
 use crate::registry::Registrar;
 use crate::registry::uploads::{self, UploadQuota, Uploads};
 use crate::registry_service::{self, BlobStream, RegistryServer};
+use crate::releases::Releases;
 use crate::runs::{RunChange, RunSpec, RunState};
 use crate::scheduler::{Scheduler, SchedulerConfig};
 use crate::shutdown::Shutdown;
@@ -248,6 +249,7 @@ pub async fn run_with_web(
         store.reader()?,
     );
     let blobs = store.clone();
+    let releases = Releases::new(store.clone(), store.reader()?);
     drop(store);
     let limit = config.max_message_bytes;
     tracing::info!(addr = ?listener.local_addr().ok(), tls = config.tls.is_some(), "coordinator listening");
@@ -259,6 +261,7 @@ pub async fn run_with_web(
                 scheduler: scheduler.clone(),
                 owners,
                 blobs,
+                releases,
             })
             .max_decoding_message_size(limit),
         )
@@ -302,6 +305,8 @@ struct Workers {
     owners: Arc<Owners>,
     /// The write store, which blob downloads read.
     blobs: Store,
+    /// The version checks of `Register` and `RequestWork`.
+    releases: Releases,
 }
 
 impl Workers {
@@ -328,6 +333,7 @@ impl WorkerService for Workers {
         tracing::info!(name = %worker.name, threads = worker.threads, token = %principal.name, "worker registers");
         let worker_id = self.scheduler.register(worker).await?;
         self.owners.registered(worker_id, principal.key);
+        self.releases.check(worker_id).await?;
         let interval = self.scheduler.config().heartbeat_interval;
         Ok(Response::new(pb::RegisterResponse {
             worker_id,
@@ -341,6 +347,7 @@ impl WorkerService for Workers {
     ) -> Result<Response<pb::RequestWorkResponse>, Status> {
         let pb::RequestWorkRequest { worker_id } = *request.get_ref();
         self.owner(&request, worker_id).await?;
+        self.releases.check(worker_id).await?;
         let grant = self.scheduler.request_work(worker_id).await?;
         let retry = self.scheduler.config().idle_retry;
         Ok(Response::new(pb::RequestWorkResponse {
@@ -505,6 +512,28 @@ impl WorkerService for Workers {
         );
         Ok(Response::new(pb::ReportEngineSpeedResponse { factor }))
     }
+
+    async fn get_worker_release(
+        &self,
+        request: Request<pb::GetWorkerReleaseRequest>,
+    ) -> Result<Response<pb::GetWorkerReleaseResponse>, Status> {
+        let pb::GetWorkerReleaseRequest { target } = request.into_inner();
+        Ok(Response::new(self.releases.for_target(target).await?))
+    }
+
+    async fn report_update_failure(
+        &self,
+        request: Request<pb::ReportUpdateFailureRequest>,
+    ) -> Result<Response<pb::ReportUpdateFailureResponse>, Status> {
+        self.owner(&request, request.get_ref().worker_id).await?;
+        let pb::ReportUpdateFailureRequest {
+            worker_id,
+            to_version,
+            reason,
+        } = request.into_inner();
+        self.releases.failed(worker_id, to_version, reason).await?;
+        Ok(Response::new(pb::ReportUpdateFailureResponse {}))
+    }
 }
 
 /// The wire's report of a failed build, checked ([`FailedBuild::validate`]).
@@ -595,6 +624,10 @@ impl RunService for Runs {
         let workers = self.scheduler.worker_health(run_id).await?;
         let builds = self.scheduler.build_failures(run_id).await?;
         let serving = self.scheduler.serving(run_id).await?;
+        let (worker_versions, required_worker_version) = self
+            .reader
+            .call(|conn| crate::releases::cluster(conn, crate::store::now_ms()))
+            .await?;
         Ok(Response::new(pb::GetRunResponse {
             run: Some(run.into()),
             history: history.into_iter().map(Into::into).collect(),
@@ -610,6 +643,8 @@ impl RunService for Runs {
             build_failures: builds.into_iter().map(Into::into).collect(),
             workers_active: serving.active,
             workers_able: serving.able,
+            worker_versions,
+            required_worker_version,
         }))
     }
 

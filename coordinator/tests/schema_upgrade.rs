@@ -16,7 +16,7 @@ use xq_coordinator::stats::sprt::SprtState;
 use xq_coordinator::store::migrations::{self, MIGRATIONS};
 use xq_coordinator::store::{
     Store, activity, assets, backup, blobs, build_failures, engines, leases, runs, sessions,
-    speeds, tokens, users, workers,
+    speeds, tokens, users, worker_releases, worker_versions, workers,
 };
 use xq_proto::Arch;
 use xq_proto::capacity::{GameNeeds, SpeedMethod};
@@ -27,6 +27,10 @@ const NOW: i64 = 1_800_000_000_000;
 /// The version that builds engines from a commit: workers' tools and failed
 /// builds (migration 21, issue 32).
 const BUILD_FROM_SOURCE: usize = 21;
+
+/// The version that checks worker versions: targets, self-updates and
+/// worker releases (migration 22, issue 33).
+const SELF_UPDATE: usize = 22;
 
 /// The version that stores threads per engine and workers' speeds with a
 /// run's base engine (migration 23, issue 33).
@@ -392,12 +396,14 @@ fn a_database_from_every_earlier_version_upgrades_and_reads_back_the_same_runs()
     check_registry(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     check_users(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     check_builds(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
+    check_versions(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     check_speeds(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     for version in 1..MIGRATIONS.len() {
         let db = made_by(version);
         read_back(&db.0);
         check_users(&Connection::open(&db.0).unwrap(), version);
         check_builds(&Connection::open(&db.0).unwrap(), version);
+        check_versions(&Connection::open(&db.0).unwrap(), version);
         check_speeds(&Connection::open(&db.0).unwrap(), version);
     }
 }
@@ -637,6 +643,49 @@ fn check_builds(conn: &Connection, version: usize) {
     assert_eq!(failures.len(), 1);
     assert_eq!(failures[0].worker_name, "eta");
     assert!(failures[0].failed.log_tail.contains("expected ';'"));
+}
+
+/// Workers registered before versions were checked have no target and no
+/// update; version 22's release is required, its updated worker shows where
+/// it came from and its refused one why its update failed.
+fn check_versions(conn: &Connection, version: usize) {
+    let rows = worker_versions::list(conn, 0).unwrap();
+    let first = rows.iter().find(|w| w.id == 1).expect("worker 1");
+    assert_eq!(first.target, "");
+    let required = worker_releases::required(conn).unwrap();
+    if version < SELF_UPDATE {
+        assert_eq!(required, None);
+        assert!(worker_releases::list(conn).unwrap().is_empty());
+        assert!(
+            rows.iter()
+                .all(|w| w.update == worker_versions::UpdateState::UpToDate),
+            "{rows:?}"
+        );
+        return;
+    }
+    assert_eq!(required.map(|v| v.to_string()).as_deref(), Some("0.2.0"));
+    let release = worker_releases::for_target(conn, "x86_64-unknown-linux-gnu")
+        .unwrap()
+        .expect("the release");
+    assert_eq!(
+        (release.size, release.owner.as_deref()),
+        (15, Some("admin"))
+    );
+    let mut bytes = Vec::new();
+    assert!(blobs::write_to(conn, &release.sha256, &mut bytes).unwrap());
+    assert_eq!(bytes, b"xq-worker 0.2.0");
+    let state = |id: u64| {
+        rows.iter()
+            .find(|w| w.id == id)
+            .map(|w| w.update.text())
+            .expect("worker")
+    };
+    assert_eq!(state(8), "updated from 0.1.0");
+    assert_eq!(
+        state(9),
+        "update to 0.2.0 failed: no worker release for aarch64-unknown-linux-gnu"
+    );
+    assert_eq!(state(1), "too old (requires 0.2.0)");
 }
 
 /// Version 23's run 44 keeps its 2 search threads per engine and worker 8

@@ -42,7 +42,8 @@
 //! - [`connect_failure`]: the mistakes no retry mends (a certificate clients
 //!   refuse, TLS on one side only, a refused token), named in plain words;
 //! - [`utc`]: calendar dates of Unix times;
-//! - [`uci_variant`]: the `UCI_Variant` a rule set asks an external engine for.
+//! - [`uci_variant`]: the `UCI_Variant` a rule set asks an external engine for;
+//! - [`worker_version`]: worker versions, target triples and the too-old refusal.
 
 pub mod adjudication;
 pub mod arch;
@@ -66,6 +67,7 @@ pub mod utc;
 pub mod validate;
 pub mod variant_stats;
 pub mod work;
+pub mod worker_version;
 
 /// Package `xq.cluster.v1`.
 pub mod cluster {
@@ -93,3 +95,4 @@ pub use work::{
     Coords, CoordsError, EngineBinary, EngineRef, OpeningSlice, PlayerSpec, Protocol, WorkSpec,
     is_sha256_hex,
 };
+pub use worker_version::{VersionError, WorkerVersion};

@@ -105,12 +105,14 @@ async fn store_games(pool: &[GameRecord], total_games: u64) -> anyhow::Result<()
         .register(NewWorker {
             name: "archive-bench".to_owned(),
             threads: 1,
-            version: "bench".to_owned(),
+            version: "0.1.0".to_owned(),
             signature: 0,
             token_key: None,
             bench_nps: None,
             machine: None,
             tools: Default::default(),
+            target: String::new(),
+            updated_from: None,
         })
         .await?;
     let started = Instant::now();

@@ -159,11 +159,13 @@ async fn fake_worker(
             .register(pb::RegisterRequest {
                 name: "load".to_owned(),
                 threads: 1,
-                version: "load".to_owned(),
+                version: "0.1.0".to_owned(),
                 bench_signature: 0,
                 bench_nps: 0,
                 machine: None,
                 tools: Vec::new(),
+                target: String::new(),
+                updated_from: String::new(),
             })
             .await
         {

@@ -94,7 +94,7 @@ def main() -> int:
     auth = (("authorization", f"Bearer {args.token}"),)
 
     worker_id = worker.Register(
-        pb.RegisterRequest(name="hostile", threads=1, version="py"), metadata=auth
+        pb.RegisterRequest(name="hostile", threads=1, version="0.1.0"), metadata=auth
     ).worker_id
     lease = worker.RequestWork(
         pb.RequestWorkRequest(worker_id=worker_id), metadata=auth
@@ -147,7 +147,7 @@ def main() -> int:
     attempt(
         "name_of_100000_bytes",
         lambda: worker.Register(
-            pb.RegisterRequest(name="n" * 100_000, threads=1, version="py"),
+            pb.RegisterRequest(name="n" * 100_000, threads=1, version="0.1.0"),
             metadata=auth,
         ),
         "(100000 bytes)",

@@ -243,11 +243,13 @@ pub async fn registered_worker(url: &str, token: &str, name: &str) -> (WorkerCli
         .register(pb::RegisterRequest {
             name: name.to_owned(),
             threads: 1,
-            version: "test".to_owned(),
+            version: "0.1.0".to_owned(),
             bench_signature: 0,
             bench_nps: 0,
             machine: None,
             tools: Vec::new(),
+            target: String::new(),
+            updated_from: String::new(),
         })
         .await
         .expect("register")

@@ -133,12 +133,26 @@ impl Worker {
         extra: &[&str],
         env: &[(&str, &std::ffi::OsStr)],
     ) -> Self {
+        Self::start_exe(&binary("xq-worker"), url, token, name, log, extra, env)
+    }
+
+    /// [`Worker::start_with`] running the executable `exe` (e.g. a copy of
+    /// the build's worker that may replace itself).
+    pub fn start_exe(
+        exe: &Path,
+        url: &str,
+        token: &str,
+        name: &str,
+        log: &Path,
+        extra: &[&str],
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Self {
         let threads: &[&str] = if extra.contains(&"--threads") {
             &[]
         } else {
             &["--threads", "1"]
         };
-        let child = Command::new(binary("xq-worker"))
+        let child = Command::new(exe)
             .envs(env.iter().copied())
             .args(["work", "--coordinator", url, "--name", name])
             .args(threads)
@@ -175,20 +189,31 @@ impl Worker {
         panic!("worker log never showed {needle:?}:\n{}", self.log_text());
     }
 
-    /// Waits for the worker to exit by itself; panics with its log after
-    /// `limit` (a worker that retries forever).
-    pub fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
+    /// Waits until the worker exits, at most `limit`: its exit status, or
+    /// `None` while it still runs.
+    pub fn exit_within(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
         let end = std::time::Instant::now() + limit;
-        while std::time::Instant::now() < end {
-            if let Some(status) = self.child.try_wait().expect("worker status") {
-                return status;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if std::time::Instant::now() >= end {
+                return None;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!(
-            "the worker did not exit within {limit:?}:\n{}",
-            self.log_text()
-        );
+    }
+
+    /// Waits for the worker to exit by itself; panics with its log after
+    /// `limit` (a worker that retries forever).
+    pub fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
+        match self.exit_within(limit) {
+            Some(status) => status,
+            None => panic!(
+                "the worker did not exit within {limit:?}:\n{}",
+                self.log_text()
+            ),
+        }
     }
 
     /// `kill -9`.

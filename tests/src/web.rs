@@ -19,6 +19,34 @@ pub struct Answer {
     pub body: String,
 }
 
+/// A GET of `url` whose body is kept as bytes (a download).
+pub async fn get_bytes(url: &str) -> (StatusCode, HeaderMap, Vec<u8>) {
+    let uri: http::Uri = url.parse().expect("url");
+    let authority = uri.authority().expect("host:port").to_string();
+    let tcp = tokio::net::TcpStream::connect(&authority)
+        .await
+        .expect("connect to the web view");
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
+        .await
+        .expect("http handshake");
+    tokio::spawn(conn);
+    let request = Request::builder()
+        .method(Method::GET)
+        .uri(uri.path_and_query().map_or("/", |p| p.as_str()))
+        .header("host", &authority)
+        .body(Full::new(Bytes::new()))
+        .expect("request");
+    let response = sender.send_request(request).await.expect("http request");
+    let (status, headers) = (response.status(), response.headers().clone());
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("http body")
+        .to_bytes();
+    (status, headers, body.to_vec())
+}
+
 /// One request to `url` (`http://host:port/path`) on a fresh connection.
 pub async fn request(method: Method, url: &str, headers: &[(&str, &str)], body: &str) -> Answer {
     request_bytes(method, url, headers, body.as_bytes().to_vec()).await

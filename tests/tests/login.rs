@@ -213,11 +213,13 @@ async fn a_developer_signs_in_and_speaks_through_the_stored_token() {
     let register = || pb::RegisterRequest {
         name: "ana-box".to_owned(),
         threads: 1,
-        version: "test".to_owned(),
+        version: "0.1.0".to_owned(),
         bench_signature: 0,
         bench_nps: 0,
         machine: None,
         tools: Vec::new(),
+        target: String::new(),
+        updated_from: String::new(),
     };
     let err = worker_client(&url, Some(&ana_token))
         .register(register())

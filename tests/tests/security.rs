@@ -14,11 +14,13 @@ fn register() -> pb::RegisterRequest {
     pb::RegisterRequest {
         name: "sec".to_owned(),
         threads: 1,
-        version: "test".to_owned(),
+        version: "0.1.0".to_owned(),
         bench_signature: 0,
         bench_nps: 0,
         machine: None,
         tools: Vec::new(),
+        target: String::new(),
+        updated_from: String::new(),
     }
 }
 

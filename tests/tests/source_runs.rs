@@ -17,11 +17,13 @@ fn register(name: &str, tools: &[&str]) -> pb::RegisterRequest {
     pb::RegisterRequest {
         name: name.to_owned(),
         threads: 1,
-        version: "test".to_owned(),
+        version: "0.1.0".to_owned(),
         bench_signature: 0,
         bench_nps: 0,
         machine: None,
         tools: tools.iter().map(|t| t.to_string()).collect(),
+        target: String::new(),
+        updated_from: String::new(),
     }
 }
 

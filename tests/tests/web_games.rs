@@ -68,11 +68,13 @@ async fn submit_failures(url: &str, name: &str) {
         .register(pb::RegisterRequest {
             name: name.to_owned(),
             threads: 1,
-            version: "test".to_owned(),
+            version: "0.1.0".to_owned(),
             bench_signature: 0,
             bench_nps: 654_321,
             machine: None,
             tools: Vec::new(),
+            target: String::new(),
+            updated_from: String::new(),
         })
         .await
         .expect("register")

@@ -288,11 +288,13 @@ async fn a_garbled_machine_or_an_unknown_required_flag_is_refused_by_name() {
     let register = |machine: pb::Machine| pb::RegisterRequest {
         name: "liar".to_owned(),
         threads: 1,
-        version: "test".to_owned(),
+        version: "0.1.0".to_owned(),
         bench_signature: 0,
         bench_nps: 0,
         machine: Some(machine),
         tools: Vec::new(),
+        target: String::new(),
+        updated_from: String::new(),
     };
     let machine = pb::Machine {
         cpu_model: "Intel(R) Xeon(R) Gold 6248R CPU @ 3.00GHz".to_owned(),

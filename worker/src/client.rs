@@ -35,6 +35,7 @@ use xq_proto::pb;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
 
 use crate::build::{self, BuildConfig, BuildError};
+use crate::update;
 use crate::{blob_cache, speed};
 
 use crate::BatchPlayer;
@@ -75,6 +76,12 @@ pub struct ClientConfig {
     pub machine: Option<Machine>,
     /// How source engines are built, and the tools reported at registration.
     pub build: BuildConfig,
+    /// Refused as too old, replace this executable with the coordinator's
+    /// worker release ([`crate::update`]) instead of stopping.
+    pub auto_update: bool,
+    /// The version this process replaced itself from, reported at
+    /// registration.
+    pub updated_from: Option<String>,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -89,6 +96,7 @@ impl std::fmt::Debug for ClientConfig {
             .field("rejected_dir", &self.rejected_dir)
             .field("machine", &self.machine)
             .field("build", &self.build)
+            .field("auto_update", &self.auto_update)
             .finish_non_exhaustive()
     }
 }
@@ -112,6 +120,8 @@ impl ClientConfig {
             rejected_dir: crate::rejected::default_dir(),
             machine: Some(crate::machine::detect()),
             build: BuildConfig::detect(),
+            auto_update: false,
+            updated_from: None,
         }
     }
 }
@@ -130,7 +140,17 @@ pub enum ClientError {
     BadLease(Invalid),
     #[error("the player failed: {0:#}")]
     Player(anyhow::Error),
+    /// Refused as too old without `--auto-update`: the coordinator's message.
+    #[error("{0}")]
+    TooOld(String),
 }
+
+/// First wait before another try of a failed self-update; it doubles up to
+/// [`UPDATE_RETRY_MAX`].
+pub const UPDATE_RETRY: Duration = Duration::from_secs(60);
+
+/// Longest wait between tries of a failed self-update.
+pub const UPDATE_RETRY_MAX: Duration = Duration::from_secs(3600);
 
 /// What the client did before it stopped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -329,19 +349,30 @@ impl Client {
         let request = pb::RegisterRequest {
             name: self.config.name.clone(),
             threads: self.config.threads,
-            version: env!("CARGO_PKG_VERSION").to_owned(),
+            version: crate::version::version().to_owned(),
             bench_signature: bench.signature,
             bench_nps: bench.nps,
             machine: self.config.machine.clone().map(Into::into),
             tools: self.config.build.tools.iter().cloned().collect(),
+            target: crate::version::TARGET.to_owned(),
+            updated_from: self.config.updated_from.clone().unwrap_or_default(),
         };
         let answer = self
             .retry("register", |mut rpc| {
                 let request = request.clone();
                 async move { rpc.register(request).await }
             })
-            .await
-            .map_err(|status| self.refused("register", status))?;
+            .await;
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(status) => match update::too_old(&status) {
+                Some(old) => {
+                    self.too_old(old).await?;
+                    return Ok(false);
+                }
+                None => return Err(self.refused("register", status)),
+            },
+        };
         let Some(answer) = answer else {
             return Ok(false);
         };
@@ -381,7 +412,13 @@ impl Client {
                     }
                     continue;
                 }
-                Err(status) => return Err(self.refused("request work", status)),
+                Err(status) => match update::too_old(&status) {
+                    Some(old) => {
+                        self.too_old(old).await?;
+                        break;
+                    }
+                    None => return Err(self.refused("request work", status)),
+                },
             };
             match answer.lease {
                 Some(lease) => {
@@ -408,6 +445,63 @@ impl Client {
             }
         }
         Ok(self.summary)
+    }
+
+    /// Refused as too old: without `--auto-update` that ends the worker with
+    /// the coordinator's message; with it, the worker replaces itself
+    /// ([`Client::replace_self`], which does not return when it succeeds),
+    /// and reports each failure and tries again later, doubling the wait
+    /// from [`UPDATE_RETRY`], until shutdown (`Ok`).
+    async fn too_old(&mut self, old: update::TooOld) -> Result<(), ClientError> {
+        if !self.config.auto_update {
+            return Err(ClientError::TooOld(old.message));
+        }
+        if let Some(id) = old.worker_id {
+            self.worker_id = id;
+        }
+        tracing::warn!(required = %old.required, "{}; updating", old.message);
+        let mut wait = UPDATE_RETRY;
+        loop {
+            let failure = self.replace_self().await;
+            tracing::error!(to = failure.to.as_deref().unwrap_or("-"), reason = %failure.reason, "the update failed; this worker keeps running, without work, and tries again in {wait:?}");
+            if self.worker_id != 0 {
+                let report = pb::ReportUpdateFailureRequest {
+                    worker_id: self.worker_id,
+                    reason: failure.reported_reason(),
+                    to_version: failure.to.unwrap_or_default(),
+                };
+                if let Err(status) = self.rpc.report_update_failure(report).await {
+                    tracing::warn!(error = %status, "could not report the failed update");
+                }
+            }
+            if !self.sleep(wait).await {
+                return Ok(());
+            }
+            wait = (wait * 2).min(UPDATE_RETRY_MAX);
+        }
+    }
+
+    /// Replaces this executable with the coordinator's worker release and
+    /// re-executes it ([`update`]'s steps); returns only when that failed,
+    /// and why.
+    async fn replace_self(&mut self) -> update::Failure {
+        let request = pb::GetWorkerReleaseRequest {
+            target: crate::version::TARGET.to_owned(),
+        };
+        let answer = self
+            .rpc
+            .get_worker_release(request)
+            .await
+            .map(tonic::Response::into_inner);
+        let plan = match update::plan(answer) {
+            Ok(plan) => plan,
+            Err(failure) => return failure,
+        };
+        tracing::info!(from = %plan.from, to = %plan.to, sha256 = %plan.sha256, size = plan.size, "updating this worker");
+        match download_blob(&mut self.rpc, &plan.dir, &plan.sha256, &plan.what(), true).await {
+            Ok(new) => update::install(&plan, new).await,
+            Err(reason) => plan.failed(reason),
+        }
     }
 
     /// Plays one lease and settles it (submit, release or drop).

@@ -29,6 +29,10 @@
 //!   own bench or a fixed search, cached per build and machine;
 //! - [`build`]: engines built from a git commit (a lease's source engine),
 //!   cached per commit, command and ARCH;
+//! - [`version`]: this worker's version (patchable in the executable) and
+//!   target triple;
+//! - [`update`]: self-update from the coordinator's worker release
+//!   (`xq-worker work --auto-update`);
 //! - [`cli`]: the `xq-worker` command line.
 
 pub mod adjudication;
@@ -46,6 +50,8 @@ pub mod runner;
 pub mod speed;
 pub mod stand_in;
 pub mod timecontrol;
+pub mod update;
+pub mod version;
 
 pub use batch_player::{BatchPlayer, Bench};
 pub use runner::EnginePlayer;

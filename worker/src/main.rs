@@ -2,7 +2,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use tracing_subscriber::EnvFilter;
 use xq_worker::cli::Cli;
 
@@ -11,7 +10,7 @@ fn main() -> ExitCode {
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .init();
-    match Cli::parse().run() {
+    match Cli::parse_args().run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if xq_proto::cli::stdout::closed_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -12,7 +12,7 @@ use xq_coordinator::git::{GitConfig, GitProtocols};
 use xq_coordinator::http::Http;
 use xq_coordinator::local::{LocalCluster, PlayerFactory};
 use xq_coordinator::registry::uploads::UploadQuota;
-use xq_coordinator::report::workers;
+use xq_coordinator::report::{versions, workers};
 use xq_coordinator::scheduler::SchedulerConfig;
 use xq_coordinator::server::{self, ServerConfig};
 use xq_coordinator::store::{Durability, Store, StoreOptions};
@@ -337,13 +337,19 @@ impl ReportArgs {
             build_failures: builds,
             workers_able,
             workers_active,
+            worker_versions,
+            required_worker_version: required,
             ..
         } = answer;
         if let Some(path) = &self.plot {
             super::plot::write(path, &super::plot::panels(&run, &rows, &llr)?)?;
         }
         if report_variants::is_variants(&run) {
-            return print_variants(&run, &health, self.json, self.csv);
+            print_variants(&run, &health, self.json, self.csv)?;
+            if !self.json && !self.csv {
+                out!("{}", versions::text(&worker_versions, &required))?;
+            }
+            return Ok(());
         }
         if self.csv {
             out!("{}", display::history(&run, &rows, true))?;
@@ -353,6 +359,9 @@ impl ReportArgs {
             v["workers_able"] = workers_able.into();
             v["workers_active"] = workers_active.into();
             v["build_failures"] = super::sources::failures_json(&builds);
+            v["worker_versions"] = versions::json(&worker_versions, &required);
+            v["required_worker_version"] =
+                (!required.is_empty()).then_some(required.as_str()).into();
             outln!("{v}")?;
         } else {
             out!("{}", display::summary_text(&run))?;
@@ -360,6 +369,7 @@ impl ReportArgs {
             out!("{}", display::failures(&run, &failures))?;
             out!("{}", workers::serving(workers_able, workers_active))?;
             out!("{}", workers::text(&health))?;
+            out!("{}", versions::text(&worker_versions, &required))?;
             if !rows.is_empty() {
                 out!("\n{}", display::history(&run, &rows, false))?;
             }

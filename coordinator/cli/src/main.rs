@@ -33,6 +33,7 @@ mod stats;
 mod stats_compare;
 mod token;
 mod user;
+mod worker_release;
 
 use cluster::CreateArgs;
 use xq_coordinator::run_args::{GamesRunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
@@ -103,6 +104,9 @@ enum Command {
     Engine(engine::EngineArgs),
     /// The registry's assets: add and list network files and opening books.
     Asset(asset::AssetArgs),
+    /// Worker releases: `xq-worker` executables workers update to, and the
+    /// version they must have (`worker-release add PATH --require`).
+    WorkerRelease(worker_release::WorkerReleaseArgs),
     /// Opening books from game records: `book make GAMES.pgn --plies N`.
     Book(book::BookArgs),
     /// Copy the database to FILE while the server keeps running (SQLite's
@@ -120,6 +124,7 @@ impl Cli {
             Command::Stats(args) => args.run(),
             Command::Engine(args) => args.run(),
             Command::Asset(args) => args.run(),
+            Command::WorkerRelease(args) => args.run(),
             Command::Book(args) => args.run(),
             Command::Serve(args) => args.run(),
             Command::Cert(args) => args.run(),

@@ -172,7 +172,9 @@ pub fn permission(path: &str) -> Option<Permission> {
             | "DownloadBlob"
             | "ReportEngineMismatch"
             | "ReportBuildFailure"
-            | "ReportEngineSpeed",
+            | "ReportEngineSpeed"
+            | "GetWorkerRelease"
+            | "ReportUpdateFailure",
         ) => Some(Permission::Work),
         ("xq.cluster.v1.RunService", "ListRuns" | "GetRun" | "WatchRun" | "ExportGames") => {
             Some(Permission::ReadRuns)
@@ -181,12 +183,14 @@ pub fn permission(path: &str) -> Option<Permission> {
             "xq.cluster.v1.RunService",
             "CreateRun" | "StopRun" | "ApproveRun" | "RejectRun" | "ResumeRun" | "ModifyRun",
         ) => Some(Permission::ManageRuns),
-        ("xq.cluster.v1.RegistryService", "UploadBlob" | "AddEngine" | "AddAsset") => {
-            Some(Permission::Register)
-        }
-        ("xq.cluster.v1.RegistryService", "ListEngines" | "ListAssets" | "DownloadBlob") => {
-            Some(Permission::ReadRegistry)
-        }
+        (
+            "xq.cluster.v1.RegistryService",
+            "UploadBlob" | "AddEngine" | "AddAsset" | "AddWorkerRelease",
+        ) => Some(Permission::Register),
+        (
+            "xq.cluster.v1.RegistryService",
+            "ListEngines" | "ListAssets" | "DownloadBlob" | "ListWorkerReleases",
+        ) => Some(Permission::ReadRegistry),
         ("xq.cluster.v1.AccountService", "Login") => Some(Permission::SignIn),
         ("xq.cluster.v1.AccountService", "CreateToken" | "ListTokens" | "RevokeToken") => {
             Some(Permission::OwnTokens)

@@ -14,6 +14,7 @@ pub mod wire;
 use crate::events::Actor;
 use crate::store::assets::{self, Asset, NewAsset};
 use crate::store::engines::{self, Entry, NewEngine};
+use crate::store::worker_releases::{self, NewRelease, Release};
 use crate::store::{Store, StoreError, now_ms};
 
 /// Registrations on the write store, each one transaction with its event.
@@ -40,6 +41,24 @@ impl Registrar {
                 let (entry, _) = engines::register(&tx, &new, owner, &actor, now_ms())?;
                 tx.commit()?;
                 Ok(entry)
+            })
+            .await
+    }
+
+    /// Registers the worker release `new` for the admin `owner`, by
+    /// `actor`: the release, and whether it was registered so already.
+    pub async fn add_worker_release(
+        &self,
+        actor: Actor,
+        owner: u64,
+        new: NewRelease,
+    ) -> Result<(Release, bool), StoreError> {
+        self.store
+            .call(move |conn| {
+                let tx = conn.transaction()?;
+                let added = worker_releases::register(&tx, &new, owner, &actor, now_ms())?;
+                tx.commit()?;
+                Ok(added)
             })
             .await
     }

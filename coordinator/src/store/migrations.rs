@@ -583,6 +583,32 @@ CREATE TABLE build_failures (
     PRIMARY KEY (run_id, worker_id)
 );
 "#,
+    // 22 (issue 33): worker versions and self-update. The target triple each
+    // worker was built for ('' for one that did not say, as every worker
+    // registered before), the version it replaced itself from (`xq-worker
+    // work --auto-update`), and its last failed update: the version it
+    // tried (NULL when it found no release), why, and when. Worker releases
+    // are uploaded `xq-worker` executables by version and target; workers
+    // older than the newest required one are refused.
+    r#"
+ALTER TABLE workers ADD COLUMN target TEXT NOT NULL DEFAULT '';
+ALTER TABLE workers ADD COLUMN updated_from TEXT;
+ALTER TABLE workers ADD COLUMN update_failed_to TEXT;
+ALTER TABLE workers ADD COLUMN update_failure TEXT;
+ALTER TABLE workers ADD COLUMN update_failed_ms INTEGER;
+
+CREATE TABLE worker_releases (
+    -- Dot-separated decimal numbers, compared number by number in Rust.
+    version    TEXT    NOT NULL CHECK (length(version) BETWEEN 1 AND 64),
+    target     TEXT    NOT NULL CHECK (length(target) BETWEEN 1 AND 64),
+    sha256     TEXT    NOT NULL REFERENCES blobs (sha256),
+    size       INTEGER NOT NULL CHECK (size >= 0),
+    required   INTEGER NOT NULL CHECK (required IN (0, 1)),
+    owner_id   INTEGER NOT NULL REFERENCES users (id),
+    created_ms INTEGER NOT NULL,
+    PRIMARY KEY (target, version)
+);
+"#,
     // 23 (issue 33): each worker's speed with a run's base engine, measured
     // by the worker before its first lease of a run with a speed rule, and
     // the factor its time limits are scaled by; the latest per worker and run.

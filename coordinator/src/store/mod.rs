@@ -37,6 +37,9 @@
 //! * [`activity`]: read-only aggregates (workers with their leases, counts).
 //! * [`build_failures`]: the failed builds of runs' source engines, one per
 //!   worker and run.
+//! * [`worker_releases`]: `xq-worker` executables by version and target,
+//!   and the required version; [`worker_versions`]: each worker's version
+//!   and update state against it.
 
 pub mod activity;
 pub mod assets;
@@ -60,6 +63,8 @@ pub mod speeds;
 pub mod tokens;
 pub mod users;
 pub mod variants;
+pub mod worker_releases;
+pub mod worker_versions;
 pub mod workers;
 
 use std::path::{Path, PathBuf};

@@ -24,6 +24,10 @@ pub struct NewWorker {
     pub machine: Option<Machine>,
     /// The build tools on its PATH (names of [`xq_proto::engine_source::BUILD_TOOLS`]).
     pub tools: BTreeSet<String>,
+    /// The target triple it was built for; empty: not reported.
+    pub target: String,
+    /// The version it replaced itself from (`--auto-update`), if it did.
+    pub updated_from: Option<String>,
 }
 
 /// The tools as the `tools` column holds them: sorted, separated by single spaces.
@@ -44,8 +48,8 @@ pub fn tools_of(text: &str) -> BTreeSet<String> {
 pub fn insert(conn: &Connection, worker: &NewWorker, now: i64) -> Result<u64, StoreError> {
     conn.prepare_cached(
         "INSERT INTO workers (name, threads, version, signature, registered_ms, last_seen_ms,
-                              token_key, bench_nps, machine, tools)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9)",
+                              token_key, bench_nps, machine, tools, target, updated_from)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
     .execute(params![
         worker.name,
@@ -61,6 +65,8 @@ pub fn insert(conn: &Connection, worker: &NewWorker, now: i64) -> Result<u64, St
             .map(serde_json::to_string)
             .transpose()?,
         tools_text(&worker.tools),
+        worker.target,
+        worker.updated_from,
     ])?;
     Ok(conn.last_insert_rowid() as u64)
 }
@@ -168,6 +174,8 @@ mod tests {
             token_key: None,
             machine,
             tools: BTreeSet::new(),
+            target: String::new(),
+            updated_from: None,
         };
         let with = insert(&conn, &worker(Some(machine.clone())), 1).unwrap();
         let without = insert(&conn, &worker(None), 2).unwrap();

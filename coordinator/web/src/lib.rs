@@ -30,6 +30,7 @@
 //! * [`charts`]: plotters line and bar charts, SVG or PNG.
 //! * [`error`]: why a page could not be served.
 //! * [`pages`]: the handlers of runs, workers, engines and metrics.
+//! * [`downloads`]: worker releases served to volunteers without Rust.
 //! * [`engine_upload`]: an engine uploaded from the engines page.
 //! * [`games`]: a run's games list, its PGN download, and a game's page.
 //! * [`new_run`]: the form that creates a run (admin), built by the CLI's
@@ -45,6 +46,7 @@
 pub mod account;
 pub mod approvals;
 pub mod charts;
+pub mod downloads;
 pub mod engine_upload;
 pub mod error;
 pub mod events;
@@ -117,6 +119,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("approvals.html", include_str!("templates/approvals.html")),
     ("users.html", include_str!("templates/users.html")),
     ("account.html", include_str!("templates/account.html")),
+    ("downloads.html", include_str!("templates/downloads.html")),
 ];
 
 impl Web {
@@ -190,6 +193,9 @@ pub fn router(web: Arc<Web>) -> Router {
         .route("/runs/{id}/games/{lease}/{index}", get(games::game))
         .route("/workers", get(pages::workers))
         .route("/engines", get(pages::engines))
+        .route("/download", get(downloads::list))
+        .route("/download/xq-worker.service", get(downloads::unit))
+        .route("/download/xq-worker/{target}", get(downloads::worker))
         .route(
             "/engines/upload",
             post(engine_upload::upload).layer(DefaultBodyLimit::max(engine_upload::MAX_BODY_BYTES)),

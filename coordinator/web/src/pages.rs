@@ -19,7 +19,9 @@ use crate::session::{CsrfForm, Visitor, acting};
 use crate::view::{self, Histories, LiveView, RunRow, SpecView};
 use xq_coordinator::runs::{RunKind, RunState, RunStatus, health};
 use xq_coordinator::store::serving::WorkerPlay;
-use xq_coordinator::store::{activity, engines, games, history, now_ms, runs as run_rows, speeds};
+use xq_coordinator::store::{
+    activity, engines, games, history, now_ms, runs as run_rows, speeds, worker_versions,
+};
 use xq_proto::capacity::Capacity;
 
 pub use crate::error::{Page, WebError};
@@ -386,6 +388,11 @@ struct WorkerRow {
     machine: Option<view::MachineView>,
     /// The build tools it reported, comma-separated; empty: it builds nothing.
     tools: String,
+    /// Its target triple and where its version stands (`up to date`, `too
+    /// old (requires 0.2.0)`, …), with the state's name for scripts.
+    target: String,
+    update: String,
+    update_state: &'static str,
 }
 
 fn ago(ms: i64) -> String {
@@ -401,7 +408,7 @@ fn ago(ms: i64) -> String {
 /// `GET /workers`.
 pub async fn workers(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
     let now = now_ms();
-    let (found, failures, mut flags, mut measured, mut at_once) = web
+    let (found, failures, mut flags, mut measured, mut at_once, versions) = web
         .reader
         .call(move |conn| {
             let found = activity::workers(conn, now)?;
@@ -430,9 +437,11 @@ pub async fn workers(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
                 xq_coordinator::store::health::flags_by_worker(conn)?,
                 measured,
                 at_once,
+                worker_versions::list(conn, 0)?,
             ))
         })
         .await?;
+    let mut versions: HashMap<u64, _> = versions.into_iter().map(|v| (v.id, v)).collect();
     let failed = |id: u64, reason: Reason| {
         failures
             .iter()
@@ -441,41 +450,66 @@ pub async fn workers(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
     };
     let workers: Vec<WorkerRow> = found
         .into_iter()
-        .map(|w| WorkerRow {
-            time_losses: failed(w.id, Reason::TimeForfeit),
-            crashes: failed(w.id, Reason::Resignation),
-            illegal_moves: failed(w.id, Reason::IllegalMove),
-            nps: w.bench_nps,
-            flags: flags.remove(&w.id).unwrap_or_default(),
-            last_seen: view::utc(w.last_seen_ms),
-            ago: ago(now - w.last_seen_ms),
-            id: w.id,
-            name: w.name,
-            threads: w.threads,
-            version: w.version,
-            signature: w.signature,
-            games: w.games,
-            leases_done: w.leases_done,
-            leases_expired: w.leases_expired,
-            current: w.current,
-            owner: w.owner,
-            machine: w.machine.as_ref().map(view::MachineView::from),
-            tools: w.tools.into_iter().collect::<Vec<_>>().join(", "),
-            games_at_once: at_once.remove(&w.id),
-            speeds: measured
-                .remove(&w.id)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(engine, s)| SpeedRow {
-                    engine,
-                    knps: s.nps / 1000,
-                    factor: format!("{:.2}", s.factor),
-                    method: s.method.name(),
-                })
-                .collect(),
+        .map(|w| {
+            let v = versioned(versions.remove(&w.id));
+            WorkerRow {
+                target: v.target,
+                update: v.update,
+                update_state: v.update_state,
+                time_losses: failed(w.id, Reason::TimeForfeit),
+                crashes: failed(w.id, Reason::Resignation),
+                illegal_moves: failed(w.id, Reason::IllegalMove),
+                nps: w.bench_nps,
+                flags: flags.remove(&w.id).unwrap_or_default(),
+                last_seen: view::utc(w.last_seen_ms),
+                ago: ago(now - w.last_seen_ms),
+                id: w.id,
+                name: w.name,
+                threads: w.threads,
+                version: w.version,
+                signature: w.signature,
+                games: w.games,
+                leases_done: w.leases_done,
+                leases_expired: w.leases_expired,
+                current: w.current,
+                owner: w.owner,
+                machine: w.machine.as_ref().map(view::MachineView::from),
+                tools: w.tools.into_iter().collect::<Vec<_>>().join(", "),
+                games_at_once: at_once.remove(&w.id),
+                speeds: measured
+                    .remove(&w.id)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(engine, s)| SpeedRow {
+                        engine,
+                        knps: s.nps / 1000,
+                        factor: format!("{:.2}", s.factor),
+                        method: s.method.name(),
+                    })
+                    .collect(),
+            }
         })
         .collect();
     Ok(Html(page(&web, &visitor, "workers.html", context! { workers })?).into_response())
+}
+
+/// The version fields of a worker's row.
+fn versioned(v: Option<worker_versions::WorkerVersionRow>) -> VersionFields {
+    match v {
+        Some(v) => VersionFields {
+            target: v.target,
+            update: v.update.text(),
+            update_state: v.update.name(),
+        },
+        None => VersionFields::default(),
+    }
+}
+
+#[derive(Debug, Default)]
+struct VersionFields {
+    target: String,
+    update: String,
+    update_state: &'static str,
 }
 
 #[derive(Debug, Serialize)]

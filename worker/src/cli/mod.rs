@@ -1,13 +1,13 @@
 //! Command-line interface of `xq-worker`: one module per subcommand.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod play;
 mod work;
 
 /// Xiangqi worker: plays games for matches and for the cluster.
 #[derive(Debug, Parser)]
-#[command(name = "xq-worker", version, about)]
+#[command(name = "xq-worker", about)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -22,6 +22,18 @@ enum Command {
 }
 
 impl Cli {
+    /// The command line of this process, with the version this executable
+    /// carries ([`crate::version`]): `--version` prints it and the target
+    /// triple. Exits on bad arguments, as clap does.
+    pub fn parse_args() -> Cli {
+        let long = crate::version::long_version().leak();
+        let matches = Cli::command()
+            .version(crate::version::version())
+            .long_version(&*long)
+            .get_matches();
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+
     /// Runs the chosen subcommand.
     pub fn run(self) -> anyhow::Result<()> {
         match self.command {

@@ -78,6 +78,18 @@ pub struct WorkArgs {
     #[arg(long, value_name = "SECS", default_value_t = 300, requires = "fleet",
           value_parser = clap::value_parser!(u64).range(1..))]
     fleet_idle: u64,
+    /// When the coordinator refuses this worker as too old, download its
+    /// worker release for this target, replace this executable with it
+    /// (the directory must be writable) and restart with the same
+    /// arguments. A failed update is logged and reported, the worker stays
+    /// (without work) and tries again later. Without it, too old ends the
+    /// worker with the coordinator's message.
+    #[arg(long)]
+    auto_update: bool,
+    /// The version this process replaced itself from (set by
+    /// `--auto-update` when it restarts the worker).
+    #[arg(long, env = crate::update::UPDATED_FROM_ENV, hide = true)]
+    updated_from: Option<String>,
 }
 
 impl WorkArgs {
@@ -114,6 +126,8 @@ impl WorkArgs {
         if self.no_build {
             config.build = BuildConfig::none();
         }
+        config.auto_update = self.auto_update;
+        config.updated_from = self.updated_from;
         config.build.timeout = std::time::Duration::from_secs(self.build_timeout);
         if let Some(dir) = self.build_dir {
             config.build.dir = dir;
