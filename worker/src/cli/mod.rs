@@ -18,7 +18,7 @@ enum Command {
     /// Plays a local match between two parameter sets and prints the result.
     Play(Box<play::PlayArgs>),
     /// Registers with a coordinator and plays leased games until Ctrl-C.
-    Work(work::WorkArgs),
+    Work(Box<work::WorkArgs>),
 }
 
 impl Cli {
