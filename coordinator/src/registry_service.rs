@@ -303,12 +303,7 @@ impl RegistryService for RegistryServer {
     ) -> Result<Response<pb::ListWorkerReleasesResponse>, Status> {
         let (releases, required) = self
             .reader
-            .call(|conn| {
-                Ok((
-                    worker_releases::list(conn)?,
-                    worker_releases::required(conn)?,
-                ))
-            })
+            .call(|conn| worker_releases::listing(conn))
             .await?;
         Ok(Response::new(pb::ListWorkerReleasesResponse {
             releases: releases.into_iter().map(Into::into).collect(),

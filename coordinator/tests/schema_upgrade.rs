@@ -518,7 +518,7 @@ fn check_registry(conn: &Connection, version: usize) {
         .filter_map(|w| Some((w.id, w.machine?.best_arch()?.name().to_owned())))
         .collect();
     let expected: &[(u64, &str)] = match version {
-        v if v >= SPEED_BY_ENGINE => &[(8, "x86-64-bmi2"), (6, "armv8-dotprod")],
+        v if v >= SPEED_BY_ENGINE => &[(10, "x86-64-bmi2"), (6, "armv8-dotprod")],
         v if v >= 20 => &[(6, "armv8-dotprod")],
         _ => &[],
     };
@@ -688,7 +688,7 @@ fn check_versions(conn: &Connection, version: usize) {
     assert_eq!(state(1), "too old (requires 0.2.0)");
 }
 
-/// Version 23's run 44 keeps its 2 search threads per engine and worker 8
+/// Version 23's run 44 keeps its 2 search threads per engine and worker 10
 /// its measured speed with pikafish, which admission reads; before it no
 /// worker measured anything.
 fn check_speeds(conn: &Connection, version: usize) {
@@ -706,12 +706,12 @@ fn check_speeds(conn: &Connection, version: usize) {
             memory_mib: 2 * (64 + xq_proto::capacity::ENGINE_MARGIN_MIB)
         }
     );
-    let theta = &measured[&8];
+    let kappa = &measured[&10];
     assert_eq!(
-        (theta.engine.as_str(), theta.nps, theta.factor, theta.method),
+        (kappa.engine.as_str(), kappa.nps, kappa.factor, kappa.method),
         ("pikafish", 2_500_000, 0.4, SpeedMethod::Bench)
     );
-    let applicant = workers::applicant(conn, 8).unwrap();
+    let applicant = workers::applicant(conn, 10).unwrap();
     assert_eq!(applicant.measured.get(&44), Some(&2_500_000));
     assert_eq!(
         applicant

@@ -55,6 +55,18 @@ pub async fn add_token(db: &Path, name: &str, role: Role) -> String {
     token
 }
 
+/// A personal token of the user `user`, made on the database file with
+/// `token add --role personal USER-cli --user USER`.
+pub fn personal_token(db: &Path, user: &str) -> String {
+    let db = db.to_str().expect("a UTF-8 path");
+    let name = format!("{user}-cli");
+    crate::coordinator_cli([
+        "token", "add", "--role", "personal", &name, "--user", user, "--db", db,
+    ])
+    .trim()
+    .to_owned()
+}
+
 /// Every byte of the database, its WAL included.
 pub fn database_bytes(db: &Path) -> Vec<u8> {
     let mut bytes = std::fs::read(db).expect("read the database");

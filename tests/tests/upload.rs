@@ -27,13 +27,13 @@ use tonic::Code;
 use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader, sha256_hex};
 use xq_proto::pb;
 use xq_proto::pb::upload_blob_request::Part;
-use xq_tests::accounts::add_user;
+use xq_tests::accounts::{add_user, personal_token};
 use xq_tests::cluster::{
     ADMIN_TOKEN, RegistryClient, TempDb, TestServer, WORKER_TOKEN, create, engine_settings,
     fast_config, registry_client, run_client, wait_for_end,
 };
 use xq_tests::procs::{Coordinator, TempDir, Worker};
-use xq_tests::{binary, coordinator_cli, web};
+use xq_tests::{binary, web};
 
 /// The asset's size: 100 MiB.
 const ASSET_BYTES: usize = 100 << 20;
@@ -75,17 +75,6 @@ fn refused(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stdout)
     );
     String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// A personal token of the user `user`, made on the database file.
-fn personal_token(db: &Path, user: &str) -> String {
-    let db = db.to_str().expect("a UTF-8 path");
-    let name = format!("{user}-cli");
-    coordinator_cli([
-        "token", "add", "--role", "personal", &name, "--user", user, "--db", db,
-    ])
-    .trim()
-    .to_owned()
 }
 
 /// The `sha256 X` word of an `asset add`/`engine add` line.

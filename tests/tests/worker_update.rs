@@ -16,13 +16,13 @@ use std::time::Duration;
 use tonic::Code;
 use xq_proto::blob::sha256_hex;
 use xq_proto::pb;
-use xq_tests::accounts::add_user;
+use xq_tests::accounts::{add_user, personal_token};
 use xq_tests::cluster::{
     ADMIN_TOKEN, TempDb, TestServer, WORKER_TOKEN, create, fast_config, games_spec, raw_worker,
     registry_client, run_client, wait_for_end, worker_client,
 };
 use xq_tests::procs::{TempDir, Worker};
-use xq_tests::{binary, coordinator_cli, web};
+use xq_tests::{binary, web};
 use xq_worker::version::{MARK, TARGET, VERSION_SLOT};
 
 /// `xq-coordinator ARGS…`: its output, whatever its exit (no stored login).
@@ -36,17 +36,6 @@ fn cli(args: &[&str]) -> Output {
         )
         .output()
         .expect("run xq-coordinator")
-}
-
-/// A personal token of the user `user`, made on the database file.
-fn personal_token(db: &Path, user: &str) -> String {
-    let db = db.to_str().expect("a UTF-8 path");
-    let name = format!("{user}-cli");
-    coordinator_cli([
-        "token", "add", "--role", "personal", &name, "--user", user, "--db", db,
-    ])
-    .trim()
-    .to_owned()
 }
 
 /// A copy of the build's worker at `to`, executable, with its version slot

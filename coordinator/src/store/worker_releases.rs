@@ -79,11 +79,23 @@ pub fn list(conn: &Connection) -> Result<Vec<Release>, StoreError> {
 /// The version workers must have: the newest required release's; `None`
 /// when no release is required.
 pub fn required(conn: &Connection) -> Result<Option<WorkerVersion>, StoreError> {
-    Ok(list(conn)?
-        .into_iter()
+    Ok(required_of(&list(conn)?))
+}
+
+/// Every release ([`list`]) and the required version ([`required`]), in
+/// one read: what `ListWorkerReleases` and the download page show.
+pub fn listing(conn: &Connection) -> Result<(Vec<Release>, Option<WorkerVersion>), StoreError> {
+    let found = list(conn)?;
+    let required = required_of(&found);
+    Ok((found, required))
+}
+
+fn required_of(releases: &[Release]) -> Option<WorkerVersion> {
+    releases
+        .iter()
         .filter(|r| r.required)
-        .map(|r| r.version)
-        .max())
+        .map(|r| r.version.clone())
+        .max()
 }
 
 /// The newest release for `target`, if any.

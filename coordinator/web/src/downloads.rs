@@ -57,12 +57,7 @@ pub async fn list(State(web): State<Arc<Web>>, visitor: Visitor, headers: Header
         .to_owned();
     let (found, required) = web
         .reader
-        .call(|conn| {
-            Ok((
-                worker_releases::list(conn)?,
-                worker_releases::required(conn)?,
-            ))
-        })
+        .call(|conn| worker_releases::listing(conn))
         .await?;
     let mut seen = std::collections::HashSet::new();
     let releases: Vec<ReleaseRow> = found
