@@ -64,10 +64,13 @@ pub struct SpeedCache {
 }
 
 impl SpeedCache {
-    /// The cache in `dir` (the engine cache: `speeds.json` there); an
+    /// The cache of the engine cache `dir`: the file `DIR.speeds.json`
+    /// beside it (the engine cache holds verified blobs only); an
     /// unreadable file is started afresh, with a warning.
     pub fn open(dir: &Path) -> SpeedCache {
-        let path = dir.join("speeds.json");
+        let mut name = dir.file_name().unwrap_or_default().to_os_string();
+        name.push(".speeds.json");
+        let path = dir.with_file_name(name);
         let entries = match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
                 tracing::warn!(path = %path.display(), error = %e, "unreadable speed cache; measuring again");
@@ -174,7 +177,6 @@ mod tests {
     #[test]
     fn measurements_are_kept_per_build_and_machine_across_processes() {
         let dir = std::env::temp_dir().join(format!("xq-speed-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
         let engine = EngineRef {
             name: "e".to_owned(),
             sha256: "a".repeat(64),
@@ -198,6 +200,12 @@ mod tests {
         );
         assert_ne!(here, elsewhere);
         let mut cache = SpeedCache::open(&dir);
+        let _ = std::fs::remove_file(&cache.path);
+        let mut cache = SpeedCache::open(&dir);
+        assert_eq!(
+            cache.path.file_name().unwrap(),
+            format!("xq-speed-test-{}.speeds.json", std::process::id()).as_str()
+        );
         assert_eq!(cache.get(&here), None);
         let measured = Measured {
             nps: 1_234_567,
@@ -207,8 +215,10 @@ mod tests {
         let again = SpeedCache::open(&dir);
         assert_eq!(again.get(&here), Some(measured));
         assert_eq!(again.get(&elsewhere), None);
-        std::fs::write(dir.join("speeds.json"), b"{garbage").unwrap();
+        assert!(cache.path.exists());
+        assert!(!dir.exists(), "nothing in the engine cache itself");
+        std::fs::write(cache.path.clone(), b"{garbage").unwrap();
         assert_eq!(SpeedCache::open(&dir).get(&here), None);
-        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_file(&cache.path);
     }
 }
