@@ -199,8 +199,7 @@ mod tests {
             }),
         );
         assert_ne!(here, elsewhere);
-        let mut cache = SpeedCache::open(&dir);
-        let _ = std::fs::remove_file(&cache.path);
+        let _ = std::fs::remove_file(SpeedCache::open(&dir).path);
         let mut cache = SpeedCache::open(&dir);
         assert_eq!(
             cache.path.file_name().unwrap(),
