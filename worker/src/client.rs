@@ -588,7 +588,7 @@ impl Client {
                 }
             }
         }
-        tracing::info!(lease_id, games_at_once = at_once, limit = %work.players[0].limit, "playing");
+        tracing::info!(lease_id, games_at_once = at_once, limit = %work.players[0].limit, "games start");
         let pairs = work.pairs;
         match self.play(lease_id, work).await? {
             Played::Finished(outcome) => self.submit(lease_id, outcome, true).await,
