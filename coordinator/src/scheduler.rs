@@ -798,6 +798,16 @@ impl Scheduler {
                     )));
                 }
                 let run = run_rows::load(conn, lease.run_id, now_ms())?;
+                if run.spec.workers.speed_check().is_some()
+                    && speeds::get(conn, run.id, worker_id)?.is_none()
+                {
+                    return Err(StoreError::Precondition(format!(
+                        "run {} scales or refuses workers by speed, and worker {worker_id} \
+                         reported no speed (ReportEngineSpeed) before playing lease {lease_id}: \
+                         its games are not counted",
+                        run.id
+                    )));
+                }
                 let slice = lease.slice();
                 let work = run.spec.kind.ops().slice_work(&run, &slice)?;
                 let openings = opening_slice(&run, &slice, work.per_game);
@@ -1449,6 +1459,14 @@ mod tests {
             "not measured yet: measure first"
         );
         assert_eq!(g.work.players[0].limit, Limit::MoveTimeMs(100));
+        let err = s
+            .submit(slow, g.lease_id, from_pentanomial(&g.work, [0, 0, 0, 0, 4]))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, StoreError::Precondition(m) if m.contains("reported no speed")),
+            "a result without the speed it was played at: {err}"
+        );
         let err = s
             .engine_speed(slow, g.lease_id, 999_999, SpeedMethod::Bench)
             .await
