@@ -37,7 +37,9 @@ worker.
 And the worker's reports on its lease: ReportEngineSpeed without a token,
 with a method that is none, on a run without a speed rule, for a lease it
 does not hold; ReportBuildFailure without a token and for a lease it does
-not hold.
+not hold; the worker-release methods without a token, AddWorkerRelease as a
+worker, ReportUpdateFailure with a 100,000-byte reason and for an unknown
+worker.
 
     hostile_client.py --url 127.0.0.1:PORT --token TOKEN --admin-token TOKEN \
         --run RUN --user NAME --password PASSWORD --other-token NAME --proto-dir proto
@@ -350,6 +352,36 @@ def main() -> int:
             "UNAUTHENTICATED")
     refused("ReportBuildFailure_for_a_lease_not_held",
             lambda: worker.ReportBuildFailure(failure, metadata=auth), "NOT_FOUND")
+
+    # Worker releases: reading and registering them without a token, adding
+    # one as a worker, and a worker's update report that is too long or
+    # for a worker it did not register.
+    refused("GetWorkerRelease_without_token",
+            lambda: worker.GetWorkerRelease(pb.GetWorkerReleaseRequest(target="x86_64")),
+            "UNAUTHENTICATED")
+    refused("ListWorkerReleases_without_token",
+            lambda: registry.ListWorkerReleases(pb.ListWorkerReleasesRequest()),
+            "UNAUTHENTICATED")
+    release = pb.WorkerRelease(version="9.9.9", target="x86_64-unknown-linux-gnu", sha256=sha,
+                               size=len(blob), required=True)
+    refused("AddWorkerRelease_without_token",
+            lambda: registry.AddWorkerRelease(pb.AddWorkerReleaseRequest(release=release)),
+            "UNAUTHENTICATED")
+    refused("AddWorkerRelease_as_worker",
+            lambda: registry.AddWorkerRelease(pb.AddWorkerReleaseRequest(release=release),
+                                              metadata=auth),
+            "PERMISSION_DENIED")
+    update = pb.ReportUpdateFailureRequest(worker_id=worker_id, to_version="9.9.9",
+                                           reason="r" * 100_000)
+    refused("ReportUpdateFailure_without_token",
+            lambda: worker.ReportUpdateFailure(update), "UNAUTHENTICATED")
+    refused("ReportUpdateFailure_with_a_reason_of_100000_bytes",
+            lambda: worker.ReportUpdateFailure(update, metadata=auth), "INVALID_ARGUMENT",
+            "reason")
+    refused("ReportUpdateFailure_for_an_unknown_worker",
+            lambda: worker.ReportUpdateFailure(
+                pb.ReportUpdateFailureRequest(worker_id=999_999, reason="no"), metadata=auth),
+            "NOT_FOUND", "999999")
 
     ok = all(a["ok"] for a in attempts.values()) and all(r["ok"] for r in refusals.values())
     print(
