@@ -202,7 +202,7 @@ impl Scheduler {
         self.resolve_sources(&mut spec).await?;
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 if let OpeningSource::Book { sha256 } = &spec.settings.openings {
                     crate::store::assets::check_book(&tx, sha256)?;
                 }
@@ -280,7 +280,7 @@ impl Scheduler {
     ) -> Result<u64, StoreError> {
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let lease = leases::load(&tx, lease_id)?
                     .filter(|l| l.worker_id == worker_id)
                     .ok_or_else(|| {
@@ -312,7 +312,7 @@ impl Scheduler {
         let (run_id, stopped) = self
             .store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let now = now_ms();
                 let lease = leases::load(&tx, lease_id)?
                     .filter(|l| l.worker_id == worker_id && l.state == LeaseState::Active)
@@ -543,7 +543,7 @@ impl Scheduler {
         let status = self
             .store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let now = now_ms();
                 let before = run_rows::load(&tx, id, now)?;
                 if !change(&tx, &actor, &before, now)? {
@@ -563,7 +563,7 @@ impl Scheduler {
         let ttl = ms(self.config.lease_ttl);
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let now = now_ms();
                 workers::touch(&tx, worker_id, now)?;
                 leases::expire_overdue(&tx, now)?;
@@ -612,7 +612,7 @@ impl Scheduler {
         let ttl = ms(self.config.lease_ttl);
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let now = now_ms();
                 workers::touch(&tx, worker_id, now)?;
                 leases::expire_overdue(&tx, now)?;
@@ -644,7 +644,7 @@ impl Scheduler {
     ) -> Result<Option<LeaseState>, StoreError> {
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let now = now_ms();
                 let state = match leases::load(&tx, lease_id)? {
                     Some(l) if l.worker_id == worker_id && l.state == LeaseState::Active => {
@@ -675,7 +675,7 @@ impl Scheduler {
     ) -> Result<f64, StoreError> {
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let now = now_ms();
                 let lease = match leases::load(&tx, lease_id)? {
                     Some(l) if l.worker_id == worker_id && l.state == LeaseState::Active => l,
@@ -732,7 +732,7 @@ impl Scheduler {
         let (status, run_id) = self
             .store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let now = now_ms();
                 workers::touch(&tx, worker_id, now)?;
                 let lease = leases::load(&tx, lease_id)?
