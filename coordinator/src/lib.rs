@@ -63,6 +63,7 @@ pub mod git;
 pub mod http;
 pub mod local;
 pub mod metrics;
+pub mod pace;
 pub mod registry;
 pub mod registry_service;
 pub mod releases;

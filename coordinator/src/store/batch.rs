@@ -139,10 +139,8 @@ mod tests {
 
     impl TempFile {
         fn new(tag: &str) -> TempFile {
-            let path = std::env::temp_dir().join(format!(
-                "xq-batch-{tag}-{}.sqlite",
-                std::process::id()
-            ));
+            let path =
+                std::env::temp_dir().join(format!("xq-batch-{tag}-{}.sqlite", std::process::id()));
             let _ = std::fs::remove_file(&path);
             TempFile(path)
         }
