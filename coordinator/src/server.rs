@@ -41,6 +41,8 @@ use crate::releases::Releases;
 use crate::runs::{RunChange, RunSpec, RunState};
 use crate::scheduler::{Scheduler, SchedulerConfig};
 use crate::shutdown::Shutdown;
+use crate::standard::health::HealthProbe;
+use crate::standard::{self, reflection};
 use crate::store::workers::NewWorker;
 use crate::store::{Store, StoreError};
 
@@ -135,6 +137,8 @@ pub struct ServerConfig {
     pub open_sign_up: bool,
     /// How many bytes of blobs one user's uploads may store.
     pub upload_quota: UploadQuota,
+    /// How the health service probes the store ([`crate::standard::health`]).
+    pub health: HealthProbe,
 }
 
 impl Default for ServerConfig {
@@ -149,6 +153,7 @@ impl Default for ServerConfig {
             secure_cookies: false,
             open_sign_up: true,
             upload_quota: UploadQuota::default(),
+            health: HealthProbe::default(),
         }
     }
 }
@@ -160,6 +165,8 @@ pub enum ServerError {
     Store(#[from] StoreError),
     #[error("grpc transport: {0}")]
     Transport(#[from] tonic::transport::Error),
+    #[error("server reflection: {0}")]
+    Reflection(#[from] reflection::ReflectionError),
 }
 
 /// Serves the database at `store_path` on `listener` until `shutdown`
@@ -250,6 +257,7 @@ pub async fn run_with_web(
     );
     let blobs = store.clone();
     let releases = Releases::new(store.clone(), store.reader()?);
+    let health = standard::health::serve(store.clone(), signal.clone(), config.health).await;
     drop(store);
     let limit = config.max_message_bytes;
     tracing::info!(addr = ?listener.local_addr().ok(), tls = config.tls.is_some(), "coordinator listening");
@@ -274,7 +282,10 @@ pub async fn run_with_web(
             .max_decoding_message_size(limit),
         )
         .add_service(AccountServiceServer::new(accounts).max_decoding_message_size(limit))
-        .add_service(RegistryServiceServer::new(registry).max_decoding_message_size(limit));
+        .add_service(RegistryServiceServer::new(registry).max_decoding_message_size(limit))
+        .add_service(health)
+        .add_service(reflection::v1()?)
+        .add_service(reflection::v1alpha()?);
     match &config.tls {
         Some(tls) => {
             let incoming = crate::tls::accept::incoming(listener, tls);

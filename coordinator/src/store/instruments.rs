@@ -2,6 +2,8 @@
 //! its batches and syncs. The store updates them; `crate::metrics` exports
 //! them with the rest.
 
+use std::sync::atomic::AtomicBool;
+
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 
@@ -17,6 +19,9 @@ pub struct StoreMetrics {
     pub queued: Gauge,
     pub batch_seconds: Histogram,
     pub sync_seconds: Histogram,
+    /// Whether the last group sync failed (set by every sync); the health
+    /// service reports NOT_SERVING while it is.
+    pub sync_failed: AtomicBool,
 }
 
 impl Default for StoreMetrics {
@@ -25,6 +30,7 @@ impl Default for StoreMetrics {
             queued: Gauge::default(),
             batch_seconds: Histogram::new(latency_buckets()),
             sync_seconds: Histogram::new(latency_buckets()),
+            sync_failed: AtomicBool::new(false),
         }
     }
 }

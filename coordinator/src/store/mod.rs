@@ -68,6 +68,7 @@ pub mod worker_versions;
 pub mod workers;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -263,6 +264,9 @@ impl Store {
                             let synced = Instant::now();
                             let failure = sync(&conn).err().map(|e| e.to_string());
                             metrics.sync_seconds.observe(synced.elapsed().as_secs_f64());
+                            metrics
+                                .sync_failed
+                                .store(failure.is_some(), Ordering::Relaxed);
                             failure
                         })
                         .flatten();
