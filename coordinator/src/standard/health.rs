@@ -3,9 +3,9 @@
 //!
 //! # What is reported
 //!
-//! * The overall status (service `""`) and each of the project's services
-//!   ([`super::SERVICES`]) by name carry the same status; the health
-//!   service itself is always SERVING while the server runs.
+//! * One status, under every name the service knows: the overall status
+//!   (`""`), each of the project's services ([`super::SERVICES`]) and the
+//!   health service itself. Other names are NOT_FOUND.
 //! * A probe every [`HealthProbe::every`] sends one empty call through the
 //!   store's writer queue (it reads and writes nothing, so it never causes
 //!   a sync). The store is healthy if that call is answered within
@@ -13,16 +13,23 @@
 //!   ([`StoreMetrics::sync_failed`](crate::store::instruments::StoreMetrics)).
 //!   A queue so long that the probe waits past the timeout counts as not
 //!   answering: a worker's call would wait as long.
-//! * A status changes only when the judgement does, so `Watch` streams see
-//!   changes, not every probe.
-//! * Once shutdown begins every status is NOT_SERVING and probing stops.
+//! * `Watch` streams see changes, not every probe: the first message is the
+//!   status then, each next one a change.
+//! * Once shutdown begins the status is NOT_SERVING, probing stops, and
+//!   `Watch` streams end after that last message (so they do not hold the
+//!   server's graceful shutdown open).
 
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use tonic_health::ServingStatus;
+use tokio::sync::watch;
+use tokio_stream::wrappers::WatchStream;
+use tokio_stream::{Stream, StreamExt};
+use tonic::{Request, Response, Status};
+use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_server::{Health, HealthServer};
-use tonic_health::server::HealthReporter;
+use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
 
 use crate::shutdown::Shutdown;
 use crate::store::Store;
@@ -48,48 +55,97 @@ impl Default for HealthProbe {
     }
 }
 
-/// The health service, its statuses set from a first probe of `store`,
-/// and a task that keeps probing until `shutdown` begins.
+/// The health service, its status set from a first probe of `store`, and
+/// a task that keeps probing until `shutdown` begins.
 pub async fn serve(
     store: Store,
     shutdown: Shutdown,
     probe: HealthProbe,
-) -> HealthServer<impl Health> {
-    let (reporter, server) = tonic_health::server::health_reporter();
-    keep_reporting(store, shutdown, probe, reporter).await;
-    server
+) -> HealthServer<StoreHealth> {
+    HealthServer::new(StoreHealth::start(store, shutdown, probe).await)
 }
 
-/// Sets `reporter`'s statuses from a first probe of `store`, and spawns the
-/// task that probes again every `probe.every` until `shutdown` begins.
-async fn keep_reporting(
-    store: Store,
-    mut shutdown: Shutdown,
-    probe: HealthProbe,
-    reporter: HealthReporter,
-) {
-    let mut status = judge(&store, probe.timeout).await;
-    report(&reporter, status).await;
-    tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(probe.every);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        ticks.tick().await;
-        loop {
-            let now = tokio::select! {
-                () = shutdown.recv() => break,
-                now = async {
-                    ticks.tick().await;
-                    judge(&store, probe.timeout).await
-                } => now,
-            };
-            if now != status {
-                tracing::warn!(from = ?status, to = ?now, "store health changed");
-                status = now;
-                report(&reporter, status).await;
+/// `grpc.health.v1.Health` reporting the store's status.
+#[derive(Debug, Clone)]
+pub struct StoreHealth {
+    status: watch::Receiver<ServingStatus>,
+}
+
+impl StoreHealth {
+    /// Probes `store` once, then spawns the task that probes it again every
+    /// `probe.every` until `shutdown` begins.
+    pub async fn start(store: Store, mut shutdown: Shutdown, probe: HealthProbe) -> Self {
+        let (tx, status) = watch::channel(judge(&store, probe.timeout).await);
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(probe.every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            ticks.tick().await;
+            loop {
+                let now = tokio::select! {
+                    () = shutdown.recv() => break,
+                    now = async {
+                        ticks.tick().await;
+                        judge(&store, probe.timeout).await
+                    } => now,
+                };
+                tx.send_if_modified(|status| {
+                    let changed = *status != now;
+                    if changed {
+                        tracing::warn!(from = ?*status, to = ?now, "store health changed");
+                        *status = now;
+                    }
+                    changed
+                });
             }
+            tx.send_replace(ServingStatus::NotServing);
+            // Dropping `tx` ends every Watch stream after its last message.
+        });
+        StoreHealth { status }
+    }
+
+    /// The status of `service`, or NOT_FOUND for a name not reported.
+    fn of(&self, service: &str) -> Result<watch::Receiver<ServingStatus>, Status> {
+        let known = service.is_empty()
+            || service == <HealthServer<StoreHealth> as tonic::server::NamedService>::NAME
+            || super::SERVICES.contains(&service);
+        if known {
+            Ok(self.status.clone())
+        } else {
+            Err(Status::not_found(format!(
+                "no health is reported for service {}",
+                xq_proto::quote(service)
+            )))
         }
-        report(&reporter, ServingStatus::NotServing).await;
-    });
+    }
+}
+
+type Statuses = Pin<Box<dyn Stream<Item = Result<HealthCheckResponse, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Health for StoreHealth {
+    async fn check(
+        &self,
+        request: Request<HealthCheckRequest>,
+    ) -> Result<Response<HealthCheckResponse>, Status> {
+        let status = *self.of(&request.get_ref().service)?.borrow();
+        Ok(Response::new(HealthCheckResponse {
+            status: status.into(),
+        }))
+    }
+
+    type WatchStream = Statuses;
+
+    async fn watch(
+        &self,
+        request: Request<HealthCheckRequest>,
+    ) -> Result<Response<Statuses>, Status> {
+        let statuses = WatchStream::new(self.of(&request.get_ref().service)?).map(|status| {
+            Ok(HealthCheckResponse {
+                status: status.into(),
+            })
+        });
+        Ok(Response::new(Box::pin(statuses)))
+    }
 }
 
 /// The store's health now: whether an empty call through its queue is
@@ -106,69 +162,47 @@ async fn judge(store: &Store, timeout: Duration) -> ServingStatus {
     }
 }
 
-/// Sets the overall status and each project service's to `status`.
-async fn report(reporter: &HealthReporter, status: ServingStatus) {
-    for service in std::iter::once("").chain(super::SERVICES) {
-        reporter.set_service_status(service, status).await;
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use tokio_stream::StreamExt;
-    use tonic::Request;
-    use tonic_health::pb::HealthCheckRequest;
-    use tonic_health::pb::health_check_response::ServingStatus;
-    use tonic_health::pb::health_server::Health;
-    use tonic_health::server::HealthService;
+    use super::*;
 
-    use super::{Duration, HealthProbe, HealthReporter, Ordering, Shutdown, Store, keep_reporting};
-
-    /// The statuses `service` reports, one per change.
-    async fn watch(
-        health: &HealthService,
-        service: &str,
-    ) -> impl tokio_stream::Stream<Item = ServingStatus> {
-        let request = Request::new(HealthCheckRequest {
+    fn asking(service: &str) -> Request<HealthCheckRequest> {
+        Request::new(HealthCheckRequest {
             service: service.to_owned(),
-        });
-        health
-            .watch(request)
-            .await
-            .unwrap()
-            .into_inner()
-            .map(|r| r.unwrap().status())
+        })
     }
 
-    async fn next(
-        stream: &mut (impl tokio_stream::Stream<Item = ServingStatus> + Unpin),
-    ) -> ServingStatus {
+    async fn watch(health: &StoreHealth, service: &str) -> Statuses {
+        health.watch(asking(service)).await.unwrap().into_inner()
+    }
+
+    /// The next status of `stream`; `None` once it has ended.
+    async fn next(stream: &mut Statuses) -> Option<ServingStatus> {
         // A bound on a hang, not a measured time: a change comes within a probe or two.
         tokio::time::timeout(Duration::from_secs(60), stream.next())
             .await
-            .expect("a status change")
-            .expect("an open stream")
+            .expect("a status change or the end")
+            .map(|r| r.unwrap().status())
     }
 
     #[tokio::test]
     async fn a_store_that_stops_answering_or_syncing_is_not_serving_until_it_recovers() {
+        use ServingStatus::{NotServing, Serving};
         let store = Store::open_in_memory().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (shutdown, fire) = Shutdown::new(async {
             let _ = stopped.await;
         });
         tokio::spawn(fire);
-        let reporter = HealthReporter::new();
-        let health = HealthService::from_health_reporter(reporter.clone());
         let probe = HealthProbe {
             every: Duration::from_millis(20),
             timeout: Duration::from_millis(50),
         };
-        keep_reporting(store.clone(), shutdown, probe, reporter).await;
-        let mut overall = Box::pin(watch(&health, "").await);
-        let mut runs = Box::pin(watch(&health, "xq.cluster.v1.RunService").await);
-        assert_eq!(next(&mut overall).await, ServingStatus::Serving);
-        assert_eq!(next(&mut runs).await, ServingStatus::Serving);
+        let health = StoreHealth::start(store.clone(), shutdown, probe).await;
+        let mut overall = watch(&health, "").await;
+        let mut runs = watch(&health, "xq.cluster.v1.RunService").await;
+        assert_eq!(next(&mut overall).await, Some(Serving));
+        assert_eq!(next(&mut runs).await, Some(Serving));
 
         // The writer thread is held by a call that waits for `release`.
         let (release, held) = std::sync::mpsc::channel::<()>();
@@ -181,35 +215,37 @@ mod tests {
                 })
                 .await
         });
-        assert_eq!(next(&mut overall).await, ServingStatus::NotServing);
-        assert_eq!(next(&mut runs).await, ServingStatus::NotServing);
+        assert_eq!(next(&mut overall).await, Some(NotServing));
+        assert_eq!(next(&mut runs).await, Some(NotServing));
         release.send(()).unwrap();
         hold.await.unwrap().unwrap();
-        assert_eq!(next(&mut overall).await, ServingStatus::Serving);
-        assert_eq!(next(&mut runs).await, ServingStatus::Serving);
+        assert_eq!(next(&mut overall).await, Some(Serving));
+        assert_eq!(next(&mut runs).await, Some(Serving));
 
         // A failed group sync: not serving until a sync succeeds.
         store.metrics().sync_failed.store(true, Ordering::Relaxed);
-        assert_eq!(next(&mut overall).await, ServingStatus::NotServing);
+        assert_eq!(next(&mut overall).await, Some(NotServing));
         store.metrics().sync_failed.store(false, Ordering::Relaxed);
-        assert_eq!(next(&mut overall).await, ServingStatus::Serving);
+        assert_eq!(next(&mut overall).await, Some(Serving));
 
-        // Shutdown: not serving, for good.
+        // Shutdown: not serving for good, and the streams end.
         stop.send(()).unwrap();
-        assert_eq!(next(&mut overall).await, ServingStatus::NotServing);
+        assert_eq!(next(&mut overall).await, Some(NotServing));
+        assert_eq!(next(&mut overall).await, None);
         let check = health
-            .check(Request::new(HealthCheckRequest {
-                service: "xq.cluster.v1.WorkerService".to_owned(),
-            }))
+            .check(asking("xq.cluster.v1.WorkerService"))
             .await
             .unwrap();
-        assert_eq!(check.into_inner().status(), ServingStatus::NotServing);
+        assert_eq!(check.into_inner().status(), NotServing);
         let unknown = health
-            .check(Request::new(HealthCheckRequest {
-                service: "xq.cluster.v1.Nothing".to_owned(),
-            }))
+            .check(asking("xq.cluster.v1.Nothing"))
             .await
             .unwrap_err();
         assert_eq!(unknown.code(), tonic::Code::NotFound);
+        assert!(
+            unknown.message().contains("Nothing"),
+            "{}",
+            unknown.message()
+        );
     }
 }
