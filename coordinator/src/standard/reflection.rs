@@ -1,7 +1,9 @@
-//! Server reflection: the descriptors of `cluster.proto` and of the health
-//! service, in both protocol versions (`grpc.reflection.v1`, and
-//! `v1alpha`, which older `grpcurl` and other tools still ask for first).
+//! Server reflection: the descriptors of `cluster.proto`, of the health
+//! service and of both reflection services, served in both protocol
+//! versions (`grpc.reflection.v1`, and `v1alpha`, which older `grpcurl` and
+//! other tools still ask for first); either lists every service.
 
+use tonic_reflection::pb;
 use tonic_reflection::server::{self, v1, v1alpha};
 
 /// Why the reflection services could not be built (a descriptor set that
@@ -21,8 +23,11 @@ pub fn v1alpha()
 
 fn builder() -> server::Builder<'static> {
     server::Builder::configure()
+        .include_reflection_service(false)
         .register_encoded_file_descriptor_set(xq_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(pb::v1::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(pb::v1alpha::FILE_DESCRIPTOR_SET)
 }
 
 #[cfg(test)]
