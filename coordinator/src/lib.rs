@@ -37,7 +37,9 @@
 //!   the one place store errors become statuses; [`account_service`]: the
 //!   account service (`Login` without a token, a user's own tokens);
 //!   [`standard`]: the standard gRPC services served beside them (health
-//!   checking from the store's state, server reflection).
+//!   checking from the store's state, server reflection); [`preface`]:
+//!   the deadline of a connection's HTTP/2 preface and the keepalive that
+//!   drop slow-loris clients.
 //! * [`book`]: opening books from game records (`book make`).
 //! * [`archive`]: the checks of a result's games; [`game_export`]: a run's
 //!   stored games read back by filter and written as PGN (`pgn`, the
@@ -65,6 +67,7 @@ pub mod git;
 pub mod http;
 pub mod local;
 pub mod metrics;
+pub mod preface;
 pub mod registry;
 pub mod registry_service;
 pub mod releases;

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
-use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tokio_stream::{Stream, StreamExt};
 use tonic::{Code, Request, Response, Status};
 use xq_proto::capacity::SpeedMethod;
 use xq_proto::engine_source::FailedBuild;
@@ -34,6 +34,7 @@ use crate::events::Actor;
 use crate::game_export::{self, GameQuery};
 use crate::http::{Http, ViewParts};
 use crate::metrics::{GrpcMetricsLayer, Metrics};
+use crate::preface::{ConnectionTimeouts, PrefaceDeadline};
 use crate::registry::Registrar;
 use crate::registry::uploads::{self, UploadQuota, Uploads};
 use crate::registry_service::{self, BlobStream, RegistryServer};
@@ -127,7 +128,7 @@ pub struct ServerConfig {
     /// plain HTTP/2 if `None`.
     pub tls: Option<crate::tls::ServerTls>,
     /// Largest request message decoded, in bytes; larger ones are refused
-    /// with RESOURCE_EXHAUSTED before any handler runs.
+    /// with OUT_OF_RANGE (tonic's decoder) before any handler runs.
     pub max_message_bytes: usize,
     /// The web view is reached over HTTPS (a TLS proxy in front of it):
     /// its session and CSRF cookies are marked `Secure`.
@@ -139,6 +140,8 @@ pub struct ServerConfig {
     pub upload_quota: UploadQuota,
     /// How the health service probes the store ([`crate::standard::health`]).
     pub health: HealthProbe,
+    /// How long slow or silent clients keep a connection ([`crate::preface`]).
+    pub connections: ConnectionTimeouts,
 }
 
 impl Default for ServerConfig {
@@ -154,6 +157,7 @@ impl Default for ServerConfig {
             open_sign_up: true,
             upload_quota: UploadQuota::default(),
             health: HealthProbe::default(),
+            connections: ConnectionTimeouts::default(),
         }
     }
 }
@@ -261,7 +265,10 @@ pub async fn run_with_web(
     drop(store);
     let limit = config.max_message_bytes;
     tracing::info!(addr = ?listener.local_addr().ok(), tls = config.tls.is_some(), "coordinator listening");
+    let timeouts = config.connections;
     let router = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(timeouts.keepalive_interval))
+        .http2_keepalive_timeout(Some(timeouts.keepalive_timeout))
         .layer(GrpcMetricsLayer::new(metrics))
         .layer(AuthLayer::new(auth))
         .add_service(
@@ -288,13 +295,14 @@ pub async fn run_with_web(
         .add_service(reflection::v1alpha()?);
     match &config.tls {
         Some(tls) => {
-            let incoming = crate::tls::accept::incoming(listener, tls);
+            let incoming = crate::tls::accept::incoming(listener, tls)
+                .map(move |c| c.map(|io| PrefaceDeadline::new(io, timeouts.preface)));
             router.serve_with_incoming_shutdown(incoming, fire).await?
         }
         None => {
-            router
-                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), fire)
-                .await?
+            let incoming = TcpListenerStream::new(listener)
+                .map(move |c| c.map(|io| PrefaceDeadline::new(io, timeouts.preface)));
+            router.serve_with_incoming_shutdown(incoming, fire).await?
         }
     }
     if let Some(web) = web {
