@@ -12,7 +12,7 @@ import random
 from concurrent.futures import ThreadPoolExecutor
 
 from .cases_outside import OPEN, READ, WORK
-from .common import MAX_MESSAGE_BYTES, bearer, methods, raw_call
+from .common import MAX_MESSAGE_BYTES, STANDARD, bearer, methods, raw_call
 
 RANDOM_PER_METHOD = 600
 # What a handler answers to a request it decoded (random fields are
@@ -42,13 +42,15 @@ def run(ctx):
             return ()
         return worker_auth if name in WORK or name in READ else personal
 
-    # 600 random byte strings to every method, 16 at a time.
+    # 600 random byte strings to every method, the standard services' too
+    # (without a token), 16 at a time.
     jobs = []
-    for path, cs, ss in methods(pb):
+    for path, cs, ss in methods(pb) + STANDARD:
         name = path.rsplit("/", 1)[1]
+        auth = () if path.startswith("/grpc.") else auth_for(name)
         for _ in range(RANDOM_PER_METHOD):
             payload = bytes(rng.getrandbits(8) for _ in range(rng.randrange(0, 48)))
-            jobs.append((path, cs, ss, payload, auth_for(name)))
+            jobs.append((path, cs, ss, payload, auth))
     with ThreadPoolExecutor(16) as pool:
         answers = list(pool.map(lambda j: (j[0], raw_call(channel, *j[:4], j[4], timeout=20)),
                                 jobs))
@@ -61,7 +63,7 @@ def run(ctx):
         if not fine and len(tally["bad"]) < 3:
             tally["bad"].append(f"{code}: {message[:200]}")
     for path, tally in by_method.items():
-        service, name = path.split("/")[1].rsplit(".", 1)[1], path.rsplit("/", 1)[1]
+        service, name = path.split("/")[1], path.rsplit("/", 1)[1]
         cases.record(f"{service}.{name}_with_{RANDOM_PER_METHOD}_random_byte_strings",
                      "BAD" if tally["bad"] else "REFUSED_OR_ANSWERED", "REFUSED_OR_ANSWERED",
                      "; ".join(tally["bad"]), codes=tally["codes"])

@@ -84,6 +84,16 @@ def honest(lease_bytes: bytes, pb):
     return results
 
 
+# The standard services, open without a token: (path, client streaming,
+# server streaming).
+STANDARD = [
+    ("/grpc.health.v1.Health/Check", False, False),
+    ("/grpc.health.v1.Health/Watch", False, True),
+    ("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", True, True),
+    ("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", True, True),
+]
+
+
 def methods(pb):
     """Every RPC of the proto: (path, client streaming, server streaming)."""
     out = []
@@ -98,6 +108,12 @@ def raw_call(channel, path, client_streaming, server_streaming, payload: bytes, 
     """Sends `payload` as the request bytes of `path`, with no serializer; the
     code, the message and the count of answers."""
     try:
+        if client_streaming and server_streaming:
+            answers = channel.stream_stream(path)(iter([payload]), metadata=metadata,
+                                                  timeout=timeout)
+            got = next(answers, None)
+            answers.cancel()
+            return "OK", "", int(got is not None)
         if client_streaming:
             call = channel.stream_unary(path)
             call(iter([payload]), metadata=metadata, timeout=timeout)
