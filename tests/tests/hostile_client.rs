@@ -327,7 +327,7 @@ async fn two_runs(url: &str) -> Vec<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_results_are_refused_and_totals_stay_exact() {
     let db = seeded("hostile-results").await;
-    let server = TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(3))).await;
+    let server = TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(5))).await;
     let runs = two_runs(&server.url()).await;
     let report = hostile("results", &server, &db.0, &runs).await;
     assert!(report["cases"].as_object().unwrap().len() >= 20, "{report}");
