@@ -32,7 +32,7 @@ impl Accounts {
     ) -> Result<TokenRow, StoreError> {
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let row = token_rows::add(&tx, &actor, &name, role, owner, &hash, now_ms())?;
                 tx.commit()?;
                 Ok(row)
@@ -70,7 +70,7 @@ impl Accounts {
     ) -> Result<bool, StoreError> {
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let token = token_rows::by_name(&tx, &name)?.ok_or_else(|| {
                     StoreError::NotFound(format!("no token named {}", xq_proto::quote(&name)))
                 })?;

@@ -67,6 +67,7 @@ pub mod git;
 pub mod http;
 pub mod local;
 pub mod metrics;
+pub mod pace;
 pub mod preface;
 pub mod registry;
 pub mod registry_service;

@@ -37,24 +37,27 @@
 //! checked before the lease's state. Heartbeats extend an active lease's
 //! deadline by the lease time-to-live.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::broadcast;
 use xq_proto::capacity::{SpeedCheck, SpeedMethod};
 use xq_proto::engine_source::FailedBuild;
-use xq_proto::{BatchOutcome, Invalid, OpeningSlice, OpeningSource, Retention, Totals, WorkSpec};
+use xq_proto::{BatchOutcome, Invalid, OpeningSlice, OpeningSource, Totals, WorkSpec};
 
 use crate::archive::{self, OpeningBooks};
 
 use crate::access;
 use crate::events::{Actor, EventKind};
 use crate::git::GitConfig;
+use crate::pace::{PaceConfig, Paces};
 use crate::runs::health::WorkerHealth;
 use crate::runs::{
     Lease, LeaseState, RunChange, RunKind, RunSpec, RunState, RunStatus, Slice, SliceWork,
     SpsaHistoryRow,
 };
 use crate::runs::{admission, exclusion, sources};
+use crate::store::games::KeptGames;
 use crate::store::leases::{self, NewLease};
 use crate::store::runs::{self as run_rows, Candidate, Cause};
 use crate::store::workers::{self, NewWorker};
@@ -77,12 +80,15 @@ pub struct SchedulerConfig {
     pub git: GitConfig,
     /// Failed builds on this many distinct workers stop a run; at least 1.
     pub build_failures_to_stop: u32,
+    /// How leases are sized by each worker's pace.
+    pub pace: PaceConfig,
 }
 
 impl Default for SchedulerConfig {
     /// Leases of 60 s, heartbeats every 10 s, idle workers ask every 2 s;
     /// https repositories only; a run stops after failed builds on
-    /// [`sources::DEFAULT_FAILURES_TO_STOP`] workers.
+    /// [`sources::DEFAULT_FAILURES_TO_STOP`] workers; leases sized to about
+    /// 30 minutes of play ([`PaceConfig::default`]).
     fn default() -> Self {
         SchedulerConfig {
             lease_ttl: Duration::from_secs(60),
@@ -90,6 +96,7 @@ impl Default for SchedulerConfig {
             idle_retry: Duration::from_secs(2),
             git: GitConfig::default(),
             build_failures_to_stop: sources::DEFAULT_FAILURES_TO_STOP,
+            pace: PaceConfig::default(),
         }
     }
 }
@@ -122,11 +129,16 @@ pub type HeartbeatAnswer = (u64, Option<LeaseState>, i64);
 #[derive(Debug, Clone)]
 pub struct Scheduler {
     store: Store,
+    /// A read-only connection to the same file, for what a result is checked
+    /// against: those reads do not queue behind the writer's calls.
+    reads: Store,
     config: SchedulerConfig,
     /// Ids of runs that changed (results counted, stopped), for watchers.
     changes: broadcast::Sender<u64>,
     /// Runs' parsed openings, for the opening check of their games.
     books: OpeningBooks,
+    /// The workers' paces, which size their leases.
+    paces: Arc<Paces>,
 }
 
 fn ms(d: Duration) -> i64 {
@@ -155,11 +167,17 @@ pub fn pick(candidates: &[Candidate]) -> Option<&Candidate> {
 impl Scheduler {
     pub fn new(store: Store, config: SchedulerConfig) -> Self {
         let (changes, _) = broadcast::channel(256);
+        let reads = store.reader().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "no second connection: results are looked up on the writer's");
+            store.clone()
+        });
         Scheduler {
             store,
+            reads,
             config,
             changes,
             books: OpeningBooks::default(),
+            paces: Arc::new(Paces::new(config.pace)),
         }
     }
 
@@ -202,7 +220,7 @@ impl Scheduler {
         self.resolve_sources(&mut spec).await?;
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 if let OpeningSource::Book { sha256 } = &spec.settings.openings {
                     crate::store::assets::check_book(&tx, sha256)?;
                 }
@@ -280,7 +298,7 @@ impl Scheduler {
     ) -> Result<u64, StoreError> {
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let lease = leases::load(&tx, lease_id)?
                     .filter(|l| l.worker_id == worker_id)
                     .ok_or_else(|| {
@@ -312,7 +330,7 @@ impl Scheduler {
         let (run_id, stopped) = self
             .store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let now = now_ms();
                 let lease = leases::load(&tx, lease_id)?
                     .filter(|l| l.worker_id == worker_id && l.state == LeaseState::Active)
@@ -543,7 +561,7 @@ impl Scheduler {
         let status = self
             .store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let now = now_ms();
                 let before = run_rows::load(&tx, id, now)?;
                 if !change(&tx, &actor, &before, now)? {
@@ -561,9 +579,10 @@ impl Scheduler {
     /// Hands the worker the next slice of the fairest run, or `None`.
     pub async fn request_work(&self, worker_id: u64) -> Result<Option<Grant>, StoreError> {
         let ttl = ms(self.config.lease_ttl);
+        let paces = Arc::clone(&self.paces);
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let now = now_ms();
                 workers::touch(&tx, worker_id, now)?;
                 leases::expire_overdue(&tx, now)?;
@@ -587,8 +606,12 @@ impl Scheduler {
                     Some(slice) => slice,
                     None => {
                         let ops = run.spec.kind.ops();
+                        let batch = match ops.sized_by_time() {
+                            true => paces.pairs(worker_id, run.id, run.spec.batch_pairs),
+                            false => run.spec.batch_pairs,
+                        };
                         let slice = ops
-                            .next_slice(run.spec.batch_pairs, pick.pairs_issued)
+                            .next_slice(batch, pick.pairs_issued)
                             .ok_or_else(|| {
                                 StoreError::Schema(format!("run {} has no slice", run.id))
                             })?;
@@ -612,7 +635,7 @@ impl Scheduler {
         let ttl = ms(self.config.lease_ttl);
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let now = now_ms();
                 workers::touch(&tx, worker_id, now)?;
                 leases::expire_overdue(&tx, now)?;
@@ -644,7 +667,7 @@ impl Scheduler {
     ) -> Result<Option<LeaseState>, StoreError> {
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let now = now_ms();
                 let state = match leases::load(&tx, lease_id)? {
                     Some(l) if l.worker_id == worker_id && l.state == LeaseState::Active => {
@@ -675,7 +698,7 @@ impl Scheduler {
     ) -> Result<f64, StoreError> {
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let now = now_ms();
                 let lease = match leases::load(&tx, lease_id)? {
                     Some(l) if l.worker_id == worker_id && l.state == LeaseState::Active => l,
@@ -728,11 +751,11 @@ impl Scheduler {
         lease_id: u64,
         outcome: BatchOutcome,
     ) -> Result<SubmitStatus, StoreError> {
-        let (keep, outcome) = self.check_games(worker_id, lease_id, outcome).await?;
-        let (status, run_id) = self
+        let (kept, outcome) = self.check_games(worker_id, lease_id, outcome).await?;
+        let (status, lease) = self
             .store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let now = now_ms();
                 workers::touch(&tx, worker_id, now)?;
                 let lease = leases::load(&tx, lease_id)?
@@ -753,20 +776,27 @@ impl Scheduler {
                     LeaseState::Active => {
                         leases::set_state(&tx, lease_id, LeaseState::Done, now)?;
                         count_result(&tx, &lease, &outcome, now)?;
-                        let kept: Vec<(u32, &xq_proto::GameRecord)> = (0u32..)
-                            .zip(outcome.games.iter())
-                            .filter(|(_, g)| keep.keeps(g.result, g.reason))
-                            .collect();
-                        games::insert(&tx, lease.run_id, lease_id, worker_id, &kept)?;
+                        games::insert(
+                            &tx,
+                            lease.run_id,
+                            lease_id,
+                            worker_id,
+                            &outcome.games,
+                            &kept,
+                        )?;
                         SubmitStatus::Accepted
                     }
                 };
                 tx.commit()?;
-                Ok((status, lease.run_id))
+                Ok((status, lease))
             })
             .await?;
         if status == SubmitStatus::Accepted {
-            self.changed(run_id);
+            let took =
+                Duration::from_millis(now_ms().saturating_sub(lease.created_ms).max(0) as u64);
+            self.paces
+                .record(worker_id, lease.run_id, lease.pairs, took);
+            self.changed(lease.run_id);
         }
         Ok(status)
     }
@@ -777,17 +807,17 @@ impl Scheduler {
     /// one game record per counted game) and replays its games under the
     /// lease's rules against its counts (see [`crate::archive`]), off the
     /// store's thread, whatever the run keeps: a refused result is
-    /// [`StoreError::Invalid`] and nothing is counted. Returns which of the
-    /// games the run keeps, and the outcome.
+    /// [`StoreError::Invalid`] and nothing is counted. Returns the games the
+    /// run keeps, compressed there too, and the outcome.
     async fn check_games(
         &self,
         worker_id: u64,
         lease_id: u64,
         outcome: BatchOutcome,
-    ) -> Result<(Retention, BatchOutcome), StoreError> {
+    ) -> Result<(KeptGames, BatchOutcome), StoreError> {
         let books = self.books.clone();
         let (pairs, run_id, rules, openings, book_lines, keep) = self
-            .store
+            .reads
             .call(move |conn| {
                 let lease = leases::load(conn, lease_id)?
                     .ok_or_else(|| StoreError::NotFound(format!("no lease {lease_id}")))?;
@@ -835,12 +865,12 @@ impl Scheduler {
                 .map_err(|e| Invalid::new("run.openings", e))?;
             archive::check_openings(&openings, &book, &rules, &outcome.games)?;
             archive::check(&rules, &outcome)?;
-            Ok::<_, Invalid>(outcome)
+            let kept = KeptGames::new(&outcome.games, |g| keep.keeps(g.result, g.reason));
+            Ok::<_, Invalid>((kept, outcome))
         })
         .await
         .map_err(|e| StoreError::Join(format!("the game check failed: {e}")))?
         .map_err(StoreError::Invalid)
-        .map(|outcome| (keep, outcome))
     }
 }
 
@@ -1113,14 +1143,54 @@ mod tests {
         .unwrap()
     }
 
+    /// Leases of `batch_pairs` each (no sizing by time), `ttl` long.
     async fn setup(ttl: Duration) -> (Scheduler, u64) {
         let config = SchedulerConfig {
             lease_ttl: ttl,
+            pace: PaceConfig {
+                target: Duration::ZERO,
+                ..PaceConfig::default()
+            },
             ..SchedulerConfig::default()
         };
         let scheduler = Scheduler::new(Store::open_in_memory().unwrap(), config);
         let worker = register(&scheduler, "w", None).await;
         (scheduler, worker)
+    }
+
+    #[tokio::test]
+    async fn a_fast_worker_gets_leases_of_the_target_time_and_a_slow_one_single_batches() {
+        let config = SchedulerConfig {
+            pace: PaceConfig {
+                target: Duration::from_secs(1),
+                max_pairs: 40,
+            },
+            ..SchedulerConfig::default()
+        };
+        let s = Scheduler::new(Store::open_in_memory().unwrap(), config);
+        let fast = register(&s, "fast", None).await;
+        let slow = register(&s, "slow", None).await;
+        let (run, _) = s
+            .create_run(games_spec(100, 3), false, Actor::system())
+            .await
+            .unwrap();
+        let mut leases = Vec::new();
+        for w in [fast, slow, fast, slow, fast, fast] {
+            let g = s.request_work(w).await.unwrap().unwrap();
+            leases.push(g.work.pairs);
+            if w == slow {
+                tokio::time::sleep(Duration::from_millis(1100)).await;
+            }
+            let status = s.submit(w, g.lease_id, draws(&g.work)).await.unwrap();
+            assert_eq!(status, SubmitStatus::Accepted);
+        }
+        // One batch first; then the fast worker's leases are as large as
+        // allowed in whole batches (39 of 40), the slow one's one batch, and
+        // the last lease what the run has left.
+        assert_eq!(leases, [3, 3, 39, 3, 39, 13]);
+        let status = s.get_run(run).await.unwrap();
+        assert_eq!(status.totals.pairs, 100);
+        assert_eq!(status.state, RunState::Finished);
     }
 
     #[tokio::test]
@@ -1193,7 +1263,7 @@ mod tests {
         assert_eq!(s.get_run(g.run_id).await.unwrap().totals.pairs, 0);
         let mut unkept = games_spec(4, 4);
         unkept.name = "keeps none".to_owned();
-        unkept.keep_games = Retention::None;
+        unkept.keep_games = xq_proto::Retention::None;
         unkept.priority = 1;
         s.create_run(unkept, false, Actor::system()).await.unwrap();
         let none = s.request_work(w).await.unwrap().unwrap();

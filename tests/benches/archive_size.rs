@@ -131,10 +131,10 @@ async fn store_games(pool: &[GameRecord], total_games: u64) -> anyhow::Result<()
         let lease_id = grant.lease_id;
         store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 leases::set_state(&tx, lease_id, LeaseState::Done, now_ms())?;
-                let kept: Vec<(u32, &GameRecord)> = (0u32..).zip(batch.iter()).collect();
-                games::insert(&tx, run_id, lease_id, worker_id, &kept)?;
+                let kept = games::KeptGames::new(&batch, |_| true);
+                games::insert(&tx, run_id, lease_id, worker_id, &batch, &kept)?;
                 tx.commit()?;
                 Ok(())
             })

@@ -285,7 +285,7 @@ async fn run(
     let admin_hash = tokens::hash(&admin);
     store
         .call(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             let owner = xq_coordinator::store::users::ensure(
                 &tx,
                 "admin",

@@ -51,7 +51,7 @@ fn fill(db: &std::path::Path, id: u64, results: u64, per_result: u64) -> anyhow:
     let mut conn = rusqlite::Connection::open(db)?;
     // The made-up sprt_history rows have no leases behind them.
     conn.pragma_update(None, "foreign_keys", false)?;
-    let tx = conn.transaction()?;
+    let tx = conn.savepoint()?;
     let mut penta = [0u64; 5];
     let (mut w, mut d, mut l) = (0u64, 0u64, 0u64);
     let mut llr = 0.0f64;

@@ -166,7 +166,7 @@ mod registry {
         };
         store
             .call(move |c| {
-                let tx = c.transaction()?;
+                let tx = c.savepoint()?;
                 let admin = users::named_or_admin(&tx, None, now_ms())?;
                 engines::add(&tx, &new, &bytes[..], admin, &Actor::cli(), now_ms())?;
                 tx.commit().map_err(xq_coordinator::store::StoreError::from)

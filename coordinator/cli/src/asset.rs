@@ -118,7 +118,7 @@ impl AssetArgs {
                             .with_context(|| format!("cannot open {}", db.display()))?;
                         tokio::runtime::Runtime::new()?
                             .block_on(store.call(move |conn| {
-                                let tx = conn.transaction()?;
+                                let tx = conn.savepoint()?;
                                 let owner = users::named_or_admin(&tx, user.as_deref(), now_ms())?;
                                 let asset =
                                     assets::add(&tx, &new, source, owner, &Actor::cli(), now_ms())?;

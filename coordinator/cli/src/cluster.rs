@@ -11,6 +11,7 @@ use xq_coordinator::auth::{Rate, RateLimits};
 use xq_coordinator::git::{GitConfig, GitProtocols};
 use xq_coordinator::http::Http;
 use xq_coordinator::local::{LocalCluster, PlayerFactory};
+use xq_coordinator::pace::{DEFAULT_MAX_PAIRS, PaceConfig};
 use xq_coordinator::registry::uploads::UploadQuota;
 use xq_coordinator::report::{versions, workers};
 use xq_coordinator::scheduler::SchedulerConfig;
@@ -107,6 +108,14 @@ pub struct ServeArgs {
     /// (admins: no cap; 0: no cap for anyone).
     #[arg(long, default_value_t = 8192)]
     upload_quota_mib: u64,
+    /// Size each worker's leases of games and SPRT runs to about this many
+    /// minutes of its play (0: every lease holds the run's batch pairs).
+    #[arg(long, value_name = "MIN", default_value_t = 30)]
+    lease_minutes: u64,
+    /// Most pairs a lease sized by time holds.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_PAIRS,
+          value_parser = clap::value_parser!(u32).range(1..=1024))]
+    max_lease_pairs: u32,
 }
 
 impl ServeArgs {
@@ -134,6 +143,10 @@ impl ServeArgs {
                     ..GitConfig::default()
                 },
                 build_failures_to_stop: self.build_failures_to_stop,
+                pace: PaceConfig {
+                    target: Duration::from_secs(self.lease_minutes.saturating_mul(60)),
+                    max_pairs: self.max_lease_pairs,
+                },
                 ..SchedulerConfig::default()
             },
             limits: RateLimits {

@@ -325,7 +325,7 @@ impl Registry {
                     .map(std::io::BufReader::new)
                     .with_context(|| format!("cannot read engine {}", path.display()))?;
                 Ok(runtime.block_on(store.call(move |conn| {
-                    let tx = conn.transaction()?;
+                    let tx = conn.savepoint()?;
                     let owner = users::named_or_admin(&tx, user.as_deref(), now_ms())?;
                     let (entry, _) =
                         engines::add(&tx, &new, source, owner, &Actor::cli(), now_ms())?;

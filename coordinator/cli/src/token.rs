@@ -109,7 +109,7 @@ impl TokenArgs {
                 let hash = tokens::hash(&token);
                 let stored = name.clone();
                 rt.block_on(store.call(move |conn| {
-                    let tx = conn.transaction()?;
+                    let tx = conn.savepoint()?;
                     let owner = users::named_or_admin(&tx, user.as_deref(), now_ms())?;
                     token_rows::add(&tx, &Actor::cli(), &stored, role, owner, &hash, now_ms())?;
                     tx.commit()?;
@@ -136,7 +136,7 @@ impl TokenArgs {
                 let stored = name.clone();
                 let revoked = rt
                     .block_on(store.call(move |conn| {
-                        let tx = conn.transaction()?;
+                        let tx = conn.savepoint()?;
                         let revoked = token_rows::revoke_as(&tx, &Actor::cli(), &stored, now_ms())?;
                         tx.commit()?;
                         Ok(revoked)

@@ -86,7 +86,7 @@ impl UserArgs {
                 };
                 let stored = name.clone();
                 rt.block_on(store.call(move |conn| {
-                    let tx = conn.transaction()?;
+                    let tx = conn.savepoint()?;
                     let (actor, now) = (Actor::cli(), now_ms());
                     users::add_logged(&tx, &actor, &stored, role, hash.as_deref(), trusted, now)?;
                     tx.commit()?;
@@ -122,7 +122,7 @@ impl UserArgs {
             } => {
                 let stored = name.clone();
                 rt.block_on(store.call(move |conn| {
-                    let tx = conn.transaction()?;
+                    let tx = conn.savepoint()?;
                     users::set_logged(&tx, &Actor::cli(), &stored, role, trusted, now_ms())?;
                     tx.commit()?;
                     Ok(())

@@ -116,7 +116,7 @@ impl WorkerReleaseArgs {
                             .with_context(|| format!("cannot open {}", db.display()))?;
                         tokio::runtime::Runtime::new()?
                             .block_on(store.call(move |conn| {
-                                let tx = conn.transaction()?;
+                                let tx = conn.savepoint()?;
                                 let owner = users::named_or_admin(&tx, user.as_deref(), now_ms())?;
                                 let added = worker_releases::add(
                                     &tx,

@@ -37,7 +37,7 @@ impl Registrar {
     ) -> Result<Entry, StoreError> {
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let (entry, _) = engines::register(&tx, &new, owner, &actor, now_ms())?;
                 tx.commit()?;
                 Ok(entry)
@@ -55,7 +55,7 @@ impl Registrar {
     ) -> Result<(Release, bool), StoreError> {
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let added = worker_releases::register(&tx, &new, owner, &actor, now_ms())?;
                 tx.commit()?;
                 Ok(added)
@@ -73,7 +73,7 @@ impl Registrar {
     ) -> Result<(Asset, bool), StoreError> {
         self.store
             .call(move |conn| {
-                let tx = conn.transaction()?;
+                let tx = conn.savepoint()?;
                 let added = assets::register(&tx, &new, owner, &actor, now_ms())?;
                 tx.commit()?;
                 Ok(added)

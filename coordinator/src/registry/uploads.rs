@@ -118,7 +118,7 @@ async fn begin(
     let (sha256, size) = (header.sha256.clone(), header.size);
     let start = store
         .call(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             match blobs::state(&tx, &sha256)? {
                 BlobState::Complete { size } => return Ok(Start::Stored(size)),
                 BlobState::Pending => return Ok(Start::Busy),

@@ -28,6 +28,11 @@ impl Kind for GamesSpec {
         Some(self.pairs)
     }
 
+    /// Pairs count alike in any lease.
+    fn sized_by_time(&self) -> bool {
+        true
+    }
+
     fn set_target_pairs(&mut self, pairs: u64, _: u64, _: u32) -> Result<(), RunError> {
         self.pairs = pairs;
         Ok(())

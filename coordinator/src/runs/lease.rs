@@ -51,6 +51,8 @@ pub struct Lease {
     pub opening_offset: u64,
     pub pairs: u32,
     pub spsa_request: Option<SpsaRequest>,
+    /// When it was handed out, unix ms.
+    pub created_ms: i64,
     /// Unix ms.
     pub deadline_ms: i64,
     /// Variants runs: the index of the lease's rule set in the spec.

@@ -600,6 +600,13 @@ pub trait Kind {
         ))
     }
 
+    /// Whether a lease may hold more than the run's `batch_pairs` for a fast
+    /// worker ([`crate::pace`]): the kind's statistics do not depend on how
+    /// its pairs are cut into leases.
+    fn sized_by_time(&self) -> bool {
+        false
+    }
+
     /// The fresh slice after `issued` pairs were handed out, at most `batch`
     /// pairs, or `None` when every pair was: by default consecutive openings.
     fn next_slice(&self, batch: u32, issued: u64) -> Option<Slice> {

@@ -34,6 +34,11 @@ impl Kind for SprtSpec {
         self.max_pairs
     }
 
+    /// Pairs count alike in any lease.
+    fn sized_by_time(&self) -> bool {
+        true
+    }
+
     fn sprt(&self) -> Option<&SprtParams> {
         Some(&self.sprt)
     }

@@ -9,8 +9,9 @@
 //! * A probe every [`HealthProbe::every`] sends one empty call through the
 //!   store's writer queue (it reads and writes nothing, so it never causes
 //!   a sync). The store is healthy if that call is answered within
-//!   [`HealthProbe::timeout`] and the last group sync did not fail
-//!   ([`StoreMetrics::sync_failed`](crate::store::instruments::StoreMetrics)).
+//!   [`HealthProbe::timeout`] and the last batch of calls that wrote lost
+//!   nothing (its commit, which is the sync, did not fail:
+//!   [`StoreMetrics::write_failed`](crate::store::instruments::StoreMetrics)).
 //!   A queue so long that the probe waits past the timeout counts as not
 //!   answering: a worker's call would wait as long.
 //! * `Watch` streams see changes, not every probe: the first message is the
@@ -149,13 +150,13 @@ impl Health for StoreHealth {
 }
 
 /// The store's health now: whether an empty call through its queue is
-/// answered within `timeout` and its last sync did not fail.
+/// answered within `timeout` and its last batch that wrote lost nothing.
 async fn judge(store: &Store, timeout: Duration) -> ServingStatus {
     let answered = matches!(
         tokio::time::timeout(timeout, store.call(|_| Ok(()))).await,
         Ok(Ok(()))
     );
-    if answered && !store.metrics().sync_failed.load(Ordering::Relaxed) {
+    if answered && !store.metrics().write_failed.load(Ordering::Relaxed) {
         ServingStatus::Serving
     } else {
         ServingStatus::NotServing
@@ -222,10 +223,10 @@ mod tests {
         assert_eq!(next(&mut overall).await, Some(Serving));
         assert_eq!(next(&mut runs).await, Some(Serving));
 
-        // A failed group sync: not serving until a sync succeeds.
-        store.metrics().sync_failed.store(true, Ordering::Relaxed);
+        // A batch that lost its writes: not serving until one commits.
+        store.metrics().write_failed.store(true, Ordering::Relaxed);
         assert_eq!(next(&mut overall).await, Some(NotServing));
-        store.metrics().sync_failed.store(false, Ordering::Relaxed);
+        store.metrics().write_failed.store(false, Ordering::Relaxed);
         assert_eq!(next(&mut overall).await, Some(Serving));
 
         // Shutdown: not serving for good, and the streams end.

@@ -293,7 +293,7 @@ mod tests {
             sha256: sha(hashed),
             size: hashed.len() as u64,
         };
-        let tx = conn.transaction()?;
+        let tx = conn.savepoint()?;
         let asset = add(&tx, &new, source, owner, &Actor::cli(), 5)?;
         tx.commit()?;
         Ok(asset)

@@ -33,37 +33,70 @@ pub struct GameFilter {
     pub lost_by: Option<u8>,
 }
 
-/// Stores the kept games of lease `lease_id` (`kept[i]` = (game index,
-/// record)); nothing when `kept` is empty. Runs inside the submission's
-/// transaction.
+/// The games of a result that its run keeps, chosen and compressed off the
+/// store's thread; [`insert`] writes them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeptGames {
+    /// The kept games' places in the result, ascending.
+    indices: Vec<u32>,
+    /// Their [`game_codec`] blob, in that order; empty when none is kept.
+    blob: Vec<u8>,
+}
+
+impl KeptGames {
+    /// The games of `games` that `keeps(record)` keeps, encoded.
+    pub fn new(games: &[GameRecord], keeps: impl Fn(&GameRecord) -> bool) -> KeptGames {
+        let indices: Vec<u32> = (0u32..)
+            .zip(games)
+            .filter(|(_, g)| keeps(g))
+            .map(|(i, _)| i)
+            .collect();
+        if indices.is_empty() {
+            return KeptGames::default();
+        }
+        let wire: Vec<pb::GameRecord> = indices
+            .iter()
+            .map(|&i| games[i as usize].clone().into())
+            .collect();
+        KeptGames {
+            indices,
+            blob: game_codec::encode(&wire),
+        }
+    }
+}
+
+/// Stores the kept games of lease `lease_id` (`games` the result's records,
+/// `kept` those of them its run keeps); nothing when none is kept. Runs
+/// inside the submission's transaction.
 pub fn insert(
     conn: &Connection,
     run_id: u64,
     lease_id: u64,
     worker_id: u64,
-    kept: &[(u32, &GameRecord)],
+    games: &[GameRecord],
+    kept: &KeptGames,
 ) -> Result<(), StoreError> {
-    if kept.is_empty() {
+    if kept.indices.is_empty() {
         return Ok(());
     }
-    let wire: Vec<pb::GameRecord> = kept.iter().map(|(_, g)| (*g).clone().into()).collect();
     conn.prepare_cached("INSERT INTO game_batches (lease_id, run_id, data) VALUES (?1, ?2, ?3)")?
-        .execute(params![
-            lease_id as i64,
-            run_id as i64,
-            game_codec::encode(&wire)
-        ])?;
+        .execute(params![lease_id as i64, run_id as i64, kept.blob])?;
     let mut row = conn.prepare_cached(
         "INSERT INTO games (run_id, lease_id, worker_id, game_index, slot, opening_index,
                             red_player, result, reason, loser, plies, overrun_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
-    for (slot, (index, g)) in kept.iter().enumerate() {
+    for (slot, &index) in kept.indices.iter().enumerate() {
+        let g = games.get(index as usize).ok_or_else(|| {
+            StoreError::Schema(format!(
+                "kept game {index} is not in lease {lease_id}'s result"
+            ))
+        })?;
         row.execute(params![
             run_id as i64,
             lease_id as i64,
             worker_id as i64,
-            i64::from(*index),
+            i64::from(index),
             slot as i64,
             g.opening_index as i64,
             i64::from(g.red_player),

@@ -19,9 +19,11 @@ pub struct StoreMetrics {
     pub queued: Gauge,
     pub batch_seconds: Histogram,
     pub sync_seconds: Histogram,
-    /// Whether the last group sync failed (set by every sync); the health
-    /// service reports NOT_SERVING while it is.
-    pub sync_failed: AtomicBool,
+    /// Whether the last batch that wrote lost a change (its commit, which
+    /// with full durability is the sync, failed, or SQLite rolled part of it
+    /// back); set by every such batch. The health service reports
+    /// NOT_SERVING while it is.
+    pub write_failed: AtomicBool,
 }
 
 impl Default for StoreMetrics {
@@ -30,7 +32,7 @@ impl Default for StoreMetrics {
             queued: Gauge::default(),
             batch_seconds: Histogram::new(latency_buckets()),
             sync_seconds: Histogram::new(latency_buckets()),
-            sync_failed: AtomicBool::new(false),
+            write_failed: AtomicBool::new(false),
         }
     }
 }

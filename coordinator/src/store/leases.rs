@@ -50,7 +50,7 @@ pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
     let row = conn
         .prepare_cached(
             "SELECT id, run_id, worker_id, state, opening_offset, pairs, spsa_request, deadline_ms,
-                    variant
+                    variant, created_ms
              FROM leases WHERE id = ?1",
         )?
         .query_row([id as i64], |r| {
@@ -62,10 +62,20 @@ pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
                 r.get::<_, Option<String>>(6)?,
                 r.get::<_, i64>(7)?,
                 r.get::<_, Option<i64>>(8)?,
+                r.get::<_, i64>(9)?,
             ))
         })
         .optional()?;
-    let Some(([id, run_id, worker_id], state, offset, pairs, request, deadline_ms, variant)) = row
+    let Some((
+        [id, run_id, worker_id],
+        state,
+        offset,
+        pairs,
+        request,
+        deadline_ms,
+        variant,
+        created_ms,
+    )) = row
     else {
         return Ok(None);
     };
@@ -78,6 +88,7 @@ pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
         opening_offset: count(offset),
         pairs,
         spsa_request: request.as_deref().map(serde_json::from_str).transpose()?,
+        created_ms,
         deadline_ms,
         variant: variant.map(|v| count(v) as usize),
     }))

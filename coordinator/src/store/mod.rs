@@ -13,19 +13,20 @@
 //!
 //! # Group commit
 //!
-//! With [`Durability::Full`] the connection runs `synchronous = NORMAL`
-//! (a commit is written to the WAL but not synced), and the thread runs
-//! every call waiting in the queue (up to [`MAX_BATCH`]) before it answers
-//! any of them. If any call wrote, it then rewrites the one-row
-//! `sync_point` table under `synchronous = FULL`: that commit syncs the WAL
-//! file, and with it every commit of the batch. Only then are the answers
-//! sent, so no caller (no worker told ACCEPTED) ever hears of a commit that
-//! a power cut could still lose, and a thousand calls cost one sync instead
-//! of a thousand. If that sync fails, the calls that wrote are answered
-//! [`StoreError::Unsynced`].
+//! The thread runs every call waiting in the queue (up to
+//! [`batch::MAX_BATCH`]) inside one transaction and commits it before it
+//! answers any of them ([`batch`]). A call's own transaction is a savepoint
+//! (`conn.savepoint()`, never `conn.transaction()`): it commits or rolls
+//! back alone within the batch. With [`Durability::Full`] the connection
+//! runs `synchronous = FULL`, so the batch's one commit syncs the WAL: no
+//! caller (no worker told ACCEPTED) ever hears of a change that a power cut
+//! could still lose, and a thousand calls cost one sync instead of a
+//! thousand. A call whose batch fails to commit is answered
+//! [`StoreError::Unsynced`] if it wrote.
 //!
 //! # Layout
 //!
+//! * [`batch`]: the writer thread and its batches.
 //! * [`migrations`]: the append-only schema list (`PRAGMA user_version`).
 //! * [`backup`]: online backups, their checks and restore.
 //! * [`blobs`]: content-addressed blobs in chunks; [`engines`] and [`assets`]: the
@@ -44,6 +45,7 @@
 pub mod activity;
 pub mod assets;
 pub mod backup;
+pub mod batch;
 pub mod blobs;
 pub mod build_failures;
 pub mod engines;
@@ -68,12 +70,12 @@ pub mod worker_versions;
 pub mod workers;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, mpsc};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::Connection;
 
+use batch::{Deliver, Job};
 use instruments::StoreMetrics;
 
 /// Errors from the store.
@@ -96,7 +98,9 @@ pub enum StoreError {
     /// `FAILED_PRECONDITION`), e.g. a worker too slow for a run.
     #[error("{0}")]
     Precondition(String),
-    #[error("the change was made but could not be synced to disk: {0}")]
+    /// The batch holding a call's change failed to commit or sync: the
+    /// change is not on disk.
+    #[error("the change could not be committed to disk: {0}")]
     Unsynced(String),
     #[error("the store's worker thread failed: {0}")]
     Join(String),
@@ -143,14 +147,6 @@ pub struct StoreOptions {
     pub max_pages: Option<u64>,
 }
 
-/// Work for a connection's thread: runs a call and says whether it wrote,
-/// and how to answer it once its batch is synced (with the sync's error).
-type Job = Box<dyn FnOnce(&mut Connection) -> (bool, Deliver) + Send>;
-type Deliver = Box<dyn FnOnce(Option<&str>) + Send>;
-
-/// Most calls answered by one sync.
-pub const MAX_BATCH: usize = 512;
-
 /// A handle to the database; cheap to clone. The connection's thread ends
 /// when the last handle is dropped.
 #[derive(Debug, Clone)]
@@ -182,13 +178,16 @@ impl Store {
         let conn = Connection::open(path)?;
         // WAL: readers never block the writer and a crash loses nothing committed.
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        // Full durability syncs once per batch of calls (see the module docs).
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // Full durability syncs at each batch's commit (see the module docs).
+        let synchronous = match options.durability {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        };
+        conn.pragma_update(None, "synchronous", synchronous)?;
         if let Some(pages) = options.max_pages {
             conn.pragma_update(None, "max_page_count", pages.min(i64::MAX as u64) as i64)?;
         }
-        let group_sync = options.durability == Durability::Full;
-        let mut store = Self::setup(conn, group_sync)?;
+        let mut store = Self::setup(conn)?;
         store.path = Some(path.to_owned());
         Ok(store)
     }
@@ -221,61 +220,33 @@ impl Store {
 
     /// A private in-memory database (tests).
     pub fn open_in_memory() -> Result<Self, StoreError> {
-        Self::setup(Connection::open_in_memory()?, false)
+        Self::setup(Connection::open_in_memory()?)
     }
 
-    fn setup(mut conn: Connection, group_sync: bool) -> Result<Self, StoreError> {
+    fn setup(mut conn: Connection) -> Result<Self, StoreError> {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         migrations::migrate(&mut conn)?;
         let metrics = Arc::new(StoreMetrics::default());
         Ok(Store {
-            jobs: Self::spawn(conn, group_sync, Arc::clone(&metrics))?,
+            jobs: Self::spawn(conn, true, Arc::clone(&metrics))?,
             path: None,
             metrics,
         })
     }
 
     /// Starts the thread that owns `conn` and runs jobs in arrival order,
-    /// in batches; with `group_sync`, a batch that wrote is synced before
-    /// its answers go out.
+    /// in batches; with `grouped`, each batch in one transaction.
     fn spawn(
-        mut conn: Connection,
-        group_sync: bool,
+        conn: Connection,
+        grouped: bool,
         metrics: Arc<StoreMetrics>,
     ) -> Result<mpsc::Sender<Job>, StoreError> {
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("xq-store".to_owned())
-            .spawn(move || {
-                while let Ok(first) = rx.recv() {
-                    let start = Instant::now();
-                    let mut answers = vec![first(&mut conn)];
-                    while answers.len() < MAX_BATCH {
-                        match rx.try_recv() {
-                            Ok(job) => answers.push(job(&mut conn)),
-                            Err(_) => break,
-                        }
-                    }
-                    let wrote = answers.iter().any(|(w, _)| *w);
-                    let failure = (group_sync && wrote)
-                        .then(|| {
-                            let synced = Instant::now();
-                            let failure = sync(&conn).err().map(|e| e.to_string());
-                            metrics.sync_seconds.observe(synced.elapsed().as_secs_f64());
-                            metrics
-                                .sync_failed
-                                .store(failure.is_some(), Ordering::Relaxed);
-                            failure
-                        })
-                        .flatten();
-                    for (wrote, deliver) in answers {
-                        deliver(failure.as_deref().filter(|_| wrote));
-                    }
-                    metrics.batch_seconds.observe(start.elapsed().as_secs_f64());
-                }
-            })
+            .spawn(move || batch::serve(conn, rx, grouped, metrics))
             .map_err(|e| StoreError::Join(format!("cannot start the store thread: {e}")))?;
         Ok(tx)
     }
@@ -295,8 +266,7 @@ impl Store {
             // sound and the thread keeps serving.
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn)))
                 .unwrap_or_else(|_| Err(StoreError::Join("a store call panicked".to_owned())));
-            // A call that failed rolled back: it has nothing to sync.
-            let wrote = result.is_ok() && conn.total_changes() != before;
+            let wrote = conn.total_changes() != before;
             let deliver: Deliver = Box::new(move |sync_failure| {
                 let result = match (result, sync_failure) {
                     (Ok(_), Some(e)) => Err(StoreError::Unsynced(e.to_owned())),
@@ -314,15 +284,6 @@ impl Store {
         rx.await
             .map_err(|_| StoreError::Join("the store thread dropped a call".to_owned()))?
     }
-}
-
-/// Syncs the WAL, and with it every commit before: one small commit under
-/// `synchronous = FULL`.
-fn sync(conn: &Connection) -> rusqlite::Result<()> {
-    conn.pragma_update(None, "synchronous", "FULL")?;
-    let written = conn.execute("UPDATE sync_point SET n = n + 1", []);
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
-    written.map(drop)
 }
 
 /// Milliseconds since the unix epoch.

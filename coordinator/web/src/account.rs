@@ -193,7 +193,7 @@ pub async fn sign_up(
     let made = web
         .store
         .call(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             let now = now_ms();
             let id = users::insert(&tx, &name, UserRole::Developer, Some(&hash), false, now)?;
             let actor = Actor::user(id, &name);

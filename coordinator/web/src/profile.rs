@@ -148,7 +148,7 @@ pub async fn change_password(
     let id = me.id;
     web.store
         .call(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             let now = now_ms();
             users::set_password(&tx, me.id, &hash)?;
             let ended = sessions::delete_for_user(&tx, me.id)?;

@@ -123,7 +123,7 @@ pub async fn add(
     let added = web
         .store
         .call(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             users::add_logged(&tx, &actor, &name, role, hash.as_deref(), trusted, now_ms())?;
             tx.commit()?;
             Ok(())
@@ -198,7 +198,7 @@ pub async fn change(
     let actor = Actor::user(me.id, &me.name);
     web.store
         .call(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             users::set_logged(&tx, &actor, &user.name, role, trusted, now_ms())?;
             tx.commit()?;
             Ok(())
