@@ -35,7 +35,11 @@
 //!   to their owner; [`registry_service`]: its gRPC service.
 //! * [`server`]: the thin tonic services, `run(listener, db, shutdown)`, and
 //!   the one place store errors become statuses; [`account_service`]: the
-//!   account service (`Login` without a token, a user's own tokens).
+//!   account service (`Login` without a token, a user's own tokens);
+//!   [`standard`]: the standard gRPC services served beside them (health
+//!   checking from the store's state, server reflection); [`preface`]:
+//!   the deadline of a connection's HTTP/2 preface and the keepalive that
+//!   drop slow-loris clients.
 //! * [`book`]: opening books from game records (`book make`).
 //! * [`archive`]: the checks of a result's games; [`game_export`]: a run's
 //!   stored games read back by filter and written as PGN (`pgn`, the
@@ -64,6 +68,7 @@ pub mod http;
 pub mod local;
 pub mod metrics;
 pub mod pace;
+pub mod preface;
 pub mod registry;
 pub mod registry_service;
 pub mod releases;
@@ -74,6 +79,7 @@ pub mod scheduler;
 pub mod server;
 pub mod shutdown;
 pub mod spin_options;
+pub mod standard;
 pub use xq_stats as stats;
 pub use xq_stats::spsa;
 pub mod store;

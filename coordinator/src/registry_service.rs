@@ -85,10 +85,16 @@ async fn next_part(stream: &mut Streaming<pb::UploadBlobRequest>) -> Result<Opti
             "the upload sent nothing for {} s; nothing was stored",
             UPLOAD_IDLE.as_secs()
         ))),
-        Ok(Err(status)) => Err(Status::cancelled(format!(
-            "the upload broke off ({}); nothing was stored",
-            status.message()
-        ))),
+        // The stream's own code: INTERNAL for bytes that do not decode,
+        // OUT_OF_RANGE for a message over the limit, CANCELLED for a client
+        // that went away.
+        Ok(Err(status)) => Err(Status::new(
+            status.code(),
+            format!(
+                "the upload broke off ({}); nothing was stored",
+                xq_proto::bounded(status.message().to_owned())
+            ),
+        )),
         Ok(Ok(None)) => Ok(None),
         Ok(Ok(Some(pb::UploadBlobRequest { part }))) => match part {
             Some(part) => Ok(Some(part)),

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
-use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tokio_stream::{Stream, StreamExt};
 use tonic::{Code, Request, Response, Status};
 use xq_proto::capacity::SpeedMethod;
 use xq_proto::engine_source::FailedBuild;
@@ -34,6 +34,7 @@ use crate::events::Actor;
 use crate::game_export::{self, GameQuery};
 use crate::http::{Http, ViewParts};
 use crate::metrics::{GrpcMetricsLayer, Metrics};
+use crate::preface::{ConnectionTimeouts, PrefaceDeadline};
 use crate::registry::Registrar;
 use crate::registry::uploads::{self, UploadQuota, Uploads};
 use crate::registry_service::{self, BlobStream, RegistryServer};
@@ -41,6 +42,8 @@ use crate::releases::Releases;
 use crate::runs::{RunChange, RunSpec, RunState};
 use crate::scheduler::{Scheduler, SchedulerConfig};
 use crate::shutdown::Shutdown;
+use crate::standard::health::HealthProbe;
+use crate::standard::{self, reflection};
 use crate::store::workers::NewWorker;
 use crate::store::{Store, StoreError};
 
@@ -125,7 +128,7 @@ pub struct ServerConfig {
     /// plain HTTP/2 if `None`.
     pub tls: Option<crate::tls::ServerTls>,
     /// Largest request message decoded, in bytes; larger ones are refused
-    /// with RESOURCE_EXHAUSTED before any handler runs.
+    /// with OUT_OF_RANGE (tonic's decoder) before any handler runs.
     pub max_message_bytes: usize,
     /// The web view is reached over HTTPS (a TLS proxy in front of it):
     /// its session and CSRF cookies are marked `Secure`.
@@ -135,6 +138,10 @@ pub struct ServerConfig {
     pub open_sign_up: bool,
     /// How many bytes of blobs one user's uploads may store.
     pub upload_quota: UploadQuota,
+    /// How the health service probes the store ([`crate::standard::health`]).
+    pub health: HealthProbe,
+    /// How long slow or silent clients keep a connection ([`crate::preface`]).
+    pub connections: ConnectionTimeouts,
 }
 
 impl Default for ServerConfig {
@@ -149,6 +156,8 @@ impl Default for ServerConfig {
             secure_cookies: false,
             open_sign_up: true,
             upload_quota: UploadQuota::default(),
+            health: HealthProbe::default(),
+            connections: ConnectionTimeouts::default(),
         }
     }
 }
@@ -160,6 +169,8 @@ pub enum ServerError {
     Store(#[from] StoreError),
     #[error("grpc transport: {0}")]
     Transport(#[from] tonic::transport::Error),
+    #[error("server reflection: {0}")]
+    Reflection(#[from] reflection::ReflectionError),
 }
 
 /// Serves the database at `store_path` on `listener` until `shutdown`
@@ -250,10 +261,14 @@ pub async fn run_with_web(
     );
     let blobs = store.clone();
     let releases = Releases::new(store.clone(), store.reader()?);
+    let health = standard::health::serve(store.clone(), signal.clone(), config.health).await;
     drop(store);
     let limit = config.max_message_bytes;
     tracing::info!(addr = ?listener.local_addr().ok(), tls = config.tls.is_some(), "coordinator listening");
+    let timeouts = config.connections;
     let router = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(timeouts.keepalive_interval))
+        .http2_keepalive_timeout(Some(timeouts.keepalive_timeout))
         .layer(GrpcMetricsLayer::new(metrics))
         .layer(AuthLayer::new(auth))
         .add_service(
@@ -274,16 +289,20 @@ pub async fn run_with_web(
             .max_decoding_message_size(limit),
         )
         .add_service(AccountServiceServer::new(accounts).max_decoding_message_size(limit))
-        .add_service(RegistryServiceServer::new(registry).max_decoding_message_size(limit));
+        .add_service(RegistryServiceServer::new(registry).max_decoding_message_size(limit))
+        .add_service(health)
+        .add_service(reflection::v1()?)
+        .add_service(reflection::v1alpha()?);
     match &config.tls {
         Some(tls) => {
-            let incoming = crate::tls::accept::incoming(listener, tls);
+            let incoming = crate::tls::accept::incoming(listener, tls)
+                .map(move |c| c.map(|io| PrefaceDeadline::new(io, timeouts.preface)));
             router.serve_with_incoming_shutdown(incoming, fire).await?
         }
         None => {
-            router
-                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), fire)
-                .await?
+            let incoming = TcpListenerStream::new(listener)
+                .map(move |c| c.map(|io| PrefaceDeadline::new(io, timeouts.preface)));
+            router.serve_with_incoming_shutdown(incoming, fire).await?
         }
     }
     if let Some(web) = web {

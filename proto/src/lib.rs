@@ -10,7 +10,8 @@
 //!
 //! # Layout
 //!
-//! - [`pb`]: the generated messages and services;
+//! - [`pb`]: the generated messages and services, and [`FILE_DESCRIPTOR_SET`]
+//!   (their descriptors, for server reflection);
 //! - [`limit`]: [`Limit`] and [`TimeControl`], with their text forms
 //!   (`nodes=N`, `depth=D`, `movetime=MS`, `tc=40/60+0.5`);
 //! - [`adjudication`]: [`Adjudication`], with its one default;
@@ -79,6 +80,12 @@ pub mod cluster {
 }
 
 pub use cluster::v1 as pb;
+
+/// The encoded `google.protobuf.FileDescriptorSet` of `cluster.proto`, as
+/// protox compiled it: what server reflection tells clients such as
+/// `grpcurl` that have no copy of the `.proto` file.
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/cluster_descriptor.bin"));
 
 pub use adjudication::Adjudication;
 pub use arch::{Arch, UnknownArch};

@@ -41,6 +41,9 @@ not hold; the worker-release methods without a token, AddWorkerRelease as a
 worker, ReportUpdateFailure with a 100,000-byte reason and for an unknown
 worker.
 
+The rest of the hostile suite (no token on every method, lying results,
+random bytes, floods, slow-loris, ...) is the package tests/py/hostile/.
+
     hostile_client.py --url 127.0.0.1:PORT --token TOKEN --admin-token TOKEN \
         --run RUN --user NAME --password PASSWORD --other-token NAME --proto-dir proto
 """

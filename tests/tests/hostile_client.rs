@@ -18,16 +18,43 @@
 //! registrations of nothing uploaded, each refused with its code; nothing
 //! of them is stored.
 //!
+//! The rest of the suite (`tests/py/hostile/`, run as `python -m hostile
+//! GROUP`) does the other things hostile or broken clients would, one
+//! group per test, each against a server of its own:
+//!
+//! * `outside`: every method without a token or with a revoked one, wrong
+//!   roles, another user's run, 600 random byte strings to every method, a
+//!   5 MiB request, huge repeated fields, nested and truncated messages;
+//! * `results`: another worker's id or lease, lying games (a 4-entry
+//!   pentanomial, illegal moves, a garbage FEN, fabricated checkmates),
+//!   replayed and reordered results, another run's lease, a lapsed lease
+//!   and a worker that never heartbeats;
+//! * `floods` (real rate limits, short connection timeouts): 3,200
+//!   concurrent reads, floods of calls, sign-ins and health checks, and
+//!   slow-loris connections.
+//!
+//! After each, the client checks through GetRun and the database file that
+//! the run totals equal the results it saw accepted and that
+//! `integrity_check` is ok; here every case must have got its expected
+//! code with a short message. The client asks this test for honest results
+//! (every game drawn by adjudication after its opening, as
+//! [`drawn`] makes them): a line `{"drawn": HEX}` is answered with the
+//! encoded `GameResults` in hex.
+//!
 //! Needs grpcio and grpcio-tools in `XQ_PYTHON`'s environment
 //! (`tests/py/requirements.txt`; `.ci/run` installs them).
 
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use prost::Message;
 use serde_json::Value;
 use xq_coordinator::access::{UserRole, passwords};
-use xq_coordinator::auth::{Role, tokens};
+use xq_coordinator::auth::{RateLimits, Role, tokens};
+use xq_coordinator::preface::ConnectionTimeouts;
+use xq_coordinator::server::ServerConfig;
 use xq_coordinator::store::{Store, StoreError, now_ms, tokens as token_rows, users};
 use xq_proto::pb;
 use xq_tests::cluster::*;
@@ -163,5 +190,179 @@ async fn a_foreign_client_gets_named_refusals_and_nothing_is_counted() {
     assert_eq!(answer.status(), pb::SubmitStatus::Accepted);
     let totals = status(&mut admin, run).await.totals.unwrap();
     assert_eq!((totals.pairs, totals.draws), (2, 4));
+    server.stop().await;
+}
+
+const OTHER_WORKER_TOKEN: &str = "xqt_hostile_other_worker";
+
+/// A database with a developer who signs in (`ana`) and a worker token of
+/// another user (`bo`).
+async fn seeded(tag: &str) -> TempDb {
+    let db = TempDb::new(tag);
+    Store::open(&db.0)
+        .unwrap()
+        .call(|conn| {
+            let hash = passwords::hash(PASSWORD).map_err(|e| StoreError::Schema(e.to_string()))?;
+            users::insert(
+                conn,
+                "ana",
+                UserRole::Developer,
+                Some(&hash),
+                false,
+                now_ms(),
+            )?;
+            let bo = users::insert(conn, "bo", UserRole::Developer, None, false, now_ms())?;
+            token_rows::insert(
+                conn,
+                "bo-box",
+                Role::Worker,
+                bo,
+                &tokens::hash(OTHER_WORKER_TOKEN),
+                now_ms(),
+            )
+        })
+        .await
+        .unwrap();
+    db
+}
+
+/// Runs `python -m hostile GROUP` against `server`, answering its requests
+/// for honest results; its report.
+async fn hostile(group: &'static str, server: &TestServer, db: &Path, runs: &[u64]) -> Value {
+    let python = std::env::var("XQ_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let address = server.url().trim_start_matches("http://").to_owned();
+    let runs = runs
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let db = db.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut child = Command::new(&python)
+            .args(["-m", "hostile", group, "--url", &address])
+            .arg("--db")
+            .arg(&db)
+            .arg("--proto-dir")
+            .arg(tests.join("../proto"))
+            .args(["--admin-token", ADMIN_TOKEN, "--worker-token", WORKER_TOKEN])
+            .args(["--other-worker-token", OTHER_WORKER_TOKEN])
+            .args(["--user", "ana", "--password", PASSWORD, "--runs", &runs])
+            .current_dir(tests.join("py"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {python} (set XQ_PYTHON): {e}"));
+        let mut stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut last = String::new();
+        for line in stdout.lines() {
+            let line = line.unwrap();
+            let Some(hex) = serde_json::from_str::<Value>(&line)
+                .ok()
+                .and_then(|v| v["drawn"].as_str().map(str::to_owned))
+            else {
+                last = line;
+                continue;
+            };
+            let lease = pb::Lease::decode(unhex(&hex).as_slice()).expect("a lease");
+            writeln!(stdin, "{}", to_hex(&drawn(&lease).encode_to_vec())).unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let report: Value = serde_json::from_str(&last).unwrap_or_else(|e| {
+            panic!(
+                "the hostile client (needs grpcio and grpcio-tools: pip install -r \
+                 tests/py/requirements.txt, then set XQ_PYTHON) printed no report ({e}):\n\
+                 {last}\n{stderr}"
+            )
+        });
+        let failed = &report["failed"];
+        let cases = report["cases"].as_object().expect("cases");
+        let wrong: Vec<_> = failed
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|name| (name, &cases[name.as_str().unwrap()]))
+            .collect();
+        assert!(
+            wrong.is_empty() && out.status.success() && report["check"]["ok"] == true,
+            "{group}: cases that failed: {wrong:#?}\ncheck: {:#}\n{stderr}",
+            report["check"]
+        );
+        if let Ok(path) = std::env::var("XQ_HOSTILE_REPORT") {
+            std::fs::write(format!("{path}.{group}.json"), &last).unwrap();
+        }
+        eprintln!("{group}: {} cases in {} s", cases.len(), report["seconds"]);
+        report
+    })
+    .await
+    .unwrap()
+}
+
+fn unhex(hex: &str) -> Vec<u8> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Two open-ended SPRT runs of different batch sizes.
+async fn two_runs(url: &str) -> Vec<u64> {
+    let mut admin = admin(url).await;
+    let mut runs = Vec::new();
+    for batch in [2, 3] {
+        let mut spec = sprt_spec(0.0, 5.0, 0);
+        spec.batch_pairs = batch;
+        runs.push(create(&mut admin, spec).await);
+    }
+    runs
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_results_are_refused_and_totals_stay_exact() {
+    let db = seeded("hostile-results").await;
+    let server = TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(5))).await;
+    let runs = two_runs(&server.url()).await;
+    let report = hostile("results", &server, &db.0, &runs).await;
+    assert!(report["cases"].as_object().unwrap().len() >= 20, "{report}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_callers_and_bytes_are_refused_and_the_server_stays_up() {
+    let db = seeded("hostile-outside").await;
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(60))).await;
+    let runs = two_runs(&server.url()).await;
+    let report = hostile("outside", &server, &db.0, &runs).await;
+    assert!(
+        report["cases"].as_object().unwrap().len() >= 100,
+        "{report}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn floods_are_limited_and_slow_clients_dropped() {
+    let db = seeded("hostile-floods").await;
+    let config = ServerConfig {
+        limits: RateLimits::default(),
+        connections: ConnectionTimeouts {
+            preface: Duration::from_secs(2),
+            keepalive_interval: Duration::from_secs(1),
+            keepalive_timeout: Duration::from_secs(1),
+        },
+        ..fast_config(Duration::from_secs(60))
+    };
+    let server = TestServer::start("127.0.0.1:0", &db.0, config).await;
+    let runs = two_runs(&server.url()).await;
+    let report = hostile("floods", &server, &db.0, &runs).await;
+    assert!(report["cases"].as_object().unwrap().len() >= 10, "{report}");
     server.stop().await;
 }

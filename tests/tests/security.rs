@@ -159,7 +159,7 @@ async fn a_token_over_its_rate_gets_resource_exhausted() {
             per_second: 1.0,
             burst: 5.0,
         },
-        personal: Rate::UNLIMITED,
+        ..RateLimits::UNLIMITED
     };
     let server = TestServer::start("127.0.0.1:0", &db.0, config).await;
     let mut rpc = worker_client(&server.url(), Some(WORKER_TOKEN));

@@ -69,6 +69,13 @@ pub struct ServeArgs {
     /// Burst size per personal token.
     #[arg(long, alias = "admin-burst", default_value_t = 50.0)]
     personal_burst: f64,
+    /// Calls without a token (health checks, reflection) per second per
+    /// client address (0 = unlimited).
+    #[arg(long, default_value_t = 10.0)]
+    open_rate: f64,
+    /// Burst size per client address for calls without a token.
+    #[arg(long, default_value_t = 50.0)]
+    open_burst: f64,
     /// Cap the database at N pages of 4 KiB (SQLite's max_page_count), so
     /// writes beyond it fail as on a full disk; for tests and hard quotas.
     #[arg(long)]
@@ -150,6 +157,10 @@ impl ServeArgs {
                 personal: Rate {
                     per_second: self.personal_rate,
                     burst: self.personal_burst,
+                },
+                open: Rate {
+                    per_second: self.open_rate,
+                    burst: self.open_burst,
                 },
             },
             tls,

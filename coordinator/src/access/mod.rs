@@ -35,7 +35,13 @@ impl Role {
     /// Whether this role may do `p`.
     pub fn allows(self, p: Permission) -> bool {
         match (self, p) {
-            (_, Permission::SignIn | Permission::ReadRuns | Permission::ReadRegistry) => true,
+            (
+                _,
+                Permission::SignIn
+                | Permission::Standard
+                | Permission::ReadRuns
+                | Permission::ReadRegistry,
+            ) => true,
             (Role::Worker, Permission::Work) => true,
             (
                 Role::Worker,
@@ -140,6 +146,11 @@ pub enum Permission {
     /// method called without a token; limited per address and per name
     /// instead (`auth::sign_in`).
     SignIn,
+    /// Nothing: the standard gRPC services, health checking
+    /// (`grpc.health.v1.Health`) and server reflection (`v1` and `v1alpha`),
+    /// which probes and tools such as `grpcurl` call without a token; limited
+    /// per address instead ([`RateLimits::open`](crate::auth::RateLimits::open)).
+    Standard,
     /// Register, lease, heartbeat, submit, release; download registered engines
     /// and report a signature mismatch.
     Work,
@@ -192,6 +203,11 @@ pub fn permission(path: &str) -> Option<Permission> {
             "ListEngines" | "ListAssets" | "DownloadBlob" | "ListWorkerReleases",
         ) => Some(Permission::ReadRegistry),
         ("xq.cluster.v1.AccountService", "Login") => Some(Permission::SignIn),
+        ("grpc.health.v1.Health", "Check" | "Watch")
+        | (
+            "grpc.reflection.v1.ServerReflection" | "grpc.reflection.v1alpha.ServerReflection",
+            "ServerReflectionInfo",
+        ) => Some(Permission::Standard),
         ("xq.cluster.v1.AccountService", "CreateToken" | "ListTokens" | "RevokeToken") => {
             Some(Permission::OwnTokens)
         }
@@ -270,6 +286,20 @@ mod tests {
     }
 
     #[test]
+    fn the_standard_services_alone_are_open_besides_login() {
+        for path in [
+            "/grpc.health.v1.Health/Check",
+            "/grpc.health.v1.Health/Watch",
+            "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+            "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+        ] {
+            assert_eq!(permission(path), Some(Permission::Standard), "{path}");
+        }
+        assert_eq!(permission("/grpc.health.v1.Health/Set"), None);
+        assert_eq!(permission("/grpc.health.v2.Health/Check"), None);
+    }
+
+    #[test]
     fn developers_manage_their_own_runs_approvers_anyones() {
         assert!(may_manage(UserRole::Developer, 3, Some(3)));
         assert!(!may_manage(UserRole::Developer, 3, Some(4)));
@@ -300,7 +330,7 @@ mod tests {
     #[test]
     fn unknown_methods_need_an_unknown_permission() {
         assert_eq!(permission("/xq.cluster.v1.RunService/DropTables"), None);
-        assert_eq!(permission("/grpc.health.v1.Health/Check"), None);
+        assert_eq!(permission("/grpc.health.v1.Health/Drop"), None);
         assert_eq!(permission("nonsense"), None);
     }
 }

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use http::HeaderMap;
 use tonic::Status;
+use tonic::transport::server::{TcpConnectInfo, TlsConnectInfo};
 
 use super::ratelimit::{RateLimiter, RateLimits};
 use super::sign_in::{SignInError, SignInGuard, SignInLimits};
@@ -67,7 +68,7 @@ impl Authenticator {
     /// refuses it; a method open without a token (`Login`) is refused here,
     /// since it has no caller.
     pub async fn authorize(&self, path: &str, headers: &HeaderMap) -> Result<Principal, Status> {
-        self.admit(path, headers).await?.ok_or_else(|| {
+        self.admit(path, headers, None).await?.ok_or_else(|| {
             Status::permission_denied(format!(
                 "{} is called without a token",
                 xq_proto::quote(path)
@@ -75,17 +76,31 @@ impl Authenticator {
         })
     }
 
-    /// Whether a request to `path` with `headers` may proceed: `None` for
-    /// the one method open without a token ([`Permission::SignIn`], which
-    /// limits itself), else its caller; or the status that refuses it.
+    /// Whether a request to `path` with `headers` from the address `from`
+    /// may proceed: `None` for the methods open without a token
+    /// ([`Permission::SignIn`], which limits itself, and
+    /// [`Permission::Standard`], limited here per address; an unknown
+    /// address shares one bucket), else its caller; or the status that
+    /// refuses it.
     pub async fn admit(
         &self,
         path: &str,
         headers: &HeaderMap,
+        from: Option<IpAddr>,
     ) -> Result<Option<Principal>, Status> {
         let needed = permission(path);
-        if needed == Some(Permission::SignIn) {
-            return Ok(None);
+        match needed {
+            Some(Permission::SignIn) => return Ok(None),
+            Some(Permission::Standard) => {
+                let from = from.unwrap_or(IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED));
+                if !self.limiter.allow_address(from, Instant::now()) {
+                    return Err(Status::resource_exhausted(format!(
+                        "address {from} is over its rate of calls without a token; retry later"
+                    )));
+                }
+                return Ok(None);
+            }
+            _ => {}
         }
         let token = bearer(headers)?;
         let principal = self.identify(token).await?;
@@ -170,6 +185,21 @@ fn bearer(headers: &HeaderMap) -> Result<&str, Status> {
     }
 }
 
+/// The client's IP address, as tonic's server records the connection
+/// (plain TCP, or TCP under TLS).
+fn remote_ip<B>(request: &http::Request<B>) -> Option<IpAddr> {
+    let extensions = request.extensions();
+    extensions
+        .get::<TcpConnectInfo>()
+        .and_then(TcpConnectInfo::remote_addr)
+        .or_else(|| {
+            extensions
+                .get::<TlsConnectInfo<TcpConnectInfo>>()
+                .and_then(|i| i.get_ref().remote_addr())
+        })
+        .map(|a| a.ip())
+}
+
 /// The caller the auth layer attached to a request; INTERNAL if there is
 /// none (a handler of a method open without a token must not ask).
 pub fn caller<T>(request: &tonic::Request<T>) -> Result<Principal, Status> {
@@ -233,7 +263,11 @@ where
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let auth = Arc::clone(&self.auth);
         Box::pin(async move {
-            match auth.admit(request.uri().path(), request.headers()).await {
+            let from = remote_ip(&request);
+            match auth
+                .admit(request.uri().path(), request.headers(), from)
+                .await
+            {
                 Ok(principal) => {
                     if let Some(principal) = principal {
                         request.extensions_mut().insert(principal);
@@ -317,23 +351,64 @@ mod tests {
     async fn login_alone_is_admitted_without_a_token() {
         let a = auth();
         let login = "/xq.cluster.v1.AccountService/Login";
-        assert_eq!(a.admit(login, &HeaderMap::new()).await.unwrap(), None);
+        assert_eq!(a.admit(login, &HeaderMap::new(), None).await.unwrap(), None);
         let e = a.authorize(login, &HeaderMap::new()).await.unwrap_err();
         assert_eq!(e.code(), tonic::Code::PermissionDenied);
         let create = "/xq.cluster.v1.AccountService/CreateToken";
-        let e = a.admit(create, &HeaderMap::new()).await.unwrap_err();
+        let e = a.admit(create, &HeaderMap::new(), None).await.unwrap_err();
         assert_eq!(e.code(), tonic::Code::Unauthenticated);
         let e = a
-            .admit(create, &headers("Bearer xqt_worker"))
+            .admit(create, &headers("Bearer xqt_worker"), None)
             .await
             .unwrap_err();
         assert_eq!(e.code(), tonic::Code::PermissionDenied);
-        let p = a.admit(create, &headers("Bearer xqt_admin")).await.unwrap();
+        let p = a
+            .admit(create, &headers("Bearer xqt_admin"), None)
+            .await
+            .unwrap();
         assert_eq!(p.map(|p| p.role), Some(Role::Personal));
         let e = a
-            .admit(SUBMIT, &headers("Bearer xqt_admin"))
+            .admit(SUBMIT, &headers("Bearer xqt_admin"), None)
             .await
             .unwrap_err();
         assert_eq!(e.code(), tonic::Code::PermissionDenied);
+    }
+
+    #[tokio::test]
+    async fn the_standard_services_are_open_and_limited_per_address() {
+        let a = Authenticator::new(
+            Store::open_in_memory().unwrap(),
+            Vec::new(),
+            RateLimits {
+                open: crate::auth::Rate {
+                    per_second: 0.001,
+                    burst: 2.0,
+                },
+                ..RateLimits::UNLIMITED
+            },
+        );
+        let check = "/grpc.health.v1.Health/Check";
+        let reflect = "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo";
+        let here = Some("192.0.2.7".parse().unwrap());
+        assert_eq!(a.admit(check, &HeaderMap::new(), here).await.unwrap(), None);
+        assert_eq!(
+            a.admit(reflect, &headers("Bearer xqt_nope"), here)
+                .await
+                .unwrap(),
+            None
+        );
+        let e = a.admit(check, &HeaderMap::new(), here).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::ResourceExhausted);
+        assert!(e.message().contains("192.0.2.7"), "{}", e.message());
+        let elsewhere = Some("192.0.2.8".parse().unwrap());
+        assert_eq!(
+            a.admit(check, &HeaderMap::new(), elsewhere).await.unwrap(),
+            None
+        );
+        let e = a
+            .admit(SUBMIT, &HeaderMap::new(), elsewhere)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::Unauthenticated);
     }
 }

@@ -15,8 +15,11 @@
 //!   leases. [`permission`](crate::access::permission) maps each method to what it needs
 //!   and [`Role::allows`] decides; a new method gets a
 //!   line in [`permission`], and a method missing there is refused.
-//! * One method needs no token: `AccountService/Login`, which signs in with
-//!   a name and password and is limited by [`sign_in`] instead.
+//! * One project method needs no token: `AccountService/Login`, which signs
+//!   in with a name and password and is limited by [`sign_in`] instead.
+//!   The standard gRPC services (health checking and server reflection,
+//!   [`crate::standard`]) need none either and are limited per client
+//!   address ([`RateLimits::open`]). Nothing else is open.
 //! * [`layer::AuthLayer`] checks every call before any handler runs:
 //!   UNAUTHENTICATED without a known, unrevoked token, PERMISSION_DENIED for
 //!   a role that may not call the method, RESOURCE_EXHAUSTED past the

@@ -1,10 +1,12 @@
-//! Per-token request rates: a token bucket per token key.
+//! Request rates: a token bucket per token key, and one per client
+//! address for the calls made without a token (the standard services).
 //!
 //! A bucket holds up to `burst` requests and refills at `per_second`; a
 //! call takes one request or is refused with RESOURCE_EXHAUSTED, which the
 //! worker client treats as transient and backs off from.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -25,15 +27,20 @@ impl Rate {
     };
 }
 
-/// Rates by role.
+/// Rates by role, and per address for calls without a token.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateLimits {
     pub worker: Rate,
     pub personal: Rate,
+    /// Calls without a token to the standard services (health checks,
+    /// reflection), per client IP address.
+    pub open: Rate,
 }
 
 impl Default for RateLimits {
-    /// Workers 50 requests/s with bursts of 100; personal tokens 20/s, bursts of 50.
+    /// Workers 50 requests/s with bursts of 100; personal tokens 20/s,
+    /// bursts of 50; calls without a token 10/s per address, bursts of 50
+    /// (a probe every few seconds and a `grpcurl` session fit well inside).
     fn default() -> Self {
         RateLimits {
             worker: Rate {
@@ -44,6 +51,10 @@ impl Default for RateLimits {
                 per_second: 20.0,
                 burst: 50.0,
             },
+            open: Rate {
+                per_second: 10.0,
+                burst: 50.0,
+            },
         }
     }
 }
@@ -52,8 +63,12 @@ impl RateLimits {
     pub const UNLIMITED: RateLimits = RateLimits {
         worker: Rate::UNLIMITED,
         personal: Rate::UNLIMITED,
+        open: Rate::UNLIMITED,
     };
 }
+
+/// Addresses whose buckets are kept before the idle ones are dropped.
+pub const MAX_ADDRESSES: usize = 10_000;
 
 /// A token bucket: up to `burst` takes at once, refilled at `per_second`.
 #[derive(Debug, Clone, Copy)]
@@ -97,11 +112,16 @@ impl Bucket {
     }
 }
 
-/// The buckets of every token seen; a std mutex, never held across an await.
+/// The buckets of every token and address seen; std mutexes, never held
+/// across an await.
 #[derive(Debug)]
 pub struct RateLimiter {
     limits: RateLimits,
     buckets: Mutex<HashMap<i64, Bucket>>,
+    /// Bounded by [`MAX_ADDRESSES`]: past it, buckets that have refilled
+    /// (whose address has been idle long enough) are dropped, which
+    /// forgets nothing a fresh bucket would not grant.
+    addresses: Mutex<HashMap<IpAddr, Bucket>>,
 }
 
 impl RateLimiter {
@@ -109,7 +129,27 @@ impl RateLimiter {
         RateLimiter {
             limits,
             buckets: Mutex::new(HashMap::new()),
+            addresses: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Takes one call without a token from `address`'s bucket at `now`;
+    /// false if it is empty.
+    pub fn allow_address(&self, address: IpAddr, now: Instant) -> bool {
+        let rate = self.limits.open;
+        if rate.per_second <= 0.0 {
+            return true;
+        }
+        let mut addresses = self.addresses.lock().unwrap_or_else(|e| e.into_inner());
+        if addresses.len() >= MAX_ADDRESSES && !addresses.contains_key(&address) {
+            let refill = Duration::from_secs_f64(rate.burst.max(1.0) / rate.per_second);
+            addresses.retain(|_, b| now.saturating_duration_since(b.last()) < refill);
+        }
+        addresses
+            .entry(address)
+            .or_insert(Bucket::full(rate, now))
+            .take(rate, now)
+            .is_ok()
     }
 
     /// Takes one request from `key`'s bucket at `now`; false if it is empty.
@@ -152,6 +192,45 @@ mod tests {
         let t1 = t0 + Duration::from_millis(100);
         assert!(limiter.allow(1, Role::Worker, t1));
         assert!(!limiter.allow(1, Role::Worker, t1));
+    }
+
+    #[test]
+    fn each_address_has_its_bucket_for_calls_without_a_token() {
+        let limiter = RateLimiter::new(RateLimits {
+            open: Rate {
+                per_second: 1.0,
+                burst: 2.0,
+            },
+            ..RateLimits::UNLIMITED
+        });
+        let t0 = Instant::now();
+        let a: IpAddr = "192.0.2.1".parse().unwrap();
+        let b: IpAddr = "2001:db8::1".parse().unwrap();
+        assert!(limiter.allow_address(a, t0) && limiter.allow_address(a, t0));
+        assert!(!limiter.allow_address(a, t0));
+        assert!(limiter.allow_address(b, t0));
+        assert!(limiter.allow_address(a, t0 + Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn idle_addresses_are_forgotten_past_the_bound() {
+        let limiter = RateLimiter::new(RateLimits {
+            open: Rate {
+                per_second: 1.0,
+                burst: 1.0,
+            },
+            ..RateLimits::UNLIMITED
+        });
+        let t0 = Instant::now();
+        for i in 0..MAX_ADDRESSES as u32 {
+            assert!(limiter.allow_address(IpAddr::from(i.to_be_bytes()), t0));
+        }
+        let busy = IpAddr::from(0u32.to_be_bytes());
+        let later = t0 + Duration::from_secs(2);
+        assert!(limiter.allow_address("2001:db8::1".parse().unwrap(), later));
+        let kept = limiter.addresses.lock().unwrap().len();
+        assert_eq!(kept, 1, "every refilled bucket was dropped");
+        assert!(limiter.allow_address(busy, later));
     }
 
     #[test]

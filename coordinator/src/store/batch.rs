@@ -17,6 +17,7 @@
 //! commit likewise fails every call of its part that wrote. A call that
 //! wrote is never answered success for a change that is not on disk.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
@@ -56,6 +57,9 @@ pub(super) fn serve(
         metrics
             .sync_seconds
             .observe(committed.elapsed().as_secs_f64());
+        if let Some(failed) = batch.writes_lost() {
+            metrics.write_failed.store(failed, Ordering::Relaxed);
+        }
         batch.answer();
         metrics.batch_seconds.observe(start.elapsed().as_secs_f64());
     }
@@ -104,6 +108,18 @@ impl Batch {
                 let _ = conn.execute_batch("ROLLBACK");
             }
         }
+    }
+
+    /// Whether a change of this batch was lost (a failed commit, or a part
+    /// SQLite rolled back); `None` if no call wrote.
+    fn writes_lost(&self) -> Option<bool> {
+        let mut writes = self
+            .answers
+            .iter()
+            .filter(|(wrote, _, _)| *wrote)
+            .peekable();
+        writes.peek()?;
+        Some(writes.any(|&(_, _, part)| self.lost[part].is_some()))
     }
 
     fn answer(self) {
@@ -253,5 +269,38 @@ mod tests {
         assert!(!accepted.is_empty(), "nothing fit: {answers:?}");
         drop(store);
         assert_eq!(stored(&file.0), accepted);
+    }
+
+    #[test]
+    fn a_batch_lost_its_writes_only_if_a_call_that_wrote_was_in_a_lost_part() {
+        let batch = |calls: &[(bool, usize)], lost: Vec<Option<String>>| super::Batch {
+            answers: calls
+                .iter()
+                .map(|&(wrote, part)| {
+                    (
+                        wrote,
+                        Box::new(|_: Option<&str>| {}) as super::Deliver,
+                        part,
+                    )
+                })
+                .collect(),
+            lost,
+            open: false,
+            grouped: true,
+        };
+        let gone = || Some("disk I/O error".to_owned());
+        assert_eq!(batch(&[(false, 0)], vec![gone()]).writes_lost(), None);
+        assert_eq!(
+            batch(&[(true, 0), (false, 0)], vec![None]).writes_lost(),
+            Some(false)
+        );
+        assert_eq!(
+            batch(&[(false, 0), (true, 1)], vec![gone(), None]).writes_lost(),
+            Some(false)
+        );
+        assert_eq!(
+            batch(&[(true, 0), (true, 1)], vec![gone(), None]).writes_lost(),
+            Some(true)
+        );
     }
 }

@@ -2,6 +2,8 @@
 //! its batches and syncs. The store updates them; `crate::metrics` exports
 //! them with the rest.
 
+use std::sync::atomic::AtomicBool;
+
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 
@@ -17,6 +19,11 @@ pub struct StoreMetrics {
     pub queued: Gauge,
     pub batch_seconds: Histogram,
     pub sync_seconds: Histogram,
+    /// Whether the last batch that wrote lost a change (its commit, which
+    /// with full durability is the sync, failed, or SQLite rolled part of it
+    /// back); set by every such batch. The health service reports
+    /// NOT_SERVING while it is.
+    pub write_failed: AtomicBool,
 }
 
 impl Default for StoreMetrics {
@@ -25,6 +32,7 @@ impl Default for StoreMetrics {
             queued: Gauge::default(),
             batch_seconds: Histogram::new(latency_buckets()),
             sync_seconds: Histogram::new(latency_buckets()),
+            write_failed: AtomicBool::new(false),
         }
     }
 }
