@@ -19,6 +19,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 use xq_coordinator::auth::{EphemeralToken, RateLimits, Role};
 use xq_coordinator::http::Http;
+use xq_coordinator::pace::PaceConfig;
 use xq_coordinator::scheduler::SchedulerConfig;
 use xq_coordinator::server::{self, ServerConfig, ServerError};
 use xq_coordinator::store::Store;
@@ -187,6 +188,11 @@ pub fn fast_config(lease_ttl: Duration) -> ServerConfig {
             lease_ttl,
             heartbeat_interval: Duration::from_millis(100),
             idle_retry: Duration::from_millis(50),
+            // Every lease one batch, so that tests can count leases.
+            pace: PaceConfig {
+                target: Duration::ZERO,
+                ..PaceConfig::default()
+            },
             ..SchedulerConfig::default()
         },
         tokens: vec![

@@ -7,6 +7,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tonic::Code;
 use xq_coordinator::local::LocalCluster;
+use xq_coordinator::pace::PaceConfig;
 use xq_proto::pb;
 use xq_tests::cluster::*;
 use xq_worker::BatchPlayer;
@@ -78,6 +79,37 @@ async fn a_fixed_games_run_totals_exactly() {
     let summary = handle.await.unwrap();
     assert_eq!(summary.pairs_accepted, 45);
     assert_eq!(summary.leases_accepted, 6);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fast_worker_gets_leases_of_the_target_time_and_the_run_totals_exactly() {
+    let db = TempDb::new("pace");
+    let mut config = fast_config(Duration::from_secs(10));
+    config.scheduler.pace = PaceConfig {
+        target: Duration::from_millis(400),
+        max_pairs: 64,
+    };
+    let server = TestServer::start("127.0.0.1:0", &db.0, config).await;
+    let mut admin = admin(&server.url()).await;
+    let run = create(&mut admin, games_spec(400, 4)).await;
+    let mut player = SimulatedPlayer::first_player_stronger(50.0);
+    player.pair_delay = Duration::from_millis(2);
+    let (stop, handle) = worker(&server.url(), Arc::new(player));
+    let end = wait_for_end(&mut admin, run, Duration::from_secs(60)).await;
+    assert_eq!(end.state(), pb::RunState::Finished);
+    assert_exact(&totals(&end), 400);
+    let _ = stop.send(());
+    let summary = handle.await.unwrap();
+    assert_eq!(summary.pairs_accepted, 400);
+    // 100 leases of one batch each without sizing; with it, after the first
+    // batch the leases hold whole batches up to 64 pairs (at 2 ms a pair and
+    // more per lease, a lease of 400 ms holds far more than one batch).
+    assert!(
+        summary.leases_accepted <= 30,
+        "{} leases for 400 pairs in batches of 4",
+        summary.leases_accepted
+    );
     server.stop().await;
 }
 
