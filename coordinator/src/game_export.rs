@@ -19,7 +19,7 @@ use xq_worker::pgn::{self, PgnGame, PgnHeader};
 
 use crate::runs::RunStatus;
 use crate::store::games::{self, ArchivedGame, GameFilter};
-use crate::store::{StoreError, leases, now_ms, runs as run_rows, workers};
+use crate::store::{StoreError, leases, runs as run_rows, workers};
 
 /// Which stored games to export; every set field must match, the default
 /// matches all.
@@ -152,7 +152,7 @@ pub fn lease_rules(
 /// The stored games of `run_id` that pass `query`. A worker named by name
 /// must exist.
 pub fn export(conn: &Connection, run_id: u64, query: &GameQuery) -> Result<Export, StoreError> {
-    let run = run_rows::load(conn, run_id, now_ms())?;
+    let run = run_rows::load(conn, run_id)?;
     let stored = games::load(conn, run_id, &filter(conn, query)?)?;
     let mut rules: BTreeMap<u64, RuleSet> = BTreeMap::new();
     let mut players = default_players();

@@ -339,7 +339,7 @@ impl Scheduler {
                             "worker {worker_id} holds no active lease {lease_id}"
                         ))
                     })?;
-                let run = run_rows::load(&tx, lease.run_id, now)?;
+                let run = run_rows::load(&tx, lease.run_id)?;
                 let source = sources::of(&run.spec)
                     .into_iter()
                     .find(|s| s.commit == failed.commit)
@@ -393,13 +393,11 @@ impl Scheduler {
     }
 
     pub async fn get_run(&self, id: u64) -> Result<RunStatus, StoreError> {
-        self.store
-            .call(move |conn| run_rows::load(conn, id, now_ms()))
-            .await
+        self.store.call(move |conn| run_rows::load(conn, id)).await
     }
 
     pub async fn list_runs(&self) -> Result<Vec<RunStatus>, StoreError> {
-        self.store.call(|conn| run_rows::list(conn, now_ms())).await
+        self.store.call(|conn| run_rows::list(conn)).await
     }
 
     /// Failures among `id`'s stored games, by worker, loser and reason.
@@ -419,7 +417,7 @@ impl Scheduler {
         self.store
             .call(move |conn| {
                 let now = now_ms();
-                let run = run_rows::load(conn, id, now)?;
+                let run = run_rows::load(conn, id)?;
                 serving::for_run(conn, &run, now)
             })
             .await
@@ -563,11 +561,11 @@ impl Scheduler {
             .call(move |conn| {
                 let tx = conn.savepoint()?;
                 let now = now_ms();
-                let before = run_rows::load(&tx, id, now)?;
+                let before = run_rows::load(&tx, id)?;
                 if !change(&tx, &actor, &before, now)? {
                     return Ok(before);
                 }
-                let after = run_rows::load(&tx, id, now)?;
+                let after = run_rows::load(&tx, id)?;
                 tx.commit()?;
                 Ok(after)
             })
@@ -593,7 +591,7 @@ impl Scheduler {
                         tx.commit()?;
                         return Ok(None);
                     };
-                    let run = run_rows::load(&tx, pick.id, now)?;
+                    let run = run_rows::load(&tx, pick.id)?;
                     match admission::admits(run.id, &run.spec, &applicant) {
                         Ok(()) => break (pick, run),
                         Err(why) => {
@@ -708,7 +706,7 @@ impl Scheduler {
                         )));
                     }
                 };
-                let run = run_rows::load(&tx, lease.run_id, now)?;
+                let run = run_rows::load(&tx, lease.run_id)?;
                 let check = run.spec.workers.speed_check().ok_or_else(|| {
                     StoreError::Precondition(format!(
                         "run {} has no speed rule: lease {lease_id} asks for no measurement",
@@ -827,7 +825,7 @@ impl Scheduler {
                         "lease {lease_id} is not held by worker {worker_id}"
                     )));
                 }
-                let run = run_rows::load(conn, lease.run_id, now_ms())?;
+                let run = run_rows::load(conn, lease.run_id)?;
                 if run.spec.workers.speed_check().is_some()
                     && speeds::get(conn, run.id, worker_id)?.is_none()
                 {
@@ -1008,7 +1006,7 @@ fn count_result(
     let run_id = lease.run_id;
     lease_results::insert(conn, lease, outcome)?;
     run_rows::add_totals(conn, run_id, &outcome.totals, now)?;
-    let run = run_rows::load(conn, run_id, now)?;
+    let run = run_rows::load(conn, run_id)?;
     let applied = run.spec.kind.ops().apply(&run, lease, outcome)?;
     let cause = Cause {
         lease_id: lease.id,
@@ -1063,7 +1061,7 @@ fn recount(
     }
     run_rows::reset_totals(conn, run_id)?;
     run_rows::add_totals(conn, run_id, &sum, now)?;
-    let run = run_rows::load(conn, run_id, now)?;
+    let run = run_rows::load(conn, run_id)?;
     let applied = run.spec.kind.ops().recount(&run, &kept, lease)?;
     let cause = Cause {
         lease_id: lease.id,

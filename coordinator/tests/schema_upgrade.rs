@@ -36,6 +36,10 @@ const SELF_UPDATE: usize = 22;
 /// run's base engine (migration 23, issue 33).
 const SPEED_BY_ENGINE: usize = 23;
 
+/// The version that keeps each run's pairs in flight in its row (migration
+/// 24, issue 34).
+const IN_FLIGHT_KEPT: usize = 24;
+
 fn fixture(version: usize) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/schema")
@@ -108,7 +112,7 @@ fn read_back(path: &Path) -> ReadBack {
         .build()
         .unwrap();
     rt.block_on(store.call(|conn| {
-        let runs = runs::list(conn, NOW)?;
+        let runs = runs::list(conn)?;
         let spsa_history = runs::spsa_history(conn, 2)?
             .into_iter()
             .map(|r| (r.iter, r.theta))
@@ -195,7 +199,8 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         18..=19 => &[41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
         v if v < BUILD_FROM_SOURCE => &[42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
         v if v < SPEED_BY_ENGINE => &[43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
-        _ => &[44, 43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        v if v < IN_FLIGHT_KEPT => &[44, 43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        _ => &[45, 44, 43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
     };
     assert_eq!(ids, expected, "runs of a version-{version} database");
     if version >= 2 {
@@ -296,7 +301,7 @@ fn check_later_runs(back: &ReadBack, version: usize) {
     assert!(
         back.runs
             .iter()
-            .filter(|r| r.id != 44)
+            .filter(|r| r.id != 44 && r.id != 45)
             .all(|r| r.spec.settings.threads == 1),
         "runs from before threads per engine search on one"
     );
@@ -398,6 +403,7 @@ fn a_database_from_every_earlier_version_upgrades_and_reads_back_the_same_runs()
     check_builds(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     check_versions(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     check_speeds(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
+    check_in_flight(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     for version in 1..MIGRATIONS.len() {
         let db = made_by(version);
         read_back(&db.0);
@@ -405,6 +411,37 @@ fn a_database_from_every_earlier_version_upgrades_and_reads_back_the_same_runs()
         check_builds(&Connection::open(&db.0).unwrap(), version);
         check_versions(&Connection::open(&db.0).unwrap(), version);
         check_speeds(&Connection::open(&db.0).unwrap(), version);
+        check_in_flight(&Connection::open(&db.0).unwrap(), version);
+    }
+}
+
+/// Every run's `pairs_in_flight` is the pairs of its active leases, whether
+/// the upgrade computed it or the triggers kept it (run 45 of version 24:
+/// one lease active, one handed back).
+fn check_in_flight(conn: &Connection, version: usize) {
+    let mut q = conn
+        .prepare(
+            "SELECT id, pairs_in_flight,
+                    (SELECT COALESCE(SUM(pairs), 0) FROM leases l
+                     WHERE l.run_id = runs.id AND l.state = 'active')
+             FROM runs ORDER BY id",
+        )
+        .unwrap();
+    let rows: Vec<(i64, i64, i64)> = q
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(!rows.is_empty());
+    for (id, kept, summed) in &rows {
+        assert_eq!(kept, summed, "run {id} of a version-{version} database");
+    }
+    let run_45 = rows.iter().find(|r| r.0 == 45);
+    if version >= IN_FLIGHT_KEPT {
+        assert_eq!(run_45.map(|r| r.1), Some(2));
+        assert_eq!(runs::load(conn, 45).unwrap().pairs_in_flight, 2);
+    } else {
+        assert!(run_45.is_none());
     }
 }
 
@@ -456,7 +493,7 @@ fn check_users(conn: &Connection, version: usize) {
         owners.iter().all(|o| o.as_deref() == Some("admin")),
         "{owners:?}"
     );
-    let all = runs::list(conn, NOW).unwrap();
+    let all = runs::list(conn).unwrap();
     let rejected = all.iter().find(|r| r.id == 40);
     assert_eq!(rejected.is_some(), version >= 15);
     if let Some(r) = rejected {
@@ -697,7 +734,7 @@ fn check_speeds(conn: &Connection, version: usize) {
         assert!(measured.is_empty());
         return;
     }
-    let run = runs::load(conn, 44, NOW).unwrap();
+    let run = runs::load(conn, 44).unwrap();
     assert_eq!(run.spec.settings.threads, 2);
     assert_eq!(
         run.spec.settings.game_needs(),

@@ -628,6 +628,31 @@ CREATE TABLE run_worker_speeds (
 );
 CREATE INDEX run_worker_speeds_by_worker ON run_worker_speeds (worker_id);
 "#,
+    // 24 (issue 34): each run's pairs in active leases, kept by triggers on
+    // every insert, change and removal of a lease, so that handing out a
+    // lease and counting a result no longer sum the run's active leases
+    // (1–2 ms each at 10,000 leases in play).
+    r#"
+ALTER TABLE runs ADD COLUMN pairs_in_flight INTEGER NOT NULL DEFAULT 0;
+UPDATE runs SET pairs_in_flight =
+    (SELECT COALESCE(SUM(l.pairs), 0) FROM leases l
+     WHERE l.run_id = runs.id AND l.state = 'active');
+CREATE TRIGGER leases_in_flight_insert AFTER INSERT ON leases WHEN NEW.state = 'active'
+BEGIN
+    UPDATE runs SET pairs_in_flight = pairs_in_flight + NEW.pairs WHERE id = NEW.run_id;
+END;
+CREATE TRIGGER leases_in_flight_update AFTER UPDATE OF state, pairs, run_id ON leases
+BEGIN
+    UPDATE runs SET pairs_in_flight = pairs_in_flight - OLD.pairs
+    WHERE id = OLD.run_id AND OLD.state = 'active';
+    UPDATE runs SET pairs_in_flight = pairs_in_flight + NEW.pairs
+    WHERE id = NEW.run_id AND NEW.state = 'active';
+END;
+CREATE TRIGGER leases_in_flight_delete AFTER DELETE ON leases WHEN OLD.state = 'active'
+BEGIN
+    UPDATE runs SET pairs_in_flight = pairs_in_flight - OLD.pairs WHERE id = OLD.run_id;
+END;
+"#,
 ];
 
 /// A migrated in-memory database, for the store's unit tests.

@@ -121,24 +121,22 @@ pub fn find_active_identical(conn: &Connection, spec: &RunSpec) -> Result<Option
         .map(|id| id as u64))
 }
 
-/// A run's row and what is derived from its leases. Pairs in flight are read
-/// through `leases_by_run_state`: the `+` keeps SQLite from walking every
-/// active lease of every run by deadline instead.
+/// A run's row and what is derived from it. Pairs in flight are the run's
+/// `pairs_in_flight`, which triggers on `leases` keep equal to the pairs of
+/// its active leases (migration 24), so reading them costs the same with a
+/// hundred thousand leases in play as with one.
 const COLUMNS: &str =
     "id, spec, state, target_pairs, pairs, penta_ll, penta_ld, penta_dd, penta_dw,
     penta_ww, wins, draws, losses, total_plies, sprt_llr, sprt_state, spsa_state, created_ms,
-    updated_ms,
-    (SELECT COALESCE(SUM(pairs), 0) FROM leases l
-     WHERE l.run_id = runs.id AND l.state = 'active' AND +l.deadline_ms >= ?1),
-    verifies, (SELECT MIN(v.id) FROM runs v WHERE v.verifies = runs.id),
+    updated_ms, pairs_in_flight, verifies, (SELECT MIN(v.id) FROM runs v WHERE v.verifies = runs.id),
     (SELECT u.name FROM users u WHERE u.id = runs.author_id), rejection, share";
 
-/// One run, or `NotFound`. Pairs in flight count leases active at `now`.
-pub fn load(conn: &Connection, id: u64, now: i64) -> Result<RunStatus, StoreError> {
-    let sql = format!("SELECT {COLUMNS} FROM runs WHERE id = ?2");
+/// One run, or `NotFound`.
+pub fn load(conn: &Connection, id: u64) -> Result<RunStatus, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM runs WHERE id = ?1");
     let row = conn
         .prepare_cached(&sql)?
-        .query_row(params![now, id as i64], raw)
+        .query_row([id as i64], raw)
         .optional()?
         .ok_or_else(|| StoreError::NotFound(format!("no run {id}")))?;
     let mut status = row.into_status(conn)?;
@@ -148,10 +146,10 @@ pub fn load(conn: &Connection, id: u64, now: i64) -> Result<RunStatus, StoreErro
 }
 
 /// Every run, newest first.
-pub fn list(conn: &Connection, now: i64) -> Result<Vec<RunStatus>, StoreError> {
+pub fn list(conn: &Connection) -> Result<Vec<RunStatus>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM runs ORDER BY id DESC");
     let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map([now], raw)?.collect::<Result<Vec<_>, _>>()?;
+    let rows = stmt.query_map([], raw)?.collect::<Result<Vec<_>, _>>()?;
     rows.into_iter()
         .map(|r| {
             let mut status = r.into_status(conn)?;
@@ -559,8 +557,7 @@ impl Candidate {
 pub fn candidates(conn: &Connection, worker_id: u64) -> Result<Vec<Candidate>, StoreError> {
     let sql = format!(
         "SELECT id, priority, target_pairs, pairs_issued, pairs,
-            (SELECT COALESCE(SUM(pairs), 0) FROM leases l WHERE l.run_id = runs.id AND l.state = 'active'),
-            EXISTS ({requeued}), share
+            pairs_in_flight, EXISTS ({requeued}), share
          FROM runs WHERE state = 'active'
          AND NOT EXISTS (SELECT 1 FROM run_excluded_workers e
                          WHERE e.run_id = runs.id AND e.worker_id = ?1)
@@ -611,7 +608,7 @@ mod tests {
             [spec],
         )
         .unwrap();
-        load(&conn, 1, 1)
+        load(&conn, 1)
     }
 
     #[test]

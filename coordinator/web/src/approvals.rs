@@ -21,7 +21,7 @@ use crate::view::RunRow;
 use xq_coordinator::access::UserRole;
 use xq_coordinator::runs::RunState;
 use xq_coordinator::runs::change::RunChange;
-use xq_coordinator::store::{now_ms, runs as run_rows};
+use xq_coordinator::store::runs as run_rows;
 
 fn csrf_of(form: &Result<Form<CsrfForm>, FormRejection>) -> Option<&str> {
     form.as_ref().ok().map(|Form(f)| f.csrf.as_str())
@@ -41,7 +41,7 @@ pub async fn queue(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
     }
     let mut pending: Vec<RunRow> = web
         .reader
-        .call(|conn| run_rows::list(conn, now_ms()))
+        .call(|conn| run_rows::list(conn))
         .await?
         .iter()
         .filter(|r| r.state == RunState::Pending)

@@ -169,7 +169,7 @@ pub async fn list(
     let (status, (total, rows), players, workers) = web
         .reader
         .call(move |conn| {
-            let status = run_rows::load(conn, id, now_ms())?;
+            let status = run_rows::load(conn, id)?;
             let filter = game_export::filter(conn, &wanted)?;
             let page = games::list(conn, id, &filter, offset, PAGE_SIZE)?;
             let mut players = game_export::default_players();
@@ -298,7 +298,7 @@ pub async fn game(
     let (status, players, stored) = web
         .reader
         .call(move |conn| {
-            let status = run_rows::load(conn, id, now_ms())?;
+            let status = run_rows::load(conn, id)?;
             let mut players = game_export::default_players();
             let stored = match games::load_one(conn, id, lease, index)? {
                 Some(game) => Some(ExportedGame {

@@ -88,10 +88,7 @@ pub async fn runs(
         "" => None,
         s => Some(RunState::parse(s).ok_or_else(|| refused("state", s, &states))?),
     };
-    let all = web
-        .reader
-        .call(|conn| run_rows::list(conn, now_ms()))
-        .await?;
+    let all = web.reader.call(|conn| run_rows::list(conn)).await?;
     let rows: Vec<RunRow> = all
         .iter()
         .filter(|r| kind.is_none_or(|k| r.spec.kind.kind() == k))
@@ -139,7 +136,7 @@ async fn load_run(web: &Web, id: u64) -> Result<(RunStatus, Histories), WebError
     Ok(web
         .reader
         .call(move |conn| {
-            let status = run_rows::load(conn, id, now_ms())?;
+            let status = run_rows::load(conn, id)?;
             let h = Histories {
                 totals: history::totals(conn, id)?,
                 llr: history::llr(conn, id)?,
@@ -230,7 +227,7 @@ pub async fn run(State(web): State<Arc<Web>>, visitor: Visitor, Path(id): Path<u
 pub async fn live(State(web): State<Arc<Web>>, Path(id): Path<u64>, headers: HeaderMap) -> Page {
     let status = web
         .reader
-        .call(move |conn| run_rows::load(conn, id, now_ms()))
+        .call(move |conn| run_rows::load(conn, id))
         .await?;
     let (etag, html) = match web.live.get(id, &view::etag(&status)) {
         Some(cached) => cached,
@@ -293,7 +290,7 @@ pub async fn clone_run(
     let actor = acting(&web, &visitor, &headers, "CreateRun", csrf_of(&form)).await?;
     let status = web
         .reader
-        .call(move |conn| run_rows::load(conn, id, now_ms()))
+        .call(move |conn| run_rows::load(conn, id))
         .await?;
     let (new_id, _) = web.scheduler.create_run(status.spec, false, actor).await?;
     Ok(Redirect::to(&format!("/runs/{new_id}")).into_response())
@@ -421,7 +418,7 @@ pub async fn workers(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
                     let game = match needs.get(&run_id) {
                         Some(&game) => game,
                         None => {
-                            let run = run_rows::load(conn, run_id, now)?;
+                            let run = run_rows::load(conn, run_id)?;
                             let game = run.spec.settings.game_needs();
                             needs.insert(run_id, game);
                             game
