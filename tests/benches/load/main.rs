@@ -36,6 +36,8 @@
 //!   browsers on the run page ([`pollers`]).
 //! - `XQ_LOAD_PERF` (a file): record the server with `perf record -g` over
 //!   the window into it.
+//! - `XQ_LOAD_KEEP_DB` (a file): copy the database there at the end (the
+//!   server has stopped; the leases in play are still active in it).
 //!
 //! Every result carries its evidence, as the coordinator requires: the two
 //! games of one real pair per pair of the lease (played once at start by the
@@ -62,6 +64,7 @@ mod server;
 mod tally;
 mod workers;
 
+use std::collections::BTreeMap;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -116,6 +119,7 @@ struct Config {
     durability: Durability,
     pollers: usize,
     perf: Option<String>,
+    keep_db: Option<String>,
 }
 
 impl Config {
@@ -153,6 +157,7 @@ impl Config {
             },
             pollers: env("XQ_LOAD_WEB_POLLERS", 0)?,
             perf: std::env::var("XQ_LOAD_PERF").ok(),
+            keep_db: std::env::var("XQ_LOAD_KEEP_DB").ok(),
         })
     }
 
@@ -295,8 +300,50 @@ struct Usage {
     server_cpu: Duration,
     clients_cpu: Duration,
     memory: procfs::Memory,
+    /// The server's threads over the window, grouped by name.
+    server_threads: Vec<ThreadGroup>,
     load_before: String,
     load_after: String,
+}
+
+/// The threads of one name over the window.
+#[derive(Debug)]
+struct ThreadGroup {
+    name: String,
+    count: usize,
+    cpu: Duration,
+    /// Time runnable but waiting for a CPU (other processes, or each other).
+    waited: Duration,
+    /// CPU and waiting time of its busiest thread.
+    busiest: (Duration, Duration),
+}
+
+/// What the threads of `end` did since `start`, grouped by name.
+fn thread_groups(start: &[procfs::ThreadTimes], end: &[procfs::ThreadTimes]) -> Vec<ThreadGroup> {
+    let mut groups: BTreeMap<&str, ThreadGroup> = BTreeMap::new();
+    for t in end {
+        let before = start.iter().find(|s| s.tid == t.tid);
+        let group = groups.entry(&t.name).or_insert_with(|| ThreadGroup {
+            name: t.name.clone(),
+            count: 0,
+            cpu: Duration::ZERO,
+            waited: Duration::ZERO,
+            busiest: (Duration::ZERO, Duration::ZERO),
+        });
+        let cpu = t
+            .cpu
+            .saturating_sub(before.map_or(Duration::ZERO, |b| b.cpu));
+        let waited = t
+            .waited
+            .saturating_sub(before.map_or(Duration::ZERO, |b| b.waited));
+        group.count += 1;
+        group.cpu += cpu;
+        group.waited += waited;
+        if cpu + waited > group.busiest.0 + group.busiest.1 {
+            group.busiest = (cpu, waited);
+        }
+    }
+    groups.into_values().collect()
 }
 
 async fn sample(server: u32, window: Window) -> anyhow::Result<Usage> {
@@ -308,9 +355,11 @@ async fn sample(server: u32, window: Window) -> anyhow::Result<Usage> {
     };
     tokio::time::sleep_until(window.from.into()).await;
     let (server_from, clients_from) = (procfs::cpu_time(server)?, procfs::cpu_time(me)?);
+    let threads_from = procfs::threads(server)?;
     let load_before = loadavg();
     tokio::time::sleep_until(window.to.into()).await;
     Ok(Usage {
+        server_threads: thread_groups(&threads_from, &procfs::threads(server)?),
         server_cpu: procfs::cpu_time(server)? - server_from,
         clients_cpu: procfs::cpu_time(me)? - clients_from,
         memory: procfs::memory(server)?,
@@ -421,6 +470,10 @@ async fn run(config: Config, pair: pb::GameResults) -> anyhow::Result<()> {
         .map_or(0, |t| t.pairs);
     drop(admin_client);
     served.stop()?;
+    if let Some(keep) = &config.keep_db {
+        std::fs::copy(&db.0, keep)
+            .with_context(|| format!("cannot copy the database to {keep}"))?;
+    }
 
     report(&config, &window, &mut total, &usage, &mut web);
     println!(
@@ -498,6 +551,18 @@ fn report(config: &Config, window: &Window, total: &mut Tally, usage: &Usage, we
         usage.memory.peak_kib / 1024,
         usage.clients_cpu.as_secs_f64() / secs
     );
+    for t in &usage.server_threads {
+        println!(
+            "    {:<16} ×{:<3} CPU {:.2}, waited for a CPU {:.2} of one core; \
+             the busiest: CPU {:.2}, waited {:.2}",
+            t.name,
+            t.count,
+            t.cpu.as_secs_f64() / secs,
+            t.waited.as_secs_f64() / secs,
+            t.busiest.0.as_secs_f64() / secs,
+            t.busiest.1.as_secs_f64() / secs
+        );
+    }
     println!(
         "  loadavg at the window's start: {}; at its end: {}",
         usage.load_before, usage.load_after

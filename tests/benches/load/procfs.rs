@@ -9,8 +9,12 @@ use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 /// CPU time (user + system) process `pid` has used so far: fields 14 and 15
 /// of `/proc/PID/stat`, in clock ticks.
 pub fn cpu_time(pid: u32) -> anyhow::Result<Duration> {
-    let path = format!("/proc/{pid}/stat");
-    let stat = std::fs::read_to_string(&path).with_context(|| format!("cannot read {path}"))?;
+    cpu_time_at(&format!("/proc/{pid}/stat"))
+}
+
+/// Fields 14 and 15 of the `stat` file at `path` (a process's or a thread's).
+fn cpu_time_at(path: &str) -> anyhow::Result<Duration> {
+    let stat = std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
     // The command name (field 2) is parenthesised and may hold spaces: the
     // fields counted here start after its closing parenthesis, at field 3.
     let after = stat
@@ -79,4 +83,48 @@ pub fn raise_open_file_limit(needed: u64) -> anyhow::Result<u64> {
     )
     .with_context(|| format!("cannot raise the open-file limit from {current} to {needed}"))?;
     Ok(needed)
+}
+
+/// One thread's CPU time and the time it waited for a CPU while runnable.
+#[derive(Debug, Clone)]
+pub struct ThreadTimes {
+    pub tid: u32,
+    /// The thread's name (`comm`).
+    pub name: String,
+    /// User + system time (`/proc/PID/task/TID/stat`, fields 14 and 15).
+    pub cpu: Duration,
+    /// Time runnable but waiting on a run queue (`schedstat`'s second field).
+    pub waited: Duration,
+}
+
+/// [`ThreadTimes`] of every thread of process `pid`; threads that end while
+/// they are read are left out.
+pub fn threads(pid: u32) -> anyhow::Result<Vec<ThreadTimes>> {
+    let dir = format!("/proc/{pid}/task");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&dir).with_context(|| format!("cannot list {dir}"))? {
+        let Ok(tid) = entry?.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let task = format!("{dir}/{tid}");
+        let (Ok(name), Ok(cpu), Ok(sched)) = (
+            std::fs::read_to_string(format!("{task}/comm")),
+            cpu_time_at(&format!("{task}/stat")),
+            std::fs::read_to_string(format!("{task}/schedstat")),
+        ) else {
+            continue;
+        };
+        let waited_ns: u64 = sched
+            .split_whitespace()
+            .nth(1)
+            .and_then(|f| f.parse().ok())
+            .with_context(|| format!("{task}/schedstat has no run-queue time"))?;
+        found.push(ThreadTimes {
+            tid,
+            name: name.trim().to_owned(),
+            cpu,
+            waited: Duration::from_nanos(waited_ns),
+        });
+    }
+    Ok(found)
 }
