@@ -425,7 +425,10 @@ async fn run(config: Config, pair: pb::GameResults) -> anyhow::Result<()> {
         config.pollers > 0,
         config.open_files(),
     )?;
-    let mut admin_client = run_client(&served.grpc_url, Some(&admin));
+    // GetRun lists every worker with a result in the run: several MiB for a
+    // large fleet, more than a client decodes by default.
+    let mut admin_client =
+        run_client(&served.grpc_url, Some(&admin)).max_decoding_message_size(usize::MAX);
     let mut spec = games_spec(1 << 40, config.pairs);
     if let Some(s) = spec.settings.as_mut() {
         s.openings = Some(xq_proto::OpeningSource::Lines(vec![BENCH_OPENING.to_owned()]).into());
