@@ -308,7 +308,9 @@ async fn prepare(db: &TempDb, config: &Config) -> anyhow::Result<(String, Vec<St
     let admin_hash = tokens::hash(&admin);
     store
         .call(move |conn| {
-            let tx = conn.transaction()?;
+            // A savepoint: a transaction of its own where the store's calls
+            // have none (1eccc4c), nested where they run in the writer's batch.
+            let tx = conn.savepoint()?;
             let owner = xq_coordinator::store::users::ensure(
                 &tx,
                 "admin",
@@ -539,8 +541,9 @@ async fn run(config: Config, pair: pb::GameResults) -> anyhow::Result<()> {
     );
     ensure!(
         !total.results_refused(),
-        "results were refused: {:?}",
-        total.errors
+        "results were refused: {:?}; the first: {}",
+        total.errors,
+        total.first_refusal.as_deref().unwrap_or("")
     );
     Ok(())
 }

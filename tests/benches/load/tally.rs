@@ -72,6 +72,8 @@ pub struct Tally {
     /// Failed calls by call and status code, and submissions answered with
     /// another status than accepted, by that status.
     pub errors: BTreeMap<String, u64>,
+    /// The message of the first submission refused as invalid.
+    pub first_refusal: Option<String>,
 }
 
 impl Tally {
@@ -121,6 +123,9 @@ impl Tally {
         self.window_results += other.window_results;
         self.window_pairs += other.window_pairs;
         self.lost_leases += other.lost_leases;
+        if self.first_refusal.is_none() {
+            self.first_refusal = other.first_refusal;
+        }
         for (k, v) in other.errors {
             *self.errors.entry(k).or_default() += v;
         }

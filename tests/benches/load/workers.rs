@@ -219,6 +219,9 @@ async fn submit(
             }
             Err(e) => {
                 tally.failed(&plan.window, Call::SubmitResult, started, e.code());
+                if e.code() == Code::InvalidArgument && tally.first_refusal.is_none() {
+                    tally.first_refusal = Some(e.message().chars().take(300).collect());
+                }
                 if !matches!(e.code(), Code::ResourceExhausted | Code::Unavailable) {
                     return;
                 }
@@ -242,13 +245,14 @@ async fn sleep_until(at: Instant, plan: &Plan) -> bool {
 
 /// The results of a lease of `pairs` pairs from opening `offset`: every
 /// pair a copy of `pair` (whose opening is the run's only line, so it is
-/// every index's), its games' opening index that pair's, the totals
-/// `pairs` times the pair's.
+/// every index's), its games' opening index that pair's, the totals and
+/// the per-colour statistics `pairs` times the pair's.
 pub fn results_for(pair: &pb::GameResults, pairs: u32, offset: u64) -> pb::GameResults {
     let n = u64::from(pairs);
+    let times = |counts: &[u64]| -> Vec<u64> { counts.iter().map(|c| c * n).collect() };
     let totals = pair.totals.as_ref().map(|t| pb::Totals {
         pairs: t.pairs * n,
-        pentanomial: t.pentanomial.iter().map(|c| c * n).collect(),
+        pentanomial: times(&t.pentanomial),
         wins: t.wins * n,
         draws: t.draws * n,
         losses: t.losses * n,
@@ -263,9 +267,19 @@ pub fn results_for(pair: &pb::GameResults, pairs: u32, offset: u64) -> pb::GameR
             })
         })
         .collect();
+    let variant = pair.variant.as_ref().map(|v| pb::VariantStats {
+        red_wins: v.red_wins * n,
+        draws: v.draws * n,
+        black_wins: v.black_wins * n,
+        pair_outcomes: times(&v.pair_outcomes),
+        plies_histogram: times(&v.plies_histogram),
+        captured: times(&v.captured),
+        converted: times(&v.converted),
+        games_with_conversion: times(&v.games_with_conversion),
+    });
     pb::GameResults {
         totals,
         games,
-        variant: pair.variant.clone(),
+        variant,
     }
 }
