@@ -78,6 +78,9 @@
 //! | 50,000 | 6,250 / 511 | 0 (0) | 59 / 77 s | 59 / 77 s | 92 / 102 s | 0.66 core, 329 MiB |
 //! | 100,000 | 12,500 / 1,086 | 0 (0) | 73 / 86 s | 72 / 86 s | none in the window | 0.76 core, 656 MiB |
 //!
+//! At 10,000 workers the p50 of three saturated runs varied from 0.15 to 2 s
+//! with the machine's load.
+//!
 //! The first limit is the store's one writing thread, busy all the time
 //! from 10,000 workers on (at 10,000: CPU 0.62 and 0.33 of a core waiting
 //! for one; `perf` puts 60–80 % of the server's samples in SQLite's VDBE and
@@ -98,8 +101,6 @@
 //! lease lost, the coordinator 0.73 core busy and 1.5 cores waiting for a
 //! CPU: about 0.14 ms of CPU a request, which at the 12,500 requests/s of
 //! 100,000 workers is 1.7 cores.
-//! At 10,000 workers the p50 of the saturated runs varied from 0.15 to 2 s
-//! with the machine's load.
 //!
 //! No HTTP/2 limit of the server caps the shared connections: tonic passes
 //! no `max_concurrent_streams` to hyper, which then advertises none (hyper's
