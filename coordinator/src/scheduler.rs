@@ -1239,6 +1239,30 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn released_slices_are_handed_out_again_lowest_opening_first() {
+        let (s, w) = setup(Duration::from_secs(60)).await;
+        s.create_run(games_spec(12, 4), false, Actor::system())
+            .await
+            .unwrap();
+        let mut leases = Vec::new();
+        for _ in 0..3 {
+            leases.push(s.request_work(w).await.unwrap().unwrap());
+        }
+        s.release(w, leases[0].lease_id).await.unwrap();
+        let retaken = s.request_work(w).await.unwrap().unwrap();
+        assert_eq!(retaken.work.openings.offset, 0);
+        // Lapsed now: opening 4 (an older lease) and opening 0 (a newer one).
+        s.release(w, leases[1].lease_id).await.unwrap();
+        s.release(w, retaken.lease_id).await.unwrap();
+        let mut again = Vec::new();
+        for _ in 0..2 {
+            let g = s.request_work(w).await.unwrap().unwrap();
+            again.push(g.work.openings.offset);
+        }
+        assert_eq!(again, [0, 4]);
+    }
+
+    #[tokio::test]
     async fn a_result_that_does_not_fit_the_lease_is_refused() {
         let (s, w) = setup(Duration::from_secs(60)).await;
         s.create_run(games_spec(4, 4), false, Actor::system())

@@ -109,25 +109,43 @@ pub fn expire_overdue(conn: &Connection, now: i64) -> Result<usize, StoreError> 
 /// read only such rows, never the run's other leases, so asking costs the
 /// same after a million leases as after ten.
 pub fn requeued(run: &str) -> String {
-    format!(
-        "SELECT opening_offset, id FROM leases INDEXED BY leases_to_reissue
-         WHERE run_id = {run} AND reissued = 0 AND state IN ('expired', 'released')
-         UNION ALL
-         SELECT l.opening_offset, l.id FROM run_excluded_workers e
-         CROSS JOIN lease_results r ON r.run_id = e.run_id AND r.worker_id = e.worker_id
-         CROSS JOIN leases l ON l.id = r.lease_id
-         WHERE e.run_id = {run} AND r.excluded_ms IS NOT NULL
-         AND l.state = 'done' AND l.reissued = 0"
-    )
+    let [lapsed, set_aside] = requeued_parts(run);
+    format!("{lapsed} UNION ALL {set_aside}")
 }
 
-/// Claims the lowest requeued ([`requeued`]) slice of a run.
+/// The two parts of [`requeued`]: lapsed (expired or released) leases, and
+/// done ones set aside.
+fn requeued_parts(run: &str) -> [String; 2] {
+    [
+        format!(
+            "SELECT opening_offset, id FROM leases INDEXED BY leases_to_reissue
+             WHERE run_id = {run} AND reissued = 0 AND state IN ('expired', 'released')"
+        ),
+        format!(
+            "SELECT l.opening_offset, l.id FROM run_excluded_workers e
+             CROSS JOIN lease_results r ON r.run_id = e.run_id AND r.worker_id = e.worker_id
+             CROSS JOIN leases l ON l.id = r.lease_id
+             WHERE e.run_id = {run} AND r.excluded_ms IS NOT NULL
+             AND l.state = 'done' AND l.reissued = 0"
+        ),
+    ]
+}
+
+/// Claims the lowest requeued ([`requeued`]) slice of a run. Each part is
+/// cut to its lowest row before the two are compared: the lapsed part then
+/// reads one entry of `leases_to_reissue` in index order, where ordering
+/// their union sorted every lapsed lease of the run (2.7 ms at 105,000, when
+/// a saturated coordinator lets a fleet's leases expire).
 pub fn take_requeued(conn: &Connection, run_id: u64) -> Result<Option<Slice>, StoreError> {
+    let [lapsed, set_aside] = requeued_parts("?1");
     let sql = format!(
         "UPDATE leases SET reissued = 1
-         WHERE id = (SELECT id FROM ({}) ORDER BY opening_offset, id LIMIT 1)
-         RETURNING opening_offset, pairs, variant",
-        requeued("?1")
+         WHERE id = (SELECT id FROM (
+             SELECT * FROM ({lapsed} ORDER BY 1, 2 LIMIT 1)
+             UNION ALL
+             SELECT * FROM ({set_aside} ORDER BY 1, 2 LIMIT 1)
+         ) ORDER BY opening_offset, id LIMIT 1)
+         RETURNING opening_offset, pairs, variant"
     );
     let row = conn
         .prepare_cached(&sql)?

@@ -1,0 +1,289 @@
+//! The simulated workers: each registers under its own token and name, then
+//! follows one of two patterns until the end of the bench.
+//!
+//! - [`Pattern::Loop`]: RequestWork → SubmitResult at once, back to back
+//!   (a closed loop), or with a random 0.5–1.5 pauses between results.
+//! - [`Pattern::Fleet`]: what a real worker does: RequestWork, heartbeats
+//!   every `heartbeat_interval_ms` the server answered to Register while it
+//!   "plays" the lease for a random 0.5–1.5 lease lengths, then
+//!   SubmitResult.
+//!
+//! Every result carries the games of its lease's pairs, each pair a copy of
+//! one real pair ([`results_for`]).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+use tonic::Code;
+use xq_proto::pb;
+use xq_tests::cluster::WorkerClient;
+
+use crate::tally::{Call, Tally, Window};
+
+/// How each simulated worker behaves.
+#[derive(Debug, Clone, Copy)]
+pub enum Pattern {
+    /// Results back to back, or `pause` (× 0.5–1.5) apart; the first call
+    /// within one pause of the start.
+    Loop { pause: Duration },
+    /// Leases played for `lease` × 0.5–1.5 with heartbeats; the first call
+    /// within one lease of the start.
+    Fleet { lease: Duration },
+}
+
+/// What every worker shares.
+#[derive(Debug)]
+pub struct Plan {
+    pub pattern: Pattern,
+    /// Every worker makes its first call at a random time within one period
+    /// (pause or lease) after this.
+    pub start: Instant,
+    pub window: Window,
+    /// When the workers stop: calls in flight finish, leases being played
+    /// are given up.
+    pub end: Instant,
+    /// One real pair's results.
+    pub pair: pb::GameResults,
+    /// The run's pairs per lease: a fleet worker plays a lease of more
+    /// pairs (sized by time) for proportionally longer.
+    pub batch_pairs: u32,
+}
+
+/// Retry delay after a failed call.
+const RETRY: Duration = Duration::from_millis(100);
+
+/// One simulated worker from [`Plan::start`] to [`Plan::end`].
+pub async fn worker(mut rpc: WorkerClient, name: String, plan: Arc<Plan>) -> Tally {
+    let mut tally = Tally::default();
+    let period = match plan.pattern {
+        Pattern::Loop { pause } => pause,
+        Pattern::Fleet { lease } => lease,
+    };
+    sleep_until(plan.start + period.mul_f64(unit()), &plan).await;
+    let Some((worker_id, heartbeat)) = register(&mut rpc, name, &plan, &mut tally).await else {
+        return tally;
+    };
+    while Instant::now() < plan.end {
+        let started = Instant::now();
+        let lease = match rpc.request_work(pb::RequestWorkRequest { worker_id }).await {
+            Ok(a) => {
+                tally.answered(&plan.window, Call::RequestWork, started);
+                a.into_inner()
+            }
+            Err(e) => {
+                tally.failed(&plan.window, Call::RequestWork, started, e.code());
+                sleep_until(Instant::now() + RETRY, &plan).await;
+                continue;
+            }
+        };
+        let Some(lease) = lease.lease else {
+            let wait = Duration::from_millis(lease.retry_after_ms.max(50));
+            sleep_until(Instant::now() + wait, &plan).await;
+            continue;
+        };
+        let pairs = lease.work.as_ref().map_or(0, |w| w.pairs);
+        let offset = lease
+            .work
+            .as_ref()
+            .and_then(|w| w.openings.as_ref())
+            .map_or(0, |o| o.offset);
+        if let Pattern::Fleet { lease: batch } = plan.pattern {
+            let length = batch.mul_f64(f64::from(pairs) / f64::from(plan.batch_pairs.max(1)));
+            let played = play(
+                &mut rpc, worker_id, &lease, length, heartbeat, &plan, &mut tally,
+            );
+            if !played.await {
+                continue;
+            }
+        }
+        let request = pb::SubmitResultRequest {
+            worker_id,
+            lease_id: lease.lease_id,
+            results: Some(results_for(&plan.pair, pairs, offset)),
+        };
+        submit(&mut rpc, request, u64::from(pairs), &plan, &mut tally).await;
+        if let Pattern::Loop { pause } = plan.pattern
+            && !pause.is_zero()
+        {
+            let wake = Instant::now() + pause.mul_f64(0.5 + unit());
+            sleep_until(wake, &plan).await;
+        }
+    }
+    tally
+}
+
+/// Registers until it succeeds or the bench ends: the worker id and the
+/// heartbeat interval the server asks for.
+async fn register(
+    rpc: &mut WorkerClient,
+    name: String,
+    plan: &Plan,
+    tally: &mut Tally,
+) -> Option<(u64, Duration)> {
+    while Instant::now() < plan.end {
+        let started = Instant::now();
+        let request = pb::RegisterRequest {
+            name: name.clone(),
+            threads: 1,
+            version: "0.1.0".to_owned(),
+            bench_signature: 0,
+            bench_nps: 0,
+            machine: None,
+            tools: Vec::new(),
+            target: String::new(),
+            updated_from: String::new(),
+        };
+        match rpc.register(request).await {
+            Ok(r) => {
+                tally.answered(&plan.window, Call::Register, started);
+                let r = r.into_inner();
+                let heartbeat = Duration::from_millis(r.heartbeat_interval_ms.max(100));
+                return Some((r.worker_id, heartbeat));
+            }
+            Err(e) => {
+                tally.failed(&plan.window, Call::Register, started, e.code());
+                sleep_until(Instant::now() + RETRY, plan).await;
+            }
+        }
+    }
+    None
+}
+
+/// "Plays" `lease` for `length` × 0.5–1.5, with a heartbeat every
+/// `heartbeat`; whether it was played to the end (not lost, not cut off by
+/// the end of the bench).
+async fn play(
+    rpc: &mut WorkerClient,
+    worker_id: u64,
+    lease: &pb::Lease,
+    length: Duration,
+    heartbeat: Duration,
+    plan: &Plan,
+    tally: &mut Tally,
+) -> bool {
+    let pairs = lease.work.as_ref().map_or(0, |w| w.pairs);
+    let began = Instant::now();
+    let playing = length.mul_f64(0.5 + unit());
+    let done_at = began + playing;
+    let mut beat_at = began + heartbeat;
+    while beat_at < done_at {
+        if !sleep_until(beat_at, plan).await {
+            return false;
+        }
+        let pairs_done =
+            (f64::from(pairs) * (beat_at - began).as_secs_f64() / playing.as_secs_f64()) as u32;
+        let request = pb::HeartbeatRequest {
+            worker_id,
+            leases: vec![pb::LeaseProgress {
+                lease_id: lease.lease_id,
+                pairs_done: pairs_done.min(pairs),
+            }],
+        };
+        let started = Instant::now();
+        match rpc.heartbeat(request).await {
+            Ok(a) => {
+                tally.answered(&plan.window, Call::Heartbeat, started);
+                let active = a
+                    .into_inner()
+                    .leases
+                    .first()
+                    .is_some_and(|l| l.state() == pb::LeaseState::Active);
+                if !active {
+                    tally.lost_leases += 1;
+                    return false;
+                }
+            }
+            Err(e) => tally.failed(&plan.window, Call::Heartbeat, started, e.code()),
+        }
+        beat_at += heartbeat;
+    }
+    sleep_until(done_at, plan).await
+}
+
+/// Submits until the answer is final, resubmitting on transient errors as
+/// the real client does.
+async fn submit(
+    rpc: &mut WorkerClient,
+    request: pb::SubmitResultRequest,
+    pairs: u64,
+    plan: &Plan,
+    tally: &mut Tally,
+) {
+    loop {
+        let started = Instant::now();
+        match rpc.submit_result(request.clone()).await {
+            Ok(a) => {
+                let inside = tally.answered(&plan.window, Call::SubmitResult, started);
+                match a.into_inner().status() {
+                    pb::SubmitStatus::Accepted => tally.accepted(pairs, inside),
+                    other => tally.count(format!("SubmitResult answered {other:?}")),
+                }
+                return;
+            }
+            Err(e) => {
+                tally.failed(&plan.window, Call::SubmitResult, started, e.code());
+                if e.code() == Code::InvalidArgument && tally.first_refusal.is_none() {
+                    tally.first_refusal = Some(e.message().chars().take(300).collect());
+                }
+                if !matches!(e.code(), Code::ResourceExhausted | Code::Unavailable) {
+                    return;
+                }
+                tokio::time::sleep(RETRY).await;
+            }
+        }
+    }
+}
+
+/// A random number in [0, 1) (the thread's generator is not held across an await).
+fn unit() -> f64 {
+    rand::rng().random()
+}
+
+/// Sleeps until `at` or the end of the bench, whichever is first; whether
+/// `at` came first.
+async fn sleep_until(at: Instant, plan: &Plan) -> bool {
+    tokio::time::sleep_until(at.min(plan.end).into()).await;
+    at < plan.end
+}
+
+/// The results of a lease of `pairs` pairs from opening `offset`: every
+/// pair a copy of `pair` (whose opening is the run's only line, so it is
+/// every index's), its games' opening index that pair's, the totals and
+/// the per-colour statistics `pairs` times the pair's.
+pub fn results_for(pair: &pb::GameResults, pairs: u32, offset: u64) -> pb::GameResults {
+    let n = u64::from(pairs);
+    let times = |counts: &[u64]| -> Vec<u64> { counts.iter().map(|c| c * n).collect() };
+    let totals = pair.totals.as_ref().map(|t| pb::Totals {
+        pairs: t.pairs * n,
+        pentanomial: times(&t.pentanomial),
+        wins: t.wins * n,
+        draws: t.draws * n,
+        losses: t.losses * n,
+        reasons: t.reasons.iter().map(|(k, v)| (k.clone(), v * n)).collect(),
+        total_plies: t.total_plies * n,
+    });
+    let games = (0..n)
+        .flat_map(|p| {
+            pair.games.iter().map(move |g| pb::GameRecord {
+                opening_index: offset + p,
+                ..g.clone()
+            })
+        })
+        .collect();
+    let variant = pair.variant.as_ref().map(|v| pb::VariantStats {
+        red_wins: v.red_wins * n,
+        draws: v.draws * n,
+        black_wins: v.black_wins * n,
+        pair_outcomes: times(&v.pair_outcomes),
+        plies_histogram: times(&v.plies_histogram),
+        captured: times(&v.captured),
+        converted: times(&v.converted),
+        games_with_conversion: times(&v.games_with_conversion),
+    });
+    pb::GameResults {
+        totals,
+        games,
+        variant,
+    }
+}
