@@ -31,6 +31,10 @@
 //! - `XQ_LOAD_WARMUP_SECS` (`fleet`: 1.5 lease lengths; `loop`: 0): time
 //!   before the measured window, so it sees the steady state.
 //! - `XQ_LOAD_SECS` (20): the measured window.
+//! - `XQ_LOAD_LEASE_MINUTES` (30, as `serve`): the time leases are sized to;
+//!   0 hands out single batches (as before issue 34), which the `loop`
+//!   pattern needs to compare with earlier figures, since its pause does not
+//!   grow with a lease's pairs.
 //! - `XQ_LOAD_PAIRS` (1): the run's pairs per lease; a lease's result has
 //!   as many pairs as the lease says, whatever it says.
 //! - `XQ_LOAD_SYNC`: `normal` for the server's `--sync normal`, else full.

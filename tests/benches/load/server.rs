@@ -16,6 +16,7 @@ use anyhow::{Context, bail};
 use tokio::net::TcpListener;
 use xq_coordinator::auth::RateLimits;
 use xq_coordinator::http::Http;
+use xq_coordinator::pace::PaceConfig;
 use xq_coordinator::scheduler::SchedulerConfig;
 use xq_coordinator::server::{self, ServerConfig};
 use xq_coordinator::store::{Durability, Store, StoreOptions};
@@ -52,7 +53,13 @@ pub fn serve(args: &[String]) -> anyhow::Result<()> {
     )
     .with_context(|| format!("cannot open database {db}"))?;
     let config = ServerConfig {
-        scheduler: SchedulerConfig::default(),
+        scheduler: SchedulerConfig {
+            pace: PaceConfig {
+                target: std::time::Duration::from_secs_f64(60.0 * lease_minutes()?),
+                ..PaceConfig::default()
+            },
+            ..SchedulerConfig::default()
+        },
         limits: RateLimits::UNLIMITED,
         ..ServerConfig::default()
     };
@@ -152,5 +159,19 @@ impl Served {
             bail!("the server process ended with {status}");
         }
         Ok(())
+    }
+}
+
+/// `XQ_LOAD_LEASE_MINUTES`: the time leases are sized to (`serve
+/// --lease-minutes`, 30 by default); 0 hands out single batches, as every
+/// coordinator before issue 34 did.
+fn lease_minutes() -> anyhow::Result<f64> {
+    match std::env::var("XQ_LOAD_LEASE_MINUTES") {
+        Err(_) => Ok(30.0),
+        Ok(v) => v
+            .parse::<f64>()
+            .ok()
+            .filter(|m| m.is_finite() && *m >= 0.0)
+            .with_context(|| format!("XQ_LOAD_LEASE_MINUTES: {v:?} is not a number of minutes")),
     }
 }
