@@ -241,22 +241,28 @@ pub async fn raw_worker(url: &str, name: &str) -> (WorkerClient, u64) {
     registered_worker(url, WORKER_TOKEN, name).await
 }
 
+/// A registration as a plain one-thread worker of version 0.1.0 named
+/// `name`, with no machine, tools or target.
+pub fn register_request(name: &str) -> pb::RegisterRequest {
+    pb::RegisterRequest {
+        name: name.to_owned(),
+        threads: 1,
+        version: "0.1.0".to_owned(),
+        bench_signature: 0,
+        bench_nps: 0,
+        machine: None,
+        tools: Vec::new(),
+        target: String::new(),
+        updated_from: String::new(),
+    }
+}
+
 /// A worker client with `token`, registered as `name` (one thread, no
 /// bench): the client and its worker id.
 pub async fn registered_worker(url: &str, token: &str, name: &str) -> (WorkerClient, u64) {
     let mut rpc = worker_client(url, Some(token));
     let id = rpc
-        .register(pb::RegisterRequest {
-            name: name.to_owned(),
-            threads: 1,
-            version: "0.1.0".to_owned(),
-            bench_signature: 0,
-            bench_nps: 0,
-            machine: None,
-            tools: Vec::new(),
-            target: String::new(),
-            updated_from: String::new(),
-        })
+        .register(register_request(name))
         .await
         .expect("register")
         .into_inner()

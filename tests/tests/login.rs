@@ -21,7 +21,9 @@ use tonic::Code;
 use xq_proto::pb;
 use xq_proto::pb::account_service_client::AccountServiceClient;
 use xq_tests::accounts::{add_user, contains, database_bytes};
-use xq_tests::cluster::{TempDb, TestServer, fast_config, run_client, worker_client};
+use xq_tests::cluster::{
+    TempDb, TestServer, fast_config, register_request, run_client, worker_client,
+};
 use xq_tests::{binary, coordinator_cli};
 
 const ANA_PASSWORD: &str = "ana-login-words";
@@ -210,17 +212,7 @@ async fn a_developer_signs_in_and_speaks_through_the_stored_token() {
     };
 
     // A personal token never acts as a worker; the worker token does.
-    let register = || pb::RegisterRequest {
-        name: "ana-box".to_owned(),
-        threads: 1,
-        version: "0.1.0".to_owned(),
-        bench_signature: 0,
-        bench_nps: 0,
-        machine: None,
-        tools: Vec::new(),
-        target: String::new(),
-        updated_from: String::new(),
-    };
+    let register = || register_request("ana-box");
     let err = worker_client(&url, Some(&ana_token))
         .register(register())
         .await

@@ -11,17 +11,7 @@ use xq_tests::accounts::add_token;
 use xq_tests::cluster::*;
 
 fn register() -> pb::RegisterRequest {
-    pb::RegisterRequest {
-        name: "sec".to_owned(),
-        threads: 1,
-        version: "0.1.0".to_owned(),
-        bench_signature: 0,
-        bench_nps: 0,
-        machine: None,
-        tools: Vec::new(),
-        target: String::new(),
-        updated_from: String::new(),
-    }
+    register_request("sec")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

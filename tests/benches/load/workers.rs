@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use tonic::Code;
 use xq_proto::pb;
-use xq_tests::cluster::WorkerClient;
+use xq_tests::cluster::{WorkerClient, register_request};
 
 use crate::tally::{Call, Tally, Window};
 
@@ -123,17 +123,7 @@ async fn register(
 ) -> Option<(u64, Duration)> {
     while Instant::now() < plan.end {
         let started = Instant::now();
-        let request = pb::RegisterRequest {
-            name: name.clone(),
-            threads: 1,
-            version: "0.1.0".to_owned(),
-            bench_signature: 0,
-            bench_nps: 0,
-            machine: None,
-            tools: Vec::new(),
-            target: String::new(),
-            updated_from: String::new(),
-        };
+        let request = register_request(&name);
         match rpc.register(request).await {
             Ok(r) => {
                 tally.answered(&plan.window, Call::Register, started);
