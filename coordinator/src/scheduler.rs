@@ -101,6 +101,21 @@ impl Default for SchedulerConfig {
     }
 }
 
+impl SchedulerConfig {
+    /// Leases of `ttl` (at least 1 s) with heartbeats every sixth of it (at
+    /// least 200 ms), as `serve --lease-secs` sets them: a lease lapses after
+    /// six missed heartbeats, and a fleet of N workers sends 6·N/ttl
+    /// heartbeats a second.
+    pub fn with_lease_ttl(self, ttl: Duration) -> Self {
+        let ttl = ttl.max(Duration::from_secs(1));
+        SchedulerConfig {
+            lease_ttl: ttl,
+            heartbeat_interval: (ttl / 6).max(Duration::from_millis(200)),
+            ..self
+        }
+    }
+}
+
 /// What became of a submission; only `Accepted` changed anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SubmitStatus {
@@ -1080,6 +1095,19 @@ mod tests {
     use crate::runs::{self, GamesSpec, KindSpec, MatchSettings};
     use xq_proto::variant_stats::VariantStats;
     use xq_proto::{Adjudication, Limit, OpeningSource, Score};
+
+    #[test]
+    fn heartbeats_are_a_sixth_of_the_lease_ttl() {
+        let default = SchedulerConfig::default();
+        let same = SchedulerConfig::default().with_lease_ttl(default.lease_ttl);
+        assert_eq!(same.heartbeat_interval, default.heartbeat_interval);
+        let fleet = SchedulerConfig::default().with_lease_ttl(Duration::from_secs(360));
+        assert_eq!(fleet.lease_ttl, Duration::from_secs(360));
+        assert_eq!(fleet.heartbeat_interval, Duration::from_secs(60));
+        let zero = SchedulerConfig::default().with_lease_ttl(Duration::ZERO);
+        assert_eq!(zero.lease_ttl, Duration::from_secs(1));
+        assert_eq!(zero.heartbeat_interval, Duration::from_millis(200));
+    }
 
     fn games_spec(pairs: u64, batch_pairs: u32) -> RunSpec {
         RunSpec {

@@ -45,8 +45,10 @@ pub struct ServeArgs {
     /// anyone who can reach it; stopping or creating a run needs a personal token).
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
-    /// Lease time-to-live in seconds (extended by every heartbeat).
-    #[arg(long, default_value_t = 60)]
+    /// Lease time-to-live in seconds (extended by every heartbeat); workers
+    /// are told to beat every sixth of it, so N workers send 6·N/SECS
+    /// heartbeats a second (100,000 workers want about 360).
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
     lease_secs: u64,
     /// TLS certificate chain (PEM, the server's certificate first, e.g.
     /// coordinator.pem from `xq-coordinator cert`); with --tls-key, serves
@@ -136,8 +138,6 @@ impl ServeArgs {
         };
         let config = ServerConfig {
             scheduler: SchedulerConfig {
-                lease_ttl: Duration::from_secs(self.lease_secs.max(1)),
-                heartbeat_interval: Duration::from_millis((self.lease_secs * 1000 / 6).max(200)),
                 git: GitConfig {
                     protocols: self.git_protocols,
                     ..GitConfig::default()
@@ -148,7 +148,8 @@ impl ServeArgs {
                     max_pairs: self.max_lease_pairs,
                 },
                 ..SchedulerConfig::default()
-            },
+            }
+            .with_lease_ttl(Duration::from_secs(self.lease_secs)),
             limits: RateLimits {
                 worker: Rate {
                     per_second: self.worker_rate,

@@ -3,8 +3,8 @@
 //! share the machine's cores but not an address space or a runtime.
 //!
 //! The child serves the database the parent prepared as `xq-coordinator
-//! serve` would (its runtime, its default lease of 60 s and heartbeats
-//! every 10 s) with rate limits off, on 127.0.0.1:0; it prints
+//! serve` would (its runtime; leases of [`lease_ttl`], 60 s by default, with
+//! heartbeats every sixth of it) with rate limits off, on 127.0.0.1:0; it prints
 //! `grpc URL`, `web URL` (with the web view) and `ready` on stdout, and
 //! stops gracefully when its stdin closes.
 
@@ -59,7 +59,8 @@ pub fn serve(args: &[String]) -> anyhow::Result<()> {
                 ..PaceConfig::default()
             },
             ..SchedulerConfig::default()
-        },
+        }
+        .with_lease_ttl(lease_ttl()?),
         limits: RateLimits::UNLIMITED,
         ..ServerConfig::default()
     };
@@ -173,5 +174,18 @@ fn lease_minutes() -> anyhow::Result<f64> {
             .ok()
             .filter(|m| m.is_finite() && *m >= 0.0)
             .with_context(|| format!("XQ_LOAD_LEASE_MINUTES: {v:?} is not a number of minutes")),
+    }
+}
+
+/// `XQ_LOAD_LEASE_TTL_SECS`: the lease time-to-live (`serve --lease-secs`,
+/// 60 by default), which also sets how often workers send heartbeats.
+pub fn lease_ttl() -> anyhow::Result<std::time::Duration> {
+    match std::env::var("XQ_LOAD_LEASE_TTL_SECS") {
+        Err(_) => Ok(std::time::Duration::from_secs(60)),
+        Ok(v) => v
+            .parse::<u64>()
+            .ok()
+            .map(std::time::Duration::from_secs)
+            .with_context(|| format!("XQ_LOAD_LEASE_TTL_SECS: {v:?} is not a number of seconds")),
     }
 }
