@@ -42,11 +42,13 @@
 //! attack under the Chinese code); the general may still take part in the exchange
 //! that follows ("借帅之力"). Under the Chinese code, threats on advisors and
 //! elephants made by a piece that takes up a post on its own side of the river
-//! are idle (art. 27.3, "占据防守要点 … 附带产生的捉士相").
+//! are idle when the position is a plain draw on material (art. 27.3, "占据防守要点，
+//! 立即构成简明和棋 … 附带产生的捉士相"; [`is_plain_draw`]).
 
 use arrayvec::ArrayVec;
 
 use crate::rules::mate::{checking_moves, mates_in_one};
+use crate::rules::plain_draw::is_plain_draw;
 use crate::rules::ruleset::Code;
 use crate::rules::see::{capture_is_safe, judge_value, see};
 use crate::{Bitboard, Color, Kind, MAX_MOVES, Move, Piece, Position, Square};
@@ -324,6 +326,7 @@ pub fn chased_by(pos: &mut Position, mv: Move, code: Code) -> Chase {
     let after = threats(pos, mover, standing_checks(pos));
     let was = |a: Square| if a == mv.to() { mv.from() } else { a };
     let mut chase = Chase::default();
+    let mut plain_draw = None;
     for &(a, targets) in &after.direct {
         let Some(kind) = pos.piece_at(a).map(Piece::kind) else {
             continue;
@@ -332,7 +335,11 @@ pub fn chased_by(pos: &mut Position, mv: Move, code: Code) -> Chase {
             if capture_gets_mated(pos, a, t) {
                 continue;
             }
-            if code == Code::Chinese && a == mv.to() && is_incidental(pos, a, t) {
+            if code == Code::Chinese
+                && a == mv.to()
+                && is_incidental(pos, a, t)
+                && *plain_draw.get_or_insert_with(|| is_plain_draw(pos))
+            {
                 continue;
             }
             if is_minor_attacker(kind) {
@@ -368,7 +375,8 @@ pub fn chased_by(pos: &mut Position, mv: Move, code: Code) -> Chase {
 }
 
 /// Art. 27.3: the piece on `a`, just moved to a post on its own side of the
-/// river, threatens an advisor or an elephant on `t`.
+/// river, threatens an advisor or an elephant on `t` (idle when the position is
+/// also a plain draw on material).
 fn is_incidental(pos: &Position, a: Square, t: Square) -> bool {
     let (Some(piece), Some(target)) = (pos.piece_at(a), pos.piece_at(t)) else {
         return false;
