@@ -51,7 +51,7 @@ use crate::rules::mate::{checking_moves, mates_in_one};
 use crate::rules::plain_draw::is_plain_draw;
 use crate::rules::ruleset::Code;
 use crate::rules::see::{capture_is_safe, judge_value, see};
-use crate::{Bitboard, Color, Kind, MAX_MOVES, Move, Piece, Position, Square};
+use crate::{Bitboard, Color, Kind, Move, Piece, Position, Square};
 
 /// How many checks may precede the capture in a threat through checks (art.
 /// 29.1). Longer series are not looked for.
@@ -90,28 +90,16 @@ pub fn standing_checks(pos: &Position) -> Bitboard {
     out
 }
 
-/// The targets one quiet checking move wins whatever the reply (art. 29.1).
-/// Invariant: `major` is a subset of `targets`.
-#[derive(Clone, Copy, Debug)]
-struct WonByCheck {
-    /// The checking piece's point before its check.
-    checker: Square,
-    /// The targets some piece wins after every reply.
-    targets: Bitboard,
-    /// The targets a piece other than the general or a soldier wins after every
-    /// reply.
-    major: Bitboard,
-}
+/// The most pieces on the board, so the most attackers or checking pieces of
+/// one side (a capture never adds a piece, conversion included).
+const MAX_PIECES: usize = 32;
 
-/// One side's threats in a position, per attacking piece.
+/// One side's direct threats in a position, per attacking piece.
 #[derive(Clone, Debug, Default)]
 pub struct Threats {
     /// (attacker, targets) for direct captures and exchanges, one entry per
     /// attacker.
-    direct: ArrayVec<(Square, Bitboard), 16>,
-    /// Captures after a check (Chinese code): one entry per checking move that
-    /// wins something, so room for every legal move.
-    via_check: ArrayVec<WonByCheck, MAX_MOVES>,
+    direct: ArrayVec<(Square, Bitboard), MAX_PIECES>,
 }
 
 impl Threats {
@@ -119,31 +107,61 @@ impl Threats {
     pub fn direct_of(&self, sq: Square) -> Bitboard {
         self.direct
             .iter()
-            .filter(|(a, _)| *a == sq)
-            .fold(Bitboard::EMPTY, |acc, (_, t)| acc | *t)
+            .find(|(a, _)| *a == sq)
+            .map_or(Bitboard::EMPTY, |(_, t)| *t)
     }
 
-    /// Every target threatened directly or through an exchange, by any piece.
-    pub fn direct_targets(&self) -> Bitboard {
+    /// Every threatened target, by any piece.
+    pub fn targets(&self) -> Bitboard {
         self.direct
             .iter()
             .fold(Bitboard::EMPTY, |acc, (_, t)| acc | *t)
     }
+}
 
-    /// The targets the piece on `sq` wins through a check, over all its checking
-    /// moves.
-    fn via_check_of(&self, sq: Square) -> Bitboard {
-        self.via_check
+/// What one piece wins through its quiet checking moves (art. 29.1), over all
+/// of them. Invariant: `major` is a subset of `targets`.
+#[derive(Clone, Copy, Debug)]
+struct WonByCheck {
+    /// The checking piece's point before its check.
+    checker: Square,
+    /// The targets some piece wins after every reply to one of its checks.
+    targets: Bitboard,
+    /// The targets a piece other than the general or a soldier wins after
+    /// every reply to one of its checks.
+    major: Bitboard,
+}
+
+/// One side's threats through one check in a position, per checking piece.
+/// Invariant: one entry per checking piece, none with empty `targets`.
+#[derive(Clone, Debug, Default)]
+struct ThroughChecks {
+    won: ArrayVec<WonByCheck, MAX_PIECES>,
+}
+
+impl ThroughChecks {
+    /// The targets the piece on `sq` wins through one of its checks.
+    fn of(&self, sq: Square) -> Bitboard {
+        self.won
             .iter()
-            .filter(|w| w.checker == sq)
-            .fold(Bitboard::EMPTY, |acc, w| acc | w.targets)
+            .find(|w| w.checker == sq)
+            .map_or(Bitboard::EMPTY, |w| w.targets)
     }
 
-    /// Every threatened target.
-    pub fn targets(&self) -> Bitboard {
-        self.via_check
-            .iter()
-            .fold(self.direct_targets(), |acc, w| acc | w.targets)
+    /// Records that one checking move of the piece on `checker` wins
+    /// `targets`, those in `major` by a piece other than the general or a
+    /// soldier.
+    fn add(&mut self, checker: Square, targets: Bitboard, major: Bitboard) {
+        if let Some(w) = self.won.iter_mut().find(|w| w.checker == checker) {
+            w.targets |= targets;
+            w.major |= major;
+        } else {
+            self.won.push(WonByCheck {
+                checker,
+                targets,
+                major,
+            });
+        }
     }
 }
 
@@ -210,13 +228,14 @@ pub fn threats(pos: &Position, by: Color, standing: Bitboard) -> Threats {
     out
 }
 
-/// Adds to `threats` the side to move's threats through one check (art. 29.1) in
-/// `pos`; none when it is in check (its checks would have to answer that first).
-/// `pos` is left as it was.
-fn add_threats_through_checks(pos: &mut Position, threats: &mut Threats) {
+/// The side to move's threats through one check (art. 29.1) in `pos`; none when
+/// it is in check (its checks would have to answer that first). `pos` is left as
+/// it was.
+fn threats_through_checks(pos: &mut Position) -> ThroughChecks {
     let by = pos.side_to_move();
+    let mut threats = ThroughChecks::default();
     if pos.in_check() {
-        return;
+        return threats;
     }
     for check in checking_moves(pos) {
         if pos.is_capture(check) {
@@ -235,13 +254,10 @@ fn add_threats_through_checks(pos: &mut Position, threats: &mut Threats) {
         pos.unmake(undo);
         let (targets, major) = won;
         if targets.any() {
-            threats.via_check.push(WonByCheck {
-                checker: check.from(),
-                targets,
-                major,
-            });
+            threats.add(check.from(), targets, major);
         }
     }
+    threats
 }
 
 /// The targets among `candidates` that `by` wins after every one of `replies`
@@ -352,18 +368,12 @@ pub fn chased_by(pos: &mut Position, mv: Move, code: Code) -> Chase {
     if let Some(mut prior) = prior.filter(|_| !pos.in_check()) {
         let mut as_mover = pos.clone();
         as_mover.set_side(mover);
-        let mut through = Threats::default();
-        add_threats_through_checks(&mut as_mover, &mut through);
-        let hanging = before.direct_targets();
-        if through
-            .via_check
-            .iter()
-            .any(|w| (w.targets & !hanging).any())
-        {
-            let mut earlier = Threats::default();
-            add_threats_through_checks(&mut prior, &mut earlier);
-            for w in &through.via_check {
-                let new = !(hanging | earlier.via_check_of(was(w.checker)));
+        let through = threats_through_checks(&mut as_mover);
+        let hanging = before.targets();
+        if through.won.iter().any(|w| (w.targets & !hanging).any()) {
+            let earlier = threats_through_checks(&mut prior);
+            for w in &through.won {
+                let new = !(hanging | earlier.of(was(w.checker)));
                 chase.major |= w.major & new;
                 chase.minor |= w.targets & !w.major & new;
             }
@@ -388,32 +398,29 @@ fn is_incidental(pos: &Position, a: Square, t: Square) -> bool {
 mod tests {
     use super::*;
 
+    fn sq(s: &str) -> Square {
+        Square::parse(s).expect("square")
+    }
+
     /// Red to move with 18 quiet checks (ICCS squares, ranks 0–9: eight
     /// discovered by the cannon on e3, six by the horse on c8, two each by the
     /// horse on h5 and the soldier on d7), 17 of which keep the unprotected
-    /// black horse on i0 under the chariot on e0 whatever Black answers: more
-    /// threats through checks than a side has pieces.
+    /// black horse on i0 under the chariot on e0 whatever Black answers.
     const MANY_CHECKS: &str = "9/R1N1k4/3P5/9/7N1/9/4C4/9/9/3KR3n w - - 0 1";
 
     #[test]
-    fn threats_through_checks_have_room_for_every_check() {
+    fn threats_through_checks_are_kept_per_checking_piece() {
         let mut pos = Position::from_fen(MANY_CHECKS).expect("fen");
         let quiet_checks = checking_moves(&mut pos)
             .iter()
             .filter(|&&m| !pos.is_capture(m))
             .count();
         assert!(quiet_checks > 16, "{quiet_checks} quiet checks");
-        let mut threats = Threats::default();
-        add_threats_through_checks(&mut pos, &mut threats);
-        assert!(
-            threats.via_check.len() > 16,
-            "{} entries",
-            threats.via_check.len()
-        );
-        let i0 = Bitboard::from_square(Square::parse("i0").expect("square"));
-        for sq in ["e3", "c8", "h5", "d7"] {
-            let a = Square::parse(sq).expect("square");
-            assert_eq!(threats.via_check_of(a), i0, "checks by {sq}");
+        let threats = threats_through_checks(&mut pos);
+        assert_eq!(threats.won.len(), 4);
+        let i0 = Bitboard::from_square(sq("i0"));
+        for a in ["e3", "c8", "h5", "d7"] {
+            assert_eq!(threats.of(sq(a)), i0, "checks by {a}");
         }
     }
 
@@ -424,16 +431,14 @@ mod tests {
 
     #[test]
     fn a_capture_after_a_check_must_answer_a_check_given_back() {
-        let c2 = Square::parse("c2").expect("square");
         let mut pos = Position::from_fen(CHECK_BACK).expect("fen");
-        let mut threats = Threats::default();
-        add_threats_through_checks(&mut pos, &mut threats);
-        assert_eq!(threats.via_check_of(c2), Bitboard::EMPTY);
+        assert_eq!(
+            threats_through_checks(&mut pos).of(sq("c2")),
+            Bitboard::EMPTY
+        );
         // With a second screen on e4 no reply checks back: the horse is won.
         let mut pos = Position::from_fen("4nk3/4c4/n8/4r4/9/4P4/4P4/2R6/9/R3K4 w").expect("fen");
-        let mut threats = Threats::default();
-        add_threats_through_checks(&mut pos, &mut threats);
-        let a7 = Bitboard::from_square(Square::parse("a7").expect("square"));
-        assert_eq!(threats.via_check_of(c2), a7);
+        let a7 = Bitboard::from_square(sq("a7"));
+        assert_eq!(threats_through_checks(&mut pos).of(sq("c2")), a7);
     }
 }
