@@ -8,6 +8,7 @@
 //!   or the Asian code ([`Code`]);
 //! - [`chase`]: which pieces a move chases (捉);
 //! - [`mate`]: mates by checks, for mate threats (杀);
+//! - [`plain_draw`]: plain draws on material, for art. 27.3;
 //! - [`see`]: static exchange evaluation, for chase judgement;
 //! - [`replay`]: checking a game record against the rules ([`replay()`]).
 //!
@@ -21,6 +22,7 @@
 pub mod arbiter;
 pub mod chase;
 pub mod mate;
+pub mod plain_draw;
 pub mod repetition;
 pub mod replay;
 pub mod ruleset;
