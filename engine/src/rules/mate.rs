@@ -93,6 +93,15 @@ pub fn threatens_mate(pos: &mut Position, mv: Move) -> bool {
     !again.in_check() && mates_by_checks(&mut again, MATE_THREAT_CHECKS)
 }
 
+/// Whether the side to move in `pos` already has a mate threat's mate: it mates
+/// by at most [`MATE_THREAT_CHECKS`] checks as the position stands. A move after
+/// which [`threatens_mate`] holds only keeps such a threat, which is no new mate
+/// threat under the `new_mate_threats` reading (art. 29.2 applied to 28.2).
+/// `pos` is left as it was.
+pub fn mate_threat_stands(pos: &mut Position) -> bool {
+    mates_by_checks(pos, MATE_THREAT_CHECKS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
