@@ -26,7 +26,8 @@ Usage:
       [--from-report FILE]   (re-analyse an earlier report, no new games)
       [--alt RULES ...]      (also judge every cycle under each rule string,
                               e.g. standard+chase-per-target, and count the
-                              verdicts that differ from `standard`'s)
+                              verdicts that differ from those of its code,
+                              `standard` or `asian`, alone)
 
 `--write-sample` writes a fixed sample of the cycles with all three verdicts
 in the format of `engine/tests/data/chase_cycles.txt`, which the default test
@@ -552,15 +553,18 @@ def kind_chinese_vs_asian(chinese, asian):
 
 def alt_counts(engine_path, rules, cases):
     """Judges `cases` under `rules` and prints how many verdicts (result and
-    reason) differ from the `standard` (chinese) ones, by the pair of verdicts."""
+    reason) differ from those of the same code without the other presets
+    (`standard` or `asian`), by the pair of verdicts."""
+    code = "asian" if "asian" in rules.split("+") else "chinese"
     games = [(c["fen"], c["moves"]) for c in cases]
     changes = collections.Counter()
     for c, line in zip(cases, ours(engine_path, rules, games)):
         alt = parse_ours(line, c["fen"])
-        base = tuple(c["chinese"][:2])
+        base = tuple(c[code][:2])
         if tuple(alt[:2]) != base:
             changes[(f"{base[0]}:{base[1]}", f"{alt[0]}:{alt[1]}")] += 1
-    print(f"{rules} vs standard: {sum(changes.values())} of {len(cases)} verdicts differ")
+    name = "asian" if code == "asian" else "standard"
+    print(f"{rules} vs {name}: {sum(changes.values())} of {len(cases)} verdicts differ")
     for (was, now), v in changes.most_common():
         print(f"  {v:5d}  {was} -> {now}")
 
@@ -577,7 +581,8 @@ def main():
     ap.add_argument("--from-report", help="analyse the cycles of an earlier --report instead")
     ap.add_argument("--alt", action="append", default=[], metavar="RULES",
                     help="also judge the cycles under this rule string (presets joined with +) "
-                         "and count the verdicts that differ from standard's; repeatable")
+                         "and count the verdicts that differ from its code's (standard or asian); "
+                         "repeatable")
     ap.add_argument("--min-agreement", type=float, default=0.0,
                     help="exit with status 1 when asian agrees with Fairy-Stockfish on fewer "
                          "than this percentage of the cycles")
