@@ -211,7 +211,9 @@ const CASES: &[Case] = &[
         name: "mutual perpetual check around the soldiers",
         fen: "4k4/9/r1r6/9/PPPP5/9/9/9/1C7/5K3 w",
         moves: "b1a1 a7b7 a1c1 c7d7 c1b1 b7a7 b1d1 d7c7 d1a1 a7b7 a1c1 c7d7 c1b1 b7a7 b1d1 d7c7 d1a1",
-        chinese: "draw repetition",
+        // Under the Chinese code every step of Black's chariots threatens a mate
+        // by at most four checks against the lone general (28.2): 长杀.
+        chinese: "red perpetual-chase",
         asian: "draw repetition",
         fairy_stockfish: "draw",
         natures: None,
@@ -398,6 +400,16 @@ const CASES: &[Case] = &[
         asian: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some(("idle,mate-threat,idle,mate-threat", "idle,idle,idle,idle")),
+    },
+    Case {
+        article: "28.2, 25.2 (长杀 by three and four checks) vs AXF 9",
+        name: "a perpetual mate threat that needs three and four checks",
+        fen: "n2ak4/9/9/9/8R/9/9/9/9/2RK5 w",
+        moves: "c0b0 a9b7 b0c0 b7a9 c0b0 a9b7 b0c0 b7a9",
+        chinese: "black perpetual-chase",
+        asian: "draw repetition",
+        fairy_stockfish: "draw",
+        natures: Some(("mate-threat,idle,mate-threat,idle", "idle,idle,idle,idle")),
     },
     Case {
         article: "25.2 (一将一捉) vs AXF 12",
