@@ -4,7 +4,8 @@
 //! self-play positions, see tests/chase/) up to its judged position, then times
 //! [`judge_cycle`] there under each code (the arbiter's call: find the first
 //! occurrence, replay and classify the cycle's moves, decide), and [`classify`]
-//! alone per move. Prints microseconds per call, best of three rounds.
+//! alone per move. Prints microseconds per call, best of three rounds, and the
+//! slowest single repetition (best of three for each).
 
 use std::time::Instant;
 
@@ -80,6 +81,19 @@ fn main() {
             judged
         });
         println!("judge_cycle ({preset}): {us:.1} µs per repetition over {calls} cycles");
+        let (worst_us, worst) = cycles
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let (us, _) = best_of_three(|| {
+                    usize::from(
+                        judge_cycle(std::hint::black_box(&c.stack), 3, &rules, &c.pos).is_some(),
+                    )
+                });
+                (us, i)
+            })
+            .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
+        println!("judge_cycle ({preset}): slowest {worst_us:.1} µs (cycle {worst} of the file)");
         let (us, calls) = best_of_three(|| {
             let mut n = 0;
             for c in &cycles {

@@ -6,6 +6,9 @@
 //! written for the articles the Asian examples do not reach. engine/RULES.md §5 gives
 //! the readings. A verdict is `<result> <reason>` as `xq-engine adjudicate`
 //! prints them; `natures` lists the nature of each move of the judged cycle.
+//! The last table holds cycles whose Chinese verdict turns on one of the open
+//! readings of the 1999 text, under the standard reading and under the preset
+//! that takes the other one.
 
 use xq_engine::{Game, Move, Position, RuleSet};
 
@@ -208,7 +211,9 @@ const CASES: &[Case] = &[
         name: "mutual perpetual check around the soldiers",
         fen: "4k4/9/r1r6/9/PPPP5/9/9/9/1C7/5K3 w",
         moves: "b1a1 a7b7 a1c1 c7d7 c1b1 b7a7 b1d1 d7c7 d1a1 a7b7 a1c1 c7d7 c1b1 b7a7 b1d1 d7c7 d1a1",
-        chinese: "draw repetition",
+        // Under the Chinese code every step of Black's chariots threatens a mate
+        // by at most four checks against the lone general (28.2): 长杀.
+        chinese: "red perpetual-chase",
         asian: "draw repetition",
         fairy_stockfish: "draw",
         natures: None,
@@ -397,6 +402,16 @@ const CASES: &[Case] = &[
         natures: Some(("idle,mate-threat,idle,mate-threat", "idle,idle,idle,idle")),
     },
     Case {
+        article: "28.2, 25.2 (长杀 by three and four checks) vs AXF 9",
+        name: "a perpetual mate threat that needs three and four checks",
+        fen: "n2ak4/9/9/9/8R/9/9/9/9/2RK5 w",
+        moves: "c0b0 a9b7 b0c0 b7a9 c0b0 a9b7 b0c0 b7a9",
+        chinese: "black perpetual-chase",
+        asian: "draw repetition",
+        fairy_stockfish: "draw",
+        natures: Some(("mate-threat,idle,mate-threat,idle", "idle,idle,idle,idle")),
+    },
+    Case {
         article: "25.2 (一将一捉) vs AXF 12",
         name: "one check one chase",
         fen: "C1ba1k3/1R7/9/6p1p/2p6/9/P3P3P/N2RB4/9/4KAB2 w",
@@ -514,24 +529,80 @@ const CASES: &[Case] = &[
     },
 ];
 
+/// A cycle whose verdict under the Chinese code depends on one of the open
+/// readings (engine/RULES.md §5.3, §5.4): its verdict under `standard` and under
+/// `standard+<preset>`, the preset taking the other reading.
+struct Reading {
+    article: &'static str,
+    name: &'static str,
+    /// The preset of the other reading.
+    preset: &'static str,
+    fen: &'static str,
+    moves: &'static str,
+    standard: &'static str,
+    alternative: &'static str,
+    /// The natures of the first four judged moves under (standard, alternative).
+    natures: (&'static str, &'static str),
+}
+
+const READINGS: &[Reading] = &[
+    Reading {
+        article: "29.2 (new per attacker and target, or per target)",
+        name: "one attacker withdrawn, another uncovered on the same piece",
+        preset: "chase-per-target",
+        fen: "5k3/9/4n4/9/9/4R4/9/9/9/3KR4 w",
+        moves: "e4d4 f9f8 d4e4 f8f9 e4d4 f9f8 d4e4 f8f9",
+        standard: "black perpetual-chase",
+        alternative: "draw repetition",
+        natures: ("chase:e7,idle,chase:e7,idle", "mate-threat,idle,idle,idle"),
+    },
+    Reading {
+        article: "28.2, 29.2 (a mate threat kept, or only a new one)",
+        name: "a mate threat kept by a chariot stepping along the back rank",
+        preset: "new-mate-threats",
+        fen: "C1bak4/1R2a4/4R4/2p3p1p/9/9/P3P1r1P/N1r1B4/4A4/4KAB2 b",
+        moves: "c2d2 b8a8 d2c2 a8b8 c2d2 b8a8 d2c2 a8b8",
+        standard: "black perpetual-chase",
+        alternative: "draw repetition",
+        natures: ("idle,mate-threat,idle,mate-threat", "idle,idle,idle,idle"),
+    },
+    Reading {
+        article: "29.2 (threats restored by answering a check)",
+        name: "a block that frees a chariot's capture",
+        preset: "check-reply-chases",
+        fen: "4k4/R8/2n5r/9/3C5/9/9/8N/9/3K5 w",
+        moves: "a8a9 c7d9 a9a8 d9c7 a8a9 c7d9 a9a8 d9c7",
+        standard: "draw repetition",
+        alternative: "red perpetual-chase",
+        natures: (
+            "check,idle,idle,chase:d5+a8",
+            "check,chase:i2,idle,chase:d5+a8",
+        ),
+    },
+];
+
 fn outcome(case: &Case, rules: &str) -> (String, String) {
+    judged(case.name, case.fen, case.moves, rules)
+}
+
+/// The verdict and the first four judged natures of `moves` played from `fen`
+/// under the preset string `rules`.
+fn judged(name: &str, fen: &str, moves: &str, rules: &str) -> (String, String) {
     let rules: RuleSet = rules.parse().unwrap();
-    let mut game = Game::new(Position::from_fen(case.fen).unwrap(), rules);
-    let moves: Vec<&str> = case.moves.split_whitespace().collect();
+    let mut game = Game::new(Position::from_fen(fen).unwrap(), rules);
+    let moves: Vec<&str> = moves.split_whitespace().collect();
     for (i, m) in moves.iter().enumerate() {
         assert!(
             game.outcome().is_none(),
-            "{}: ended before move {} ({m})",
-            case.name,
+            "{name}: ended before move {} ({m})",
             i + 1
         );
         let mv = Move::parse_coords(m).unwrap();
-        game.play(mv)
-            .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        game.play(mv).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
     let o = game
         .outcome()
-        .unwrap_or_else(|| panic!("{}: no verdict", case.name));
+        .unwrap_or_else(|| panic!("{name}: no verdict"));
     let natures: Vec<String> = game
         .records()
         .iter()
@@ -575,6 +646,27 @@ fn rulebook_cases_under_both_codes() {
                 failures.push(format!(
                     "{} (art. {}), {code}: natures {got_natures}, want {n}",
                     case.name, case.article
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn open_readings_under_the_standard_and_the_other_reading() {
+    let mut failures = Vec::new();
+    for r in READINGS {
+        let other = format!("standard+{}", r.preset);
+        for (rules, want, natures) in [
+            ("standard", r.standard, r.natures.0),
+            (other.as_str(), r.alternative, r.natures.1),
+        ] {
+            let (got, got_natures) = judged(r.name, r.fen, r.moves, rules);
+            if got != want || got_natures != natures {
+                failures.push(format!(
+                    "{} (art. {}), {rules}: got {got} ({got_natures}), want {want} ({natures})",
+                    r.name, r.article
                 ));
             }
         }

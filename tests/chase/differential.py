@@ -24,6 +24,10 @@ Usage:
       [--games 40] [--seed 1] [--per-position 16] [--report FILE]
       [--write-sample FILE --sample 300] [--min-agreement 95]
       [--from-report FILE]   (re-analyse an earlier report, no new games)
+      [--alt RULES ...]      (also judge every cycle under each rule string,
+                              e.g. standard+chase-per-target, and count the
+                              verdicts that differ from those of its code,
+                              `standard` or `asian`, alone)
 
 `--write-sample` writes a fixed sample of the cycles with all three verdicts
 in the format of `engine/tests/data/chase_cycles.txt`, which the default test
@@ -547,6 +551,24 @@ def kind_chinese_vs_asian(chinese, asian):
     return "several pieces chased in turn (28.12 vs AXF 32)"
 
 
+def alt_counts(engine_path, rules, cases):
+    """Judges `cases` under `rules` and prints how many verdicts (result and
+    reason) differ from those of the same code without the other presets
+    (`standard` or `asian`), by the pair of verdicts."""
+    code = "asian" if "asian" in rules.split("+") else "chinese"
+    games = [(c["fen"], c["moves"]) for c in cases]
+    changes = collections.Counter()
+    for c, line in zip(cases, ours(engine_path, rules, games)):
+        alt = parse_ours(line, c["fen"])
+        base = tuple(c[code][:2])
+        if tuple(alt[:2]) != base:
+            changes[(f"{base[0]}:{base[1]}", f"{alt[0]}:{alt[1]}")] += 1
+    name = "asian" if code == "asian" else "standard"
+    print(f"{rules} vs {name}: {sum(changes.values())} of {len(cases)} verdicts differ")
+    for (was, now), v in changes.most_common():
+        print(f"  {v:5d}  {was} -> {now}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--engine", default="target/release/xq-engine")
@@ -557,6 +579,10 @@ def main():
     ap.add_argument("--write-sample", help="write a fixed sample for the Rust regression test")
     ap.add_argument("--sample", type=int, default=300)
     ap.add_argument("--from-report", help="analyse the cycles of an earlier --report instead")
+    ap.add_argument("--alt", action="append", default=[], metavar="RULES",
+                    help="also judge the cycles under this rule string (presets joined with +) "
+                         "and count the verdicts that differ from its code's (standard or asian); "
+                         "repeatable")
     ap.add_argument("--min-agreement", type=float, default=0.0,
                     help="exit with status 1 when asian agrees with Fairy-Stockfish on fewer "
                          "than this percentage of the cycles")
@@ -611,6 +637,8 @@ def summarise(args, cases, positions):
     print(f"chinese vs asian: {total_cd} differ")
     for k, v in cd.most_common():
         print(f"  {v:5d}  {k}")
+    for rules in args.alt:
+        alt_counts(args.engine, rules, cases)
     if args.report:
         for c in cases:
             if c["asian"][0] != c["fsf"]:

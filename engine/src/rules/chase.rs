@@ -30,12 +30,20 @@
 //! - a direct threat: a pair that holds after the move and did not hold before
 //!   it, the moved piece being the same attacker before and after (decided per
 //!   attacker and target). Discovered attacks and undermined protections count,
-//!   since both sides of the comparison are computed on whole positions;
+//!   since both sides of the comparison are computed on whole positions. Under
+//!   the `chase_per_target` reading a target is chased only when no piece
+//!   threatened it before the move;
 //! - a threat through a check (Chinese code, the mover not in check before its
 //!   move): one that its checking piece (at its old point, if it moved) did not
 //!   have before the move, on a target that no piece threatened directly before
 //!   the move. A piece that already hangs is not chased anew by winning it
 //!   through a check.
+//!
+//! A move that answers a check keeps the mover's standing threats (the check is
+//! set aside before the move), so it creates none by answering; under the
+//! `check_reply_chases` reading nothing is set aside before such a move, so the
+//! captures the check forbade and the answer allows are new, and under the
+//! Chinese code its threats through a check count as for any other move.
 //!
 //! Threats by the general or a soldier alone, direct or through a check, are
 //! [`Chase::minor`] (idle, arts. 27.1, 27.2, unless the cycle is a mutual perpetual
@@ -49,7 +57,7 @@ use arrayvec::ArrayVec;
 
 use crate::rules::mate::{checking_moves, mates_in_one};
 use crate::rules::plain_draw::is_plain_draw;
-use crate::rules::ruleset::Code;
+use crate::rules::ruleset::{Code, RuleSet};
 use crate::rules::see::{capture_is_safe, judge_value, see};
 use crate::{Bitboard, Color, Kind, Move, Piece, Position, Square};
 
@@ -333,11 +341,21 @@ pub struct Chase {
     pub minor: Bitboard,
 }
 
-/// What `mv` (legal in `pos`) chases under `code`. `pos` is left as it was.
-pub fn chased_by(pos: &mut Position, mv: Move, code: Code) -> Chase {
+/// What `mv` (legal in `pos`) chases under `rules` (its code and its readings
+/// `chase_per_target` and `check_reply_chases`). `pos` is left as it was.
+pub fn chased_by(pos: &mut Position, mv: Move, rules: &RuleSet) -> Chase {
+    let code = rules.code;
     let mover = pos.side_to_move();
-    let prior = (code == Code::Chinese && !pos.in_check()).then(|| pos.clone());
-    let before = threats(pos, mover, standing_checks(pos));
+    let in_check = pos.in_check();
+    let standing = if in_check && rules.check_reply_chases {
+        Bitboard::EMPTY
+    } else {
+        standing_checks(pos)
+    };
+    let prior =
+        (code == Code::Chinese && (!in_check || rules.check_reply_chases)).then(|| pos.clone());
+    let before = threats(pos, mover, standing);
+    let hanging = before.targets();
     let undo = pos.make(mv);
     let after = threats(pos, mover, standing_checks(pos));
     let was = |a: Square| if a == mv.to() { mv.from() } else { a };
@@ -347,7 +365,12 @@ pub fn chased_by(pos: &mut Position, mv: Move, code: Code) -> Chase {
         let Some(kind) = pos.piece_at(a).map(Piece::kind) else {
             continue;
         };
-        for t in targets & !before.direct_of(was(a)) {
+        let old = if rules.chase_per_target {
+            hanging
+        } else {
+            before.direct_of(was(a))
+        };
+        for t in targets & !old {
             if capture_gets_mated(pos, a, t) {
                 continue;
             }
@@ -369,7 +392,6 @@ pub fn chased_by(pos: &mut Position, mv: Move, code: Code) -> Chase {
         let mut as_mover = pos.clone();
         as_mover.set_side(mover);
         let through = threats_through_checks(&mut as_mover);
-        let hanging = before.targets();
         if through.won.iter().any(|w| (w.targets & !hanging).any()) {
             let earlier = threats_through_checks(&mut prior);
             for w in &through.won {

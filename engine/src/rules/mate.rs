@@ -2,11 +2,25 @@
 
 use arrayvec::ArrayVec;
 
-use crate::{Bitboard, MAX_MOVES, Move, Position, Square};
+use crate::{Bitboard, MAX_MOVES, Move, Position, Square, Undo};
 
 /// How many checking moves a mate threat may take (art. 28.2: "在下一着照将或连续
 /// 照将，将死对方"). Longer series of checks are not looked for.
-pub const MATE_THREAT_CHECKS: u32 = 2;
+pub const MATE_THREAT_CHECKS: u32 = 4;
+
+/// Mates of up to this many checks are always found: when the budgeted search
+/// ([`MATE_SEARCH_NODES`]) runs out, an exact search to this depth decides.
+pub const EXACT_MATE_CHECKS: u32 = 2;
+
+/// The most moves (checks and replies, each made once) one mate-threat test may
+/// make looking for mates of up to [`MATE_THREAT_CHECKS`] checks. When it runs
+/// out before a mate is found, only mates of up to [`EXACT_MATE_CHECKS`] checks
+/// count, searched exactly: a budget never invents a mate threat and never
+/// finds fewer than the exact short search. The generated cycles of
+/// engine/tests/data/chase_cycles.txt need at most 200, and the differential's
+/// 14,327 cycles get the verdicts of an unbounded search; one test that spends
+/// the whole budget takes about 0.5 ms (engine/ARBITER.md).
+pub const MATE_SEARCH_NODES: u32 = 1_000;
 
 /// The side to move's legal moves that give check.
 pub fn checking_moves(pos: &mut Position) -> ArrayVec<Move, MAX_MOVES> {
@@ -57,40 +71,123 @@ pub fn mates_in_one(pos: &mut Position) -> bool {
 }
 
 /// Whether the side to move mates by a series of at most `checks` checking moves
-/// whatever the other side replies. `pos` is left as it was.
+/// whatever the other side replies. Exact, with no budget. `pos` is left as it
+/// was.
 pub fn mates_by_checks(pos: &mut Position, checks: u32) -> bool {
-    if checks == 0 {
-        return false;
-    }
-    for m in checking_moves(pos) {
-        let undo = pos.make(m);
-        let replies = pos.legal_moves();
-        let mated = replies.is_empty()
-            || (checks > 1
-                && replies.iter().all(|&r| {
-                    let u = pos.make(r);
-                    let mated = mates_by_checks(pos, checks - 1);
-                    pos.unmake(u);
-                    mated
-                }));
-        pos.unmake(undo);
-        if mated {
-            return true;
+    MateSearch::with_budget(u32::MAX).mates(pos, checks)
+}
+
+/// Whether the side to move mates by at most [`MATE_THREAT_CHECKS`] checks,
+/// searched within [`MATE_SEARCH_NODES`]; when the budget runs out before a
+/// mate is found, by at most [`EXACT_MATE_CHECKS`] checks, searched exactly.
+/// `pos` is left as it was.
+pub fn mates_within_budget(pos: &mut Position) -> bool {
+    let mut search = MateSearch::with_budget(MATE_SEARCH_NODES);
+    search.mates(pos, MATE_THREAT_CHECKS)
+        || (!search.within_budget() && mates_by_checks(pos, EXACT_MATE_CHECKS))
+}
+
+/// A search for mates by checks, counting the moves it makes. Invariants: once
+/// `nodes` exceeds `budget` every further [`MateSearch::mates`] answers `false`,
+/// so running out can only hide a mate, never invent one; it makes at most two
+/// moves (a check and a reply) past its budget.
+struct MateSearch {
+    /// Moves made so far.
+    nodes: u32,
+    /// The most moves it may make.
+    budget: u32,
+    /// Per number of checks left, the last reply that escaped every mate: tried
+    /// first after the next check with that many left.
+    killers: [Option<Move>; MATE_THREAT_CHECKS as usize + 1],
+}
+
+impl MateSearch {
+    fn with_budget(budget: u32) -> MateSearch {
+        MateSearch {
+            nodes: 0,
+            budget,
+            killers: [None; MATE_THREAT_CHECKS as usize + 1],
         }
     }
-    false
+
+    fn within_budget(&self) -> bool {
+        self.nodes <= self.budget
+    }
+
+    fn make(&mut self, pos: &mut Position, mv: Move) -> Undo {
+        self.nodes = self.nodes.saturating_add(1);
+        pos.make(mv)
+    }
+
+    /// Whether the side to move mates by at most `checks` checking moves
+    /// whatever the other side replies, as far as the budget lets it see.
+    /// `checks` is at most [`MATE_THREAT_CHECKS`] for a budgeted search.
+    fn mates(&mut self, pos: &mut Position, checks: u32) -> bool {
+        if checks == 0 || !self.within_budget() {
+            return false;
+        }
+        let killer = self.killers.get(checks as usize).copied().flatten();
+        for m in checking_moves(pos) {
+            let undo = self.make(pos, m);
+            let mated = if checks == 1 {
+                !pos.has_legal_move()
+            } else {
+                let mut replies = pos.legal_moves();
+                order_replies(pos, &mut replies, killer);
+                let mut escape = None;
+                let mated = replies.iter().all(|&r| {
+                    let u = self.make(pos, r);
+                    let mated = self.mates(pos, checks - 1);
+                    pos.unmake(u);
+                    if !mated {
+                        escape = Some(r);
+                    }
+                    mated
+                });
+                if let Some(slot) = self.killers.get_mut(checks as usize) {
+                    *slot = escape.or(*slot);
+                }
+                mated
+            };
+            pos.unmake(undo);
+            if mated {
+                return true;
+            }
+            if !self.within_budget() {
+                return false;
+            }
+        }
+        false
+    }
+}
+
+/// Orders `replies` (legal in `pos`) for refuting a mate: `killer` first when
+/// it is among them, then captures (taking the checking piece is the likeliest
+/// escape), then the rest. One escape refutes the mate.
+fn order_replies(pos: &Position, replies: &mut [Move], killer: Option<Move>) {
+    replies.sort_by_key(|&m| (Some(m) != killer, !pos.is_capture(m)));
 }
 
 /// Whether `mv` (legal in `pos`, not a check) threatens mate (杀): after it, the
 /// mover would mate by at most [`MATE_THREAT_CHECKS`] checks were it to move
-/// again. `pos` is left as it was.
+/// again, as [`mates_within_budget`] finds them. `pos` is left as it was.
 pub fn threatens_mate(pos: &mut Position, mv: Move) -> bool {
     let mover = pos.side_to_move();
     let undo = pos.make(mv);
     let mut again = pos.clone();
     pos.unmake(undo);
     again.set_side(mover);
-    !again.in_check() && mates_by_checks(&mut again, MATE_THREAT_CHECKS)
+    !again.in_check() && mates_within_budget(&mut again)
+}
+
+/// Whether the side to move in `pos` already has a mate threat's mate: it mates
+/// by at most [`MATE_THREAT_CHECKS`] checks as the position stands, as
+/// [`mates_within_budget`] finds them. A move after
+/// which [`threatens_mate`] holds only keeps such a threat, which is no new mate
+/// threat under the `new_mate_threats` reading (art. 29.2 applied to 28.2).
+/// `pos` is left as it was.
+pub fn mate_threat_stands(pos: &mut Position) -> bool {
+    mates_within_budget(pos)
 }
 
 #[cfg(test)]
@@ -109,9 +206,41 @@ mod tests {
         // With only the g-file chariot: g0g9 d9d8 is no mate, and nothing mates in two.
         let mut pos = Position::from_fen("3k5/9/9/9/9/9/9/9/9/4K1R2 w").unwrap();
         assert!(!mates_by_checks(&mut pos, 2));
-        // a1a8 takes rank 8 and threatens h0h9 mate; a1a2 threatens nothing.
+        // a1a8 takes rank 8 and threatens h0h9 mate.
         let mut pos = Position::from_fen("3k5/9/9/9/9/9/9/9/R8/5K1R1 w").unwrap();
         assert!(threatens_mate(&mut pos, mv("a1a8")));
-        assert!(!threatens_mate(&mut pos, mv("a1a2")));
+        // A lone chariot threatens nothing.
+        let mut pos = Position::from_fen("3k5/9/9/9/9/9/9/9/9/5K1R1 w").unwrap();
+        assert!(!threatens_mate(&mut pos, mv("h0h1")));
+    }
+
+    #[test]
+    fn mates_of_three_and_four_checks() {
+        // Two chariots against the general on e9, its advisor on d9 and the horse
+        // on a9: from b0 the ladder needs four checks (the horse guards c8), from
+        // c0 with the horse on b7 three.
+        let mut pos = Position::from_fen("n2ak4/9/9/9/8R/9/9/9/9/1R1K5 w").unwrap();
+        assert!(!mates_by_checks(&mut pos, 3) && mates_by_checks(&mut pos, 4));
+        let mut pos = Position::from_fen("3ak4/1n7/9/9/8R/9/9/9/9/2RK5 w").unwrap();
+        assert!(!mates_by_checks(&mut pos, 2) && mates_by_checks(&mut pos, 3));
+        assert!(mates_within_budget(&mut pos));
+        let mut pos = Position::from_fen("n2ak4/9/9/9/8R/9/9/9/9/2RK5 w").unwrap();
+        assert!(threatens_mate(&mut pos, mv("c0b0")) && !mate_threat_stands(&mut pos));
+    }
+
+    #[test]
+    fn the_budget_bounds_the_search_and_keeps_short_mates() {
+        // 18 quiet checks (chase.rs, MANY_CHECKS): the search stops within two
+        // moves (a check and a reply) of its budget, and what it finds is a mate.
+        let mut pos = Position::from_fen("9/R1N1k4/3P5/9/7N1/9/4C4/9/9/3KR3n w").unwrap();
+        for budget in [0, 5, 50] {
+            let mut search = MateSearch::with_budget(budget);
+            let found = search.mates(&mut pos, MATE_THREAT_CHECKS);
+            assert!(search.nodes <= budget + 2, "{} moves made", search.nodes);
+            assert!(!found || mates_by_checks(&mut pos, MATE_THREAT_CHECKS));
+        }
+        // A mate of two checks is found whatever the budget.
+        let mut pos = Position::from_fen("3k5/R8/9/9/9/9/9/9/9/4K1R2 w").unwrap();
+        assert!(mates_within_budget(&mut pos));
     }
 }

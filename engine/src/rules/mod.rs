@@ -1,7 +1,9 @@
 //! The rules arbiter: rule sets, game end, repetition judgement (engine/RULES.md §4–§8).
 //!
 //! - [`ruleset`]: [`RuleSet`] and its presets (`standard`, `repetition-4`,
-//!   `stalemate-draw`, `no-chase-rule`, `conversion`, `reform-2007`);
+//!   `stalemate-draw`, `no-chase-rule`, `chinese`, `asian`, the readings
+//!   `chase-per-target`, `new-mate-threats` and `check-reply-chases`,
+//!   `conversion`, `reform-2007`);
 //! - [`arbiter`]: [`Game`], which plays moves and reports the [`Outcome`];
 //! - [`repetition`]: judging a repeated position from a stack of [`PlyEntry`]s,
 //!   the API the arbiter and the search call ([`judge_cycle`]), under the Chinese
@@ -15,7 +17,8 @@
 //! Interpretations (engine/RULES.md §5 gives each next to its article):
 //! - perpetual check is judged exactly; chases with a static exchange evaluation
 //!   on legal captures, threats through one check, and a mate-in-one test;
-//!   mate threats up to [`mate::MATE_THREAT_CHECKS`] checks;
+//!   mate threats up to [`mate::MATE_THREAT_CHECKS`] checks within a budget of
+//!   [`mate::MATE_SEARCH_NODES`] moves;
 //! - a forbidden side loses at the first judged repetition (the rules make it vary
 //!   first, art. 24.3).
 

@@ -57,7 +57,7 @@
 //! chases and mate threats count as idle.
 
 use crate::rules::chase::{Chase, chased_by};
-use crate::rules::mate::threatens_mate;
+use crate::rules::mate::{mate_threat_stands, threatens_mate};
 use crate::rules::ruleset::Code;
 use crate::rules::{Reason, RuleSet};
 use crate::{Bitboard, Move, Position};
@@ -91,7 +91,8 @@ pub struct Nature {
     /// It gives check (将, art. 28.1).
     pub check: bool,
     /// It threatens mate by checks (杀, art. 28.2; Chinese code; looked for only
-    /// when the move neither checks nor chases).
+    /// when the move neither checks nor chases; under `new_mate_threats` only a
+    /// threat the mover did not already have).
     pub mate_threat: bool,
     /// What it chases (捉, art. 28.3; not looked for on a check under the Chinese
     /// code, where the check outweighs it).
@@ -128,10 +129,13 @@ pub fn classify(pos: &mut Position, mv: Move, rules: &RuleSet) -> Nature {
     }
     let chinese = rules.code == Code::Chinese;
     if !(check && chinese && rules.perpetual_check_loses) {
-        nature.chase = chased_by(pos, mv, rules.code);
+        nature.chase = chased_by(pos, mv, rules);
     }
-    nature.mate_threat =
-        chinese && !check && nature.chase.major.is_empty() && threatens_mate(pos, mv);
+    nature.mate_threat = chinese
+        && !check
+        && nature.chase.major.is_empty()
+        && threatens_mate(pos, mv)
+        && !(rules.new_mate_threats && mate_threat_stands(pos));
     nature
 }
 

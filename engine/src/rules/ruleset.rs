@@ -7,7 +7,10 @@
 //! nothing, so `"conversion"` and `"standard+conversion"` are the same rule set.
 //! The repetition code is one such respect: `asian` judges repetitions under the
 //! Asian Xiangqi Federation's rules, `chinese` (the standard's) under the 1999
-//! Chinese rules (engine/RULES.md §5).
+//! Chinese rules (engine/RULES.md §5). Three more presets each take the other
+//! reading of a point the 1999 text leaves open (`chase-per-target`,
+//! `new-mate-threats`, `check-reply-chases`; engine/RULES.md §5.3, §5.4), so that
+//! a variants run can measure how often the reading decides a game.
 
 use std::fmt;
 use std::str::FromStr;
@@ -33,6 +36,22 @@ pub struct RuleSet {
     pub chase_rule: bool,
     /// Which federation's code defines chases and judges repetitions.
     pub code: Code,
+    /// Art. 29.2's novelty of a chase, read per target: a move chases a target
+    /// only when no piece threatened it before the move, so a second attacker on
+    /// a piece that already hangs chases nothing. Off (standard): a threat is new
+    /// per attacker and target (engine/RULES.md §5.3). Both codes.
+    pub chase_per_target: bool,
+    /// Art. 28.2 read with art. 29.2: a move is a mate threat only when the mover,
+    /// to move in the position before it, had no such mate already. Off
+    /// (standard): keeping a mate threat counts (engine/RULES.md §5.4). Chinese
+    /// code only, as are mate threats.
+    pub new_mate_threats: bool,
+    /// Art. 29.2 for a move that answers a check: threats that the check had
+    /// made illegal and the answer makes legal again are new. Off (standard):
+    /// checks on the board are set aside, so the side in check keeps its
+    /// threats and the answer creates none (engine/RULES.md §5.3). Both codes;
+    /// under the Chinese code also threats through a check after the answer.
+    pub check_reply_chases: bool,
     /// The natural move limit in moves by each side without a capture (art.
     /// 4.2.4): 60 = 120 plies. 0 turns the limit off.
     pub move_limit: u32,
@@ -177,13 +196,16 @@ pub enum RuleSetError {
 }
 
 /// Every preset name, in canonical order (the order [`RuleSet::name`] writes them).
-pub const PRESETS: [&str; 8] = [
+pub const PRESETS: [&str; 11] = [
     "standard",
     "repetition-4",
     "stalemate-draw",
     "no-chase-rule",
     "chinese",
     "asian",
+    "chase-per-target",
+    "new-mate-threats",
+    "check-reply-chases",
     "conversion",
     "reform-2007",
 ];
@@ -205,6 +227,9 @@ impl RuleSet {
         perpetual_check_loses: true,
         chase_rule: true,
         code: Code::Chinese,
+        chase_per_target: false,
+        new_mate_threats: false,
+        check_reply_chases: false,
         move_limit: 60,
         stalemate: Stalemate::Loss,
         conversion: false,
@@ -221,6 +246,9 @@ impl RuleSet {
             "no-chase-rule" => self.chase_rule = false,
             "chinese" => self.code = Code::Chinese,
             "asian" => self.code = Code::Asian,
+            "chase-per-target" => self.chase_per_target = true,
+            "new-mate-threats" => self.new_mate_threats = true,
+            "check-reply-chases" => self.check_reply_chases = true,
             "conversion" => self.conversion = true,
             "reform-2007" => {
                 self.scoring = Scoring::Reform2007;
@@ -335,11 +363,15 @@ impl fmt::Display for RuleSet {
         write!(
             f,
             "{name}: repetition {}, perpetual check loses {}, chase rule {}, code {}, \
+             chase per target {}, new mate threats {}, check reply chases {}, \
              move limit {limit}, stalemate {}, conversion {}, scoring {}, odds {}",
             self.repetition_count,
             onoff(self.perpetual_check_loses),
             onoff(self.chase_rule),
             self.code.token(),
+            onoff(self.chase_per_target),
+            onoff(self.new_mate_threats),
+            onoff(self.check_reply_chases),
             match self.stalemate {
                 Stalemate::Loss => "loses",
                 Stalemate::Draw => "draws",
@@ -393,6 +425,23 @@ mod tests {
             let name = r.name().unwrap();
             assert_eq!(name.parse::<RuleSet>().unwrap(), r);
         }
+    }
+
+    #[test]
+    fn readings_are_presets_with_standard_defaults() {
+        let r: RuleSet = "new-mate-threats+chase-per-target+check-reply-chases"
+            .parse()
+            .unwrap();
+        assert!(r.chase_per_target && r.new_mate_threats && r.check_reply_chases);
+        assert_eq!(
+            r.name().as_deref(),
+            Some("standard+chase-per-target+new-mate-threats+check-reply-chases")
+        );
+        let s = RuleSet::STANDARD;
+        assert!(!s.chase_per_target && !s.new_mate_threats && !s.check_reply_chases);
+        let partial = RuleSet::from_toml("chase_per_target = true").unwrap();
+        assert_eq!(partial, "chase-per-target".parse::<RuleSet>().unwrap());
+        assert_eq!(RuleSet::from_json(&r.to_json()).unwrap(), r);
     }
 
     #[test]

@@ -182,13 +182,23 @@ fn attacks_by_the_general_alone_are_idle() {
 fn uncovered_exchange_offers_are_idle() {
     // Red's chariot checks on ranks 9 and 8; each step of Black's general uncovers
     // an attack by one of Black's chariots on the red chariot, which attacks it
-    // back: an offer to exchange (兑, art. 28.5), idle. Red checks perpetually and
-    // loses (arts. 24.1, 26.1).
+    // back: an offer to exchange (兑, art. 28.5), no chase. The two chariots do
+    // threaten a mate by three or four checks against the lone red general (art.
+    // 28.2), so the steps are mate threats. Red checks perpetually and loses
+    // (arts. 24.1, 26.1: perpetual check is settled first).
     let fen = "3rk4/3r3R1/9/9/9/9/9/9/9/5K3 w";
     let mut g = new_game(fen, "standard");
     let o = play_out(&mut g, RED_CHECKS_MOVES).unwrap();
     let natures: Vec<_> = g.records().iter().map(|r| r.nature()).collect();
-    assert_eq!(natures[..4], ["check", "idle", "check", "idle"]);
+    assert_eq!(
+        natures[..4],
+        ["check", "mate-threat", "check", "mate-threat"]
+    );
+    assert!(
+        g.records()
+            .iter()
+            .all(|r| r.judged.is_none_or(|n| n.chase.major.is_empty()))
+    );
     assert_eq!(
         (o.result, o.reason, o.ply),
         (GameResult::Black, Reason::PerpetualCheck, 8)
