@@ -76,8 +76,8 @@ pub struct PlayArgs {
     /// Game threads.
     #[arg(long, default_value_t = 1)]
     threads: usize,
-    /// Rule set: presets joined with `+` (standard, repetition-4, stalemate-draw,
-    /// no-chase-rule, conversion, reform-2007).
+    /// Rule set: presets joined with `+`, e.g. `standard+asian` (engine/RULES.md
+    /// lists them; an unknown name is answered with the list).
     #[arg(long, default_value = "standard")]
     rules: String,
     #[command(flatten)]
