@@ -68,7 +68,7 @@ fn best_of_three(mut f: impl FnMut() -> usize) -> (f64, usize) {
 
 fn main() {
     let cycles = cycles();
-    for preset in ["standard", "asian"] {
+    for preset in ["standard", "asian", "pikafish"] {
         let rules: RuleSet = preset.parse().expect("preset");
         let (us, calls) = best_of_three(|| {
             let mut judged = 0;

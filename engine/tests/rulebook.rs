@@ -1,13 +1,15 @@
 //! Rulebook cases, each with the article it illustrates and its verdict under the
-//! Chinese code (the 1999 rules, preset `standard`) and the Asian code (preset
-//! `asian`). The first group are the examples that Fairy-Stockfish's own tests
+//! Chinese code (the 1999 rules, preset `standard`), the Asian code (preset
+//! `asian`) and the Pikafish code (preset `pikafish`, each verdict checked with
+//! Pikafish's own judgement). The first group are the examples that Fairy-Stockfish's own tests
 //! take from the Asian Xiangqi Federation's rules (coordinates converted to ranks
 //! 0–9), with Fairy-Stockfish's verdict for the record; the second group are
 //! written for the articles the Asian examples do not reach. engine/RULES.md §5 gives
 //! the readings. A verdict is `<result> <reason>` as `xq-engine adjudicate`
 //! prints them; `natures` lists the nature of each move of the judged cycle.
-//! The last table holds cycles whose Chinese verdict turns on one of the open
-//! readings of the 1999 text, under the standard reading and under the preset
+//! A third table holds, article by article, cycles that the Chinese code and
+//! Pikafish judge differently. The last table holds cycles whose Chinese verdict
+//! turns on one of the open readings of the 1999 text, under the standard reading and under the preset
 //! that takes the other one.
 
 use xq_engine::{Game, Move, Position, RuleSet};
@@ -19,6 +21,9 @@ struct Case {
     moves: &'static str,
     chinese: &'static str,
     asian: &'static str,
+    /// The verdict under the `pikafish` code, which is Pikafish's own: each was
+    /// checked with Pikafish's `rule_judge` (engine/PIKAFISH_RULES.md §8).
+    pikafish: &'static str,
     /// Fairy-Stockfish's result (`red`, `black`, `draw`), for the record.
     fairy_stockfish: &'static str,
     /// The natures of the first four judged moves under (chinese, asian).
@@ -33,6 +38,7 @@ const CASES: &[Case] = &[
         moves: "c2a2 a7b7 a2b2 b7a7 b2a2 a7b7 a2b2 b7a7 b2a2",
         chinese: "black perpetual-chase",
         asian: "black perpetual-chase",
+        pikafish: "black perpetual-chase",
         fairy_stockfish: "black",
         natures: None,
     },
@@ -43,6 +49,7 @@ const CASES: &[Case] = &[
         moves: "b2a2 a7b7 a2b2 b7a7 b2a2 a7b7 a2b2 b7a7",
         chinese: "black perpetual-chase",
         asian: "black perpetual-chase",
+        pikafish: "black perpetual-chase",
         fairy_stockfish: "black",
         natures: None,
     },
@@ -53,6 +60,7 @@ const CASES: &[Case] = &[
         moves: "a4a5 a6b6 a5b5 b6a6 b5a5 a6b6 a5b5 b6a6 b5a5",
         chinese: "draw mutual-perpetual",
         asian: "black perpetual-chase",
+        pikafish: "black perpetual-chase",
         fairy_stockfish: "black",
         natures: None,
     },
@@ -63,6 +71,7 @@ const CASES: &[Case] = &[
         moves: "a4a5 a6b6 a5b5 b6a6 b5a5 a6b6 a5b5 b6a6 b5a5",
         chinese: "draw repetition",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: None,
     },
@@ -73,6 +82,7 @@ const CASES: &[Case] = &[
         moves: "f4d4 f5d5 d4f4 d5f5 f4d4 f5d5 d4f4 d5f5",
         chinese: "black perpetual-check-and-chase",
         asian: "black perpetual-chase",
+        pikafish: "draw repetition",
         fairy_stockfish: "black",
         natures: None,
     },
@@ -83,6 +93,7 @@ const CASES: &[Case] = &[
         moves: "f6h6 h8f7 h6h7 f7g5 h7g7 g5i6 g7g6 i6h8 g6h6 h8f7 h6h7 f7g5 h7g7 g5i6 g7g6 i6h8 g6h6",
         chinese: "draw mutual-perpetual",
         asian: "draw mutual-perpetual",
+        pikafish: "draw mutual-perpetual",
         fairy_stockfish: "draw",
         natures: None,
     },
@@ -93,6 +104,7 @@ const CASES: &[Case] = &[
         moves: "d6e6 e4d4 e6d6 d4e4 d6e6 e4d4 e6d6 d4e4",
         chinese: "red perpetual-check",
         asian: "red perpetual-check",
+        pikafish: "red perpetual-check",
         fairy_stockfish: "red",
         natures: None,
     },
@@ -103,6 +115,7 @@ const CASES: &[Case] = &[
         moves: "f1e1 f2e2 e1f1 e2f2 f1e1 f2e2 e1f1 e2f2",
         chinese: "red perpetual-check",
         asian: "red perpetual-check",
+        pikafish: "red perpetual-check",
         fairy_stockfish: "red",
         natures: None,
     },
@@ -113,6 +126,7 @@ const CASES: &[Case] = &[
         moves: "d6e6 e7g5 e6d6 g5e7 d6e6 e7g5 e6d6 g5e7",
         chinese: "red perpetual-chase",
         asian: "red perpetual-chase",
+        pikafish: "red perpetual-chase",
         fairy_stockfish: "red",
         natures: None,
     },
@@ -123,6 +137,7 @@ const CASES: &[Case] = &[
         moves: "d1d3 b1b3 d3d1 b3b1 d1d3 b1b3 d3d1 b3b1",
         chinese: "red perpetual-check-and-chase",
         asian: "red perpetual-chase",
+        pikafish: "draw repetition",
         fairy_stockfish: "red",
         natures: None,
     },
@@ -133,6 +148,7 @@ const CASES: &[Case] = &[
         moves: "g6g5 f6g8 g5g6 g8f6 g6g5 f6g8 g5g6 g8f6",
         chinese: "red perpetual-chase",
         asian: "red perpetual-chase",
+        pikafish: "red perpetual-chase",
         fairy_stockfish: "red",
         natures: None,
     },
@@ -143,6 +159,7 @@ const CASES: &[Case] = &[
         moves: "d9e9 d8e8 e9d9 e8d8 d9e9 d8e8 e9d9 e8d8",
         chinese: "red perpetual-chase",
         asian: "red perpetual-chase",
+        pikafish: "red perpetual-chase",
         fairy_stockfish: "red",
         natures: None,
     },
@@ -153,6 +170,7 @@ const CASES: &[Case] = &[
         moves: "e4e3 c4c3 e3e4 c3c4 e4e3 c4c3 e3e4 c3c4",
         chinese: "red perpetual-chase",
         asian: "red perpetual-chase",
+        pikafish: "red perpetual-chase",
         fairy_stockfish: "red",
         natures: None,
     },
@@ -163,6 +181,7 @@ const CASES: &[Case] = &[
         moves: "a1c1 a4c4 c1a1 c4a4 a1c1 a4c4 c1a1 c4a4",
         chinese: "red perpetual-chase",
         asian: "red perpetual-chase",
+        pikafish: "red perpetual-chase",
         fairy_stockfish: "red",
         natures: None,
     },
@@ -173,6 +192,7 @@ const CASES: &[Case] = &[
         moves: "e3d3 d6e6 d3e3 e6d6 e3d3 d6e6 d3e3 e6d6",
         chinese: "draw mutual-perpetual",
         asian: "draw mutual-perpetual",
+        pikafish: "draw mutual-perpetual",
         fairy_stockfish: "draw",
         natures: None,
     },
@@ -183,6 +203,7 @@ const CASES: &[Case] = &[
         moves: "h6g6 g5h5 g6h6 h5g5 h6g6 g5h5 g6h6 h5g5",
         chinese: "draw repetition",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: None,
     },
@@ -193,6 +214,7 @@ const CASES: &[Case] = &[
         moves: "e4e3 c4c3 e3e4 c3c4 e4e3 c4c3 e3e4 c3c4",
         chinese: "draw repetition",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: None,
     },
@@ -203,6 +225,7 @@ const CASES: &[Case] = &[
         moves: "c2a2 a6c6 a2c2 c6a6 c2a2 a6c6 a2c2 c6a6",
         chinese: "draw repetition",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: None,
     },
@@ -215,6 +238,7 @@ const CASES: &[Case] = &[
         // by at most four checks against the lone general (28.2): 长杀.
         chinese: "red perpetual-chase",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: None,
     },
@@ -225,6 +249,7 @@ const CASES: &[Case] = &[
         moves: "h0h1 h4h3 h1h0 h3h4 h0h1 h4h3 h1h0 h3h4",
         chinese: "draw repetition",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: None,
     },
@@ -235,6 +260,7 @@ const CASES: &[Case] = &[
         moves: "b6b8 f9e8 b8b9 e8f9 b9b8 f9e8 b8b9 e8f9 b9b8",
         chinese: "draw mutual-perpetual",
         asian: "draw mutual-perpetual",
+        pikafish: "draw mutual-perpetual",
         fairy_stockfish: "black",
         natures: None,
     },
@@ -245,6 +271,7 @@ const CASES: &[Case] = &[
         moves: "e1f0 h3h1 f0e1 h1h3 e1f0 h3h1 f0e1 h1h3",
         chinese: "draw mutual-perpetual",
         asian: "draw mutual-perpetual",
+        pikafish: "draw mutual-perpetual",
         fairy_stockfish: "red",
         natures: None,
     },
@@ -255,6 +282,7 @@ const CASES: &[Case] = &[
         moves: "e3g4 e1f1 g4e3 f1e1 e3g4 e1f1 g4e3 f1e1",
         chinese: "red perpetual-chase",
         asian: "red perpetual-chase",
+        pikafish: "red perpetual-chase",
         fairy_stockfish: "red",
         natures: None,
     },
@@ -265,6 +293,7 @@ const CASES: &[Case] = &[
         moves: "b4c2 b0c0 c2b4 c0b0 b4c2 b0c0 c2b4 c0b0",
         chinese: "red perpetual-chase",
         asian: "red perpetual-chase",
+        pikafish: "red perpetual-chase",
         fairy_stockfish: "red",
         natures: None,
     },
@@ -275,6 +304,7 @@ const CASES: &[Case] = &[
         moves: "e0d0 e4d4 d0e0 d4e4 e0d0 e4d4 d0e0 d4e4",
         chinese: "red perpetual-chase",
         asian: "red perpetual-chase",
+        pikafish: "red perpetual-chase",
         fairy_stockfish: "red",
         natures: None,
     },
@@ -285,6 +315,7 @@ const CASES: &[Case] = &[
         moves: "e0d0 e4d4 d0e0 d4e4 e0d0 e4d4 d0e0 d4e4",
         chinese: "red perpetual-chase",
         asian: "red perpetual-chase",
+        pikafish: "red perpetual-chase",
         fairy_stockfish: "red",
         natures: None,
     },
@@ -295,6 +326,7 @@ const CASES: &[Case] = &[
         moves: "d0c2 h0h2 c2d0 h2h0 d0c2 h0h2 c2d0 h2h0",
         chinese: "red perpetual-chase",
         asian: "red perpetual-chase",
+        pikafish: "red perpetual-chase",
         fairy_stockfish: "red",
         natures: None,
     },
@@ -305,6 +337,7 @@ const CASES: &[Case] = &[
         moves: "d0c2 d3c3 c2d0 c3d3 d0c2 d3c3 c2d0 c3d3",
         chinese: "draw repetition",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: None,
     },
@@ -315,6 +348,7 @@ const CASES: &[Case] = &[
         moves: "d0c2 d3c3 c2d0 c3d3 d0c2 d3c3 c2d0 c3d3",
         chinese: "red perpetual-chase",
         asian: "red perpetual-chase",
+        pikafish: "red perpetual-chase",
         fairy_stockfish: "red",
         natures: None,
     },
@@ -325,6 +359,7 @@ const CASES: &[Case] = &[
         moves: "b4c4 b3c3 c4b4 c3b3 b4c4 b3c3 c4b4 c3b3",
         chinese: "red perpetual-chase",
         asian: "red perpetual-chase",
+        pikafish: "red perpetual-chase",
         fairy_stockfish: "red",
         natures: None,
     },
@@ -335,6 +370,7 @@ const CASES: &[Case] = &[
         moves: "f8f6 f9e8 f6f8 e8f9 f8f6 f9e8 f6f8 e8f9",
         chinese: "draw mutual-perpetual",
         asian: "draw mutual-perpetual",
+        pikafish: "draw mutual-perpetual",
         fairy_stockfish: "draw",
         natures: None,
     },
@@ -345,6 +381,7 @@ const CASES: &[Case] = &[
         moves: "h8h9 e9e8 h9h8 e8e9 h8h9 e9e8 h9h8 e8e9",
         chinese: "black perpetual-check",
         asian: "black perpetual-check",
+        pikafish: "black perpetual-check",
         fairy_stockfish: "black",
         natures: Some(("check,idle,check,idle", "check,idle,check,idle")),
     },
@@ -355,6 +392,7 @@ const CASES: &[Case] = &[
         moves: "e4d4 f9f8 d4e4 f8f9 e4d4 f9f8 d4e4 f8f9",
         chinese: "black perpetual-chase",
         asian: "black perpetual-chase",
+        pikafish: "draw repetition",
         fairy_stockfish: "black",
         natures: Some(("chase:e7,idle,chase:e7,idle", "chase:e7,idle,chase:e7,idle")),
     },
@@ -365,6 +403,7 @@ const CASES: &[Case] = &[
         moves: "e3e4 a4a3 e4e3 a3a4 e3e4 a4a3 e4e3 a3a4",
         chinese: "draw repetition",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "black",
         natures: Some(("idle,idle,idle,idle", "idle,idle,idle,idle")),
     },
@@ -375,6 +414,7 @@ const CASES: &[Case] = &[
         moves: "d6c6 c7d7 c6d6 d7c7 d6c6 c7d7 c6d6 d7c7",
         chinese: "draw mutual-perpetual",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some((
             "minor-chase,chase:d2,minor-chase,chase:c2",
@@ -388,6 +428,7 @@ const CASES: &[Case] = &[
         moves: "e2g2 b1b2 g2e2 b2b1 e2g2 b1b2 g2e2 b2b1",
         chinese: "red perpetual-chase",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some(("idle,chase:g2,idle,chase:c1", "idle,chase:g2,idle,chase:c1")),
     },
@@ -398,6 +439,7 @@ const CASES: &[Case] = &[
         moves: "c2d2 b8a8 d2c2 a8b8 c2d2 b8a8 d2c2 a8b8",
         chinese: "black perpetual-chase",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some(("idle,mate-threat,idle,mate-threat", "idle,idle,idle,idle")),
     },
@@ -408,6 +450,7 @@ const CASES: &[Case] = &[
         moves: "c0b0 a9b7 b0c0 b7a9 c0b0 a9b7 b0c0 b7a9",
         chinese: "black perpetual-chase",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some(("mate-threat,idle,mate-threat,idle", "idle,idle,idle,idle")),
     },
@@ -418,6 +461,7 @@ const CASES: &[Case] = &[
         moves: "b8b9 f9f8 b9b8 f8f9 b8b9 f9f8 b9b8 f8f9",
         chinese: "black perpetual-check-and-chase",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some(("chase:c9,idle,check,idle", "chase:c9,idle,check:d9,idle")),
     },
@@ -428,6 +472,7 @@ const CASES: &[Case] = &[
         moves: "c8g8 h4h5 g8c8 h5h4 c8g8 h4h5 g8c8 h5h4",
         chinese: "red perpetual-chase",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some(("chase:i0,idle,chase:a0,idle", "idle,idle,idle,idle")),
     },
@@ -438,6 +483,7 @@ const CASES: &[Case] = &[
         moves: "e5c4 d2d8 c4e5 d8d2 e5c4 d2d8 c4e5 d8d2",
         chinese: "draw repetition",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some(("chase:d2,idle,idle,idle", "chase:d2,idle,idle,idle")),
     },
@@ -448,6 +494,7 @@ const CASES: &[Case] = &[
         moves: "d7f7 i9i8 f7d7 i8i9 d7f7 i9i8 f7d7 i8i9",
         chinese: "black perpetual-chase",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some((
             "chase:f0,chase:e8,idle,chase:g9",
@@ -461,6 +508,7 @@ const CASES: &[Case] = &[
         moves: "a0a1 d6f6 a1a0 f6d6 a0a1 d6f6 a1a0 f6d6",
         chinese: "draw repetition",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some(("idle,idle,idle,idle", "idle,chase:f2,idle,chase:d2")),
     },
@@ -471,6 +519,7 @@ const CASES: &[Case] = &[
         moves: "a0a1 d6f6 a1a0 f6d6 a0a1 d6f6 a1a0 f6d6",
         chinese: "red perpetual-chase",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some(("idle,chase:f2,idle,chase:d2", "idle,chase:f2,idle,chase:d2")),
     },
@@ -481,6 +530,7 @@ const CASES: &[Case] = &[
         moves: "e4h4 d9e8 h4e4 e8d9 e4h4 d9e8 h4e4 e8d9",
         chinese: "black perpetual-chase",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some(("chase:h8,idle,chase:e8,idle", "chase:h8,idle,chase:e8,idle")),
     },
@@ -491,6 +541,7 @@ const CASES: &[Case] = &[
         moves: "a1c1 g0g5 c1a1 g5g0 a1c1 g0g5 c1a1 g5g0",
         chinese: "draw repetition",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some(("chase:c6,idle,idle,idle", "chase:c6,idle,idle,idle")),
     },
@@ -501,6 +552,7 @@ const CASES: &[Case] = &[
         moves: "c7c6 g9e7 c6c7 e7g9 c7c6 g9e7 c6c7 e7g9",
         chinese: "draw repetition",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some(("idle,idle,chase:e7,idle", "idle,idle,chase:e7,idle")),
     },
@@ -511,6 +563,7 @@ const CASES: &[Case] = &[
         moves: "e8d8 d9e9 d8e8 e9d9 e8d8 d9e9 d8e8 e9d9",
         chinese: "draw repetition",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some((
             "minor-chase,idle,mate-threat,idle",
@@ -524,6 +577,7 @@ const CASES: &[Case] = &[
         moves: "i4i3 h3e3 i3i4 e3h3 i4i3 h3e3 i3i4 e3h3",
         chinese: "draw repetition",
         asian: "draw repetition",
+        pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some(("mate-threat,idle,idle,idle", "idle,idle,idle,idle")),
     },
@@ -581,6 +635,154 @@ const READINGS: &[Reading] = &[
     },
 ];
 
+/// The differences between the Chinese code and Pikafish's rules, one or two
+/// generated cycles per article (engine/PIKAFISH_RULES.md §7, §9): the verdict
+/// under each code and the natures of the first four judged moves under
+/// `pikafish`, which are Pikafish's own (checked with its `rule_judge`).
+struct Difference {
+    article: &'static str,
+    name: &'static str,
+    fen: &'static str,
+    moves: &'static str,
+    chinese: &'static str,
+    asian: &'static str,
+    pikafish: &'static str,
+    natures: &'static str,
+}
+
+const DIFFERENCES: &[Difference] = &[
+    Difference {
+        article: "28.12 (一子或数子)",
+        name: "two pieces chased in turn: a perpetual chase for the Chinese code only",
+        fen: "2ba1ab1r/4k4/n5n2/p1p1p1p1p/5N3/2P6/P3P1ccP/4C4/1rC1A4/R1B1KABNR w - - 8 9",
+        moves: "e2f2 b1b5 f2e2 b5b1 e2f2 b1b5 f2e2 b5b1",
+        chinese: "red perpetual-chase",
+        asian: "draw repetition",
+        pikafish: "draw repetition",
+        natures: "idle,chase:f5,idle,chase:c1",
+    },
+    Difference {
+        article: "28.2, 25.2 (杀)",
+        name: "a mate threat and a chase in turn: mate threats are idle",
+        fen: "2ba1a2r/3k5/nR2b1N2/p1P1p1p1p/9/9/P3P2cP/2C3C2/4Ac3/2B1KABNR b - - 0 16",
+        moves: "i9i8 b7b4 i8i9 b4b7 i9i8 b7b4 i8i9 b4b7",
+        chinese: "black perpetual-chase",
+        asian: "draw repetition",
+        pikafish: "draw repetition",
+        natures: "idle,idle,idle,chase:e7",
+    },
+    Difference {
+        article: "25.2 (一将一捉)",
+        name: "one check one chase: any check in the cycle draws",
+        fen: "2bak4/9/9/p1p1N4/9/9/P1P1c3P/9/5n3/2rAKAB2 w - - 0 27",
+        moves: "e0e1 c0c1 e1e0 c1c0 e0e1 c0c1 e1e0 c1c0",
+        chinese: "red perpetual-check-and-chase",
+        asian: "draw repetition",
+        pikafish: "draw repetition",
+        natures: "idle,check,idle,chase:d0",
+    },
+    Difference {
+        article: "29.2 (new per target)",
+        name: "a piece that already hangs to another attacker is not chased anew",
+        fen: "2ba1ab1r/3k5/nR4n2/p1p1p1p1p/2P2N3/9/P3P2cP/2C3C2/4Ac3/2B1KABNR w - - 7 15",
+        moves: "f5d4 h3h7 d4f5 h7h3 f5d4 h3h7 d4f5 h7h3",
+        chinese: "black perpetual-chase",
+        asian: "draw repetition",
+        pikafish: "draw repetition",
+        natures: "idle,chase:b7,idle,idle",
+    },
+    Difference {
+        article: "29.1 (通过连续照将吃子)",
+        name: "a horse wins the advisor only through a check: no chase for Pikafish",
+        fen: "4k1b2/4a4/2n1b4/p7p/2p1N1p2/7r1/P1PR2P1P/4C4/4N4/2BAKAB2 b - - 0 25",
+        moves: "c7b5 e5c6 b5c7 c6e5 c7b5 e5c6 b5c7 c6e5",
+        chinese: "black perpetual-chase",
+        asian: "draw repetition",
+        pikafish: "draw repetition",
+        natures: "idle,idle,idle,idle",
+    },
+    Difference {
+        article: "28.16 (any legal recapture protects)",
+        name: "a cannon taken back by a chariot, though the exchange goes on",
+        fen: "2bakab2/8r/n8/p8/6C2/4p2NP/P1P1c4/N1C6/5K3/2B3B1R b - - 0 25",
+        moves: "i8c8 g5c5 c8i8 c5g5 i8c8 g5c5 c8i8 c5g5",
+        chinese: "black perpetual-chase",
+        asian: "black perpetual-chase",
+        pikafish: "draw repetition",
+        natures: "idle,idle,idle,chase:c9",
+    },
+    Difference {
+        article: "25.2 (the other side's check)",
+        name: "a perpetual chase voided by one check of the other side",
+        fen: "4N4/4R4/1R2bk3/6p1p/9/2B1r4/2P3P1P/5r3/4K4/1N7 w - - 3 48",
+        moves: "c4e2 e4i4 e2c4 i4e4 c4e2 e4i4 e2c4 i4e4",
+        chinese: "black perpetual-chase",
+        asian: "draw repetition",
+        pikafish: "draw repetition",
+        natures: "chase:e7,idle,idle,check",
+    },
+    Difference {
+        article: "27.3 (no defensive-post exception)",
+        name: "a chariot follows the lone elephant from posts on its own half, chariot against chariot",
+        fen: "5k3/9/9/4r4/9/9/9/4B4/9/3K4R w",
+        moves: "e2c4 e6c6 c4e2 c6e6 e2c4 e6c6 c4e2 c6e6",
+        chinese: "draw repetition",
+        asian: "red perpetual-chase",
+        pikafish: "red perpetual-chase",
+        natures: "idle,chase:c4,idle,chase:e2",
+    },
+    Difference {
+        article: "29.4 (no mate test after the capture)",
+        name: "a horse attacks a chariot whose capture gets the horse's side mated",
+        fen: "3aka3/4c2nc/3RR4/p1p1p3p/6C2/2P6/P3P1P1P/B3C3N/9/2rAKAB2 b - - 0 22",
+        moves: "h8g6 e7f7 g6h8 f7e7 h8g6 e7f7 g6h8 f7e7",
+        chinese: "draw repetition",
+        asian: "draw repetition",
+        pikafish: "red perpetual-chase",
+        natures: "chase:e7,idle,chase:f7,idle",
+    },
+    Difference {
+        article: "29.2 (new per target)",
+        name: "a chariot blocks a cannon's attack on an elephant and attacks it itself",
+        fen: "2ba1a2r/3k5/nR2b1N2/p1P1p1p1p/9/9/P3P2cP/2C3C2/4Ac3/2B1KABNR b - - 0 16",
+        moves: "h3h1 b7c7 h1h3 c7b7 h3h1 b7c7 h1h3 c7b7",
+        chinese: "black perpetual-chase",
+        asian: "black perpetual-chase",
+        pikafish: "draw repetition",
+        natures: "idle,idle,idle,idle",
+    },
+    Difference {
+        article: "28.16 (any legal recapture protects)",
+        name: "a horse attacked by two chariots and guarded by one",
+        fen: "1nbak1b2/4a4/9/2p1p1p1p/9/9/2P1R1P1P/7r1/7r1/3AKABNR w - - 1 15",
+        moves: "i0i1 h1d1 i1i0 d1h1 i0i1 h1d1 i1i0 d1h1",
+        chinese: "red perpetual-chase",
+        asian: "red perpetual-chase",
+        pikafish: "draw repetition",
+        natures: "idle,idle,idle,idle",
+    },
+    Difference {
+        article: "25.2 (一将一捉); AXF 12, 32",
+        name: "a chariot chases with one move and checks, still attacking, with the next",
+        fen: "C1b2abnr/9/2cR1k3/p1p3p1p/1c2p4/9/P1P1P1P1P/1C2B4/4K4/5ABNR b - - 7 10",
+        moves: "f7f8 d7d9 f8f7 d9d7 f7f8 d7d9 f8f7 d9d7",
+        chinese: "black perpetual-check-and-chase",
+        asian: "black perpetual-chase",
+        pikafish: "draw repetition",
+        natures: "idle,chase:c9+f9,idle,check:c7",
+    },
+    Difference {
+        article: "25.2 (the other side's check)",
+        name: "chases by both sides, one of them checking once",
+        fen: "2baka3/9/7n1/p1p3p2/1r2CRbc1/6P2/2P1c4/6N2/9/2BAKAB2 w - - 14 24",
+        moves: "e5c5 g5e7 c5e5 e7g5 e5c5 g5e7 c5e5 e7g5",
+        chinese: "draw mutual-perpetual",
+        asian: "red perpetual-chase",
+        pikafish: "draw repetition",
+        natures: "chase:c9,chase:c5,check,chase:f5",
+    },
+];
+
 fn outcome(case: &Case, rules: &str) -> (String, String) {
     judged(case.name, case.fen, case.moves, rules)
 }
@@ -621,7 +823,7 @@ fn judged(name: &str, fen: &str, moves: &str, rules: &str) -> (String, String) {
 }
 
 #[test]
-fn rulebook_cases_under_both_codes() {
+fn rulebook_cases_under_every_code() {
     let mut failures = Vec::new();
     for case in CASES {
         for (code, rules, want, natures) in [
@@ -632,6 +834,7 @@ fn rulebook_cases_under_both_codes() {
                 case.natures.map(|n| n.0),
             ),
             ("asian", "asian", case.asian, case.natures.map(|n| n.1)),
+            ("pikafish", "pikafish", case.pikafish, None),
         ] {
             let (got, got_natures) = outcome(case, rules);
             if got != want {
@@ -649,6 +852,34 @@ fn rulebook_cases_under_both_codes() {
                 ));
             }
         }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn differences_from_pikafish_by_article() {
+    let mut failures = Vec::new();
+    for d in DIFFERENCES {
+        for (rules, want) in [
+            ("standard", d.chinese),
+            ("asian", d.asian),
+            ("pikafish", d.pikafish),
+        ] {
+            let (got, natures) = judged(d.name, d.fen, d.moves, rules);
+            if got != want {
+                failures.push(format!(
+                    "{} (art. {}), {rules}: got {got}, want {want}",
+                    d.name, d.article
+                ));
+            }
+            if rules == "pikafish" && natures != d.natures {
+                failures.push(format!(
+                    "{} (art. {}), pikafish: natures {natures}, want {}",
+                    d.name, d.article, d.natures
+                ));
+            }
+        }
+        assert_ne!(d.chinese, d.pikafish, "{}: not a difference", d.name);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

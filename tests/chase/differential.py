@@ -5,12 +5,13 @@ Plays short self-play games with xq-engine (UCI, a few hundred nodes a move,
 random openings), takes positions from them, builds repetition cycles from each
 (every pair of reversible moves: each side moves one piece out and back, twice,
 so the position occurs a third time; and cycles of two pieces a side), and
-judges every cycle three ways:
+judges every cycle four ways:
 
 * Fairy-Stockfish (pyffish, variant "xiangqi", which encodes the Asian
   Xiangqi Federation's chasing rules) as the oracle;
 * `xq-engine adjudicate --batch --rules asian`;
-* `xq-engine adjudicate --batch --rules standard` (the Chinese 1999 rules).
+* `xq-engine adjudicate --batch --rules standard` (the Chinese 1999 rules);
+* `xq-engine adjudicate --batch --rules pikafish` (Pikafish's computer rules).
 
 It prints the agreement of `asian` with Fairy-Stockfish, every difference by
 kind, and every difference between `chinese` and `asian` by kind (see
@@ -42,8 +43,9 @@ from Pikafish's `Position::rule_judge`):
 CMD reads `fen | moves` lines on stdin and answers one line each, starting
 with `win`, `loss` or `draw` for the side to move after the last move (a
 reason may follow after a colon, then free text), or anything else for no
-verdict. The agreement of `chinese` and `asian` with it is printed by the
-judge's reason, and `--write-judged` freezes a sample as
+verdict. The agreement of `chinese`, `asian` and `pikafish` with it is printed
+by the judge's reason, every cycle on which `pikafish` differs from it is
+listed, and `--write-judged` freezes a sample as
 `fen | moves | chinese | asian | judge | judge's detail` lines. Without
 `--judge` nothing changes.
 """
@@ -61,6 +63,7 @@ except ImportError:  # pragma: no cover - told to the user
     sys.exit("differential.py needs pyffish: pip install pyffish")
 
 VARIANT = "xiangqi"
+CODES = ("chinese", "asian", "pikafish")
 START = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1"
 
 
@@ -568,8 +571,9 @@ def kind_chinese_vs_asian(chinese, asian):
 def alt_counts(engine_path, rules, cases):
     """Judges `cases` under `rules` and prints how many verdicts (result and
     reason) differ from those of the same code without the other presets
-    (`standard` or `asian`), by the pair of verdicts."""
-    code = "asian" if "asian" in rules.split("+") else "chinese"
+    (`standard`, `asian` or `pikafish`), by the pair of verdicts."""
+    code = next((p for p in reversed(rules.split("+")) if p in ("asian", "pikafish", "chinese")),
+                "chinese")
     games = [(c["fen"], c["moves"]) for c in cases]
     changes = collections.Counter()
     for c, line in zip(cases, ours(engine_path, rules, games)):
@@ -577,8 +581,10 @@ def alt_counts(engine_path, rules, cases):
         base = tuple(c[code][:2])
         if tuple(alt[:2]) != base:
             changes[(f"{base[0]}:{base[1]}", f"{alt[0]}:{alt[1]}")] += 1
-    name = "asian" if code == "asian" else "standard"
-    print(f"{rules} vs {name}: {sum(changes.values())} of {len(cases)} verdicts differ")
+    name = "standard" if code == "chinese" else code
+    results = sum(v for (was, now), v in changes.items() if was.split(":")[0] != now.split(":")[0])
+    print(f"{rules} vs {name}: {sum(changes.values())} of {len(cases)} verdicts differ "
+          f"({results} results)")
     for (was, now), v in changes.most_common():
         print(f"  {v:5d}  {was} -> {now}")
 
@@ -610,17 +616,17 @@ def judged_sample(cases, name, size, seed):
     from `chinese`, half for the others, each judge reason of those with at least a
     tenth of its half where there are that many."""
     rng = random.Random(seed)
-    must = [c for c in cases if c[name][0] != "draw" or c["asian"][0] != c[name][0]]
+    must = [c for c in cases if c["judge"][0] != "draw" or c["asian"][0] != c["judge"][0]]
     pick = must if len(must) <= size else rng.sample(must, size)
     chosen = {id(c) for c in pick}
-    differ = [c for c in cases if id(c) not in chosen and c["chinese"][0] != c[name][0]]
-    rest = [c for c in cases if id(c) not in chosen and c["chinese"][0] == c[name][0]]
+    differ = [c for c in cases if id(c) not in chosen and c["chinese"][0] != c["judge"][0]]
+    rest = [c for c in cases if id(c) not in chosen and c["chinese"][0] == c["judge"][0]]
     room = size - len(pick)
     pick += rng.sample(differ, min(len(differ), room // 2))
     room = size - len(pick)
     by_reason = collections.defaultdict(list)
     for c in rest:
-        by_reason[f"{c[name][0]}:{c[name][1]}"].append(c)
+        by_reason[f"{c['judge'][0]}:{c['judge'][1]}"].append(c)
     floor = max(room // 10, 1)
     for reason, group in sorted(by_reason.items(), key=lambda kv: (len(kv[1]), kv[0])):
         share = max(floor, room * len(group) // max(len(rest), 1))
@@ -631,26 +637,30 @@ def judged_sample(cases, name, size, seed):
 
 def summarise_judge(args, cases):
     name = args.judge_name
-    judged = [c for c in cases if c[name][0] is not None]
+    judged = [c for c in cases if c["judge"][0] is not None]
     print(f"{name}: {len(judged)} of {len(cases)} cycles judged")
-    for code in ("chinese", "asian"):
-        agree = sum(c[code][0] == c[name][0] for c in judged)
-        print(f"{code} vs {name}: {agree} agree ({100.0 * agree / max(len(judged), 1):.1f} %)")
-        by = collections.Counter(f"{c[name][0]}:{c[name][1]}" for c in judged)
+    for code in CODES:
+        agree = sum(c[code][0] == c["judge"][0] for c in judged)
+        print(f"code {code} vs {name}: {agree} agree ({100.0 * agree / max(len(judged), 1):.1f} %)")
+        by = collections.Counter(f"{c['judge'][0]}:{c['judge'][1]}" for c in judged)
         for reason, k in sorted(by.items()):
-            a = sum(c[code][0] == c[name][0] for c in judged if f"{c[name][0]}:{c[name][1]}" == reason)
+            a = sum(c[code][0] == c["judge"][0] for c in judged if f"{c['judge'][0]}:{c['judge'][1]}" == reason)
             print(f"  {name} {reason}: {k} cycles, {a} agree")
+    differ = [c for c in judged if c["pikafish"][0] != c["judge"][0]]
+    for c in differ:
+        print(f"pikafish differs: {c['fen']} | {' '.join(c['moves'])} | "
+              f"{c['pikafish'][0]}:{c['pikafish'][1]} | {name} {c['judge'][0]}:{c['judge'][1]}")
     if args.write_judged:
         pick = judged_sample(judged, name, args.judged_sample, args.seed)
-        agree = {code: sum(c[code][0] == c[name][0] for c in pick) for code in ("chinese", "asian")}
-        kinds = collections.Counter(f"{c[name][0]}:{c[name][1]}" for c in pick)
+        agree = {code: sum(c[code][0] == c["judge"][0] for c in pick) for code in ("chinese", "asian")}
+        kinds = collections.Counter(f"{c['judge'][0]}:{c['judge'][1]}" for c in pick)
         with open(args.write_judged, "w") as f:
             f.write(f"# Repetition cycles generated by tests/chase/differential.py (--games {args.games} "
                     f"--seed {args.seed} --per-position {args.per_position}),\n")
             for note in args.judge_note or []:
                 f.write(f"# {note}\n")
             for code in ("chinese", "asian"):
-                a = sum(c[code][0] == c[name][0] for c in judged)
+                a = sum(c[code][0] == c["judge"][0] for c in judged)
                 f.write(f"# all {len(judged)} cycles: {code} agrees with {name} on {a} "
                         f"({100.0 * a / max(len(judged), 1):.1f} %)\n")
             f.write(f"# Sample of {len(pick)}: every cycle {name} finds decisive or on which it differs from "
@@ -663,7 +673,7 @@ def summarise_judge(args, cases):
             f.write("# with the judge's reason after a colon.\n")
             for c in pick:
                 f.write(f"{c['fen']} | {' '.join(c['moves'])} | {c['chinese'][0]}:{c['chinese'][1]} | "
-                        f"{c['asian'][0]}:{c['asian'][1]} | {c[name][0]}:{c[name][1]} | {c[name][2]}\n")
+                        f"{c['asian'][0]}:{c['asian'][1]} | {c['judge'][0]}:{c['judge'][1]} | {c['judge'][2]}\n")
 
 
 def main():
@@ -720,9 +730,13 @@ def main():
 
 
 def summarise(args, cases, positions):
+    games = [(c["fen"], c["moves"]) for c in cases]
+    for rules, code in (("standard", "chinese"), ("asian", "asian"), ("pikafish", "pikafish")):
+        for c, line in zip(cases, ours(args.engine, rules, games)):
+            c[code] = parse_ours(line, c["fen"])
     if args.judge:
         for c, v in zip(cases, external_judge(args.judge, cases)):
-            c[args.judge_name] = v
+            c["judge"] = v
     n = len(cases)
     agree = sum(c["asian"][0] == c["fsf"] for c in cases)
     print(f"positions {len(positions)}, cycles compared {n}")
@@ -745,6 +759,10 @@ def summarise(args, cases, positions):
     print(f"chinese vs asian: {total_cd} differ")
     for k, v in cd.most_common():
         print(f"  {v:5d}  {k}")
+    for code in CODES[1:]:
+        k = sum(tuple(c[code][:2]) != tuple(c["chinese"][:2]) for c in cases)
+        r = sum(c[code][0] != c["chinese"][0] for c in cases)
+        print(f"{code} vs standard: {k} of {n} verdicts differ ({r} results)")
     for rules in args.alt:
         alt_counts(args.engine, rules, cases)
     if args.report:

@@ -1,14 +1,15 @@
 //! The rules arbiter: rule sets, game end, repetition judgement (engine/RULES.md §4–§8).
 //!
 //! - [`ruleset`]: [`RuleSet`] and its presets (`standard`, `repetition-4`,
-//!   `stalemate-draw`, `no-chase-rule`, `chinese`, `asian`, the readings
+//!   `stalemate-draw`, `no-chase-rule`, `chinese`, `asian`, `pikafish`, the readings
 //!   `chase-per-target`, `new-mate-threats` and `check-reply-chases`,
 //!   `conversion`, `reform-2007`);
 //! - [`arbiter`]: [`Game`], which plays moves and reports the [`Outcome`];
 //! - [`repetition`]: judging a repeated position from a stack of [`PlyEntry`]s,
-//!   the API the arbiter and the search call ([`judge_cycle`]), under the Chinese
-//!   or the Asian code ([`Code`]);
-//! - [`chase`]: which pieces a move chases (捉);
+//!   the API the arbiter and the search call ([`judge_cycle`]), under the Chinese,
+//!   the Asian or the Pikafish code ([`Code`]);
+//! - [`chase`]: which pieces a move chases (捉) under the Chinese and Asian codes;
+//! - [`pikafish`]: which pieces a move chases under the Pikafish code;
 //! - [`mate`]: mates by checks, for mate threats (杀);
 //! - [`plain_draw`]: plain draws on material, for art. 27.3;
 //! - [`see`]: static exchange evaluation, for chase judgement;
@@ -25,6 +26,7 @@
 pub mod arbiter;
 pub mod chase;
 pub mod mate;
+pub mod pikafish;
 pub mod plain_draw;
 pub mod repetition;
 pub mod replay;

@@ -43,7 +43,12 @@
 //! from move to move (art. 28.12, "一子或数子"). Under the Asian code mate threats
 //! and the general's and soldiers' threats are idle, and a side is forbidden only
 //! by checking with every move, or by chasing one same piece (followed as it
-//! moves) with every move, checks included (AXF rules 9, 12, 28, 32).
+//! moves) with every move, checks included (AXF rules 9, 12, 28, 32). Under the
+//! Pikafish code ([`crate::rules::pikafish`], engine/PIKAFISH_RULES.md) a move's
+//! chases are the pieces its side chases after it and did not chase before it;
+//! a side checking with every move loses, any other check in the span draws the
+//! repetition, and otherwise a side that chases one same piece with every move
+//! (followed as it moves, as under the Asian code) is forbidden.
 //!
 //! 1. one side checks with every move and the other does not: the checking side
 //!    loses (arts. 24.1, 26.1), whatever the other side did;
@@ -58,6 +63,7 @@
 
 use crate::rules::chase::{Chase, chased_by};
 use crate::rules::mate::{mate_threat_stands, threatens_mate};
+use crate::rules::pikafish;
 use crate::rules::ruleset::Code;
 use crate::rules::{Reason, RuleSet};
 use crate::{Bitboard, Move, Position};
@@ -95,7 +101,8 @@ pub struct Nature {
     /// threat the mover did not already have).
     pub mate_threat: bool,
     /// What it chases (捉, art. 28.3; not looked for on a check under the Chinese
-    /// code, where the check outweighs it).
+    /// code, where the check outweighs it). Under the Pikafish code every piece
+    /// it newly chases is in `major`.
     pub chase: Chase,
 }
 
@@ -128,6 +135,10 @@ pub fn classify(pos: &mut Position, mv: Move, rules: &RuleSet) -> Nature {
         return nature;
     }
     let chinese = rules.code == Code::Chinese;
+    if rules.code == Code::Pikafish {
+        nature.chase.major = pikafish::chased_by(pos, mv);
+        return nature;
+    }
     if !(check && chinese && rules.perpetual_check_loses) {
         nature.chase = chased_by(pos, mv, rules);
     }
@@ -265,8 +276,15 @@ pub fn verdict(plies: &[Ply], rules: &RuleSet) -> Verdict {
     let sides = [side_plies(plies, 0), side_plies(plies, 1)];
     let conduct = match rules.code {
         Code::Chinese => chinese_conduct(&sides, rules),
-        Code::Asian => asian_conduct(plies, rules),
+        Code::Asian | Code::Pikafish => asian_conduct(plies, rules),
     };
+    if rules.code == Code::Pikafish
+        && !conduct.contains(&Conduct::PerpetualCheck)
+        && rules.perpetual_check_loses
+        && plies.iter().any(|p| p.nature.check)
+    {
+        return Verdict::Draw(Reason::Repetition);
+    }
     decide(conduct[1], conduct[0])
 }
 

@@ -39,7 +39,8 @@ pub struct RuleSet {
     /// Art. 29.2's novelty of a chase, read per target: a move chases a target
     /// only when no piece threatened it before the move, so a second attacker on
     /// a piece that already hangs chases nothing. Off (standard): a threat is new
-    /// per attacker and target (engine/RULES.md §5.3). Both codes.
+    /// per attacker and target (engine/RULES.md §5.3). Chinese and Asian codes;
+    /// the Pikafish code always reads newness per target.
     pub chase_per_target: bool,
     /// Art. 28.2 read with art. 29.2: a move is a mate threat only when the mover,
     /// to move in the position before it, had no such mate already. Off
@@ -49,8 +50,10 @@ pub struct RuleSet {
     /// Art. 29.2 for a move that answers a check: threats that the check had
     /// made illegal and the answer makes legal again are new. Off (standard):
     /// checks on the board are set aside, so the side in check keeps its
-    /// threats and the answer creates none (engine/RULES.md §5.3). Both codes;
-    /// under the Chinese code also threats through a check after the answer.
+    /// threats and the answer creates none (engine/RULES.md §5.3). Chinese and
+    /// Asian codes; under the Chinese code also threats through a check after the
+    /// answer. (Under the Pikafish code a cycle with a check is never judged for
+    /// chases.)
     pub check_reply_chases: bool,
     /// The natural move limit in moves by each side without a capture (art.
     /// 4.2.4): 60 = 120 plies. 0 turns the limit off.
@@ -76,14 +79,20 @@ pub enum Code {
     /// check one chase, and the general's and soldiers' attacks are allowed; a
     /// perpetual chase must chase the same piece with every move.
     Asian,
+    /// The computer rules Pikafish plays by (engine/PIKAFISH_RULES.md): any check
+    /// in a cycle that is not a perpetual check draws it; otherwise one same piece
+    /// chased anew (per target) with every move loses, with protection by any
+    /// legal recapture and no mate threats.
+    Pikafish,
 }
 
 impl Code {
-    /// `chinese` or `asian`.
+    /// `chinese`, `asian` or `pikafish`.
     pub fn token(self) -> &'static str {
         match self {
             Code::Chinese => "chinese",
             Code::Asian => "asian",
+            Code::Pikafish => "pikafish",
         }
     }
 }
@@ -196,13 +205,14 @@ pub enum RuleSetError {
 }
 
 /// Every preset name, in canonical order (the order [`RuleSet::name`] writes them).
-pub const PRESETS: [&str; 11] = [
+pub const PRESETS: [&str; 12] = [
     "standard",
     "repetition-4",
     "stalemate-draw",
     "no-chase-rule",
     "chinese",
     "asian",
+    "pikafish",
     "chase-per-target",
     "new-mate-threats",
     "check-reply-chases",
@@ -246,6 +256,7 @@ impl RuleSet {
             "no-chase-rule" => self.chase_rule = false,
             "chinese" => self.code = Code::Chinese,
             "asian" => self.code = Code::Asian,
+            "pikafish" => self.code = Code::Pikafish,
             "chase-per-target" => self.chase_per_target = true,
             "new-mate-threats" => self.new_mate_threats = true,
             "check-reply-chases" => self.check_reply_chases = true,
@@ -329,11 +340,17 @@ impl RuleSet {
     /// claimant's checks toward the limit; an engine game has no claimant, so the
     /// side with more checks is taken as the one counted against (the draw comes
     /// only when either side could claim it), as the Asian rules read too.
+    /// Under the Pikafish code each side's checks beyond its tenth, and the
+    /// replies to them, do not count (engine/PIKAFISH_RULES.md §6).
     pub fn move_limit_reached(&self, plies: u32, checks: [u32; 2]) -> bool {
         let Some(limit) = self.move_limit_plies() else {
             return false;
         };
-        let excess = checks[0].max(checks[1]).saturating_sub(COUNTED_CHECKS);
+        let [red, black] = checks.map(|c| c.saturating_sub(COUNTED_CHECKS));
+        let excess = match self.code {
+            Code::Chinese | Code::Asian => red.max(black),
+            Code::Pikafish => red + black,
+        };
         plies.saturating_sub(2 * excess) >= limit
     }
 }
@@ -512,6 +529,11 @@ mod tests {
         assert!(r.move_limit_reached(120, [10, 10]));
         assert!(!r.move_limit_reached(120, [11, 3]));
         assert!(r.move_limit_reached(122, [3, 11]));
+        assert!(r.move_limit_reached(122, [11, 11]));
+        let pikafish: RuleSet = "pikafish".parse().unwrap();
+        assert!(pikafish.move_limit_reached(122, [3, 11]));
+        assert!(!pikafish.move_limit_reached(122, [11, 11]));
+        assert!(pikafish.move_limit_reached(124, [11, 11]));
         assert!(!r.move_limit_reached(129, [15, 0]));
         assert!(r.move_limit_reached(130, [15, 0]));
         let off = RuleSet {
