@@ -6,58 +6,35 @@
 //! verdicts, and the count of cycles on which `asian` agrees with Fairy-Stockfish
 //! must stay the one recorded in the file's header (no Python needed).
 
-use xq_engine::rules::GameResult;
-use xq_engine::{Color, Game, Move, Position, RuleSet};
+mod common;
+
+use xq_engine::Move;
 
 struct Line<'a> {
     number: usize,
     fen: &'a str,
-    moves: Vec<&'a str>,
+    moves: Vec<Move>,
     chinese: &'a str,
     asian: &'a str,
     fairy_stockfish: &'a str,
 }
 
 fn lines() -> Vec<Line<'static>> {
-    include_str!("data/chase_cycles.txt")
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|(i, l)| {
-            let f: Vec<&str> = l.split('|').map(str::trim).collect();
-            assert_eq!(f.len(), 5, "line {}: five fields", i + 1);
-            Line {
-                number: i + 1,
-                fen: f[0],
-                moves: f[1].split_whitespace().collect(),
-                chinese: f[2],
-                asian: f[3],
-                fairy_stockfish: f[4],
-            }
+    common::records(include_str!("data/chase_cycles.txt"), 5)
+        .into_iter()
+        .map(|(number, f)| Line {
+            number,
+            fen: f[0],
+            moves: common::moves(f[1]),
+            chinese: f[2],
+            asian: f[3],
+            fairy_stockfish: f[4],
         })
         .collect()
 }
 
-/// `win:<reason>`, `loss:<reason>` or `draw:<reason>` for the side to move
-/// after the last move.
 fn verdict(line: &Line, rules: &str) -> String {
-    let rules: RuleSet = rules.parse().unwrap();
-    let mut game = Game::new(Position::from_fen(line.fen).unwrap(), rules);
-    for m in &line.moves {
-        game.play(Move::parse_coords(m).unwrap())
-            .unwrap_or_else(|e| panic!("line {}: {e}", line.number));
-    }
-    let o = game
-        .outcome()
-        .unwrap_or_else(|| panic!("line {}: no verdict", line.number));
-    assert_eq!(o.ply, line.moves.len(), "line {}", line.number);
-    let stm: Color = game.position().side_to_move();
-    let word = match o.result {
-        GameResult::Draw => "draw",
-        r if r.winner() == Some(stm) => "win",
-        _ => "loss",
-    };
-    format!("{word}:{}", o.reason)
+    common::verdict(line.fen, &line.moves, rules)
 }
 
 #[test]

@@ -5,9 +5,11 @@
 //! `pikafish`; the verdict must be Pikafish's, and so must every move's nature
 //! (check, the pieces it chases anew, or idle).
 
+mod common;
+
+use xq_engine::rules::RuleSet;
 use xq_engine::rules::repetition::classify;
-use xq_engine::rules::{GameResult, RuleSet};
-use xq_engine::{Color, Game, Move, Position};
+use xq_engine::{Move, Position};
 
 struct Line<'a> {
     number: usize,
@@ -18,29 +20,19 @@ struct Line<'a> {
 }
 
 fn lines() -> Vec<Line<'static>> {
-    include_str!("data/pikafish_cycles.txt")
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|(i, l)| {
-            let f: Vec<&str> = l.split('|').map(str::trim).collect();
-            assert_eq!(f.len(), 6, "line {}: six fields", i + 1);
-            let natures = f[5]
+    common::records(include_str!("data/pikafish_cycles.txt"), 6)
+        .into_iter()
+        .map(|(number, f)| Line {
+            number,
+            fen: f[0],
+            moves: common::moves(f[1]),
+            verdict: f[4],
+            natures: f[5]
                 .split_once("natures:")
-                .unwrap_or_else(|| panic!("line {}: no natures", i + 1))
+                .unwrap_or_else(|| panic!("line {number}: no natures"))
                 .1
                 .split(',')
-                .collect();
-            Line {
-                number: i + 1,
-                fen: f[0],
-                moves: f[1]
-                    .split_whitespace()
-                    .map(|m| Move::parse_coords(m).expect("move"))
-                    .collect(),
-                verdict: f[4],
-                natures,
-            }
+                .collect(),
         })
         .collect()
 }
@@ -64,24 +56,7 @@ fn pikafish() -> RuleSet {
 
 /// The verdict for the side to move after the last move.
 fn verdict(line: &Line) -> String {
-    let mut game = Game::new(Position::from_fen(line.fen).expect("fen"), pikafish());
-    for &m in &line.moves {
-        game.play(m)
-            .unwrap_or_else(|e| panic!("line {}: {e}", line.number));
-    }
-    let Some(o) = game.outcome() else {
-        return "none".to_string();
-    };
-    if o.ply != line.moves.len() {
-        return format!("early at ply {}", o.ply);
-    }
-    let stm: Color = game.position().side_to_move();
-    let word = match o.result {
-        GameResult::Draw => "draw",
-        r if r.winner() == Some(stm) => "win",
-        _ => "loss",
-    };
-    format!("{word}:{}", o.reason)
+    common::verdict(line.fen, &line.moves, "pikafish")
 }
 
 /// Each move's nature as the data writes it: `check`, `chase:<points>` (sorted,
