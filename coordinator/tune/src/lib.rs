@@ -3,7 +3,9 @@
 //!
 //! - [`data`]: one training position ([`Sample`]) and its text format,
 //!   `fen | score | result`, read and written in one place.
+//! - [`texel`]: Texel tuning of the evaluation parameters on such positions.
 
 pub mod data;
+pub mod texel;
 
 pub use data::{DataError, Sample, SampleResult};
