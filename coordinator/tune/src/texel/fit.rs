@@ -1,5 +1,7 @@
-//! Fitting: the scale `K` first, at the start set on the training positions,
-//! then the chosen parameters by full-batch Adam on the training loss with `K`
+//! Fitting: the scale `K` first, at the start set on the training positions
+//! against the games' results alone (with the engine's score in the target, a
+//! smaller `K` flattens target and prediction alike, and the loss would fall
+//! towards nothing as `K` → 0), then the chosen parameters by full-batch Adam on the training loss with `K`
 //! fixed, each parameter kept inside its range; the result is rounded to
 //! integers and its loss reported.
 
@@ -106,7 +108,7 @@ pub fn fit(
     let m = selection.len();
     let zero = vec![0.0; m];
     let lambda = options.lambda;
-    let k = fit_scale(|k| data.train.loss(k, lambda, &zero));
+    let k = fit_scale(|k| data.train.loss(k, Lambda::RESULT, &zero));
     let losses = |delta: &[f64]| Losses {
         train: data.train.loss(k, lambda, delta),
         holdout: (!data.holdout.is_empty()).then(|| data.holdout.loss(k, lambda, delta)),
