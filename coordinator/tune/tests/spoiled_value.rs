@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::{BufReader, Write};
 
+use rayon::prelude::*;
 use xq_engine::search::{HistoryEntry, SearchRules};
 use xq_engine::{Game, Limits, Params, RuleSet, Searcher};
 use xq_tune::texel::{FitOptions, Holdout, Lambda, Selection, fit, load};
@@ -18,54 +19,72 @@ const GAMES: u64 = 24;
 const DEPTH: u32 = 3;
 
 /// Self-play with the default parameters at a fixed depth (deterministic):
-/// every position after the opening with its search score, as text lines.
+/// every position after the opening with its search score, as text lines,
+/// games in parallel.
 fn export(games: u64) -> String {
+    (0..games)
+        .into_par_iter()
+        .map(export_game)
+        .collect::<Vec<String>>()
+        .concat()
+}
+
+/// Game `g` of [`export`].
+fn export_game(g: u64) -> String {
     let params = Params::default();
     let rules = RuleSet::default();
     let search_rules = SearchRules::scoring_aware(&rules, false);
     let mut searcher = Searcher::new(4);
     let mut text = String::new();
-    for g in 0..games {
-        searcher.clear();
-        let mut game = Game::new(xq_engine::Position::startpos(), rules);
-        let mut state = g.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        let mut history = vec![HistoryEntry::of(game.position(), None)];
-        let mut scored = Vec::new();
-        let mut outcome = None;
-        for ply in 0..MAX_PLIES {
-            let mut pos = game.position().clone();
-            let mv = if ply < OPENING_PLIES {
-                let moves = pos.legal_moves();
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                moves[(state >> 33) as usize % moves.len()]
-            } else {
-                let r = searcher.search(
-                    &mut pos,
-                    &history,
-                    &Limits::depth(DEPTH),
-                    &params,
-                    &search_rules,
-                    |_| {},
-                );
-                scored.push((pos.clone(), r.score));
-                r.best_move.expect("a game in progress has a legal move")
-            };
-            outcome = game.play(mv).expect("the engine's move is legal");
-            history.push(HistoryEntry::of(game.position(), Some(mv)));
-            if outcome.is_some() {
-                break;
-            }
+    let mut game = Game::new(xq_engine::Position::startpos(), rules);
+    let mut state = g.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut history = vec![HistoryEntry::of(game.position(), None)];
+    let mut scored = Vec::new();
+    let mut outcome = None;
+    for ply in 0..MAX_PLIES {
+        let mut pos = game.position().clone();
+        let mv = if ply < OPENING_PLIES {
+            let moves = pos.legal_moves();
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            moves[(state >> 33) as usize % moves.len()]
+        } else {
+            let r = searcher.search(
+                &mut pos,
+                &history,
+                &Limits::depth(DEPTH),
+                &params,
+                &search_rules,
+                |_| {},
+            );
+            scored.push((pos.clone(), r.score));
+            r.best_move.expect("a game in progress has a legal move")
+        };
+        outcome = game.play(mv).expect("the engine's move is legal");
+        history.push(HistoryEntry::of(game.position(), Some(mv)));
+        if outcome.is_some() {
+            break;
         }
-        let result = outcome.map_or(SampleResult::Draw, |o| o.result.into());
-        for (pos, score) in scored {
-            if let Some(s) = Sample::from_side_to_move(pos, score, result) {
-                text.push_str(&format!("{s}\n"));
-            }
+    }
+    let result = outcome.map_or(SampleResult::Draw, |o| o.result.into());
+    for (pos, score) in scored {
+        if let Some(s) = Sample::from_side_to_move(pos, score, result) {
+            text.push_str(&format!("{s}\n"));
         }
     }
     text
+}
+
+/// Not a test: writes `XQ_TEXEL_GAMES` games' positions (default 2000) to
+/// the file `XQ_TEXEL_EXPORT`, the data TUNING.md's speed was measured on.
+#[test]
+#[ignore = "writes a data file for measuring; run with --ignored"]
+fn export_for_measuring() {
+    let path = std::env::var("XQ_TEXEL_EXPORT").expect("XQ_TEXEL_EXPORT names the file to write");
+    let games =
+        std::env::var("XQ_TEXEL_GAMES").map_or(2000, |g| g.parse().expect("a number of games"));
+    std::fs::write(path, export(games)).unwrap();
 }
 
 /// The horse's value, halved (379 → 189 cp), fitted alone from the exported

@@ -31,6 +31,11 @@ pub fn parameter_file(fit: &Fit, data: &Data, start: &Params, selection: &Select
         data.holdout.len(),
         data.in_check
     );
+    let _ = writeln!(
+        s,
+        "# read, resolved and modelled {} samples in {:.1} s",
+        data.samples, data.seconds
+    );
     let _ = writeln!(s, "# K = {}", fit.k);
     let _ = writeln!(s, "# loss before: {}", losses(&fit.before));
     let _ = writeln!(s, "# loss after:  {}", losses(&fit.after));
