@@ -49,7 +49,11 @@ fn positions() -> String {
                 .wrapping_add(1442695040888963407);
             pos.make(moves[(state >> 33) as usize % moves.len()]);
             let stm = eval.evaluate(&pos);
-            let red = if pos.side_to_move() == Color::Red { stm } else { -stm };
+            let red = if pos.side_to_move() == Color::Red {
+                stm
+            } else {
+                -stm
+            };
             let result = match red {
                 r if r > 150 => "1.0",
                 r if r < -150 => "0.0",
@@ -88,10 +92,21 @@ fn the_printed_parameter_file_reads_back() {
     assert!(out.status.success(), "{stderr}");
     let params = Params::from_toml(&stdout).unwrap_or_else(|e| panic!("{e}\n{stdout}"));
     let names = assigned(&stdout);
-    assert!(names.contains(&"horse_value") && names.contains(&"tempo"), "{stdout}");
-    assert!(!names.contains(&"lmr_base"), "search parameters are not fitted: {stdout}");
+    assert!(
+        names.contains(&"horse_value") && names.contains(&"tempo"),
+        "{stdout}"
+    );
+    assert!(
+        !names.contains(&"lmr_base"),
+        "search parameters are not fitted: {stdout}"
+    );
     assert_eq!(params.lmr_base, Params::default().lmr_base);
-    for want in ["# K = ", "# loss before: train ", "held out ", "positions/s per pass"] {
+    for want in [
+        "# K = ",
+        "# loss before: train ",
+        "held out ",
+        "positions/s per pass",
+    ] {
         assert!(stdout.contains(want), "{want}: {stdout}");
     }
     assert!(stderr.contains("pass 30/30: training loss"), "{stderr}");
@@ -123,17 +138,32 @@ fn the_printed_parameter_file_reads_back() {
 fn bad_input_is_named() {
     let good = positions();
     let mut lines: Vec<&str> = good.lines().take(5).collect();
-    let broken = lines[2].replace("| 0.5", "| 0.7").replace("| 1.0", "| 0.7").replace("| 0.0", "| 0.7");
+    let broken = lines[2]
+        .replace("| 0.5", "| 0.7")
+        .replace("| 1.0", "| 0.7")
+        .replace("| 0.0", "| 0.7");
     lines[2] = &broken;
     let bad = TempFile::new("bad", &(lines.join("\n") + "\n"));
     let data = TempFile::new("good", &good);
     let missing = std::env::temp_dir().join("xq-texel-no-such-file.txt");
     for (args, want) in [
         (vec!["--data", bad.arg()], "line 3: bad result '0.7'"),
-        (vec!["--data", data.arg(), "--params", "horse_valu"], "unknown parameter 'horse_valu'"),
-        (vec!["--data", data.arg(), "--params", "lmr_base"], "'lmr_base' is a search parameter"),
-        (vec!["--data", data.arg(), "--lambda", "2"], "lambda 2 is not in 0..=1"),
-        (vec!["--data", data.arg(), "--holdout", "1"], "hold-out share 1 is not in 0..1"),
+        (
+            vec!["--data", data.arg(), "--params", "horse_valu"],
+            "unknown parameter 'horse_valu'",
+        ),
+        (
+            vec!["--data", data.arg(), "--params", "lmr_base"],
+            "'lmr_base' is a search parameter",
+        ),
+        (
+            vec!["--data", data.arg(), "--lambda", "2"],
+            "lambda 2 is not in 0..=1",
+        ),
+        (
+            vec!["--data", data.arg(), "--holdout", "1"],
+            "hold-out share 1 is not in 0..1",
+        ),
         (vec!["--data", missing.to_str().unwrap()], "cannot open"),
     ] {
         let out = texel(&args);

@@ -59,6 +59,12 @@ impl TexelArgs {
         };
         let lambda = Lambda::new(self.lambda).context("bad --lambda")?;
         let holdout = Holdout::new(self.holdout).context("bad --holdout")?;
+        let options = FitOptions {
+            lambda,
+            iterations: self.iterations,
+            rate: self.rate,
+        };
+        options.validate().context("bad --rate")?;
         let start = match &self.start {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
@@ -81,11 +87,6 @@ impl TexelArgs {
             data.holdout.len(),
             data.in_check
         );
-        let options = FitOptions {
-            lambda,
-            iterations: self.iterations,
-            rate: self.rate,
-        };
         let every = (self.iterations / 10).max(1);
         let fit = texel::fit(&data, &start, &selection, &options, |pass| {
             if pass.iteration % every == 0 || pass.iteration == 1 {

@@ -31,6 +31,17 @@ pub struct FitOptions {
     pub rate: f64,
 }
 
+impl FitOptions {
+    /// Whether the options can work (the rate is positive and finite).
+    pub fn validate(&self) -> Result<(), FitError> {
+        if self.rate.is_finite() && self.rate > 0.0 {
+            Ok(())
+        } else {
+            Err(FitError::Rate(self.rate))
+        }
+    }
+}
+
 impl Default for FitOptions {
     fn default() -> Self {
         FitOptions {
@@ -42,12 +53,12 @@ impl Default for FitOptions {
 }
 
 /// Why nothing could be fitted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum FitError {
     #[error("no training position (the data is empty, all held out or all in check)")]
     NoPositions,
-    #[error("the Adam rate must be a positive number of parameter units")]
-    Rate,
+    #[error("rate {0} is not a positive number of parameter units")]
+    Rate(f64),
 }
 
 /// The training and held-out loss of one parameter set.
@@ -102,9 +113,7 @@ pub fn fit(
     if data.train.is_empty() {
         return Err(FitError::NoPositions);
     }
-    if !(options.rate.is_finite() && options.rate > 0.0) {
-        return Err(FitError::Rate);
-    }
+    options.validate()?;
     let m = selection.len();
     let zero = vec![0.0; m];
     let lambda = options.lambda;
@@ -158,4 +167,70 @@ pub fn fit(
         passes: options.iterations,
         pass_seconds,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::texel::linear::Row;
+    use crate::texel::rows::Rows;
+
+    /// Positions whose evaluation is `c·horse_value`, with results drawn from
+    /// the logistic at `K = 1` of `c·300` and scores `c·300`. `K` is fitted at
+    /// the start value 379 against the results, so it absorbs the scale:
+    /// 300/379. Against the scores (λ = 1) the fit then finds 300.
+    #[test]
+    fn adam_finds_the_value_the_targets_imply() {
+        let start = Params::default();
+        let selection = Selection::parse("horse_value").unwrap();
+        let truth = Scale::new(1.0).unwrap();
+        let mut train = Rows::default();
+        for c in [-2, -1, 1, 2] {
+            for _ in 0..50 {
+                let row = Row {
+                    eval: c * start.horse_value,
+                    coefs: vec![(0, c)],
+                };
+                let score = c * 300;
+                train.push(row, score, truth.expectation(f64::from(score)));
+            }
+        }
+        let data = Data {
+            train,
+            ..Data::default()
+        };
+        let options = FitOptions {
+            lambda: Lambda::new(1.0).unwrap(),
+            iterations: 600,
+            rate: 1.0,
+        };
+        let fit = fit(&data, &start, &selection, &options, |_| {}).unwrap();
+        assert!((fit.k.get() - 300.0 / 379.0).abs() < 1e-3, "{}", fit.k);
+        assert!((fit.real[0] - 300.0).abs() < 1.0, "{:?}", fit.real);
+        assert_eq!(fit.params.horse_value, 300);
+        assert!(
+            fit.after.train < 1e-9 && fit.before.train > 1e-3,
+            "{:?}",
+            fit
+        );
+        assert_eq!(fit.after.holdout, None);
+    }
+
+    #[test]
+    fn bad_options_and_empty_data_are_refused() {
+        let selection = Selection::parse("tempo").unwrap();
+        let none = fit(
+            &Data::default(),
+            &Params::default(),
+            &selection,
+            &FitOptions::default(),
+            |_| {},
+        );
+        assert_eq!(none.unwrap_err(), FitError::NoPositions);
+        let bad = FitOptions {
+            rate: 0.0,
+            ..FitOptions::default()
+        };
+        assert!(bad.validate().unwrap_err().to_string().contains("rate 0 "));
+    }
 }

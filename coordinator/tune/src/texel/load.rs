@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use xq_engine::eval::Evaluator;
-use xq_engine::{Params, Position};
+use xq_engine::{Color, Params};
 
 use super::linear::{Basis, NonLinear, Row};
 use super::quiet::{Quiet, resolve};
@@ -99,20 +99,21 @@ pub fn load(
     let mut number = 0u64;
     loop {
         let next = lines.next();
-        if let Some(line) = next.as_ref() {
+        let end = next.is_none();
+        if let Some(line) = next {
             number += 1;
             match line {
                 Ok(text) if text.trim().is_empty() => {}
-                Ok(text) => batch.push((number, text.clone())),
-                Err(e) => {
+                Ok(text) => batch.push((number, text)),
+                Err(source) => {
                     return Err(LoadError::Io {
                         line: number,
-                        source: std::io::Error::new(e.kind(), e.to_string()),
+                        source,
                     });
                 }
             }
         }
-        if batch.len() == BATCH || (next.is_none() && !batch.is_empty()) {
+        if batch.len() == BATCH || (end && !batch.is_empty()) {
             let resolved: Vec<Result<Resolved, LoadError>> = batch
                 .par_iter()
                 .map(|(line, text)| one(*line, text, start, &eval, &basis, holdout))
@@ -127,7 +128,7 @@ pub fn load(
             }
             batch.clear();
         }
-        if next.is_none() {
+        if end {
             break;
         }
     }
@@ -154,10 +155,10 @@ fn one(
         .map_err(|source| LoadError::NonLinear { line, source })?;
     let us = leaf.side_to_move();
     let score = match us {
-        xq_engine::Color::Red => sample.score,
-        xq_engine::Color::Black => -sample.score,
+        Color::Red => sample.score,
+        Color::Black => -sample.score,
     };
-    let held = holdout.holds_out(Position::hash(&leaf));
+    let held = holdout.holds_out(leaf.hash());
     Ok(Some((held, row, score, sample.result.points_for(us))))
 }
 
