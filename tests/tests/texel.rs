@@ -164,6 +164,10 @@ fn bad_input_is_named() {
             vec!["--data", data.arg(), "--holdout", "1"],
             "hold-out share 1 is not in 0..1",
         ),
+        (
+            vec!["--data", data.arg(), "--rate", "0"],
+            "rate 0 is not a positive",
+        ),
         (vec!["--data", missing.to_str().unwrap()], "cannot open"),
     ] {
         let out = texel(&args);
