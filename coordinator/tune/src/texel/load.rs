@@ -11,7 +11,7 @@ use xq_engine::eval::Evaluator;
 use xq_engine::{Color, Params};
 
 use super::linear::{Basis, NonLinear, Row};
-use super::quiet::{Quiet, resolve};
+use super::quiet::resolve;
 use super::rows::Rows;
 use super::selection::Selection;
 use crate::data::{DataError, Sample};
@@ -147,7 +147,7 @@ fn one(
     let sample: Sample = text
         .parse()
         .map_err(|source| LoadError::Data { line, source })?;
-    let Quiet::Leaf(leaf) = resolve(&sample.position, eval, start) else {
+    let Some(leaf) = resolve(&sample.position, eval, start) else {
         return Ok(None);
     };
     let row = basis

@@ -16,31 +16,18 @@ const MAX_PLY: usize = 32;
 /// Beyond every evaluation.
 const INF: i32 = 1_000_000;
 
-/// The outcome of resolving one position.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Quiet {
-    /// The position at the end of the capture sequence, side to move not in
-    /// check.
-    Leaf(Position),
-    /// The sequence ends in a position where the side to move is in check: its
-    /// static evaluation says little, and the sample is left out.
-    InCheck,
-}
-
-/// Resolves `pos` to its quiet position under `eval` (built from `params`,
-/// which order the captures).
-pub fn resolve(pos: &Position, eval: &Evaluator, params: &Params) -> Quiet {
+/// The position at the end of the capture sequence from `pos` under `eval`
+/// (built from `params`, which order the captures), or `None` when the side to
+/// move is in check there: its static evaluation says little, and the sample
+/// is left out.
+pub fn resolve(pos: &Position, eval: &Evaluator, params: &Params) -> Option<Position> {
     let mut pos = pos.clone();
     let mut line = Vec::new();
     qsearch(&mut pos, eval, params, -INF, INF, 0, &mut line);
     for mv in line {
         pos.make(mv);
     }
-    if pos.in_check() {
-        Quiet::InCheck
-    } else {
-        Quiet::Leaf(pos)
-    }
+    (!pos.in_check()).then_some(pos)
 }
 
 /// The quiescence score of `pos` for the side to move, its principal variation
@@ -110,7 +97,7 @@ fn qsearch(
 mod tests {
     use super::*;
 
-    fn leaf(fen: &str) -> Quiet {
+    fn leaf(fen: &str) -> Option<Position> {
         let p = Params::default();
         resolve(&Position::from_fen(fen).unwrap(), &Evaluator::new(&p), &p)
     }
@@ -118,22 +105,20 @@ mod tests {
     #[test]
     fn a_quiet_position_is_its_own_leaf() {
         let start = Position::startpos();
-        assert_eq!(leaf(&start.to_fen()), Quiet::Leaf(start));
+        assert_eq!(leaf(&start.to_fen()), Some(start));
     }
 
     #[test]
     fn a_hanging_chariot_is_taken() {
         // Red's chariot on e5 takes Black's undefended chariot on e8.
         let fen = "3k5/9/4r4/9/9/4R4/9/9/9/5K3 w - - 0 1";
-        let Quiet::Leaf(pos) = leaf(fen) else {
-            panic!("in check")
-        };
-        assert_eq!(pos.to_fen(), "3k5/9/4R4/9/9/9/9/9/9/5K3 b - - 0 1");
+        let pos = leaf(fen).map(|p| p.to_fen());
+        assert_eq!(pos.as_deref(), Some("3k5/9/4R4/9/9/9/9/9/9/5K3 b - - 0 1"));
     }
 
     #[test]
     fn a_position_in_check_without_captures_is_left_out() {
         // Black's general on d9 faces Red's chariot on d1 and cannot take it.
-        assert_eq!(leaf("3k5/9/9/9/9/9/9/9/3R5/4K4 b - - 0 1"), Quiet::InCheck);
+        assert_eq!(leaf("3k5/9/9/9/9/9/9/9/3R5/4K4 b - - 0 1"), None);
     }
 }
