@@ -12,7 +12,7 @@ const MIN_TASK: usize = 2048;
 /// Linear models of positions and their targets. Invariants: `eval`, `score`
 /// and `points` have one entry per position, `start` one more, increasing from
 /// 0 to `index.len() == coef.len()`.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Rows {
     /// Evaluation at the start set (cp, side to move).
     eval: Vec<i32>,
@@ -32,11 +32,22 @@ pub struct Gradient {
     pub grad: Vec<f64>,
 }
 
+impl Default for Rows {
+    /// No positions.
+    fn default() -> Rows {
+        Rows {
+            eval: Vec::new(),
+            score: Vec::new(),
+            points: Vec::new(),
+            start: vec![0],
+            index: Vec::new(),
+            coef: Vec::new(),
+        }
+    }
+}
+
 impl Rows {
     pub fn push(&mut self, row: Row, score: i32, points: f64) {
-        if self.start.is_empty() {
-            self.start.push(0);
-        }
         self.eval.push(row.eval);
         self.score.push(score);
         self.points.push(points as f32);
