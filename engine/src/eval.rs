@@ -33,8 +33,9 @@ fn file_mask(f: usize) -> Bitboard {
 /// The material plus piece-square sum of a position, Red's minus Black's (cp).
 pub type Psq = i32;
 
-/// Lookup tables built from one parameter set.
-#[derive(Clone, Debug)]
+/// Lookup tables built from one parameter set. Equal evaluators evaluate every
+/// position alike.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Evaluator {
     /// Material plus piece-square value by [`Piece::index`] and square (cp, from the
     /// piece owner's point of view).

@@ -31,6 +31,7 @@ mod report_variants;
 mod sources;
 mod stats;
 mod stats_compare;
+mod texel;
 mod token;
 mod user;
 mod worker_release;
@@ -115,6 +116,9 @@ enum Command {
     /// Check a backup (integrity, schema version, xq tables) and install it
     /// as the database; refuses a database a server holds.
     Restore(backup::RestoreArgs),
+    /// Texel tuning: fit the engine's evaluation parameters to training
+    /// positions; prints the fitted values as a parameter file.
+    Texel(texel::TexelArgs),
 }
 
 impl Cli {
@@ -149,6 +153,7 @@ impl Cli {
             Command::Pgn(args) => args.run(),
             Command::Backup(args) => args.run(),
             Command::Restore(args) => args.run(),
+            Command::Texel(args) => args.run(),
         }
     }
 }
