@@ -5,5 +5,6 @@
 //!   `fen | score | result`, read and written in one place.
 
 pub mod data;
+pub mod psv;
 
 pub use data::{DataError, Sample, SampleResult};
