@@ -178,6 +178,49 @@ pub fn load(
     Ok(out)
 }
 
+/// The leases of `run_id` that have stored games, ascending: with
+/// [`load_batch`], a run's archive read one result at a time (8 bytes a
+/// lease here, one batch decoded at a time there).
+pub fn batch_leases(conn: &Connection, run_id: u64) -> Result<Vec<u64>, StoreError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT lease_id FROM game_batches WHERE run_id = ?1 ORDER BY lease_id")?;
+    let rows = stmt
+        .query_map([run_id as i64], |r| r.get::<_, i64>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows.into_iter().map(count).collect())
+}
+
+/// The stored games of lease `lease_id` of `run_id`, in game order.
+pub fn load_batch(
+    conn: &Connection,
+    run_id: u64,
+    lease_id: u64,
+) -> Result<Vec<ArchivedGame>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT worker_id, game_index, slot FROM games
+         WHERE run_id = ?1 AND lease_id = ?2 ORDER BY game_index",
+    )?;
+    let rows = stmt
+        .query_map(params![run_id as i64, lease_id as i64], |r| {
+            Ok((count(r.get(0)?), r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let blob = batch(conn, lease_id)?;
+    rows.into_iter()
+        .map(|(worker_id, game_index, slot)| {
+            Ok(ArchivedGame {
+                lease_id,
+                worker_id,
+                game_index: u32::try_from(game_index).unwrap_or(u32::MAX),
+                record: record(&blob, lease_id, game_index, slot)?,
+            })
+        })
+        .collect()
+}
+
 /// The decoded blob of `lease_id`'s games.
 fn batch(conn: &Connection, lease_id: u64) -> Result<Vec<pb::GameRecord>, StoreError> {
     let blob: Vec<u8> = conn

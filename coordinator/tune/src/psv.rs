@@ -324,6 +324,7 @@ pub fn write<W: Write>(out: &mut W, rec: &Record) -> io::Result<()> {
 }
 
 /// The records of a stream, one at a time, in bounded memory.
+#[derive(Debug)]
 pub struct Records<R> {
     input: R,
     next: u64,
