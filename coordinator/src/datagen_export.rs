@@ -91,7 +91,9 @@ pub struct Dedup {
 
 impl std::fmt::Debug for Dedup {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Dedup").field("slots", &self.keys.len()).finish()
+        f.debug_struct("Dedup")
+            .field("slots", &self.keys.len())
+            .finish()
     }
 }
 
@@ -245,8 +247,11 @@ impl<W: Write> Exporter<W> {
             return Ok(());
         }
         self.counts.scored += record.per_move.iter().filter(|m| m.depth > 0).count() as u64;
-        let kept = positions(record, &self.filters)
-            .map_err(|what| DatagenExportError::Game { lease, game, what })?;
+        let kept = positions(record, &self.filters).map_err(|what| DatagenExportError::Game {
+            lease,
+            game,
+            what,
+        })?;
         for k in kept {
             if !self.dedup.insert(k.sample.position.hash()) {
                 self.counts.duplicates += 1;
@@ -342,7 +347,10 @@ mod tests {
         assert_eq!(kept.iter().map(|k| k.ply).collect::<Vec<_>>(), [2, 3]);
         assert_eq!(kept[0].sample.score, 20);
         assert_eq!(kept[1].sample.score, 15, "Black's −15 is +15 for Red");
-        assert!(kept.iter().all(|k| k.sample.result == SampleResult::BlackWin));
+        assert!(
+            kept.iter()
+                .all(|k| k.sample.result == SampleResult::BlackWin)
+        );
         let all = Filters {
             skip_plies: 0,
             skip_checks: false,

@@ -182,8 +182,8 @@ pub fn load(
 /// [`load_batch`], a run's archive read one result at a time (8 bytes a
 /// lease here, one batch decoded at a time there).
 pub fn batch_leases(conn: &Connection, run_id: u64) -> Result<Vec<u64>, StoreError> {
-    let mut stmt =
-        conn.prepare_cached("SELECT lease_id FROM game_batches WHERE run_id = ?1 ORDER BY lease_id")?;
+    let mut stmt = conn
+        .prepare_cached("SELECT lease_id FROM game_batches WHERE run_id = ?1 ORDER BY lease_id")?;
     let rows = stmt
         .query_map([run_id as i64], |r| r.get::<_, i64>(0))?
         .collect::<Result<Vec<_>, _>>()?;

@@ -228,7 +228,11 @@ pub fn unpack(data: &[u8; PACKED_LEN], record: u64) -> Result<Position, PsvError
                 let code = 1 | r.take(4) << 1;
                 let kind = kind_of_code(code).ok_or(PsvError::PieceCode { record, bit: start })?;
                 let c = kind.fen_char();
-                Some(if r.take(1) == 0 { c } else { c.to_ascii_lowercase() })
+                Some(if r.take(1) == 0 {
+                    c
+                } else {
+                    c.to_ascii_lowercase()
+                })
             };
             match letter {
                 None => empty += 1,
@@ -268,7 +272,10 @@ pub fn encode(rec: &Record) -> [u8; RECORD_LEN] {
     let mv = fsf_square(rec.best.from()) << 7 | fsf_square(rec.best.to());
     out[66..68].copy_from_slice(&mv.to_le_bytes());
     out[68..70].copy_from_slice(&rec.ply.to_le_bytes());
-    let points = rec.sample.result.points_for(rec.sample.position.side_to_move());
+    let points = rec
+        .sample
+        .result
+        .points_for(rec.sample.position.side_to_move());
     out[70] = if points == 1.0 {
         1
     } else if points == 0.0 {
@@ -484,7 +491,10 @@ mod tests {
         let good = encode(&rec);
         let mut bad = good;
         bad[70] = 2;
-        assert!(matches!(decode(&bad, 5), Err(PsvError::Result { record: 5, .. })));
+        assert!(matches!(
+            decode(&bad, 5),
+            Err(PsvError::Result { record: 5, .. })
+        ));
         let mut bad = good;
         bad[64..66].copy_from_slice(&i16::MAX.to_le_bytes());
         assert!(matches!(decode(&bad, 0), Err(PsvError::Score { .. })));
