@@ -14,6 +14,7 @@
 use std::io::Write;
 
 use rusqlite::Connection;
+use xq_engine::rules::RuleSet;
 use xq_engine::search::MATE_BOUND;
 use xq_engine::{Move, Position};
 use xq_proto::GameRecord;
@@ -163,14 +164,20 @@ pub enum DatagenExportError {
     Io(#[from] std::io::Error),
 }
 
-/// The positions of `record` that pass `filters`, in game order; an error
+/// The positions of `record`, played under `rules` (whose capture-conversion
+/// rule the replay follows), that pass `filters`, in game order; an error
 /// names what in the record does not replay.
-pub fn positions(record: &GameRecord, filters: &Filters) -> Result<Vec<Kept>, String> {
+pub fn positions(
+    record: &GameRecord,
+    rules: &RuleSet,
+    filters: &Filters,
+) -> Result<Vec<Kept>, String> {
     if ENGINE_FAILURES.contains(&record.reason) {
         return Ok(Vec::new());
     }
     let result = SampleResult::from(record.result);
     let mut pos = Position::from_fen(&record.start_fen).map_err(|e| format!("start FEN: {e}"))?;
+    pos.set_conversion(rules.conversion);
     let opening = record.opening_plies as usize;
     let mut out = Vec::new();
     for (ply, &mv) in record.moves.iter().enumerate() {
@@ -234,11 +241,12 @@ impl<W: Write> Exporter<W> {
         }
     }
 
-    /// Writes the kept positions of one stored game.
+    /// Writes the kept positions of one stored game, played under `rules`.
     pub fn game(
         &mut self,
         lease: u64,
         game: u32,
+        rules: &RuleSet,
         record: &GameRecord,
     ) -> Result<(), DatagenExportError> {
         self.counts.games += 1;
@@ -247,11 +255,8 @@ impl<W: Write> Exporter<W> {
             return Ok(());
         }
         self.counts.scored += record.per_move.iter().filter(|m| m.depth > 0).count() as u64;
-        let kept = positions(record, &self.filters).map_err(|what| DatagenExportError::Game {
-            lease,
-            game,
-            what,
-        })?;
+        let kept = positions(record, rules, &self.filters)
+            .map_err(|what| DatagenExportError::Game { lease, game, what })?;
         for k in kept {
             if !self.dedup.insert(k.sample.position.hash()) {
                 self.counts.duplicates += 1;
@@ -286,10 +291,12 @@ pub fn export_run<W: Write>(
     run_id: u64,
     exporter: &mut Exporter<W>,
 ) -> Result<(), DatagenExportError> {
-    crate::store::runs::load(conn, run_id)?;
+    let run = crate::store::runs::load(conn, run_id)?;
+    let mut players = crate::game_export::default_players();
     for lease in games::batch_leases(conn, run_id)? {
+        let rules = crate::game_export::lease_rules(conn, &run, lease, &mut players)?;
         for g in games::load_batch(conn, run_id, lease)? {
-            exporter.game(lease, g.game_index, &g.record)?;
+            exporter.game(lease, g.game_index, &rules, &g.record)?;
         }
     }
     Ok(())
@@ -300,6 +307,8 @@ mod tests {
     use super::*;
     use xq_engine::rules::{GameResult, Reason};
     use xq_proto::game_record::MoveStats;
+
+    const STANDARD: RuleSet = RuleSet::STANDARD;
 
     fn scored(cp: i32) -> MoveStats {
         MoveStats {
@@ -343,7 +352,7 @@ mod tests {
             skip_plies: 0,
             ..Filters::default()
         };
-        let kept = positions(&g, &none).unwrap();
+        let kept = positions(&g, &STANDARD, &none).unwrap();
         assert_eq!(kept.iter().map(|k| k.ply).collect::<Vec<_>>(), [2, 3]);
         assert_eq!(kept[0].sample.score, 20);
         assert_eq!(kept[1].sample.score, 15, "Black's −15 is +15 for Red");
@@ -358,28 +367,36 @@ mod tests {
             skip_mates: false,
             max_score: xq_tune::data::MAX_SCORE,
         };
-        let plies: Vec<u16> = positions(&g, &all).unwrap().iter().map(|k| k.ply).collect();
+        let plies: Vec<u16> = positions(&g, &STANDARD, &all)
+            .unwrap()
+            .iter()
+            .map(|k| k.ply)
+            .collect();
         assert_eq!(plies, [2, 3, 4], "no score and beyond MAX_SCORE stay out");
         let skip_one = Filters {
             skip_plies: 1,
             ..Filters::default()
         };
-        assert_eq!(positions(&g, &skip_one).unwrap().len(), 1);
+        assert_eq!(positions(&g, &STANDARD, &skip_one).unwrap().len(), 1);
         let tight = Filters {
             skip_plies: 0,
             max_score: 16,
             ..Filters::default()
         };
-        assert_eq!(positions(&g, &tight).unwrap()[0].ply, 3);
+        assert_eq!(positions(&g, &STANDARD, &tight).unwrap()[0].ply, 3);
     }
 
     #[test]
     fn failed_games_are_skipped_and_bad_records_named() {
         let g = game(GameResult::Red, Reason::TimeForfeit);
-        assert!(positions(&g, &Filters::default()).unwrap().is_empty());
+        assert!(
+            positions(&g, &STANDARD, &Filters::default())
+                .unwrap()
+                .is_empty()
+        );
         let mut bad = game(GameResult::Red, Reason::Checkmate);
         bad.moves[3] = Move::parse_coords("a0a5").unwrap();
-        let err = positions(&bad, &Filters::default()).unwrap_err();
+        let err = positions(&bad, &STANDARD, &Filters::default()).unwrap_err();
         assert!(err.contains("ply 3"), "{err}");
     }
 
@@ -391,8 +408,8 @@ mod tests {
             ..Filters::default()
         };
         let mut text = Exporter::new(Vec::new(), Format::Text, f, Dedup::new(10));
-        text.game(1, 0, &g).unwrap();
-        text.game(1, 1, &g).unwrap();
+        text.game(1, 0, &STANDARD, &g).unwrap();
+        text.game(1, 1, &STANDARD, &g).unwrap();
         let out = text.out.clone();
         let counts = text.finish().unwrap();
         assert_eq!((counts.written, counts.duplicates), (2, 2));
@@ -404,7 +421,7 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[1].score, 15);
         let mut bin = Exporter::new(Vec::new(), Format::Bin, f, Dedup::new(10));
-        bin.game(1, 0, &g).unwrap();
+        bin.game(1, 0, &STANDARD, &g).unwrap();
         let records: Vec<psv::Record> = psv::Records::new(&bin.out[..])
             .map(Result::unwrap)
             .collect();

@@ -140,7 +140,7 @@ impl DatagenExportArgs {
         while let Some(chunk) = stream.next().await {
             for (j, g) in chunk?.games.into_iter().enumerate() {
                 let g = ExportedGame::try_from(g).map_err(|e| e.within(&format!("games[{j}]")))?;
-                exporter.game(g.game.lease_id, g.game.game_index, &g.game.record)?;
+                exporter.game(g.game.lease_id, g.game.game_index, &g.rules, &g.game.record)?;
             }
         }
         Ok(exporter.finish()?)
