@@ -154,13 +154,48 @@ pub fn lease_rules(
 pub fn export(conn: &Connection, run_id: u64, query: &GameQuery) -> Result<Export, StoreError> {
     let run = run_rows::load(conn, run_id)?;
     let stored = games::load(conn, run_id, &filter(conn, query)?)?;
-    let mut rules: BTreeMap<u64, RuleSet> = BTreeMap::new();
     let mut players = default_players();
+    with_rules(conn, &run, stored, &mut players)
+}
+
+/// Games per page of a streamed export ([`export_page`]).
+pub const PAGE_GAMES: u64 = 256;
+
+/// The next page of `run`'s games that pass `filter`: at most `limit`
+/// games after the game row `after` (0: from the first), and the last
+/// row's id when a further page may follow. `players` carries the players'
+/// names from page to page (an external engine a page's lease names
+/// replaces dev or base).
+pub fn export_page(
+    conn: &Connection,
+    run: &RunStatus,
+    filter: &GameFilter,
+    after: i64,
+    limit: u64,
+    players: &mut [String; 2],
+) -> Result<(Export, Option<i64>), StoreError> {
+    let page = games::load_page(conn, run.id, filter, after, limit)?;
+    let last = page
+        .last()
+        .map(|(id, _)| *id)
+        .filter(|_| page.len() as u64 == limit);
+    let stored = page.into_iter().map(|(_, g)| g).collect();
+    Ok((with_rules(conn, run, stored, players)?, last))
+}
+
+/// `stored` with each game's lease rule set, as an export of `run`.
+fn with_rules(
+    conn: &Connection,
+    run: &RunStatus,
+    stored: Vec<ArchivedGame>,
+    players: &mut [String; 2],
+) -> Result<Export, StoreError> {
+    let mut rules: BTreeMap<u64, RuleSet> = BTreeMap::new();
     let mut out = Vec::with_capacity(stored.len());
     for game in stored {
         let lease_rules = match rules.entry(game.lease_id) {
             Entry::Occupied(e) => *e.get(),
-            Entry::Vacant(e) => *e.insert(lease_rules(conn, &run, game.lease_id, &mut players)?),
+            Entry::Vacant(e) => *e.insert(lease_rules(conn, run, game.lease_id, players)?),
         };
         out.push(ExportedGame {
             rules: lease_rules,
@@ -168,9 +203,9 @@ pub fn export(conn: &Connection, run_id: u64, query: &GameQuery) -> Result<Expor
         });
     }
     Ok(Export {
-        run_id,
+        run_id: run.id,
         run_name: run.spec.name.clone(),
-        players,
+        players: players.clone(),
         games: out,
     })
 }

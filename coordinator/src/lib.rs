@@ -43,7 +43,8 @@
 //! * [`book`]: opening books from game records (`book make`).
 //! * [`archive`]: the checks of a result's games; [`game_export`]: a run's
 //!   stored games read back by filter and written as PGN (`pgn`, the
-//!   `ExportGames` RPC, the web view).
+//!   `ExportGames` RPC, the web view); [`datagen_export`]: training
+//!   positions from a run's stored games (`datagen-export`).
 //! * [`tls`]: TLS on the gRPC port, served here so that a certificate no
 //!   client accepts and a client speaking plain HTTP are named; the
 //!   cluster CA and coordinator certificate of `xq-coordinator cert`.
@@ -61,6 +62,7 @@ pub mod archive;
 pub mod auth;
 pub mod book;
 pub mod convert;
+pub mod datagen_export;
 pub mod events;
 pub mod game_export;
 pub mod git;

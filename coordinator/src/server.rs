@@ -792,14 +792,53 @@ impl RunService for Runs {
             return Err(bad("run_id", "must be at least 1"));
         }
         let query = GameQuery::try_from(filter.unwrap_or_default())?;
-        let export = self
+        let (run, filter) = self
             .reader
-            .call(move |conn| game_export::export(conn, run_id, &query))
+            .call(move |conn| {
+                let run = crate::store::runs::load(conn, run_id)?;
+                Ok((run, game_export::filter(conn, &query)?))
+            })
             .await?;
-        let chunks = convert::export_chunks(export, EXPORT_CHUNK_BYTES);
-        Ok(Response::new(Box::pin(tokio_stream::iter(
-            chunks.into_iter().map(Ok),
-        ))))
+        let (tx, rx) = mpsc::channel(2);
+        let reader = self.reader.clone();
+        tokio::spawn(async move {
+            let mut after = 0;
+            let mut players = game_export::default_players();
+            loop {
+                let (run, filter, mut names) = (run.clone(), filter.clone(), players.clone());
+                let page = reader
+                    .call(move |conn| {
+                        let (export, last) = game_export::export_page(
+                            conn,
+                            &run,
+                            &filter,
+                            after,
+                            game_export::PAGE_GAMES,
+                            &mut names,
+                        )?;
+                        Ok((export, last, names))
+                    })
+                    .await;
+                let (export, last, names) = match page {
+                    Ok(page) => page,
+                    Err(e) => {
+                        let _ = tx.send(Err(Status::from(e))).await;
+                        return;
+                    }
+                };
+                players = names;
+                for chunk in convert::export_chunks(export, EXPORT_CHUNK_BYTES) {
+                    if tx.send(Ok(chunk)).await.is_err() {
+                        return;
+                    }
+                }
+                match last {
+                    Some(id) => after = id,
+                    None => return,
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }
 }
 

@@ -40,6 +40,9 @@ const SPEED_BY_ENGINE: usize = 23;
 /// 24, issue 34).
 const IN_FLIGHT_KEPT: usize = 24;
 
+/// The version that admits datagen runs (migration 25, issue 36).
+const DATAGEN: usize = 25;
+
 fn fixture(version: usize) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/schema")
@@ -200,7 +203,8 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         v if v < BUILD_FROM_SOURCE => &[42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
         v if v < SPEED_BY_ENGINE => &[43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
         v if v < IN_FLIGHT_KEPT => &[44, 43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
-        _ => &[45, 44, 43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        v if v < DATAGEN => &[45, 44, 43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        _ => &[46, 45, 44, 43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
     };
     assert_eq!(ids, expected, "runs of a version-{version} database");
     if version >= 2 {
@@ -327,6 +331,13 @@ fn check_later_runs(back: &ReadBack, version: usize) {
             Some(1914342)
         );
         assert!(g.lineup.engines().is_empty(), "no registry name");
+    }
+    if version >= DATAGEN {
+        let datagen = run(back, 46);
+        assert!(matches!(&datagen.spec.kind, KindSpec::Datagen(d) if d.engine.is_none()));
+        let totals = datagen.progress.datagen().expect("datagen totals");
+        assert_eq!((totals.stats.red_wins, totals.stats.black_wins), (3, 1));
+        assert_eq!(totals.total_plies, datagen.totals.total_plies);
     }
     if version >= 4 {
         let variants = run(back, 6);

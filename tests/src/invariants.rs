@@ -210,6 +210,7 @@ fn check_conn(conn: &Connection, report: &mut Report) -> Res<()> {
             KindSpec::Spsa(s) => check_spsa(conn, id, s, wdl, spsa_state.as_deref(), &done, v)?,
             KindSpec::Variants(_) => check_variants(conn, id, pairs, &done, v)?,
             KindSpec::Games(_) => {}
+            KindSpec::Datagen(_) => check_datagen(conn, id, pairs, v)?,
         }
     }
     report.archive = check_archived_games(conn, v)?;
@@ -490,6 +491,27 @@ fn check_variants(
     if sum != pairs {
         v.push(format!(
             "run {id}: variants count {sum} pairs, the run {pairs}"
+        ));
+    }
+    Ok(())
+}
+
+/// A datagen run's Red-view totals (variant 0) count the run's pairs.
+fn check_datagen(conn: &Connection, id: u64, pairs: u64, v: &mut Vec<String>) -> Res<()> {
+    let json: Option<String> = conn
+        .query_row(
+            "SELECT totals FROM variant_totals WHERE run_id = ?1 AND variant = 0",
+            [id as i64],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let counted = match json {
+        Some(json) => serde_json::from_str::<runs::VariantTotals>(&json)?.pairs,
+        None => 0,
+    };
+    if counted != pairs {
+        v.push(format!(
+            "run {id}: its datagen totals count {counted} pairs, the run {pairs}"
         ));
     }
     Ok(())

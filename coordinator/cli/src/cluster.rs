@@ -23,7 +23,9 @@ use xq_web::WebView;
 use super::display::{self, Admin};
 use super::remote::Remote;
 use super::report_variants;
-use xq_coordinator::run_args::{GamesRunArgs, KindArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
+use xq_coordinator::run_args::{
+    DatagenRunArgs, GamesRunArgs, KindArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs,
+};
 use xq_coordinator::runs::Section;
 use xq_coordinator::runs::sources::DEFAULT_FAILURES_TO_STOP;
 use xq_proto::{out, outln};
@@ -517,7 +519,7 @@ impl RejectArgs {
     }
 }
 
-/// `local sprt|spsa|games`: coordinator and workers in this process.
+/// `local sprt|spsa|games|variants|datagen`: coordinator and workers in this process.
 #[derive(Debug, Args)]
 pub struct LocalArgs {
     #[command(subcommand)]
@@ -530,6 +532,7 @@ enum LocalRun {
     Spsa(LocalCommon<SpsaRunArgs>),
     Games(LocalCommon<GamesRunArgs>),
     Variants(LocalCommon<VariantsRunArgs>),
+    Datagen(LocalCommon<DatagenRunArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -590,6 +593,7 @@ impl LocalArgs {
             LocalRun::Spsa(c) => c.split(),
             LocalRun::Games(c) => c.split(),
             LocalRun::Variants(c) => c.split(),
+            LocalRun::Datagen(c) => c.split(),
         };
         if let Some(path) = &plot {
             xq_web::charts::ImageFormat::from_path(path)?;

@@ -212,6 +212,19 @@ fn overrun_note(sorted_ms: &[u64]) -> String {
 }
 
 /// A human summary of a run.
+/// A datagen run's own lines: positions played, Red's results, the export.
+fn datagen_lines(s: &pb::RunStatus) -> String {
+    let Some(v) = s.variants.first() else {
+        return String::new();
+    };
+    let r = v.stats.clone().unwrap_or_default();
+    format!(
+        "  positions    {} (plies played)\n  results      {}/{}/{} (Red wins/draws/Black wins)\n  \
+         export       xq-coordinator datagen-export {} --format text|bin --out FILE\n",
+        v.total_plies, r.red_wins, r.draws, r.black_wins, s.run_id
+    )
+}
+
 pub fn summary_text(s: &pb::RunStatus) -> String {
     let t = s.totals.clone().unwrap_or_default();
     let mut out = format!(
@@ -234,7 +247,11 @@ pub fn summary_text(s: &pb::RunStatus) -> String {
     if !s.flag.is_empty() {
         out += &format!("  stopped by the system: {}\n", s.flag);
     }
-    if let Some(e) = &s.elo {
+    let datagen = run_kind(s) == Some(RunKind::Datagen);
+    if datagen {
+        out += &datagen_lines(s);
+    }
+    if let Some(e) = s.elo.as_ref().filter(|_| !datagen) {
         out += &format!(
             "  Elo          {:.2} ± {:.2} (LOS {:.1} %)\n",
             e.elo,

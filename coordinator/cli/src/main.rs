@@ -18,6 +18,7 @@ mod book;
 mod cert;
 mod cluster;
 mod credentials;
+mod datagen_export;
 mod display;
 mod engine;
 mod events;
@@ -37,7 +38,9 @@ mod user;
 mod worker_release;
 
 use cluster::CreateArgs;
-use xq_coordinator::run_args::{GamesRunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs};
+use xq_coordinator::run_args::{
+    DatagenRunArgs, GamesRunArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs,
+};
 
 /// Xiangqi self-play and tuning coordinator.
 #[derive(Debug, Parser)]
@@ -65,6 +68,12 @@ enum Command {
     /// Create a rule-variants run (one engine, `--rules a,b,…`) on a running
     /// coordinator; prints its id.
     Variants(CreateArgs<VariantsRunArgs>),
+    /// Create a data-generation run (one engine against itself at `--nodes
+    /// N`, every game kept) on a running coordinator; prints its id.
+    Datagen(CreateArgs<DatagenRunArgs>),
+    /// A run's stored games as training positions: `fen | score | result`
+    /// text or Fairy-Stockfish `.bin` records (see coordinator/DATAGEN.md).
+    DatagenExport(datagen_export::DatagenExportArgs),
     /// List runs, or show one.
     Status(cluster::StatusArgs),
     /// Follow a run with a progress bar until it ends.
@@ -136,6 +145,8 @@ impl Cli {
             Command::Spsa(args) => args.run(),
             Command::Games(args) => args.run(),
             Command::Variants(args) => args.run(),
+            Command::Datagen(args) => args.run(),
+            Command::DatagenExport(args) => args.run(),
             Command::Status(args) => args.run(),
             Command::Watch(args) => args.run(),
             Command::Report(args) => args.run(),

@@ -1,6 +1,6 @@
 //! The arguments of a new run and the one builder that turns them into a
 //! `pb::RunSpec`: the CLI's run commands (`sprt`, `spsa`, `games`,
-//! `variants`, `local …`) parse them from their flags, and the web view's
+//! `variants`, `datagen`, `local …`) parse them from their flags, and the web view's
 //! form from its fields ([`RunArgs::from_fields`], each field named as its
 //! flag), so both build and check a spec the same way. The spec then goes
 //! through the same wire-to-domain validation ([`crate::convert`]) and
@@ -10,6 +10,7 @@
 //! [`Files`]: the CLI reads its disk ([`Disk`]), the web form the texts
 //! pasted into it ([`Pasted`]).
 
+mod datagen;
 mod engines;
 mod games;
 pub mod params;
@@ -17,6 +18,7 @@ mod sprt;
 mod spsa;
 mod variants;
 
+pub use datagen::DatagenRunArgs;
 pub use engines::EngineArgs;
 use engines::options;
 pub use games::GamesRunArgs;
@@ -237,12 +239,13 @@ pub enum RunArgs {
     Spsa(SpsaRunArgs),
     Games(GamesRunArgs),
     Variants(VariantsRunArgs),
+    Datagen(DatagenRunArgs),
 }
 
 /// Why a form's fields are not a run's arguments.
 #[derive(Debug, thiserror::Error)]
 pub enum FieldsError {
-    #[error("unknown run kind {0:?} (one of sprt, spsa, games, variants)")]
+    #[error("unknown run kind {0:?} (one of sprt, spsa, games, variants, datagen)")]
     Kind(String),
     #[error("unknown field {field:?} for a {kind} run")]
     Field { kind: String, field: String },
@@ -301,6 +304,7 @@ impl RunArgs {
             RunArgs::Spsa(a) => a,
             RunArgs::Games(a) => a,
             RunArgs::Variants(a) => a,
+            RunArgs::Datagen(a) => a,
         }
     }
 
@@ -310,7 +314,7 @@ impl RunArgs {
     }
 }
 
-/// The flags of one kind of run (`run_args/{sprt,spsa,games,variants}.rs`),
+/// The flags of one kind of run (`run_args/{sprt,spsa,games,variants,datagen}.rs`),
 /// each building its kind's part of the spec; the shared settings build the
 /// rest.
 pub trait KindArgs: std::fmt::Debug {

@@ -1,6 +1,6 @@
 //! Runs as domain types: what a run is ([`RunSpec`]), where it stands
 //! ([`RunStatus`]), and the [`Kind`] trait each kind implements in its own
-//! file ([`sprt`], [`spsa`], [`games`], [`variants`]): its spec and wire
+//! file ([`sprt`], [`spsa`], [`games`], [`variants`], [`datagen`]): its spec and wire
 //! form, how its slices are cut, who plays a slice, how a counted result
 //! moves the run, and its part of the status.
 //!
@@ -13,6 +13,7 @@
 
 pub mod admission;
 pub mod change;
+pub mod datagen;
 pub mod error;
 pub mod exclusion;
 pub mod games;
@@ -41,6 +42,7 @@ use crate::stats::elo::{EloEstimate, logistic_elo};
 use crate::stats::sprt::{SprtOutcome, SprtParams};
 pub use admission::{Applicant, Refusal};
 pub use change::RunChange;
+pub use datagen::DatagenSpec;
 pub use error::RunError;
 pub use games::GamesSpec;
 pub use lease::{Lease, LeaseState, StoredResult};
@@ -304,6 +306,7 @@ pub enum KindSpec {
     Spsa(SpsaSpec),
     Games(GamesSpec),
     Variants(VariantsSpec),
+    Datagen(DatagenSpec),
 }
 
 /// The kinds, as stored in `runs.kind`.
@@ -313,15 +316,17 @@ pub enum RunKind {
     Spsa,
     Games,
     Variants,
+    Datagen,
 }
 
 impl RunKind {
     /// Every kind, in the order pages and help list them.
-    pub const ALL: [RunKind; 4] = [
+    pub const ALL: [RunKind; 5] = [
         RunKind::Sprt,
         RunKind::Spsa,
         RunKind::Games,
         RunKind::Variants,
+        RunKind::Datagen,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -330,6 +335,7 @@ impl RunKind {
             RunKind::Spsa => "spsa",
             RunKind::Games => "games",
             RunKind::Variants => "variants",
+            RunKind::Datagen => "datagen",
         }
     }
 
@@ -346,6 +352,7 @@ impl RunKind {
             RunKind::Spsa => &[Section::Theta],
             RunKind::Games => &[Section::Elo],
             RunKind::Variants => &[Section::Variants],
+            RunKind::Datagen => &[Section::Datagen],
         }
     }
 
@@ -354,6 +361,7 @@ impl RunKind {
         match self {
             RunKind::Spsa => ["θ+", "θ−"],
             RunKind::Sprt | RunKind::Games | RunKind::Variants => ["dev", "base"],
+            RunKind::Datagen => ["first", "second"],
         }
     }
 }
@@ -370,6 +378,8 @@ pub enum Section {
     Theta,
     /// The per-variant report and its result bars.
     Variants,
+    /// Positions generated, their rate, Red's results and the game lengths.
+    Datagen,
 }
 
 impl Serialize for RunKind {
@@ -392,6 +402,7 @@ impl KindSpec {
             KindSpec::Spsa(s) => s,
             KindSpec::Games(g) => g,
             KindSpec::Variants(v) => v,
+            KindSpec::Datagen(d) => d,
         }
     }
 
@@ -402,6 +413,7 @@ impl KindSpec {
             KindSpec::Spsa(s) => s,
             KindSpec::Games(g) => g,
             KindSpec::Variants(v) => v,
+            KindSpec::Datagen(d) => d,
         }
     }
 
@@ -425,6 +437,7 @@ impl TryFrom<pb::run_spec::Kind> for KindSpec {
             Kind::Spsa(s) => KindSpec::Spsa(s.try_into()?),
             Kind::Games(g) => KindSpec::Games(g.try_into()?),
             Kind::Variants(v) => KindSpec::Variants(v.try_into()?),
+            Kind::Datagen(d) => KindSpec::Datagen(d.try_into()?),
         })
     }
 }
@@ -437,6 +450,7 @@ impl From<KindSpec> for pb::run_spec::Kind {
             KindSpec::Spsa(s) => Kind::Spsa(s.into()),
             KindSpec::Games(g) => Kind::Games(g.into()),
             KindSpec::Variants(v) => Kind::Variants(v.into()),
+            KindSpec::Datagen(d) => Kind::Datagen(d.into()),
         }
     }
 }
@@ -517,6 +531,13 @@ pub trait Kind {
             0 => DEFAULT_BATCH_PAIRS,
             b => b,
         })
+    }
+
+    /// Checks the run's settings and retention against what the kind needs
+    /// (e.g. a datagen run's fixed node count).
+    fn check(&self, settings: &MatchSettings, keep: Retention) -> Result<(), Invalid> {
+        let _ = (settings, keep);
+        Ok(())
     }
 
     /// Fills in the kind's own part of a run's status on the wire.
@@ -735,6 +756,8 @@ pub enum Progress {
     Spsa(Box<SpsaState>),
     /// One entry per variant, in the spec's order.
     Variants(Vec<VariantTotals>),
+    /// A datagen run's games under its rule set; `None` before a result.
+    Datagen(Option<Box<VariantTotals>>),
 }
 
 impl Progress {
@@ -754,11 +777,21 @@ impl Progress {
         }
     }
 
-    /// Each variant's totals, in the spec's order; empty for other kinds.
+    /// Each variant's totals, in the spec's order (a datagen run's one
+    /// entry once a result was counted); empty for other kinds.
     pub fn variants(&self) -> &[VariantTotals] {
         match self {
             Progress::Variants(v) => v,
+            Progress::Datagen(Some(t)) => std::slice::from_ref(t),
             _ => &[],
+        }
+    }
+
+    /// A datagen run's totals, once a result was counted.
+    pub fn datagen(&self) -> Option<&VariantTotals> {
+        match self {
+            Progress::Datagen(t) => t.as_deref(),
+            _ => None,
         }
     }
 }

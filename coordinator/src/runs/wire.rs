@@ -40,6 +40,8 @@ impl TryFrom<pb::RunSpec> for RunSpec {
         };
         let settings: MatchSettings = required("spec.settings", settings)?.try_into()?;
         let workers = WorkerPolicy::try_from(workers.unwrap_or_default())?;
+        let keep_games = Retention::from_wire(keep_games, "spec.keep_games")?;
+        kind.ops().check(&settings, keep_games)?;
         workers.check(kind.kind(), settings.limit)?;
         if settings.threads > 1 && kind.ops().builtin_plays() {
             return Err(Invalid::new(
@@ -58,7 +60,7 @@ impl TryFrom<pb::RunSpec> for RunSpec {
             settings,
             kind,
             workers,
-            keep_games: Retention::from_wire(keep_games, "spec.keep_games")?,
+            keep_games,
         })
     }
 }
@@ -333,6 +335,7 @@ impl From<RunKind> for pb::RunKind {
             RunKind::Spsa => pb::RunKind::Spsa,
             RunKind::Games => pb::RunKind::Games,
             RunKind::Variants => pb::RunKind::Variants,
+            RunKind::Datagen => pb::RunKind::Datagen,
         }
     }
 }
@@ -358,6 +361,7 @@ impl RunKind {
             Kind::Spsa(_) => RunKind::Spsa,
             Kind::Games(_) => RunKind::Games,
             Kind::Variants(_) => RunKind::Variants,
+            Kind::Datagen(_) => RunKind::Datagen,
         }
     }
 }

@@ -146,36 +146,108 @@ pub fn load(
     run_id: u64,
     filter: &GameFilter,
 ) -> Result<Vec<ArchivedGame>, StoreError> {
+    Ok(load_page(conn, run_id, filter, 0, u64::MAX)?
+        .into_iter()
+        .map(|(_, g)| g)
+        .collect())
+}
+
+/// At most `limit` of [`load`]'s games, those after the game row `after`
+/// (0: from the first), each with its row id: a streamed export's next page.
+pub fn load_page(
+    conn: &Connection,
+    run_id: u64,
+    filter: &GameFilter,
+    after: i64,
+    limit: u64,
+) -> Result<Vec<(i64, ArchivedGame)>, StoreError> {
     let mut stmt = conn.prepare(&format!(
-        "SELECT lease_id, worker_id, game_index, slot FROM games WHERE {FILTERED} ORDER BY id"
+        "SELECT lease_id, worker_id, game_index, slot, id FROM games
+         WHERE {FILTERED} AND id > ?5 ORDER BY id LIMIT ?6"
     ))?;
+    let [a, b, c, d] = filter_params(run_id, filter);
+    let bound = |v: i64| rusqlite::types::Value::Integer(v);
     let rows = stmt
         .query_map(
-            rusqlite::params_from_iter(filter_params(run_id, filter)),
+            rusqlite::params_from_iter([
+                a,
+                b,
+                c,
+                d,
+                bound(after),
+                bound(i64::try_from(limit).unwrap_or(i64::MAX)),
+            ]),
             |r| {
                 Ok((
                     count(r.get(0)?),
                     count(r.get(1)?),
                     r.get::<_, i64>(2)?,
                     r.get::<_, i64>(3)?,
+                    r.get::<_, i64>(4)?,
                 ))
             },
         )?
         .collect::<Result<Vec<_>, _>>()?;
     let mut batches: BTreeMap<u64, Vec<pb::GameRecord>> = BTreeMap::new();
     let mut out = Vec::with_capacity(rows.len());
-    for (lease_id, worker_id, game_index, slot) in rows {
+    for (lease_id, worker_id, game_index, slot, id) in rows {
         if let std::collections::btree_map::Entry::Vacant(e) = batches.entry(lease_id) {
             e.insert(batch(conn, lease_id)?);
         }
-        out.push(ArchivedGame {
-            lease_id,
-            worker_id,
-            game_index: u32::try_from(game_index).unwrap_or(u32::MAX),
-            record: record(&batches[&lease_id], lease_id, game_index, slot)?,
-        });
+        out.push((
+            id,
+            ArchivedGame {
+                lease_id,
+                worker_id,
+                game_index: u32::try_from(game_index).unwrap_or(u32::MAX),
+                record: record(&batches[&lease_id], lease_id, game_index, slot)?,
+            },
+        ));
     }
     Ok(out)
+}
+
+/// The leases of `run_id` that have stored games, ascending: with
+/// [`load_batch`], a run's archive read one result at a time (8 bytes a
+/// lease here, one batch decoded at a time there).
+pub fn batch_leases(conn: &Connection, run_id: u64) -> Result<Vec<u64>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached("SELECT lease_id FROM game_batches WHERE run_id = ?1 ORDER BY lease_id")?;
+    let rows = stmt
+        .query_map([run_id as i64], |r| r.get::<_, i64>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows.into_iter().map(count).collect())
+}
+
+/// The stored games of lease `lease_id` of `run_id`, in game order.
+pub fn load_batch(
+    conn: &Connection,
+    run_id: u64,
+    lease_id: u64,
+) -> Result<Vec<ArchivedGame>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT worker_id, game_index, slot FROM games
+         WHERE run_id = ?1 AND lease_id = ?2 ORDER BY game_index",
+    )?;
+    let rows = stmt
+        .query_map(params![run_id as i64, lease_id as i64], |r| {
+            Ok((count(r.get(0)?), r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let blob = batch(conn, lease_id)?;
+    rows.into_iter()
+        .map(|(worker_id, game_index, slot)| {
+            Ok(ArchivedGame {
+                lease_id,
+                worker_id,
+                game_index: u32::try_from(game_index).unwrap_or(u32::MAX),
+                record: record(&blob, lease_id, game_index, slot)?,
+            })
+        })
+        .collect()
 }
 
 /// The decoded blob of `lease_id`'s games.
@@ -439,5 +511,63 @@ mod tests {
             err.contains("games.reason") && err.contains("\"move_limit\""),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_run_reads_back_page_by_page_and_batch_by_batch() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::migrations::migrate(&mut conn).unwrap();
+        conn.pragma_update(None, "foreign_keys", false).unwrap();
+        let record = |i: u64| GameRecord {
+            opening_index: i,
+            start_fen: xq_engine::START_FEN.into(),
+            moves: Vec::new(),
+            opening_plies: 0,
+            result: xq_engine::rules::GameResult::Draw,
+            reason: Reason::Adjudication,
+            red_player: (i % 2) as u8,
+            per_move: Vec::new(),
+            stderr_tail: String::new(),
+            overrun_ms: None,
+        };
+        for (lease, first) in [(7u64, 0u64), (4, 3)] {
+            let games: Vec<pb::GameRecord> = (first..first + 3).map(|i| record(i).into()).collect();
+            conn.execute(
+                "INSERT INTO game_batches (lease_id, run_id, data) VALUES (?1, 1, ?2)",
+                params![lease as i64, game_codec::encode(&games)],
+            )
+            .unwrap();
+            for slot in 0..3i64 {
+                conn.execute(
+                    "INSERT INTO games (run_id, lease_id, worker_id, game_index, slot,
+                                        opening_index, red_player, result, reason, loser, plies)
+                     VALUES (1, ?1, 3, ?2, ?2, ?3, 0, 'draw', 'adjudication', NULL, 0)",
+                    params![lease as i64, slot, first as i64 + slot],
+                )
+                .unwrap();
+            }
+        }
+        let all = GameFilter::default();
+        let mut after = 0;
+        let mut openings = Vec::new();
+        loop {
+            let page = load_page(&conn, 1, &all, after, 4).unwrap();
+            openings.extend(page.iter().map(|(_, g)| g.record.opening_index));
+            match page.last() {
+                Some((id, _)) if page.len() == 4 => after = *id,
+                _ => break,
+            }
+        }
+        assert_eq!(openings, [0, 1, 2, 3, 4, 5], "counted order, in pages of 4");
+        assert_eq!(batch_leases(&conn, 1).unwrap(), [4, 7]);
+        let batch = load_batch(&conn, 1, 4).unwrap();
+        assert_eq!(
+            batch
+                .iter()
+                .map(|g| g.record.opening_index)
+                .collect::<Vec<_>>(),
+            [3, 4, 5]
+        );
+        assert!(load_batch(&conn, 2, 4).unwrap().is_empty());
     }
 }

@@ -653,6 +653,75 @@ BEGIN
     UPDATE runs SET pairs_in_flight = pairs_in_flight - OLD.pairs WHERE id = OLD.run_id;
 END;
 "#,
+    // 25 (issue 36): datagen runs. `runs` is rebuilt to admit the kind
+    // 'datagen' (a CHECK cannot be altered); the lease triggers that keep
+    // `pairs_in_flight` name `runs`, so they are dropped first and made
+    // again. A datagen run keeps its Red-view totals (results, game lengths)
+    // in `variant_totals`, as variant 0.
+    r#"
+DROP TRIGGER leases_in_flight_insert;
+DROP TRIGGER leases_in_flight_update;
+DROP TRIGGER leases_in_flight_delete;
+CREATE TABLE runs_new (
+    id              INTEGER PRIMARY KEY,
+    spec            TEXT    NOT NULL,
+    kind            TEXT    NOT NULL
+                    CHECK (kind IN ('sprt', 'spsa', 'games', 'variants', 'datagen')),
+    priority        INTEGER NOT NULL,
+    state           TEXT    NOT NULL
+                    CHECK (state IN ('pending', 'active', 'finished', 'stopped', 'rejected')),
+    target_pairs    INTEGER,
+    pairs_issued    INTEGER NOT NULL DEFAULT 0,
+    pairs           INTEGER NOT NULL DEFAULT 0,
+    penta_ll        INTEGER NOT NULL DEFAULT 0,
+    penta_ld        INTEGER NOT NULL DEFAULT 0,
+    penta_dd        INTEGER NOT NULL DEFAULT 0,
+    penta_dw        INTEGER NOT NULL DEFAULT 0,
+    penta_ww        INTEGER NOT NULL DEFAULT 0,
+    wins            INTEGER NOT NULL DEFAULT 0,
+    draws           INTEGER NOT NULL DEFAULT 0,
+    losses          INTEGER NOT NULL DEFAULT 0,
+    total_plies     INTEGER NOT NULL DEFAULT 0,
+    sprt_llr        REAL,
+    sprt_state      TEXT CHECK (sprt_state IN ('continue', 'accepted_h0', 'accepted_h1')),
+    spsa_state      TEXT,
+    created_ms      INTEGER NOT NULL,
+    updated_ms      INTEGER NOT NULL,
+    verifies        INTEGER REFERENCES runs (id),
+    author_id       INTEGER REFERENCES users (id),
+    -- Why an approver rejected the test (state 'rejected'), shown to its author.
+    rejection       TEXT,
+    share           INTEGER NOT NULL DEFAULT 100 CHECK (share > 0),
+    pairs_in_flight INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO runs_new (id, spec, kind, priority, state, target_pairs, pairs_issued, pairs,
+                      penta_ll, penta_ld, penta_dd, penta_dw, penta_ww, wins, draws, losses,
+                      total_plies, sprt_llr, sprt_state, spsa_state, created_ms, updated_ms,
+                      verifies, author_id, rejection, share, pairs_in_flight)
+    SELECT id, spec, kind, priority, state, target_pairs, pairs_issued, pairs,
+           penta_ll, penta_ld, penta_dd, penta_dw, penta_ww, wins, draws, losses,
+           total_plies, sprt_llr, sprt_state, spsa_state, created_ms, updated_ms,
+           verifies, author_id, rejection, share, pairs_in_flight
+    FROM runs;
+DROP TABLE runs;
+ALTER TABLE runs_new RENAME TO runs;
+CREATE INDEX runs_by_author ON runs (author_id);
+CREATE TRIGGER leases_in_flight_insert AFTER INSERT ON leases WHEN NEW.state = 'active'
+BEGIN
+    UPDATE runs SET pairs_in_flight = pairs_in_flight + NEW.pairs WHERE id = NEW.run_id;
+END;
+CREATE TRIGGER leases_in_flight_update AFTER UPDATE OF state, pairs, run_id ON leases
+BEGIN
+    UPDATE runs SET pairs_in_flight = pairs_in_flight - OLD.pairs
+    WHERE id = OLD.run_id AND OLD.state = 'active';
+    UPDATE runs SET pairs_in_flight = pairs_in_flight + NEW.pairs
+    WHERE id = NEW.run_id AND NEW.state = 'active';
+END;
+CREATE TRIGGER leases_in_flight_delete AFTER DELETE ON leases WHEN OLD.state = 'active'
+BEGIN
+    UPDATE runs SET pairs_in_flight = pairs_in_flight - OLD.pairs WHERE id = OLD.run_id;
+END;
+"#,
 ];
 
 /// A migrated in-memory database, for the store's unit tests.

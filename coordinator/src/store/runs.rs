@@ -5,7 +5,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{StoreError, count, from_json};
-use crate::runs::{Effect, Progress, RunSpec, RunState, RunStatus, SpsaHistoryRow};
+use crate::runs::{Effect, Progress, RunKind, RunSpec, RunState, RunStatus, SpsaHistoryRow};
 use crate::spsa::SpsaState;
 use crate::stats::sprt::{SprtOutcome, SprtState};
 use xq_proto::{Pentanomial, Totals, Wdl};
@@ -260,6 +260,8 @@ impl Raw {
             })
         } else if !ops.variants().is_empty() {
             Progress::Variants(variant_totals(conn, self.id as u64, ops.variants())?)
+        } else if ops.kind() == RunKind::Datagen {
+            Progress::Datagen(super::variants::load_one(conn, self.id as u64, 0)?.map(Box::new))
         } else if let Some(text) = self.spsa_state.as_deref() {
             Progress::Spsa(Box::new(serde_json::from_str(text)?))
         } else {

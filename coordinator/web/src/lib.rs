@@ -46,6 +46,7 @@
 pub mod account;
 pub mod approvals;
 pub mod charts;
+pub mod datagen_view;
 pub mod downloads;
 pub mod engine_upload;
 pub mod error;

@@ -13,6 +13,7 @@ use serde_json::Value;
 use xq_proto::pb;
 
 use crate::charts::{self, Bar, ChartError};
+use crate::datagen_view::DatagenView;
 use crate::run_charts::{self, RunChart, ThetaParam, ThetaPoint};
 use xq_coordinator::report::summary::Summary;
 use xq_coordinator::report::variants::{self, VariantsReport};
@@ -321,6 +322,7 @@ pub struct LiveView {
     /// `name, int, value, min, max, c_end, r_end` lines.
     pub paste_back: String,
     pub variants: Option<VariantsReport>,
+    pub datagen: Option<DatagenView>,
     /// The ETag of this view: changes whenever a number on it can.
     pub etag: String,
 }
@@ -381,6 +383,7 @@ impl LiveView {
         let mut spsa = Vec::new();
         let mut paste_back = String::new();
         let mut variants = None;
+        let mut datagen = None;
         for section in status.spec.kind.kind().sections() {
             match section {
                 Section::Llr => charts.extend(llr_chart(status, h)?),
@@ -398,6 +401,7 @@ impl LiveView {
                         charts.push(variant_bars(report)?);
                     }
                 }
+                Section::Datagen => datagen = DatagenView::new(status),
             }
         }
         let mut reasons: Vec<(String, u64)> = status
@@ -418,6 +422,7 @@ impl LiveView {
             spsa,
             paste_back,
             variants,
+            datagen,
             etag: etag(status),
         })
     }

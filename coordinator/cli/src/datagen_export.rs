@@ -1,0 +1,163 @@
+//! `datagen-export RUN --format text|bin --out FILE`: a run's stored games as
+//! training positions ([`xq_coordinator::datagen_export`]), from the database
+//! file (`--db`, read one result's batch at a time) or from a served
+//! coordinator (`--coordinator`, the `ExportGames` RPC, converted chunk by
+//! chunk as it arrives).
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use tokio_stream::StreamExt;
+use xq_coordinator::datagen_export::{Counts, Dedup, Exporter, Filters, Format, export_run};
+use xq_coordinator::game_export::ExportedGame;
+use xq_coordinator::store::Store;
+use xq_proto::pb;
+
+use super::remote::{admin_client, resolve, stored};
+
+/// Arguments of `datagen-export`.
+#[derive(Debug, Args)]
+pub struct DatagenExportArgs {
+    /// The run's id (any kind: every stored game is read).
+    run: u64,
+    /// `text`: `fen | score | result` lines (score and result for Red);
+    /// `bin`: Fairy-Stockfish's 72-byte `.bin` records (PackedSfenValue),
+    /// which variant-nnue-pytorch reads.
+    #[arg(long, value_name = "text|bin")]
+    format: Format,
+    /// The file to write.
+    #[arg(long)]
+    out: PathBuf,
+    /// Engine plies after the opening left out of every game.
+    #[arg(long, default_value_t = Filters::default().skip_plies)]
+    skip_plies: u32,
+    /// Keep positions whose side to move is in check.
+    #[arg(long)]
+    keep_checks: bool,
+    /// Keep positions whose played move captures.
+    #[arg(long)]
+    keep_captures: bool,
+    /// Keep positions scored as a mate (when within --max-score).
+    #[arg(long)]
+    keep_mates: bool,
+    /// Leave out scores beyond ± this many centipawns.
+    #[arg(long, default_value_t = Filters::default().max_score)]
+    max_score: i32,
+    /// The dedup table holds 2^BITS position keys (8 bytes each; 24: 128 MiB);
+    /// exact while it has room, forgetting old keys beyond.
+    #[arg(long, value_name = "BITS", default_value_t = Dedup::DEFAULT_BITS)]
+    dedup_bits: u32,
+    /// SQLite database of the coordinator (the default, `xq.db`, unless
+    /// `--coordinator` is given).
+    #[arg(long, conflicts_with = "coordinator")]
+    db: Option<PathBuf>,
+    /// A served coordinator to read the games from, e.g.
+    /// `http://127.0.0.1:50051` (any token that may read runs).
+    #[arg(long)]
+    coordinator: Option<String>,
+    /// Access token for `--coordinator`; default: the personal token
+    /// `login` stored for it.
+    #[arg(long, env = "XQ_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// PEM file of the CA that signed the coordinator's TLS certificate.
+    #[arg(long)]
+    ca: Option<PathBuf>,
+}
+
+impl DatagenExportArgs {
+    pub fn run(self) -> anyhow::Result<()> {
+        if !(4..=32).contains(&self.dedup_bits) {
+            bail!("--dedup-bits {} is outside 4..=32", self.dedup_bits);
+        }
+        if self.max_score < 0 {
+            bail!("--max-score {} is negative", self.max_score);
+        }
+        let filters = Filters {
+            skip_plies: self.skip_plies,
+            skip_checks: !self.keep_checks,
+            skip_captures: !self.keep_captures,
+            skip_mates: !self.keep_mates,
+            max_score: self.max_score,
+        };
+        let file = File::create(&self.out)
+            .with_context(|| format!("cannot create {}", self.out.display()))?;
+        let exporter = Exporter::new(
+            BufWriter::with_capacity(1 << 20, file),
+            self.format,
+            filters,
+            Dedup::new(self.dedup_bits),
+        );
+        let rt = tokio::runtime::Runtime::new().context("start the async runtime")?;
+        let run_id = self.run;
+        let started = Instant::now();
+        let counts = match &self.coordinator {
+            Some(url) => rt
+                .block_on(self.fetch(url, exporter))
+                .with_context(|| format!("cannot export run {run_id} from {url}"))?,
+            None => {
+                let db = self.db.clone().unwrap_or_else(|| PathBuf::from("xq.db"));
+                if !db.is_file() {
+                    bail!("no database file {}", db.display());
+                }
+                let store = Store::open(&db)
+                    .with_context(|| format!("cannot open database {}", db.display()))?;
+                let exported = rt.block_on(store.call(move |conn| {
+                    let mut exporter = exporter;
+                    Ok(export_run(conn, run_id, &mut exporter).and_then(|()| exporter.finish()))
+                }));
+                exported
+                    .map_err(anyhow::Error::from)
+                    .and_then(|r| r.map_err(anyhow::Error::from))
+                    .with_context(|| format!("cannot export run {run_id}"))?
+            }
+        };
+        report(&counts, started.elapsed().as_secs_f64(), &self.out);
+        Ok(())
+    }
+
+    /// Exports the games the coordinator at `url` streams.
+    async fn fetch(
+        &self,
+        url: &str,
+        mut exporter: Exporter<BufWriter<File>>,
+    ) -> anyhow::Result<Counts> {
+        let token = match &self.token {
+            Some(token) => Some(token.clone()),
+            None => resolve(Some(url), None, &stored()?).token,
+        };
+        let mut client = admin_client(url, token.as_deref(), self.ca.as_deref())?;
+        let mut stream = client
+            .export_games(pb::ExportGamesRequest {
+                run_id: self.run,
+                filter: None,
+            })
+            .await?
+            .into_inner();
+        while let Some(chunk) = stream.next().await {
+            for (j, g) in chunk?.games.into_iter().enumerate() {
+                let g = ExportedGame::try_from(g).map_err(|e| e.within(&format!("games[{j}]")))?;
+                exporter.game(g.game.lease_id, g.game.game_index, &g.rules, &g.game.record)?;
+            }
+        }
+        Ok(exporter.finish()?)
+    }
+}
+
+/// The summary on stderr: games, positions and the rate.
+fn report(c: &Counts, seconds: f64, out: &std::path::Path) {
+    eprintln!(
+        "{} positions written to {} from {} games ({} skipped: engine failures); \
+         {} scored positions, {} duplicates left out; {:.0} positions/s",
+        c.written,
+        out.display(),
+        c.games,
+        c.games_skipped,
+        c.scored,
+        c.duplicates,
+        c.written as f64 / seconds.max(1e-9)
+    );
+}

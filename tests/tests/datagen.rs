@@ -1,0 +1,197 @@
+//! Training data end to end: `xq-coordinator datagen` creates a datagen run
+//! on a served coordinator, a worker with the real engine plays it, and
+//! `datagen-export` writes its positions as text and as Fairy-Stockfish
+//! `.bin` records, from the server and from the database file; every
+//! exported position's FEN, score and result is checked against the stored
+//! games, replayed here with the test's own reading of the filters.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use xq_coordinator::store::Store;
+use xq_coordinator::store::games::{self, GameFilter};
+use xq_engine::Position;
+use xq_engine::search::MATE_BOUND;
+use xq_proto::GameRecord;
+use xq_proto::game_record::ENGINE_FAILURES;
+use xq_tests::binary;
+use xq_tests::cluster::{
+    ADMIN_TOKEN, TempDb, TestServer, WORKER_TOKEN, admin, fast_config, spawn_engine_worker, status,
+    wait_for_end,
+};
+use xq_tune::{Sample, SampleResult, psv};
+
+/// The export's default filters, as DATAGEN.md states them.
+const SKIP_PLIES: usize = 8;
+const MAX_SCORE: i32 = 3000;
+
+/// `(FEN, Red's score, Red's result)` of every position the default filters
+/// keep, in game order, each position (pieces and side to move) once.
+fn expected(stored: &[GameRecord]) -> Vec<(String, i32, SampleResult)> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for g in stored {
+        if ENGINE_FAILURES.contains(&g.reason) {
+            continue;
+        }
+        let result = SampleResult::from(g.result);
+        let mut pos = Position::from_fen(&g.start_fen).expect("start FEN");
+        for (ply, &mv) in g.moves.iter().enumerate() {
+            let engine_ply = ply.checked_sub(g.opening_plies as usize);
+            if let Some(stats) = engine_ply.and_then(|e| g.per_move.get(e)) {
+                let cp = stats.score_cp;
+                let keep = engine_ply.is_some_and(|e| e >= SKIP_PLIES)
+                    && stats.depth > 0
+                    && !pos.in_check()
+                    && pos.piece_at(mv.to()).is_none()
+                    && cp.abs() < MATE_BOUND
+                    && cp.abs() <= MAX_SCORE;
+                if keep && seen.insert(pos.hash()) {
+                    let red = if pos.side_to_move() == xq_engine::Color::Red {
+                        cp
+                    } else {
+                        -cp
+                    };
+                    out.push((pos.to_fen(), red, result));
+                }
+            }
+            pos.make(mv);
+        }
+    }
+    out
+}
+
+fn export(args: &[&str], out: &Path) -> String {
+    let run = Command::new(binary("xq-coordinator"))
+        .arg("datagen-export")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("run xq-coordinator datagen-export");
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(run.status.success(), "{stderr}");
+    stderr
+}
+
+fn triple(s: &Sample) -> (String, i32, SampleResult) {
+    (s.position.to_fen(), s.score, s.result)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_served_datagen_run_exports_its_stored_positions_in_both_formats() {
+    let db = TempDb::new("datagen");
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(60))).await;
+    let url = server.url();
+    let created = Command::new(binary("xq-coordinator"))
+        .args(["datagen", "--coordinator", &url, "--token", ADMIN_TOKEN])
+        .args([
+            "--name",
+            "datagen e2e",
+            "--pairs",
+            "4",
+            "--batch-pairs",
+            "2",
+        ])
+        .args([
+            "--nodes",
+            "400",
+            "--hash",
+            "1",
+            "--random-plies",
+            "6",
+            "--seed",
+            "36",
+        ])
+        .output()
+        .expect("run xq-coordinator datagen");
+    assert!(
+        created.status.success(),
+        "{}",
+        String::from_utf8_lossy(&created.stderr)
+    );
+    let run: u64 = String::from_utf8_lossy(&created.stdout)
+        .trim()
+        .parse()
+        .expect("the run's id");
+    let mut admin = admin(&url).await;
+    let (stop, handle) = spawn_engine_worker(&url, 2);
+    let end = wait_for_end(&mut admin, run, Duration::from_secs(600)).await;
+    let _ = stop.send(());
+    handle.await.expect("worker task");
+    let totals = end.totals.clone().expect("totals");
+    assert_eq!(totals.pairs, 4);
+    let progress = &status(&mut admin, run).await.variants;
+    assert_eq!(progress.len(), 1, "one Red-view entry");
+    let stats = progress[0].stats.clone().expect("Red's view");
+    assert_eq!(stats.red_wins + stats.draws + stats.black_wins, 8);
+    assert_eq!(progress[0].total_plies, totals.total_plies);
+
+    let store = Store::open(&db.0).expect("open the database");
+    let stored: Vec<GameRecord> = store
+        .call(move |conn| games::load(conn, run, &GameFilter::default()))
+        .await
+        .expect("stored games")
+        .into_iter()
+        .map(|g| g.record)
+        .collect();
+    assert_eq!(stored.len(), 8, "a datagen run keeps every game");
+    let want = expected(&stored);
+    assert!(want.len() > 20, "only {} positions kept", want.len());
+
+    let dir = db.0.with_extension("export");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (text, bin, bin_db) = (dir.join("d.txt"), dir.join("d.bin"), dir.join("db.bin"));
+    let served = ["--coordinator", &url, "--token", WORKER_TOKEN];
+    let run_arg = run.to_string();
+    let said = export(
+        &[
+            &run_arg, "--format", "text", served[0], served[1], served[2], served[3],
+        ],
+        &text,
+    );
+    assert!(
+        said.contains(&format!("{} positions written", want.len())),
+        "{said}"
+    );
+    export(
+        &[
+            &run_arg, "--format", "bin", served[0], served[1], served[2], served[3],
+        ],
+        &bin,
+    );
+    let db_path = db.0.to_string_lossy().into_owned();
+    export(&[&run_arg, "--format", "bin", "--db", &db_path], &bin_db);
+
+    let lines: Vec<(String, i32, SampleResult)> = std::fs::read_to_string(&text)
+        .unwrap()
+        .lines()
+        .map(|l| triple(&l.parse::<Sample>().expect("a sample line")))
+        .collect();
+    assert_eq!(lines, want, "text export against the stored games");
+    let bytes = std::fs::read(&bin).unwrap();
+    assert_eq!(bytes.len(), want.len() * psv::RECORD_LEN);
+    let records: Vec<psv::Record> = psv::Records::new(&bytes[..])
+        .map(|r| r.expect("a record"))
+        .collect();
+    let read: Vec<_> = records.iter().map(|r| triple(&r.sample)).collect();
+    assert_eq!(read, want, ".bin export against the stored games");
+    for r in &records {
+        assert!(r.sample.position.is_legal(r.best), "{:?}", r.best);
+    }
+    let mut from_db = std::fs::read(&bin_db).unwrap();
+    let mut from_server = bytes;
+    for b in [&mut from_db, &mut from_server] {
+        let mut recs: Vec<Vec<u8>> = b.chunks(psv::RECORD_LEN).map(<[u8]>::to_vec).collect();
+        recs.sort();
+        *b = recs.concat();
+    }
+    assert_eq!(
+        from_db, from_server,
+        "the database file gives the same records"
+    );
+    server.stop().await;
+}
