@@ -14,10 +14,8 @@ use clap::Args;
 use tokio_stream::StreamExt;
 use xq_coordinator::datagen_export::{Counts, Dedup, Exporter, Filters, Format, export_run};
 use xq_coordinator::game_export::ExportedGame;
-use xq_coordinator::store::Store;
-use xq_proto::pb;
 
-use super::remote::{admin_client, resolve, stored};
+use super::games_source::GamesSource;
 
 /// Arguments of `datagen-export`.
 #[derive(Debug, Args)]
@@ -51,21 +49,8 @@ pub struct DatagenExportArgs {
     /// exact while it has room, forgetting old keys beyond.
     #[arg(long, value_name = "BITS", default_value_t = Dedup::DEFAULT_BITS)]
     dedup_bits: u32,
-    /// SQLite database of the coordinator (the default, `xq.db`, unless
-    /// `--coordinator` is given).
-    #[arg(long, conflicts_with = "coordinator")]
-    db: Option<PathBuf>,
-    /// A served coordinator to read the games from, e.g.
-    /// `http://127.0.0.1:50051` (any token that may read runs).
-    #[arg(long)]
-    coordinator: Option<String>,
-    /// Access token for `--coordinator`; default: the personal token
-    /// `login` stored for it.
-    #[arg(long, env = "XQ_TOKEN", hide_env_values = true)]
-    token: Option<String>,
-    /// PEM file of the CA that signed the coordinator's TLS certificate.
-    #[arg(long)]
-    ca: Option<PathBuf>,
+    #[command(flatten)]
+    source: GamesSource,
 }
 
 impl DatagenExportArgs {
@@ -94,17 +79,12 @@ impl DatagenExportArgs {
         let rt = tokio::runtime::Runtime::new().context("start the async runtime")?;
         let run_id = self.run;
         let started = Instant::now();
-        let counts = match &self.coordinator {
+        let counts = match self.source.coordinator() {
             Some(url) => rt
                 .block_on(self.fetch(url, exporter))
                 .with_context(|| format!("cannot export run {run_id} from {url}"))?,
             None => {
-                let db = self.db.clone().unwrap_or_else(|| PathBuf::from("xq.db"));
-                if !db.is_file() {
-                    bail!("no database file {}", db.display());
-                }
-                let store = Store::open(&db)
-                    .with_context(|| format!("cannot open database {}", db.display()))?;
+                let store = self.source.store()?;
                 let exported = rt.block_on(store.call(move |conn| {
                     let mut exporter = exporter;
                     Ok(export_run(conn, run_id, &mut exporter).and_then(|()| exporter.finish()))
@@ -125,18 +105,7 @@ impl DatagenExportArgs {
         url: &str,
         mut exporter: Exporter<BufWriter<File>>,
     ) -> anyhow::Result<Counts> {
-        let token = match &self.token {
-            Some(token) => Some(token.clone()),
-            None => resolve(Some(url), None, &stored()?).token,
-        };
-        let mut client = admin_client(url, token.as_deref(), self.ca.as_deref())?;
-        let mut stream = client
-            .export_games(pb::ExportGamesRequest {
-                run_id: self.run,
-                filter: None,
-            })
-            .await?
-            .into_inner();
+        let mut stream = self.source.stream(url, self.run, None).await?;
         while let Some(chunk) = stream.next().await {
             for (j, g) in chunk?.games.into_iter().enumerate() {
                 let g = ExportedGame::try_from(g).map_err(|e| e.within(&format!("games[{j}]")))?;

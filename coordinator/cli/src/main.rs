@@ -22,6 +22,7 @@ mod datagen_export;
 mod display;
 mod engine;
 mod events;
+mod games_source;
 mod login;
 mod modify;
 mod pgn;

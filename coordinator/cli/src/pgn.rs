@@ -5,16 +5,14 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Args;
 use tokio_stream::StreamExt;
 use xq_coordinator::convert::export_of_chunks;
 use xq_coordinator::game_export::{self, Export, GameQuery};
-use xq_coordinator::store::Store;
 use xq_engine::notation::Notation;
-use xq_proto::pb;
 
-use super::remote::{admin_client, resolve, stored};
+use super::games_source::GamesSource;
 
 /// Arguments of `pgn`.
 #[derive(Debug, Args)]
@@ -33,21 +31,8 @@ pub struct PgnArgs {
     /// Move notation: iccs, wxf, chinese or yizisanma (一字三码).
     #[arg(long, default_value = "iccs")]
     notation: String,
-    /// SQLite database of the coordinator (the default, `xq.db`, unless
-    /// `--coordinator` is given).
-    #[arg(long, conflicts_with = "coordinator")]
-    db: Option<PathBuf>,
-    /// A served coordinator to read the games from, e.g.
-    /// `http://127.0.0.1:50051` (any token may read them).
-    #[arg(long)]
-    coordinator: Option<String>,
-    /// Access token for `--coordinator`, sent as `authorization: Bearer
-    /// <TOKEN>`; default: the personal token `login` stored for it.
-    #[arg(long, env = "XQ_TOKEN", hide_env_values = true)]
-    token: Option<String>,
-    /// PEM file of the CA that signed the coordinator's TLS certificate.
-    #[arg(long)]
-    ca: Option<PathBuf>,
+    #[command(flatten)]
+    source: GamesSource,
 }
 
 impl PgnArgs {
@@ -59,17 +44,12 @@ impl PgnArgs {
         let query = GameQuery::parse(&self.filters)?;
         let rt = tokio::runtime::Runtime::new().context("start the async runtime")?;
         let run_id = self.run;
-        let export = match &self.coordinator {
+        let export = match self.source.coordinator() {
             Some(url) => rt
                 .block_on(self.fetch(url, query))
                 .with_context(|| format!("cannot read the games of run {run_id} from {url}"))?,
             None => {
-                let db = self.db.clone().unwrap_or_else(|| PathBuf::from("xq.db"));
-                if !db.is_file() {
-                    bail!("no database file {}", db.display());
-                }
-                let store = Store::open(&db)
-                    .with_context(|| format!("cannot open database {}", db.display()))?;
+                let store = self.source.store()?;
                 rt.block_on(store.call(move |conn| game_export::export(conn, run_id, &query)))
                     .with_context(|| format!("cannot read the games of run {run_id}"))?
             }
@@ -87,18 +67,10 @@ impl PgnArgs {
 
     /// The export the coordinator at `url` streams.
     async fn fetch(&self, url: &str, query: GameQuery) -> anyhow::Result<Export> {
-        let token = match &self.token {
-            Some(token) => Some(token.clone()),
-            None => resolve(Some(url), None, &stored()?).token,
-        };
-        let mut client = admin_client(url, token.as_deref(), self.ca.as_deref())?;
-        let mut stream = client
-            .export_games(pb::ExportGamesRequest {
-                run_id: self.run,
-                filter: Some(query.into()),
-            })
-            .await?
-            .into_inner();
+        let mut stream = self
+            .source
+            .stream(url, self.run, Some(query.into()))
+            .await?;
         let mut chunks = Vec::new();
         while let Some(chunk) = stream.next().await {
             chunks.push(chunk?);
