@@ -9,6 +9,10 @@
 //! the enemy palace (per palace point a horse, chariot or cannon reaches, and per
 //! attacking piece beyond the first); missing advisors and elephants while the
 //! enemy has both a horse and a cannon; and a tempo bonus. Converted pieces are otherwise evaluated by their kind.
+//! Shapes (issue 36, for Texel tuning to weigh): a chariot on a rib file, a horse
+//! on its own palace centre, crossed soldiers side by side, horse–cannon
+//! batteries, and palace points the enemy reaches that no advisor or the general
+//! guards.
 //!
 //! [`Evaluator::new`] turns a `&Params` into lookup tables once per search.
 //! Material and piece-square values form the *piece-square sum* ([`Psq`]), which
@@ -54,6 +58,13 @@ pub struct Evaluator {
     palace_attack: i32,
     palace_attackers: i32,
     tempo: i32,
+    /// Each colour's crossed half (the points its soldiers have crossed to), by
+    /// [`Color::index`], without the last file so that a soldier and its right-hand
+    /// neighbour stay on one rank.
+    chain_starts: [Bitboard; 2],
+    soldier_chain: i32,
+    cannon_horse_battery: i32,
+    palace_weak_point: i32,
 }
 
 /// Material value of `kind` for ordering and exchange evaluation (cp), soldiers
@@ -115,6 +126,14 @@ impl Evaluator {
             palace_attack: p.palace_attack,
             palace_attackers: p.palace_attackers,
             tempo: p.tempo,
+            chain_starts: Color::ALL.map(|c| {
+                Square::all()
+                    .filter(|sq| sq.rank().relative_to(c) >= 5 && sq.file().index() < 8)
+                    .fold(Bitboard::EMPTY, |b, sq| b | Bitboard::from_square(sq))
+            }),
+            soldier_chain: p.soldier_chain,
+            cannon_horse_battery: p.cannon_horse_battery,
+            palace_weak_point: p.palace_weak_point,
         }
     }
 
@@ -128,7 +147,11 @@ impl Evaluator {
     pub fn evaluate_with(&self, pos: &Position, psq: Psq) -> i32 {
         let red = self.side(pos, Color::Red);
         let black = self.side(pos, Color::Black);
-        let score = psq + red - black;
+        let weak = |us: Color, enemy_reach: Bitboard| {
+            (enemy_reach & !self.palace_guard(pos, us)).count() as i32 * self.palace_weak_point
+        };
+        let score = psq + red.score - black.score + weak(Color::Red, black.palace_reach)
+            - weak(Color::Black, red.palace_reach);
         let stm = match pos.side_to_move() {
             Color::Red => score,
             Color::Black => -score,
@@ -159,8 +182,17 @@ impl Evaluator {
         }
     }
 
-    /// `us`'s share of the score beyond the piece-square sum.
-    fn side(&self, pos: &Position, us: Color) -> i32 {
+    /// The points of `us`'s palace that its advisors or its general guard.
+    fn palace_guard(&self, pos: &Position, us: Color) -> Bitboard {
+        let general = Bitboard(attacks::GENERAL_STEPS[pos.general(us).index()]);
+        pos.pieces(us, Kind::Advisor).fold(general, |g, sq| {
+            g | Bitboard(attacks::ADVISOR_STEPS[sq.index()])
+        }) & self.palaces[us.index()]
+    }
+
+    /// `us`'s share of the score beyond the piece-square sum and the palace
+    /// points its horses, chariots and cannons reach.
+    fn side(&self, pos: &Position, us: Color) -> Side {
         let occ = pos.occupied();
         let own = pos.color_bb(us);
         let soldiers = pos.kind_bb(Kind::Soldier);
@@ -169,6 +201,7 @@ impl Evaluator {
         let mut score = 0;
         let mut palace_points = 0;
         let mut palace_attackers = 0;
+        let mut palace_reach = Bitboard::EMPTY;
         let movers = own
             & (pos.kind_bb(Kind::Horse)
                 | pos.kind_bb(Kind::Chariot)
@@ -197,9 +230,11 @@ impl Evaluator {
             let n = (targets & !own).count() as i32;
             score += n * self.mobility[kind.index()];
             if kind != Kind::Elephant {
-                let hits = (targets & their_palace).count() as i32;
+                let reach = targets & their_palace;
+                let hits = reach.count() as i32;
                 palace_points += hits;
                 palace_attackers += i32::from(hits > 0);
+                palace_reach |= reach;
             }
             match kind {
                 Kind::Chariot if (self.files[sq.file().index()] & soldiers).is_empty() => {
@@ -220,27 +255,44 @@ impl Evaluator {
             score -=
                 (2 - advisors) * self.advisor_missing + (2 - elephants) * self.elephant_missing;
         }
-        score
+        let soldiers = pos.pieces(us, Kind::Soldier);
+        let pairs = soldiers & self.chain_starts[us.index()] & Bitboard(soldiers.bits() >> 1);
+        score += pairs.count() as i32 * self.soldier_chain;
+        Side {
+            score,
+            palace_reach,
+        }
     }
 
-    /// Hollow, central and bottom cannon terms for `us`'s cannon on `sq`.
+    /// Hollow, central and bottom cannon terms, and the horse–cannon battery, for
+    /// `us`'s cannon on `sq`.
     fn cannon_patterns(&self, pos: &Position, us: Color, sq: Square, general: Square) -> i32 {
         let mut v = 0;
-        if sq.file() == general.file() {
-            let (lo, hi) = if sq < general {
-                (sq.index(), general.index())
-            } else {
-                (general.index(), sq.index())
-            };
-            let between = self.files[sq.file().index()].bits()
-                & ((1u128 << hi) - 1)
-                & !((1u128 << (lo + 1)) - 1)
-                & pos.occupied().bits();
-            v += if between == 0 {
-                self.hollow_cannon
-            } else {
-                self.central_cannon
-            };
+        let (lo, hi) = if sq < general {
+            (sq.index(), general.index())
+        } else {
+            (general.index(), sq.index())
+        };
+        let strictly_between = ((1u128 << hi) - 1) & !((1u128 << (lo + 1)) - 1);
+        let line = if sq.file() == general.file() {
+            Some(self.files[sq.file().index()].bits())
+        } else if sq.rank() == general.rank() {
+            Some(strictly_between)
+        } else {
+            None
+        };
+        if let Some(line) = line {
+            let between = Bitboard(line & strictly_between & pos.occupied().bits());
+            if sq.file() == general.file() {
+                v += if between.is_empty() {
+                    self.hollow_cannon
+                } else {
+                    self.central_cannon
+                };
+            }
+            if between.count() == 2 && (between & pos.pieces(us, Kind::Horse)).any() {
+                v += self.cannon_horse_battery;
+            }
         }
         let back = sq.rank().relative_to(us) == 9;
         if back && general.rank() == sq.rank() {
@@ -248,6 +300,14 @@ impl Evaluator {
         }
         v
     }
+}
+
+/// One side's terms beyond the piece-square sum.
+struct Side {
+    /// Its share of the score (cp, from its own point of view).
+    score: i32,
+    /// The points of the enemy palace its horses, chariots and cannons reach.
+    palace_reach: Bitboard,
 }
 
 /// Material plus piece-square value of an unconverted `kind` of `color` on `sq`.
@@ -267,9 +327,21 @@ fn square_value(p: &Params, color: Color, kind: Kind, sq: Square) -> i32 {
         Kind::Elephant => p.elephant_value,
         Kind::Horse => {
             let advance = if (5..=8).contains(&rr) { rr - 4 } else { 0 };
-            p.horse_value + p.horse_center * from_edge + p.horse_advance * advance
+            let heart = if rr == 1 && f == 4 {
+                p.palace_heart_horse
+            } else {
+                0
+            };
+            p.horse_value + p.horse_center * from_edge + p.horse_advance * advance + heart
         }
-        Kind::Chariot => p.chariot_value,
+        Kind::Chariot => {
+            p.chariot_value
+                + if f == 3 || f == 5 {
+                    p.chariot_rib_file
+                } else {
+                    0
+                }
+        }
         Kind::Cannon => p.cannon_value + if f == 4 { p.cannon_center_file } else { 0 },
         Kind::Soldier => {
             if rr <= 4 {
@@ -358,6 +430,74 @@ mod tests {
             let b = Position::from_fen(&mirror(fen)).unwrap();
             assert_eq!(e.evaluate(&a), e.evaluate(&b), "{fen}");
         }
+    }
+
+    /// The default parameters with every shape term of issue 36 switched on.
+    fn with_shapes() -> Params {
+        Params {
+            chariot_rib_file: 11,
+            palace_heart_horse: -23,
+            soldier_chain: 13,
+            cannon_horse_battery: 29,
+            palace_weak_point: -7,
+            ..Params::default()
+        }
+    }
+
+    /// `fen`'s evaluation with `with` minus that with the defaults (cp, side to move).
+    fn gain(fen: &str, with: &Params) -> i32 {
+        let pos = Position::from_fen(fen).unwrap();
+        Evaluator::new(with).evaluate(&pos) - Evaluator::new(&Params::default()).evaluate(&pos)
+    }
+
+    #[test]
+    fn shape_terms_are_colour_symmetric() {
+        let e = Evaluator::new(&with_shapes());
+        for fen in [
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1",
+            "3k5/4a4/4b4/2PP5/9/9/9/3R5/4N4/3AKC3 w - - 0 1",
+            "2bakab2/9/4N4/3R5/9/9/9/4C4/9/4K4 b - - 0 1",
+        ] {
+            let a = Position::from_fen(fen).unwrap();
+            let b = Position::from_fen(&mirror(fen)).unwrap();
+            assert_eq!(e.evaluate(&a), e.evaluate(&b), "{fen}");
+        }
+    }
+
+    #[test]
+    fn each_shape_term_counts_where_it_applies() {
+        let p = with_shapes();
+        let only = |f: fn(&mut Params, &Params)| {
+            let mut q = Params::default();
+            f(&mut q, &p);
+            q
+        };
+        // A red chariot on the d file; on the e file it is not on a rib.
+        let rib = only(|q, p| q.chariot_rib_file = p.chariot_rib_file);
+        assert_eq!(gain("5k3/9/9/9/9/9/9/3R5/9/4K4 w", &rib), 11);
+        assert_eq!(gain("5k3/9/9/9/9/9/9/4R4/9/4K4 w", &rib), 0);
+        // A red horse on e1, the palace centre; on d1 it is not.
+        let heart = only(|q, p| q.palace_heart_horse = p.palace_heart_horse);
+        assert_eq!(gain("5k3/9/9/9/9/9/9/9/4N4/3K5 w", &heart), -23);
+        assert_eq!(gain("5k3/9/9/9/9/9/9/9/3N5/4K4 w", &heart), 0);
+        // Three red soldiers side by side across the river: two pairs. A soldier on
+        // i5 and one on a6 are next to each other in the board's order only.
+        let chain = only(|q, p| q.soldier_chain = p.soldier_chain);
+        assert_eq!(gain("3k5/9/9/2PPP4/9/9/9/9/9/4K4 w", &chain), 26);
+        assert_eq!(gain("3k5/9/9/P8/8P/9/9/9/9/4K4 w", &chain), 0);
+        // A red cannon on the black general's file behind an advisor and a red horse:
+        // the horse moving uncovers check. With a third piece between, no battery.
+        let battery = only(|q, p| q.cannon_horse_battery = p.cannon_horse_battery);
+        assert_eq!(gain("4k4/4a4/9/9/4N4/9/9/4C4/9/3K5 w", &battery), 29);
+        assert_eq!(gain("4k4/4a4/9/4p4/4N4/9/9/4C4/9/3K5 w", &battery), 0);
+        // The same along the general's rank.
+        assert_eq!(gain("C1Nak4/9/9/9/9/9/9/9/9/3K5 w", &battery), 29);
+        // A red chariot on d3 reaches d7, d8 and d9 in Black's palace; the general on
+        // e9 guards d9, so d8 and d7 are weak (Black's loss, Red's gain). An advisor
+        // on e8 guards d7 too.
+        let weak = only(|q, p| q.palace_weak_point = p.palace_weak_point);
+        assert_eq!(gain("4k4/9/9/9/9/9/3R5/9/9/5K3 w", &weak), 14);
+        assert_eq!(gain("4k4/4a4/9/9/9/9/3R5/9/9/5K3 w", &weak), 7);
     }
 
     #[test]
