@@ -444,10 +444,22 @@ mod tests {
         }
     }
 
-    /// `fen`'s evaluation with `with` minus that with the defaults (cp, side to move).
+    /// The defaults with every shape term of issue 36 at weight 0.
+    fn without_shapes() -> Params {
+        Params {
+            chariot_rib_file: 0,
+            palace_heart_horse: 0,
+            soldier_chain: 0,
+            cannon_horse_battery: 0,
+            palace_weak_point: 0,
+            ..Params::default()
+        }
+    }
+
+    /// `fen`'s evaluation with `with` minus that without the shapes (cp, side to move).
     fn gain(fen: &str, with: &Params) -> i32 {
         let pos = Position::from_fen(fen).unwrap();
-        Evaluator::new(with).evaluate(&pos) - Evaluator::new(&Params::default()).evaluate(&pos)
+        Evaluator::new(with).evaluate(&pos) - Evaluator::new(&without_shapes()).evaluate(&pos)
     }
 
     #[test]
@@ -468,7 +480,7 @@ mod tests {
     fn each_shape_term_counts_where_it_applies() {
         let p = with_shapes();
         let only = |f: fn(&mut Params, &Params)| {
-            let mut q = Params::default();
+            let mut q = without_shapes();
             f(&mut q, &p);
             q
         };
