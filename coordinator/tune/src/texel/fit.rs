@@ -181,7 +181,10 @@ mod tests {
     /// 300/379. Against the scores (λ = 1) the fit then finds 300.
     #[test]
     fn adam_finds_the_value_the_targets_imply() {
-        let start = Params::default();
+        let start = Params {
+            horse_value: 379,
+            ..Params::default()
+        };
         let selection = Selection::parse("horse_value").unwrap();
         let truth = Scale::new(1.0).unwrap();
         let mut train = Rows::default();

@@ -61,7 +61,11 @@ mod tests {
     #[test]
     fn the_report_reads_back_as_a_parameter_file() {
         let selection = Selection::parse("horse_value,tempo").unwrap();
-        let start = Params::default();
+        let start = Params {
+            horse_value: 379,
+            tempo: 10,
+            ..Params::default()
+        };
         let mut params = start.clone();
         params.set("horse_value", 401).unwrap();
         let fit = Fit {
