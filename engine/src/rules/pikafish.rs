@@ -86,11 +86,9 @@ fn outranks(attacker: Kind, target: Kind) -> bool {
 /// the piece on `t`.
 fn recapture_exists(pos: &Position, side: Color, a: Square, t: Square) -> bool {
     let occ = pos.occupied() & !Bitboard::from_square(a);
-    let t_bb = Bitboard::from_square(t);
-    pos.attackers_to(t, side, occ)
-        .into_iter()
-        .filter(|&d| !t_bb.contains(d))
-        .any(|d| capture_is_safe(pos, side, d, t, occ, Bitboard::EMPTY))
+    Iterator::any(&mut pos.attackers_to(t, side, occ), |d| {
+        capture_is_safe(pos, side, d, t, occ, Bitboard::EMPTY)
+    })
 }
 
 /// Whether the piece on `t` is of the kind of the piece on `a` and may legally
