@@ -236,7 +236,7 @@ impl Scheduler {
         self.store
             .call(move |conn| {
                 let tx = conn.savepoint()?;
-                if let OpeningSource::Book { sha256 } = &spec.settings.openings {
+                if let OpeningSource::Book { sha256, .. } = &spec.settings.openings {
                     crate::store::assets::check_book(&tx, sha256)?;
                 }
                 let registry = engines::registry(&tx, &spec.kind.ops().engines())?;
@@ -855,9 +855,13 @@ impl Scheduler {
                 let work = run.spec.kind.ops().slice_work(&run, &slice)?;
                 let openings = opening_slice(&run, &slice, work.per_game);
                 let book_lines = match &openings.source {
-                    OpeningSource::Book { sha256 } if !books.contains(run.id) => {
-                        Some(crate::store::assets::book_lines(conn, sha256)?)
-                    }
+                    OpeningSource::Book {
+                        sha256,
+                        random_plies,
+                    } if !books.contains(run.id) => Some(
+                        crate::store::assets::book_lines(conn, sha256)?
+                            .with_random_plies(*random_plies),
+                    ),
                     _ => None,
                 };
                 Ok((

@@ -479,8 +479,20 @@ impl From<OpeningSource> for pb::OpeningSource {
             OpeningSource::Builtin { random_plies } => {
                 Kind::Builtin(pb::BuiltinOpenings { random_plies })
             }
-            OpeningSource::Lines(lines) => Kind::Lines(pb::OpeningLines { lines }),
-            OpeningSource::Book { sha256 } => Kind::Book(pb::OpeningBook { sha256 }),
+            OpeningSource::Lines {
+                lines,
+                random_plies,
+            } => Kind::Lines(pb::OpeningLines {
+                lines,
+                random_plies,
+            }),
+            OpeningSource::Book {
+                sha256,
+                random_plies,
+            } => Kind::Book(pb::OpeningBook {
+                sha256,
+                random_plies,
+            }),
         };
         pb::OpeningSource { kind: Some(kind) }
     }
@@ -496,8 +508,20 @@ impl OpeningSource {
             Kind::Builtin(pb::BuiltinOpenings { random_plies }) => {
                 OpeningSource::Builtin { random_plies }
             }
-            Kind::Lines(pb::OpeningLines { lines }) => OpeningSource::Lines(lines),
-            Kind::Book(pb::OpeningBook { sha256 }) => OpeningSource::Book { sha256 },
+            Kind::Lines(pb::OpeningLines {
+                lines,
+                random_plies,
+            }) => OpeningSource::Lines {
+                lines,
+                random_plies,
+            },
+            Kind::Book(pb::OpeningBook {
+                sha256,
+                random_plies,
+            }) => OpeningSource::Book {
+                sha256,
+                random_plies,
+            },
         };
         source.validate(field)?;
         Ok(source)

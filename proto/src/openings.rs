@@ -17,33 +17,147 @@ pub const DEFAULT_RANDOM_PLIES: u32 = 4;
 /// The most random plies accepted after a book move.
 pub const MAX_RANDOM_PLIES: u32 = 40;
 
-/// Where openings come from.
+/// Where openings come from. Every source may add seeded random plies after
+/// its opening (at most [`MAX_RANDOM_PLIES`]): the built-in generator after
+/// its first move, lines and books after each line's moves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(from = "stored::Source", into = "stored::Source")]
 pub enum OpeningSource {
-    /// The runner's generator: a book move, then `random_plies` random plies
-    /// (at most [`MAX_RANDOM_PLIES`]).
+    /// The runner's generator: one of the sixteen first moves, then
+    /// `random_plies` random plies.
     Builtin { random_plies: u32 },
     /// Opening lines in the [module's format](self), indexed modulo their
     /// number; each one parses.
-    Lines(Vec<String>),
+    Lines {
+        lines: Vec<String>,
+        random_plies: u32,
+    },
     /// An opening book stored as an asset of the registry: a file of lines in
     /// the [module's format](self), named by its SHA-256 (lowercase hex).
-    Book { sha256: String },
+    Book { sha256: String, random_plies: u32 },
 }
 
 impl OpeningSource {
     /// The lines of an opening file: its openings, comments and blank lines
-    /// dropped, each checked.
+    /// dropped, each checked; no random plies after them.
     pub fn from_file_text(text: &str) -> Result<OpeningSource, OpeningError> {
         parse_lines(text)?;
-        Ok(OpeningSource::Lines(
-            text.lines()
+        Ok(OpeningSource::Lines {
+            lines: text
+                .lines()
                 .map(str::trim)
                 .filter(|l| !l.is_empty() && !l.starts_with('#'))
                 .map(str::to_owned)
                 .collect(),
-        ))
+            random_plies: 0,
+        })
+    }
+
+    /// Random plies played after each opening of the source.
+    pub fn random_plies(&self) -> u32 {
+        match self {
+            OpeningSource::Builtin { random_plies }
+            | OpeningSource::Lines { random_plies, .. }
+            | OpeningSource::Book { random_plies, .. } => *random_plies,
+        }
+    }
+
+    /// The same source with `plies` random plies after each opening.
+    pub fn with_random_plies(mut self, plies: u32) -> OpeningSource {
+        match &mut self {
+            OpeningSource::Builtin { random_plies }
+            | OpeningSource::Lines { random_plies, .. }
+            | OpeningSource::Book { random_plies, .. } => *random_plies = plies,
+        }
+        self
+    }
+}
+
+/// The stored (JSON) form of a source. A line list or a book without random
+/// plies keeps the form runs stored before lines and books took random plies
+/// (`{"lines":[…]}`, `{"book":{"sha256":…}}`), so those runs read back and
+/// an identical new spec still finds its unfinished run.
+mod stored {
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub(super) enum Source {
+        Builtin {
+            random_plies: u32,
+        },
+        Lines(Lines),
+        Book {
+            sha256: String,
+            #[serde(default, skip_serializing_if = "is_zero")]
+            random_plies: u32,
+        },
+    }
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    pub(super) enum Lines {
+        Plain(Vec<String>),
+        Followed {
+            lines: Vec<String>,
+            random_plies: u32,
+        },
+    }
+
+    fn is_zero(n: &u32) -> bool {
+        *n == 0
+    }
+
+    impl From<Source> for super::OpeningSource {
+        fn from(s: Source) -> Self {
+            match s {
+                Source::Builtin { random_plies } => Self::Builtin { random_plies },
+                Source::Lines(Lines::Plain(lines)) => Self::Lines {
+                    lines,
+                    random_plies: 0,
+                },
+                Source::Lines(Lines::Followed {
+                    lines,
+                    random_plies,
+                }) => Self::Lines {
+                    lines,
+                    random_plies,
+                },
+                Source::Book {
+                    sha256,
+                    random_plies,
+                } => Self::Book {
+                    sha256,
+                    random_plies,
+                },
+            }
+        }
+    }
+
+    impl From<super::OpeningSource> for Source {
+        fn from(s: super::OpeningSource) -> Self {
+            match s {
+                super::OpeningSource::Builtin { random_plies } => Source::Builtin { random_plies },
+                super::OpeningSource::Lines {
+                    lines,
+                    random_plies: 0,
+                } => Source::Lines(Lines::Plain(lines)),
+                super::OpeningSource::Lines {
+                    lines,
+                    random_plies,
+                } => Source::Lines(Lines::Followed {
+                    lines,
+                    random_plies,
+                }),
+                super::OpeningSource::Book {
+                    sha256,
+                    random_plies,
+                } => Source::Book {
+                    sha256,
+                    random_plies,
+                },
+            }
+        }
     }
 }
 
@@ -163,9 +277,61 @@ mod tests {
             parse_lines("4k4/9/9/9/9/9/9/9/9/3K5 w - - 0 1 junk\n"),
             Err(OpeningError::Junk { .. })
         ));
-        let OpeningSource::Lines(kept) = OpeningSource::from_file_text(text).unwrap() else {
+        let OpeningSource::Lines { lines: kept, .. } = OpeningSource::from_file_text(text).unwrap()
+        else {
             panic!("lines")
         };
         assert_eq!(kept.len(), 2);
+    }
+
+    #[test]
+    fn sources_without_random_plies_keep_their_stored_form() {
+        let line = "4k4/9/9/9/9/9/9/9/9/3K5 w - - 0 1".to_owned();
+        let sha256 = "ab".repeat(32);
+        let old = [
+            (
+                r#"{"builtin":{"random_plies":4}}"#,
+                OpeningSource::Builtin { random_plies: 4 },
+            ),
+            (
+                r#"{"lines":["4k4/9/9/9/9/9/9/9/9/3K5 w - - 0 1"]}"#,
+                OpeningSource::Lines {
+                    lines: vec![line.clone()],
+                    random_plies: 0,
+                },
+            ),
+        ];
+        for (json, source) in old {
+            assert_eq!(serde_json::from_str::<OpeningSource>(json).unwrap(), source);
+            assert_eq!(serde_json::to_string(&source).unwrap(), json);
+        }
+        let book = format!(r#"{{"book":{{"sha256":"{sha256}"}}}}"#);
+        let source = OpeningSource::Book {
+            sha256: sha256.clone(),
+            random_plies: 0,
+        };
+        assert_eq!(
+            serde_json::from_str::<OpeningSource>(&book).unwrap(),
+            source
+        );
+        assert_eq!(serde_json::to_string(&source).unwrap(), book);
+        for followed in [
+            OpeningSource::Lines {
+                lines: vec![line],
+                random_plies: 6,
+            },
+            OpeningSource::Book {
+                sha256,
+                random_plies: 6,
+            },
+        ] {
+            let json = serde_json::to_string(&followed).unwrap();
+            assert_eq!(
+                serde_json::from_str::<OpeningSource>(&json).unwrap(),
+                followed
+            );
+            assert_eq!(followed.random_plies(), 6);
+            assert_eq!(followed.clone().with_random_plies(0).random_plies(), 0);
+        }
     }
 }

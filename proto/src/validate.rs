@@ -52,12 +52,20 @@ impl OpeningSource {
     /// empty. (Whether every line parses is checked once per run, when the
     /// coordinator creates it.)
     pub fn validate(&self, field: &str) -> Result<(), Invalid> {
-        match self {
-            OpeningSource::Builtin { random_plies } if *random_plies > MAX_RANDOM_PLIES => invalid(
-                format!("{field}.builtin.random_plies"),
+        let random_plies = self.random_plies();
+        if random_plies > MAX_RANDOM_PLIES {
+            let kind = match self {
+                OpeningSource::Builtin { .. } => "builtin",
+                OpeningSource::Lines { .. } => "lines",
+                OpeningSource::Book { .. } => "book",
+            };
+            return invalid(
+                format!("{field}.{kind}.random_plies"),
                 format!("{random_plies} is above {MAX_RANDOM_PLIES}"),
-            ),
-            OpeningSource::Lines(lines)
+            );
+        }
+        match self {
+            OpeningSource::Lines { lines, .. }
                 if lines.is_empty() || lines.iter().any(|l| l.trim().is_empty()) =>
             {
                 invalid(
@@ -65,7 +73,7 @@ impl OpeningSource {
                     "need at least one line and no empty lines",
                 )
             }
-            OpeningSource::Book { sha256 } if !is_sha256_hex(sha256) => invalid(
+            OpeningSource::Book { sha256, .. } if !is_sha256_hex(sha256) => invalid(
                 format!("{field}.book.sha256"),
                 format!("{sha256:?} is not 64 lowercase hex digits"),
             ),

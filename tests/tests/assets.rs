@@ -128,6 +128,7 @@ fn games(book: &str) -> pb::RunSpec {
     settings.openings = Some(
         OpeningSource::Book {
             sha256: book.to_owned(),
+            random_plies: 0,
         }
         .into(),
     );

@@ -18,8 +18,8 @@ use xq_proto::GameRecord;
 use xq_proto::game_record::ENGINE_FAILURES;
 use xq_tests::binary;
 use xq_tests::cluster::{
-    ADMIN_TOKEN, TempDb, TestServer, WORKER_TOKEN, admin, fast_config, spawn_engine_worker, status,
-    wait_for_end,
+    ADMIN_TOKEN, TempDb, TestServer, WORKER_TOKEN, admin, fast_config, spawn_engine_worker,
+    spawn_worker, status, wait_for_end,
 };
 use xq_tune::{Sample, SampleResult, psv};
 
@@ -193,5 +193,94 @@ async fn a_served_datagen_run_exports_its_stored_positions_in_both_formats() {
         from_db, from_server,
         "the database file gives the same records"
     );
+    server.stop().await;
+}
+
+/// A book's lines followed by random plies (`--book FILE --random-plies 3`):
+/// every stored game opens with one of the book's lines and then exactly
+/// three more plies, which differ from game to game; the coordinator, which
+/// regenerates each result's openings before it counts them, counted all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_book_followed_by_random_plies_opens_every_game() {
+    const START: &str = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1";
+    let db = TempDb::new("datagen-book");
+    let dir = db.0.with_extension("files");
+    std::fs::create_dir_all(&dir).unwrap();
+    let book = dir.join("book.epd");
+    std::fs::write(
+        &book,
+        format!("{START} moves h2e2 h9g7\n{START} moves b2e2 b9c7\n"),
+    )
+    .unwrap();
+    let xq = |args: &[&str]| {
+        let out = Command::new(binary("xq-coordinator"))
+            .args(args)
+            .output()
+            .expect("run xq-coordinator");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let (db_path, book_path) = (db.0.to_str().unwrap(), book.to_str().unwrap());
+    xq(&["asset", "add", book_path, "--db", db_path]);
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(60))).await;
+    let url = server.url();
+    let run: u64 = xq(&[
+        "datagen",
+        "--coordinator",
+        &url,
+        "--token",
+        ADMIN_TOKEN,
+        "--pairs",
+        "4",
+        "--batch-pairs",
+        "2",
+        "--nodes",
+        "200",
+        "--hash",
+        "1",
+        "--book",
+        book_path,
+        "--random-plies",
+        "3",
+        "--seed",
+        "5",
+    ])
+    .parse()
+    .expect("the run's id");
+    let mut admin = admin(&url).await;
+    let player = xq_worker::EnginePlayer::with_cache(2, dir.join("cache")).expect("threads");
+    let (stop, handle) = spawn_worker(&url, std::sync::Arc::new(player), 2);
+    let end = wait_for_end(&mut admin, run, Duration::from_secs(600)).await;
+    let _ = stop.send(());
+    handle.await.expect("worker task");
+    assert_eq!(end.totals.expect("totals").pairs, 4);
+
+    let store = Store::open(&db.0).expect("open the database");
+    let stored: Vec<GameRecord> = store
+        .call(move |conn| games::load(conn, run, &GameFilter::default()))
+        .await
+        .expect("stored games")
+        .into_iter()
+        .map(|g| g.record)
+        .collect();
+    assert_eq!(stored.len(), 8);
+    let lines = [["h2e2", "h9g7"], ["b2e2", "b9c7"]];
+    let mut openings = HashSet::new();
+    for game in &stored {
+        assert_eq!(game.start_fen, START);
+        assert_eq!(
+            game.opening_plies, 5,
+            "two book plies and three random ones"
+        );
+        let first: Vec<String> = game.moves[..2].iter().map(|m| m.to_string()).collect();
+        assert!(lines.iter().any(|l| first == l), "{first:?}");
+        openings.insert(game.moves[..5].to_vec());
+    }
+    assert!(openings.len() >= 6, "{} distinct openings", openings.len());
     server.stop().await;
 }

@@ -24,7 +24,9 @@
 //!
 //! * `outside`: every method without a token or with a revoked one, wrong
 //!   roles, another user's run, 600 random byte strings to every method, a
-//!   5 MiB request, huge repeated fields, nested and truncated messages;
+//!   5 MiB request, huge repeated fields, nested and truncated messages,
+//!   datagen specs with each bad value (refused naming the field, no run
+//!   made) and one good one;
 //! * `results`: another worker's id or lease, lying games (a 4-entry
 //!   pentanomial, illegal moves, a garbage FEN, fabricated checkmates),
 //!   replayed and reordered results, another run's lease, a lapsed lease

@@ -524,7 +524,7 @@ impl Client {
             pairs = work.pairs,
             "playing lease"
         );
-        if let OpeningSource::Book { sha256 } = &work.openings.source {
+        if let OpeningSource::Book { sha256, .. } = &work.openings.source {
             let fetched = match self.player.blob_cache().map(Path::to_path_buf) {
                 Some(dir) => {
                     let what = format!("opening book asset:{sha256}");

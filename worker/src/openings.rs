@@ -74,8 +74,12 @@ pub enum Order {
 pub enum OpeningBook {
     /// The sixteen first moves, each followed by `random_plies` random legal plies.
     Builtin { random_plies: u32 },
-    /// Parsed opening lines.
-    Lines(Arc<[Opening]>),
+    /// Parsed opening lines, each followed by `random_plies` random legal
+    /// plies (none: the lines as they are).
+    Lines {
+        lines: Arc<[Opening]>,
+        random_plies: u32,
+    },
 }
 
 impl OpeningBook {
@@ -88,10 +92,17 @@ impl OpeningBook {
             OpeningSource::Builtin { random_plies } => OpeningBook::Builtin {
                 random_plies: *random_plies,
             },
-            OpeningSource::Lines(lines) => {
-                OpeningBook::Lines(parse_lines(&lines.join("\n"))?.into())
-            }
-            OpeningSource::Book { sha256 } => {
+            OpeningSource::Lines {
+                lines,
+                random_plies,
+            } => OpeningBook::Lines {
+                lines: parse_lines(&lines.join("\n"))?.into(),
+                random_plies: *random_plies,
+            },
+            OpeningSource::Book {
+                sha256,
+                random_plies,
+            } => {
                 let path = crate::blob_cache::path(cache, sha256);
                 let book = |source| BookError::Asset {
                     sha256: sha256.clone(),
@@ -103,19 +114,21 @@ impl OpeningBook {
                         offset: e.utf8_error().valid_up_to(),
                     })
                 })?;
-                OpeningBook::Lines(
-                    parse_lines(&text)
+                OpeningBook::Lines {
+                    lines: parse_lines(&text)
                         .map_err(|e| book(BookAssetError::Lines(e)))?
                         .into(),
-                )
+                    random_plies: *random_plies,
+                }
             }
         })
     }
 
-    /// Opening number `index` for `seed` and `order`. `balanced` judges a candidate
-    /// built-in line after its random plies (e.g. a quiescence search within a
-    /// margin); rejected lines are redrawn, up to a fixed number of tries after
-    /// which the last candidate is kept.
+    /// Opening number `index` for `seed` and `order`. `balanced` judges a
+    /// candidate after its random plies (e.g. a search within a margin);
+    /// rejected plies are redrawn, up to a fixed number of tries after which
+    /// the last candidate is kept. Lines without random plies are taken as
+    /// they are.
     pub fn opening(
         &self,
         seed: u64,
@@ -125,10 +138,27 @@ impl OpeningBook {
     ) -> Opening {
         match self {
             OpeningBook::Builtin { random_plies } => {
-                let first = pick(FIRST_MOVES.len(), seed, order, index);
-                builtin(first, *random_plies, stream_seed(seed, index), balanced)
+                let (name, _, coords) = FIRST_MOVES[pick(FIRST_MOVES.len(), seed, order, index)];
+                let start = Position::startpos();
+                let first = Move::parse_coords(coords).filter(|&m| start.is_legal(m));
+                let first = Opening {
+                    fen: xq_engine::START_FEN.to_string(),
+                    moves: first.into_iter().collect(),
+                    name: name.to_string(),
+                };
+                follow(first, *random_plies, stream_seed(seed, index), balanced)
             }
-            OpeningBook::Lines(lines) => lines[pick(lines.len(), seed, order, index)].clone(),
+            OpeningBook::Lines {
+                lines,
+                random_plies: 0,
+            } => lines[pick(lines.len(), seed, order, index)].clone(),
+            OpeningBook::Lines {
+                lines,
+                random_plies,
+            } => {
+                let line = lines[pick(lines.len(), seed, order, index)].clone();
+                follow(line, *random_plies, stream_seed(seed, index), balanced)
+            }
         }
     }
 }
@@ -197,22 +227,21 @@ fn pick(len: usize, seed: u64, order: Order, index: u64) -> usize {
 
 const MAX_TRIES: u32 = 32;
 
-fn builtin(
-    first: usize,
+/// `opening` followed by `plies` random legal plies drawn from `seed`,
+/// redrawn until `balanced` accepts the position (at most [`MAX_TRIES`]
+/// draws; the last is kept).
+fn follow(
+    opening: Opening,
     plies: u32,
     seed: u64,
     balanced: &mut dyn FnMut(&Position) -> bool,
 ) -> Opening {
-    let (name, _, coords) = FIRST_MOVES[first];
+    let start = opening.position();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut best = Vec::new();
     for _ in 0..MAX_TRIES {
-        let mut pos = Position::startpos();
-        let mut moves = Vec::new();
-        if let Some(mv) = Move::parse_coords(coords).filter(|&m| pos.is_legal(m)) {
-            pos.make(mv);
-            moves.push(mv);
-        }
+        let mut pos = start.clone();
+        let mut moves = opening.moves.clone();
         for _ in 0..plies {
             let legal = pos.legal_moves();
             if legal.is_empty() {
@@ -229,14 +258,15 @@ fn builtin(
         }
     }
     Opening {
-        fen: xq_engine::START_FEN.to_string(),
         moves: best,
-        name: name.to_string(),
+        ..opening
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashSet;
+
     use super::*;
 
     fn any(_: &Position) -> bool {
@@ -274,6 +304,43 @@ mod tests {
         firsts.sort();
         firsts.dedup();
         assert_eq!(firsts.len(), 16);
+    }
+
+    #[test]
+    fn lines_are_followed_by_their_random_plies() {
+        let lines: Arc<[Opening]> = parse_lines(
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1 moves h2e2 h9g7\n\
+             4k4/9/9/9/9/9/9/9/4A4/3AK4 w - - 0 1\n",
+        )
+        .unwrap()
+        .into();
+        let plain = OpeningBook::Lines {
+            lines: Arc::clone(&lines),
+            random_plies: 0,
+        };
+        let followed = OpeningBook::Lines {
+            lines: Arc::clone(&lines),
+            random_plies: 5,
+        };
+        let mut seen = HashSet::new();
+        for i in 0..20 {
+            let line = &lines[(i % 2) as usize];
+            assert_eq!(&plain.opening(3, Order::Sequential, i, &mut any), line);
+            let o = followed.opening(3, Order::Sequential, i, &mut any);
+            assert_eq!(o, followed.opening(3, Order::Sequential, i, &mut any));
+            assert_eq!((&o.fen, &o.name), (&line.fen, &line.name));
+            assert_eq!(o.moves[..line.moves.len()], line.moves[..]);
+            let mut pos = Position::from_fen(&o.fen).unwrap();
+            for &mv in &o.moves {
+                assert!(pos.is_legal(mv), "opening {i}: {mv}");
+                pos.make(mv);
+            }
+            if i % 2 == 0 {
+                assert_eq!(o.moves.len(), line.moves.len() + 5);
+                seen.insert(o.moves);
+            }
+        }
+        assert!(seen.len() > 5, "the plies differ from opening to opening");
     }
 
     #[test]

@@ -183,7 +183,10 @@ impl MatchArgs {
                     .0
             }
         };
-        Ok(OpeningSource::Book { sha256 })
+        Ok(self.openings.after_lines(OpeningSource::Book {
+            sha256,
+            random_plies: 0,
+        }))
     }
 
     /// The spec with this kind.
@@ -542,6 +545,47 @@ mod tests {
         };
         assert_eq!(sprt.dev_params["chariot_value"], 950);
         assert_eq!(sprt.elo0, -1.5);
+    }
+
+    #[test]
+    fn random_plies_follow_the_builtin_move_or_each_line() {
+        let start = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1";
+        let pasted = Pasted(
+            [
+                (PathBuf::from("lines.epd"), format!("{start} moves h2e2\n")),
+                (PathBuf::from("book.epd"), format!("{start}\n")),
+            ]
+            .into(),
+        );
+        let openings = |flags: &[&str]| {
+            let mut args = vec!["games", "--pairs", "2", "--nodes", "100"];
+            args.extend(flags);
+            let spec = RunArgs::try_parse_from(args)
+                .unwrap()
+                .spec_with(&pasted)
+                .unwrap();
+            OpeningSource::from_wire(spec.settings.unwrap().openings, "openings").unwrap()
+        };
+        let lines = |random_plies| OpeningSource::Lines {
+            lines: vec![format!("{start} moves h2e2")],
+            random_plies,
+        };
+        assert_eq!(openings(&[]), OpeningSource::Builtin { random_plies: 4 });
+        assert_eq!(
+            openings(&["--random-plies", "7"]),
+            OpeningSource::Builtin { random_plies: 7 }
+        );
+        assert_eq!(openings(&["--openings", "lines.epd"]), lines(0));
+        assert_eq!(
+            openings(&["--openings", "lines.epd", "--random-plies", "3"]),
+            lines(3)
+        );
+        let book = |flags: &[&str]| {
+            let mut all = vec!["--book", "book.epd"];
+            all.extend(flags);
+            openings(&all).random_plies()
+        };
+        assert_eq!((book(&[]), book(&["--random-plies", "5"])), (0, 5));
     }
 
     #[test]

@@ -221,7 +221,7 @@ impl TryFrom<pb::MatchSettings> for MatchSettings {
         }
         let rules = xq_proto::rule_set::parse("settings.rules", &rules)?;
         let openings = OpeningSource::from_wire(openings, "settings.openings")?;
-        if let OpeningSource::Lines(lines) = &openings {
+        if let OpeningSource::Lines { lines, .. } = &openings {
             xq_proto::openings::parse_lines(&lines.join("\n"))
                 .map_err(|e| Invalid::new("settings.openings.lines", e))?;
         }

@@ -389,7 +389,7 @@ mod tests {
         }
         assert_eq!(check_book(&conn, &sha(good.as_bytes())).unwrap(), 2);
         assert_eq!(check_book(&conn, "good").unwrap(), 2);
-        let xq_proto::OpeningSource::Lines(lines) =
+        let xq_proto::OpeningSource::Lines { lines, .. } =
             book_lines(&conn, &sha(good.as_bytes())).unwrap()
         else {
             panic!("lines");

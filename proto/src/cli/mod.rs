@@ -93,9 +93,11 @@ pub struct OpeningArgs {
     /// FEN/EPD lines.
     #[arg(long, default_value = "builtin")]
     openings: String,
-    /// Random plies after each built-in first move.
-    #[arg(long, default_value_t = DEFAULT_RANDOM_PLIES)]
-    random_plies: u32,
+    /// Seeded random plies after each opening: after the built-in first
+    /// move (default 4), or after each line of an opening file or book
+    /// (default 0: the lines as they are).
+    #[arg(long)]
+    random_plies: Option<u32>,
 }
 
 /// Why the opening flags do not give a source.
@@ -124,7 +126,7 @@ impl OpeningArgs {
     ) -> Result<OpeningSource, OpeningArgsError> {
         if self.openings == "builtin" {
             return Ok(OpeningSource::Builtin {
-                random_plies: self.random_plies,
+                random_plies: self.random_plies.unwrap_or(DEFAULT_RANDOM_PLIES),
             });
         }
         let path = self.openings.clone();
@@ -132,7 +134,14 @@ impl OpeningArgs {
             path: path.clone(),
             source,
         })?;
-        OpeningSource::from_file_text(&text)
-            .map_err(|source| OpeningArgsError::Parse { path, source })
+        let lines = OpeningSource::from_file_text(&text)
+            .map_err(|source| OpeningArgsError::Parse { path, source })?;
+        Ok(self.after_lines(lines))
+    }
+
+    /// `source` (lines or a book) followed by the `--random-plies` given,
+    /// none when not given.
+    pub fn after_lines(&self, source: OpeningSource) -> OpeningSource {
+        source.with_random_plies(self.random_plies.unwrap_or(0))
     }
 }

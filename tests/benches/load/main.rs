@@ -303,7 +303,10 @@ fn real_pair() -> anyhow::Result<pb::GameResults> {
     work.pairs = 1;
     work.openings.count = 1;
     work.openings.offset = 0;
-    work.openings.source = xq_proto::OpeningSource::Lines(vec![BENCH_OPENING.to_owned()]);
+    work.openings.source = xq_proto::OpeningSource::Lines {
+        lines: vec![BENCH_OPENING.to_owned()],
+        random_plies: 0,
+    };
     for p in &mut work.players {
         p.limit = xq_proto::Limit::Nodes(300);
         p.hash_mb = 1;
@@ -478,7 +481,13 @@ async fn run(config: Config, pair: pb::GameResults) -> anyhow::Result<()> {
         run_client(&served.grpc_url, Some(&admin)).max_decoding_message_size(usize::MAX);
     let mut spec = games_spec(1 << 40, config.pairs);
     if let Some(s) = spec.settings.as_mut() {
-        s.openings = Some(xq_proto::OpeningSource::Lines(vec![BENCH_OPENING.to_owned()]).into());
+        s.openings = Some(
+            xq_proto::OpeningSource::Lines {
+                lines: vec![BENCH_OPENING.to_owned()],
+                random_plies: 0,
+            }
+            .into(),
+        );
     }
     let run = create(&mut admin_client, spec).await;
 

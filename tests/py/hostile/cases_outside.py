@@ -105,3 +105,52 @@ def run(ctx):
     cases.expect("DownloadBlob_of_a_sha256_of_100000_bytes",
                  lambda: list(worker.DownloadBlob(pb.DownloadBlobRequest(sha256=big),
                                                   metadata=worker_auth)), "INVALID_ARGUMENT")
+
+    # Datagen specs: each bad value refused naming its field, and none of
+    # them makes a run; the same spec with good values is taken.
+    def datagen(limit=None, keep=None, openings=None, **kind):
+        spec = dict(pairs=4)
+        spec.update(kind)
+        return pb.CreateRunRequest(spec=pb.RunSpec(
+            name="hostile datagen", batch_pairs=2,
+            keep_games=keep or pb.GAME_RETENTION_ALL,
+            settings=pb.MatchSettings(
+                limit=limit or pb.Limit(nodes=400), hash_mb=1, rules="standard", seed=1,
+                openings=openings or pb.OpeningSource(
+                    builtin=pb.BuiltinOpenings(random_plies=4)),
+                adjudication=pb.Adjudication(resign_cp=1000, resign_moves=4, draw_cp=10,
+                                             draw_moves=8, draw_after_move=40,
+                                             max_plies=400)),
+            datagen=pb.DatagenSpec(**spec)))
+
+    start = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1"
+    before = len(runs.ListRuns(pb.ListRunsRequest(), metadata=admin).runs)
+    for name, request, needle in [
+        ("at_a_depth", datagen(limit=pb.Limit(depth=6)), "spec.settings.limit"),
+        ("keeping_only_decisive_games", datagen(keep=pb.GAME_RETENTION_DECISIVE),
+         "spec.keep_games"),
+        ("of_no_pairs", datagen(pairs=0), "datagen.pairs"),
+        ("with_options_but_no_engine", datagen(engine_options={"Hash": "16"}),
+         "datagen.engine_options"),
+        ("with_an_unknown_parameter", datagen(params={"queen_value": 900}),
+         "datagen.params"),
+        ("of_an_unregistered_engine", datagen(engine="nobody"), "nobody"),
+        ("with_41_random_plies_after_its_lines", datagen(openings=pb.OpeningSource(
+            lines=pb.OpeningLines(lines=[start], random_plies=41))),
+         "settings.openings.lines.random_plies"),
+        ("with_41_random_plies_after_its_book", datagen(openings=pb.OpeningSource(
+            book=pb.OpeningBook(sha256="ab" * 32, random_plies=41))),
+         "settings.openings.book.random_plies"),
+    ]:
+        cases.expect(f"CreateRun_datagen_{name}",
+                     lambda: runs.CreateRun(request, metadata=admin),
+                     ["INVALID_ARGUMENT", "NOT_FOUND"], needle)
+    cases.expect("CreateRun_datagen_by_a_worker_token",
+                 lambda: runs.CreateRun(datagen(), metadata=worker_auth), "PERMISSION_DENIED")
+    after = len(runs.ListRuns(pb.ListRunsRequest(), metadata=admin).runs)
+    cases.record("datagen_refusals_made_no_run", "NONE" if after == before else "MADE", "NONE",
+                 f"{after - before} runs made")
+    cases.expect("CreateRun_datagen_with_a_line_and_random_plies",
+                 lambda: runs.CreateRun(datagen(openings=pb.OpeningSource(
+                     lines=pb.OpeningLines(lines=[start + " moves h2e2 h9g7"],
+                                           random_plies=6))), metadata=admin), "OK")
