@@ -93,7 +93,8 @@ async fn spsa_moves_a_bad_chariot_value_toward_its_default() {
     let theta = end.spsa.clone().expect("spsa status").theta[0].value;
     assert!(
         theta > start + 100.0,
-        "θ ended at {theta}, started at {start}, default 932"
+        "θ ended at {theta}, started at {start}, default {}",
+        xq_engine::params::Params::default().chariot_value
     );
     let _ = stop.send(());
     handle.await.expect("worker task");
