@@ -164,20 +164,23 @@ define_params! {
     palace_attackers = 80, 0..=120, c 4, r 0.002;
     /// Bonus for the side to move (cp).
     tempo = 0, 0..=50, c 2, r 0.002;
-    /// Chariot on a rib file 肋道 (the d or f file, beside the generals' file) (cp).
-    chariot_rib_file = -9, -60..=100, c 4, r 0.002;
+    /// Chariot on a rib file 肋道 (the d or f file, beside the generals' file)
+    /// (cp). 0: its SPRT rejected the fitted −9 (engine/CHANGELOG.md).
+    chariot_rib_file = 0, -60..=100, c 4, r 0.002;
     /// Horse on its own palace centre 窝心马, where it blocks the general and the
     /// advisors (cp; negative is a penalty).
     palace_heart_horse = -136, -150..=60, c 6, r 0.002;
-    /// Per pair of own crossed soldiers side by side on one rank (cp per pair).
-    soldier_chain = 73, -60..=100, c 4, r 0.002;
+    /// Per pair of own crossed soldiers side by side on one rank (cp per
+    /// pair). 0: its SPRT rejected the fitted 73 (engine/CHANGELOG.md).
+    soldier_chain = 0, -60..=100, c 4, r 0.002;
     /// Horse–cannon battery: a cannon on the enemy general's file or rank with two
     /// pieces between, one of them an own horse, which uncovers check by moving
     /// away (cp).
     cannon_horse_battery = 150, -60..=150, c 6, r 0.002;
     /// Per point of the own palace that an enemy horse, chariot or cannon reaches and
-    /// no own advisor or the general guards (cp; negative is a penalty).
-    palace_weak_point = 7, -80..=40, c 3, r 0.002;
+    /// no own advisor or the general guards (cp; negative is a penalty). 0: its
+    /// SPRT rejected the fitted 7 (engine/CHANGELOG.md).
+    palace_weak_point = 0, -80..=40, c 3, r 0.002;
     /// Half-width of the first aspiration window (cp).
     aspiration_window = 30, 5..=200, c 4, r 0.002;
     /// Null-move reduction: base (plies).

@@ -93,12 +93,12 @@ fn perpetual_check_loses_for_the_checker() {
 #[test]
 fn perpetual_chase_is_avoided_by_the_chaser_in_search() {
     // Red's chariot has followed Black's unprotected cannon between c7 and c8 twice
-    // (the arbiter's position for this verdict, with a Black horse out of reach and four
+    // (the arbiter's position for this verdict, with a Black horse out of reach on i0 and four
     // crossed soldiers added so that Red, behind in material, would welcome a draw). a8a7 repeats the position for the
     // third time: a perpetual chase, which Red loses. Without the chase rule it is a
     // plain repetition draw, and Red takes it.
     let (fen, history) = played(
-        "4k3n/9/2c6/9/9/9/5pppp/9/9/R2K5 w",
+        "4k4/9/2c6/9/9/9/5pppp/9/9/R2K4n w",
         "a0a7 c7c8 a7a8 c8c7 a8a7 c7c8 a7a8 c8c7",
     );
     let repeat = Move::parse_coords("a8a7");
