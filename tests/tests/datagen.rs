@@ -63,6 +63,18 @@ fn expected(stored: &[GameRecord]) -> Vec<(String, i32, SampleResult)> {
     out
 }
 
+/// Every stored game of `run` in the database file `db`, in game order.
+async fn stored_games(db: &Path, run: u64) -> Vec<GameRecord> {
+    Store::open(db)
+        .expect("open the database")
+        .call(move |conn| games::load(conn, run, &GameFilter::default()))
+        .await
+        .expect("stored games")
+        .into_iter()
+        .map(|g| g.record)
+        .collect()
+}
+
 fn export(args: &[&str], out: &Path) -> String {
     let run = Command::new(binary("xq-coordinator"))
         .arg("datagen-export")
@@ -130,14 +142,7 @@ async fn a_served_datagen_run_exports_its_stored_positions_in_both_formats() {
     assert_eq!(stats.red_wins + stats.draws + stats.black_wins, 8);
     assert_eq!(progress[0].total_plies, totals.total_plies);
 
-    let store = Store::open(&db.0).expect("open the database");
-    let stored: Vec<GameRecord> = store
-        .call(move |conn| games::load(conn, run, &GameFilter::default()))
-        .await
-        .expect("stored games")
-        .into_iter()
-        .map(|g| g.record)
-        .collect();
+    let stored = stored_games(&db.0, run).await;
     assert_eq!(stored.len(), 8, "a datagen run keeps every game");
     let want = expected(&stored);
     assert!(want.len() > 20, "only {} positions kept", want.len());
@@ -260,14 +265,7 @@ async fn a_book_followed_by_random_plies_opens_every_game() {
     handle.await.expect("worker task");
     assert_eq!(end.totals.expect("totals").pairs, 4);
 
-    let store = Store::open(&db.0).expect("open the database");
-    let stored: Vec<GameRecord> = store
-        .call(move |conn| games::load(conn, run, &GameFilter::default()))
-        .await
-        .expect("stored games")
-        .into_iter()
-        .map(|g| g.record)
-        .collect();
+    let stored = stored_games(&db.0, run).await;
     assert_eq!(stored.len(), 8);
     let lines = [["h2e2", "h9g7"], ["b2e2", "b9c7"]];
     let mut openings = HashSet::new();
