@@ -34,21 +34,24 @@ pub struct Filters {
     pub skip_checks: bool,
     /// Leave out positions whose played (best) move captures.
     pub skip_captures: bool,
-    /// Leave out positions the engine scored as a mate.
-    pub skip_mates: bool,
-    /// Leave out scores beyond ± this many centipawns.
-    pub max_score: i32,
+    /// Leave out scores beyond ± this many centipawns. Samples never go
+    /// beyond `MAX_SCORE` (30,000), so mate scores are always left out.
+    pub max_score: u32,
 }
+
+const _: () = assert!(
+    xq_tune::data::MAX_SCORE < MATE_BOUND,
+    "a mate score must never pass"
+);
 
 impl Default for Filters {
     /// The usual choice of OpenBench and bullet users: 8 plies, quiet
-    /// positions only, no mates, |score| ≤ 3000 cp.
+    /// positions only, |score| ≤ 3000 cp (so no mates).
     fn default() -> Filters {
         Filters {
             skip_plies: 8,
             skip_checks: true,
             skip_captures: true,
-            skip_mates: true,
             max_score: 3000,
         }
     }
@@ -151,6 +154,9 @@ pub struct Counts {
     pub scored: u64,
     pub written: u64,
     pub duplicates: u64,
+    /// Positions with a converted piece (capture-conversion variant), which
+    /// the `.bin` format cannot carry: left out of `bin` exports.
+    pub converted: u64,
 }
 
 /// Why an export stopped.
@@ -208,8 +214,7 @@ fn keep(
         || stats.depth == 0
         || (filters.skip_checks && pos.in_check())
         || (filters.skip_captures && pos.piece_at(mv.to()).is_some())
-        || (filters.skip_mates && stats.score_cp.abs() >= MATE_BOUND)
-        || stats.score_cp.abs() > filters.max_score;
+        || stats.score_cp.unsigned_abs() > filters.max_score;
     if skipped {
         return None;
     }
@@ -258,6 +263,10 @@ impl<W: Write> Exporter<W> {
         let kept = positions(record, rules, &self.filters)
             .map_err(|what| DatagenExportError::Game { lease, game, what })?;
         for k in kept {
+            if self.format == Format::Bin && k.sample.position.converted_bb().any() {
+                self.counts.converted += 1;
+                continue;
+            }
             if !self.dedup.insert(k.sample.position.hash()) {
                 self.counts.duplicates += 1;
                 continue;
@@ -364,8 +373,7 @@ mod tests {
             skip_plies: 0,
             skip_checks: false,
             skip_captures: false,
-            skip_mates: false,
-            max_score: xq_tune::data::MAX_SCORE,
+            max_score: xq_tune::data::MAX_SCORE.unsigned_abs(),
         };
         let plies: Vec<u16> = positions(&g, &STANDARD, &all)
             .unwrap()
@@ -373,6 +381,14 @@ mod tests {
             .map(|k| k.ply)
             .collect();
         assert_eq!(plies, [2, 3, 4], "no score and beyond MAX_SCORE stay out");
+        let mut wild = g.clone();
+        wild.per_move[0] = scored(i32::MIN);
+        let plies: Vec<u16> = positions(&wild, &STANDARD, &all)
+            .unwrap()
+            .iter()
+            .map(|k| k.ply)
+            .collect();
+        assert_eq!(plies, [3, 4], "i32::MIN is beyond every bound");
         let skip_one = Filters {
             skip_plies: 1,
             ..Filters::default()
@@ -428,6 +444,31 @@ mod tests {
         assert_eq!(records.len(), 2);
         assert_eq!(records[1].sample, lines[1]);
         assert_eq!(records[1].best, Move::parse_coords("h9g7").unwrap());
+    }
+
+    #[test]
+    fn bin_leaves_out_converted_pieces_and_text_keeps_them() {
+        let mut g = game(GameResult::Draw, Reason::Checkmate);
+        g.start_fen =
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/c~8/9/P1P1P1P1P/7C1/9/RNBAKABNR w - - 0 1".into();
+        let rules = RuleSet {
+            conversion: true,
+            ..STANDARD
+        };
+        let f = Filters {
+            skip_plies: 0,
+            ..Filters::default()
+        };
+        let mut text = Exporter::new(Vec::new(), Format::Text, f, Dedup::new(10));
+        text.game(1, 0, &rules, &g).unwrap();
+        let out = String::from_utf8(text.out.clone()).unwrap();
+        assert_eq!(text.finish().unwrap().written, 2);
+        assert!(out.lines().all(|l| l.contains("c~")), "{out}");
+        let mut bin = Exporter::new(Vec::new(), Format::Bin, f, Dedup::new(10));
+        bin.game(1, 0, &rules, &g).unwrap();
+        assert!(bin.out.is_empty());
+        let counts = bin.finish().unwrap();
+        assert_eq!((counts.written, counts.converted), (0, 2));
     }
 
     #[test]

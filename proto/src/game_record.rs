@@ -208,7 +208,7 @@ impl FromStr for Retention {
 pub struct MoveStats {
     /// Centipawns from the mover's view (0 when none was reported).
     pub score_cp: i32,
-    /// Plies.
+    /// Plies; 0 when no score was reported, so a depth marks a real score.
     pub depth: u32,
     pub nodes: u64,
     /// Time used, milliseconds.

@@ -14,6 +14,7 @@ use clap::Args;
 use tokio_stream::StreamExt;
 use xq_coordinator::datagen_export::{Counts, Dedup, Exporter, Filters, Format, export_run};
 use xq_coordinator::game_export::ExportedGame;
+use xq_tune::data::MAX_SCORE;
 
 use super::games_source::GamesSource;
 
@@ -39,12 +40,10 @@ pub struct DatagenExportArgs {
     /// Keep positions whose played move captures.
     #[arg(long)]
     keep_captures: bool,
-    /// Keep positions scored as a mate (when within --max-score).
-    #[arg(long)]
-    keep_mates: bool,
-    /// Leave out scores beyond ± this many centipawns.
+    /// Leave out scores beyond ± this many centipawns (at most 30000, so
+    /// mate scores are always left out).
     #[arg(long, default_value_t = Filters::default().max_score)]
-    max_score: i32,
+    max_score: u32,
     /// The dedup table holds 2^BITS position keys (8 bytes each; 24: 128 MiB);
     /// exact while it has room, forgetting old keys beyond.
     #[arg(long, value_name = "BITS", default_value_t = Dedup::DEFAULT_BITS)]
@@ -58,14 +57,16 @@ impl DatagenExportArgs {
         if !(4..=32).contains(&self.dedup_bits) {
             bail!("--dedup-bits {} is outside 4..=32", self.dedup_bits);
         }
-        if self.max_score < 0 {
-            bail!("--max-score {} is negative", self.max_score);
+        if self.max_score > MAX_SCORE.unsigned_abs() {
+            bail!(
+                "--max-score {} is above {MAX_SCORE}, the largest score a training position carries",
+                self.max_score
+            );
         }
         let filters = Filters {
             skip_plies: self.skip_plies,
             skip_checks: !self.keep_checks,
             skip_captures: !self.keep_captures,
-            skip_mates: !self.keep_mates,
             max_score: self.max_score,
         };
         let file = File::create(&self.out)
@@ -129,4 +130,11 @@ fn report(c: &Counts, seconds: f64, out: &std::path::Path) {
         c.duplicates,
         c.written as f64 / seconds.max(1e-9)
     );
+    if c.converted > 0 {
+        eprintln!(
+            "{} positions with a converted piece left out: the bin format cannot carry one \
+             (--format text keeps them, as `~` in the FEN)",
+            c.converted
+        );
+    }
 }

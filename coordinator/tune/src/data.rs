@@ -95,6 +95,12 @@ pub enum DataError {
     Result(String),
 }
 
+/// Whether `score` lies in `-MAX_SCORE..=MAX_SCORE` (without `abs`, which
+/// overflows on `i32::MIN`).
+fn in_range(score: i32) -> bool {
+    (-MAX_SCORE..=MAX_SCORE).contains(&score)
+}
+
 fn quote(s: &str) -> String {
     s.chars().take(QUOTE).collect()
 }
@@ -106,11 +112,14 @@ impl Sample {
         side_to_move_score: i32,
         result: SampleResult,
     ) -> Option<Sample> {
+        if !in_range(side_to_move_score) {
+            return None;
+        }
         let score = match position.side_to_move() {
             Color::Red => side_to_move_score,
             Color::Black => -side_to_move_score,
         };
-        (score.abs() <= MAX_SCORE).then_some(Sample {
+        Some(Sample {
             position,
             score,
             result,
@@ -156,7 +165,7 @@ impl FromStr for Sample {
         let score: i32 = score
             .parse()
             .ok()
-            .filter(|s: &i32| s.abs() <= MAX_SCORE)
+            .filter(|s: &i32| in_range(*s))
             .ok_or_else(|| DataError::Score(quote(score)))?;
         let result = match result {
             "1" | "1.0" => SampleResult::RedWin,
@@ -195,7 +204,9 @@ mod tests {
         assert_eq!(s.side_to_move_score(), 120);
         assert_eq!(s.result.points_for(Color::Black), 1.0);
         let start = Position::from_fen(START).unwrap();
-        assert!(Sample::from_side_to_move(start, 31_000, SampleResult::Draw).is_none());
+        for far in [31_000, -31_000, i32::MIN, i32::MAX] {
+            assert!(Sample::from_side_to_move(start.clone(), far, SampleResult::Draw).is_none());
+        }
     }
 
     #[test]
@@ -206,6 +217,10 @@ mod tests {
             (format!("{long} | 12 | 1.0"), "bad FEN"),
             (format!("{START} | 12.5 | 1.0"), "bad score '12.5'"),
             (format!("{START} | 40000 | 1.0"), "bad score '40000'"),
+            (
+                format!("{START} | -2147483648 | 1.0"),
+                "bad score '-2147483648'",
+            ),
             (format!("{START} | 12 | win"), "bad result 'win'"),
         ] {
             let e = line.parse::<Sample>().unwrap_err().to_string();

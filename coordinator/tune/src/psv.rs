@@ -163,8 +163,9 @@ fn color_bit(c: Color) -> u32 {
     }
 }
 
-/// The packed form of `pos`. Converted pieces (capture-conversion variant)
-/// are packed as ordinary pieces of their colour.
+/// The packed form of `pos`. The format has no mark for a converted piece
+/// (capture-conversion variant): one is packed as an ordinary piece of its
+/// colour, so the export leaves such positions out.
 pub fn pack(pos: &Position) -> [u8; PACKED_LEN] {
     let mut data = [0u8; PACKED_LEN];
     let mut bits = Bits {

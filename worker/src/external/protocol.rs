@@ -208,6 +208,22 @@ impl Info {
 /// Mate scores are reported as this minus the distance in plies.
 pub const MATE_CP: i32 = 30_000;
 
+/// A reported centipawn score is clamped to ± this: far beyond any mate
+/// score, and small enough that negating or adding scores never overflows.
+const SCORE_LIMIT: i32 = 1 << 24;
+
+/// The score of UCI's `score mate MOVES`: mating in `MOVES` (> 0) is a mate
+/// in `2 MOVES − 1` plies, being mated in `−MOVES` (≤ 0) one in `−2 MOVES`;
+/// a distance beyond `MATE_CP` plies is taken as the longest one.
+fn mate_score(moves: i32) -> i32 {
+    let moves = moves.clamp(1 - MATE_CP / 2, MATE_CP / 2 - 1);
+    if moves > 0 {
+        MATE_CP - (2 * moves - 1)
+    } else {
+        -MATE_CP - 2 * moves
+    }
+}
+
 /// Reads the fields of an `info` line (unknown fields are skipped).
 pub fn parse_info(line: &str) -> Info {
     let mut info = Info::default();
@@ -221,13 +237,12 @@ pub fn parse_info(line: &str) -> Info {
             "score" => {
                 // UCI: `score cp N` or `score mate N` (moves); UCCI: `score N`.
                 if let Some(v) = next.and_then(|w| w.parse::<i32>().ok()) {
-                    info.score_cp = Some(v);
+                    info.score_cp = Some(v.clamp(-SCORE_LIMIT, SCORE_LIMIT));
                 } else {
                     let value = words.get(i + 2).and_then(|w| w.parse::<i32>().ok());
                     info.score_cp = match (next, value) {
-                        (Some("cp"), Some(v)) => Some(v),
-                        (Some("mate"), Some(m)) if m > 0 => Some(MATE_CP - (2 * m - 1)),
-                        (Some("mate"), Some(m)) => Some(-MATE_CP - 2 * m),
+                        (Some("cp"), Some(v)) => Some(v.clamp(-SCORE_LIMIT, SCORE_LIMIT)),
+                        (Some("mate"), Some(m)) => Some(mate_score(m)),
                         _ => info.score_cp,
                     };
                     i += 1;
@@ -353,6 +368,14 @@ mod tests {
             }
         );
         assert_eq!(parse_info("info score mate 2").score_cp, Some(MATE_CP - 3));
+        for (wild, want) in [
+            ("info score cp -2147483648", -SCORE_LIMIT),
+            ("info score 2147483647", SCORE_LIMIT),
+            ("info score mate 2147483647", 3),
+            ("info score mate -2147483648", -2),
+        ] {
+            assert_eq!(parse_info(wild).score_cp, Some(want), "{wild}");
+        }
         assert_eq!(
             parse_info("info score mate -1").score_cp,
             Some(-(MATE_CP - 2))

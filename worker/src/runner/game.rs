@@ -248,7 +248,7 @@ pub fn play_game(
         if game.records().len() > ply {
             per_move.push(MoveStats {
                 score_cp: choice.score_cp.unwrap_or(0),
-                depth: choice.depth,
+                depth: choice.score_cp.map_or(0, |_| choice.depth),
                 nodes: choice.nodes,
                 time_ms: u32::try_from(elapsed.as_millis()).unwrap_or(u32::MAX),
             });
