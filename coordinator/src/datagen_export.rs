@@ -354,6 +354,15 @@ mod tests {
         }
     }
 
+    /// The plies of the positions of `g` that `filters` keep.
+    fn kept_plies(g: &GameRecord, filters: &Filters) -> Vec<u16> {
+        positions(g, &STANDARD, filters)
+            .unwrap()
+            .iter()
+            .map(|k| k.ply)
+            .collect()
+    }
+
     #[test]
     fn filters_keep_scored_quiet_positions_with_reds_score_and_result() {
         let g = game(GameResult::Black, Reason::Checkmate);
@@ -362,7 +371,7 @@ mod tests {
             ..Filters::default()
         };
         let kept = positions(&g, &STANDARD, &none).unwrap();
-        assert_eq!(kept.iter().map(|k| k.ply).collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(kept_plies(&g, &none), [2, 3]);
         assert_eq!(kept[0].sample.score, 20);
         assert_eq!(kept[1].sample.score, 15, "Black's −15 is +15 for Red");
         assert!(
@@ -375,20 +384,18 @@ mod tests {
             skip_captures: false,
             max_score: xq_tune::data::MAX_SCORE.unsigned_abs(),
         };
-        let plies: Vec<u16> = positions(&g, &STANDARD, &all)
-            .unwrap()
-            .iter()
-            .map(|k| k.ply)
-            .collect();
-        assert_eq!(plies, [2, 3, 4], "no score and beyond MAX_SCORE stay out");
+        assert_eq!(
+            kept_plies(&g, &all),
+            [2, 3, 4],
+            "no score and beyond MAX_SCORE stay out"
+        );
         let mut wild = g.clone();
         wild.per_move[0] = scored(i32::MIN);
-        let plies: Vec<u16> = positions(&wild, &STANDARD, &all)
-            .unwrap()
-            .iter()
-            .map(|k| k.ply)
-            .collect();
-        assert_eq!(plies, [3, 4], "i32::MIN is beyond every bound");
+        assert_eq!(
+            kept_plies(&wild, &all),
+            [3, 4],
+            "i32::MIN is beyond every bound"
+        );
         let skip_one = Filters {
             skip_plies: 1,
             ..Filters::default()

@@ -212,6 +212,11 @@ pub const MATE_CP: i32 = 30_000;
 /// score, and small enough that negating or adding scores never overflows.
 const SCORE_LIMIT: i32 = 1 << 24;
 
+/// A reported centipawn score, clamped to `±SCORE_LIMIT`.
+fn cp_score(cp: i32) -> i32 {
+    cp.clamp(-SCORE_LIMIT, SCORE_LIMIT)
+}
+
 /// The score of UCI's `score mate MOVES`: mating in `MOVES` (> 0) is a mate
 /// in `2 MOVES − 1` plies, being mated in `−MOVES` (≤ 0) one in `−2 MOVES`;
 /// a distance beyond `MATE_CP` plies is taken as the longest one.
@@ -237,11 +242,11 @@ pub fn parse_info(line: &str) -> Info {
             "score" => {
                 // UCI: `score cp N` or `score mate N` (moves); UCCI: `score N`.
                 if let Some(v) = next.and_then(|w| w.parse::<i32>().ok()) {
-                    info.score_cp = Some(v.clamp(-SCORE_LIMIT, SCORE_LIMIT));
+                    info.score_cp = Some(cp_score(v));
                 } else {
                     let value = words.get(i + 2).and_then(|w| w.parse::<i32>().ok());
                     info.score_cp = match (next, value) {
-                        (Some("cp"), Some(v)) => Some(v.clamp(-SCORE_LIMIT, SCORE_LIMIT)),
+                        (Some("cp"), Some(v)) => Some(cp_score(v)),
                         (Some("mate"), Some(m)) => Some(mate_score(m)),
                         _ => info.score_cp,
                     };
