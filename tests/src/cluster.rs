@@ -498,6 +498,17 @@ pub async fn status(admin: &mut AdminClient, run_id: u64) -> pb::RunStatus {
 
 /// Follows `WatchRun` to the run's end (panics after `limit`).
 pub async fn wait_for_end(admin: &mut AdminClient, run_id: u64, limit: Duration) -> pb::RunStatus {
+    wait_for_end_or(admin, run_id, limit, String::new).await
+}
+
+/// [`wait_for_end`], whose panic after `limit` adds `context()` (a worker's
+/// log, say) to its message.
+pub async fn wait_for_end_or(
+    admin: &mut AdminClient,
+    run_id: u64,
+    limit: Duration,
+    context: impl FnOnce() -> String,
+) -> pb::RunStatus {
     let watch = async {
         let mut stream = admin
             .watch_run(pb::WatchRunRequest { run_id })
@@ -510,9 +521,10 @@ pub async fn wait_for_end(admin: &mut AdminClient, run_id: u64, limit: Duration)
         }
         last.expect("at least one status")
     };
-    tokio::time::timeout(limit, watch)
-        .await
-        .expect("run did not end in time")
+    match tokio::time::timeout(limit, watch).await {
+        Ok(status) => status,
+        Err(_) => panic!("run {run_id} did not end within {limit:?}\n{}", context()),
+    }
 }
 
 /// Polls until the run has counted at least `pairs` pairs.

@@ -19,7 +19,7 @@ use xq_proto::pb;
 use xq_tests::accounts::{add_user, personal_token};
 use xq_tests::cluster::{
     ADMIN_TOKEN, TempDb, TestServer, WORKER_TOKEN, create, fast_config, games_spec, raw_worker,
-    registry_client, run_client, wait_for_end, worker_client,
+    registry_client, run_client, wait_for_end_or, worker_client,
 };
 use xq_tests::procs::{TempDir, Worker};
 use xq_tests::{binary, web};
@@ -258,7 +258,10 @@ async fn a_too_old_worker_stops_or_replaces_itself_and_plays() {
         &["--auto-update"],
         &[("XDG_CACHE_HOME", cache.as_os_str())],
     );
-    let end = wait_for_end(&mut admin, run, Duration::from_secs(300)).await;
+    let end = wait_for_end_or(&mut admin, run, Duration::from_secs(300), || {
+        format!("the worker's log:\n{}", worker.log_text())
+    })
+    .await;
     assert_eq!(end.state(), pb::RunState::Finished, "{}", worker.log_text());
     assert_eq!(end.totals.as_ref().map(|t| t.pairs), Some(2));
     assert_eq!(
