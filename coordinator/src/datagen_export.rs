@@ -287,10 +287,11 @@ impl<W: Write> Exporter<W> {
         Ok(())
     }
 
-    /// Flushes the output; what was written.
-    pub fn finish(mut self) -> Result<Counts, DatagenExportError> {
+    /// Flushes the output; what was written, and the output (to commit,
+    /// say, when it is a file replaced whole).
+    pub fn finish(mut self) -> Result<(Counts, W), DatagenExportError> {
         self.out.flush()?;
-        Ok(self.counts)
+        Ok((self.counts, self.out))
     }
 }
 
@@ -433,8 +434,7 @@ mod tests {
         let mut text = Exporter::new(Vec::new(), Format::Text, f, Dedup::new(10));
         text.game(1, 0, &STANDARD, &g).unwrap();
         text.game(1, 1, &STANDARD, &g).unwrap();
-        let out = text.out.clone();
-        let counts = text.finish().unwrap();
+        let (counts, out) = text.finish().unwrap();
         assert_eq!((counts.written, counts.duplicates), (2, 2));
         let lines: Vec<Sample> = String::from_utf8(out)
             .unwrap()
@@ -468,13 +468,14 @@ mod tests {
         };
         let mut text = Exporter::new(Vec::new(), Format::Text, f, Dedup::new(10));
         text.game(1, 0, &rules, &g).unwrap();
-        let out = String::from_utf8(text.out.clone()).unwrap();
-        assert_eq!(text.finish().unwrap().written, 2);
+        let (counts, out) = text.finish().unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(counts.written, 2);
         assert!(out.lines().all(|l| l.contains("c~")), "{out}");
         let mut bin = Exporter::new(Vec::new(), Format::Bin, f, Dedup::new(10));
         bin.game(1, 0, &rules, &g).unwrap();
         assert!(bin.out.is_empty());
-        let counts = bin.finish().unwrap();
+        let (counts, _) = bin.finish().unwrap();
         assert_eq!((counts.written, counts.converted), (0, 2));
     }
 

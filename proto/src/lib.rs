@@ -21,6 +21,7 @@
 //! - [`machine`]: a worker's [`Machine`] (CPU model, instruction-set
 //!   [`Flags`], cores, memory) and its x86-64 level;
 //! - [`arch`]: the table of ARCH values engine builds are tagged with;
+//! - [`atomic_file`]: files replaced whole (written beside, synced, renamed);
 //! - [`engine_binaries`]: which of an engine's executables a machine takes;
 //! - [`engine_source`]: engines built from a git commit ([`EngineSource`]),
 //!   the build tools a worker reports, a failed build's log tail;
@@ -48,6 +49,7 @@
 
 pub mod adjudication;
 pub mod arch;
+pub mod atomic_file;
 pub mod blob;
 pub mod capacity;
 pub mod cli;

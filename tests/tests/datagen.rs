@@ -75,14 +75,20 @@ async fn stored_games(db: &Path, run: u64) -> Vec<GameRecord> {
         .collect()
 }
 
-fn export(args: &[&str], out: &Path) -> String {
-    let run = Command::new(binary("xq-coordinator"))
+/// `datagen-export ARGS --out OUT`: its output, whatever its exit.
+fn export_output(args: &[&str], out: &Path) -> std::process::Output {
+    Command::new(binary("xq-coordinator"))
         .arg("datagen-export")
         .args(args)
         .arg("--out")
         .arg(out)
         .output()
-        .expect("run xq-coordinator datagen-export");
+        .expect("run xq-coordinator datagen-export")
+}
+
+/// `datagen-export ARGS --out OUT`, which must succeed: its stderr.
+fn export(args: &[&str], out: &Path) -> String {
+    let run = export_output(args, out);
     let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
     assert!(run.status.success(), "{stderr}");
     stderr
@@ -198,6 +204,31 @@ async fn a_served_datagen_run_exports_its_stored_positions_in_both_formats() {
         from_db, from_server,
         "the database file gives the same records"
     );
+
+    // A failed export leaves the file it was to replace as it was, and no
+    // part of itself beside it.
+    let before = std::fs::read(&text).unwrap();
+    for args in [
+        vec![
+            "999", "--format", "text", served[0], served[1], served[2], served[3],
+        ],
+        vec!["999", "--format", "text", "--db", &db_path],
+    ] {
+        let failed = export_output(&args, &text);
+        let stderr = String::from_utf8_lossy(&failed.stderr);
+        assert!(!failed.status.success(), "{stderr}");
+        assert!(stderr.contains("run 999"), "{stderr}");
+        assert!(
+            std::fs::read(&text).unwrap() == before,
+            "{args:?} changed the file"
+        );
+    }
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["d.bin", "d.txt", "db.bin"]);
     server.stop().await;
 }
 

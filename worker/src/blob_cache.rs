@@ -10,6 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
+use xq_proto::atomic_file::AtomicFile;
 use xq_proto::blob::MAX_BLOB_BYTES;
 use xq_proto::{EngineRef, Protocol, blob};
 
@@ -54,22 +55,18 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> CacheError + use<> {
     move |source| CacheError::Io { path, source }
 }
 
-/// A download in progress: chunks appended to a temporary file and hashed.
-/// Dropped before [`Download::finish`], it removes its temporary file.
+/// A download in progress: chunks appended to an [`AtomicFile`] beside the
+/// blob's place and hashed. Dropped before [`Download::finish`], it leaves
+/// nothing behind.
 #[derive(Debug)]
 pub struct Download {
     what: String,
     want: String,
-    dir: PathBuf,
-    tmp: PathBuf,
-    file: Option<std::fs::File>,
+    file: AtomicFile,
     hasher: Sha256,
     written: u64,
     size: Option<u64>,
 }
-
-/// Distinguishes concurrent downloads of one process.
-static DOWNLOADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Download {
     /// Starts the download of `sha256` (described as `what`) into `dir`.
@@ -79,18 +76,12 @@ impl Download {
         what: impl Into<String>,
     ) -> Result<Download, CacheError> {
         std::fs::create_dir_all(dir).map_err(io_error(dir))?;
-        let tmp = dir.join(format!(
-            "{sha256}.part{}-{}",
-            std::process::id(),
-            DOWNLOADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
-        let file = std::fs::File::create(&tmp).map_err(io_error(&tmp))?;
+        let dest = path(dir, sha256);
+        let file = AtomicFile::create(&dest).map_err(io_error(&dest))?;
         Ok(Download {
             what: what.into(),
             want: sha256.to_owned(),
-            dir: dir.to_owned(),
-            tmp,
-            file: Some(file),
+            file,
             hasher: Sha256::new(),
             written: 0,
             size: None,
@@ -116,14 +107,15 @@ impl Download {
             });
         }
         self.hasher.update(data);
-        let file = self.file.as_mut().expect("open until finished");
-        file.write_all(data).map_err(io_error(&self.tmp))?;
+        self.file
+            .write_all(data)
+            .map_err(io_error(self.file.dest()))?;
         self.written = written;
         Ok(())
     }
 
-    /// Checks the size and digest, syncs the file, makes it executable when
-    /// `executable`, and moves it into place; returns its path.
+    /// Checks the size and digest, makes the file executable when
+    /// `executable`, syncs it and moves it into place; returns its path.
     pub fn finish(mut self, executable: bool) -> Result<PathBuf, CacheError> {
         let want = self.size.unwrap_or(0);
         if self.written != want {
@@ -141,28 +133,18 @@ impl Download {
                 got,
             });
         }
-        let file = self.file.take().expect("open until finished");
-        file.sync_all().map_err(io_error(&self.tmp))?;
-        drop(file);
+        let dest = self.file.dest().to_owned();
         #[cfg(unix)]
         if executable {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&self.tmp, std::fs::Permissions::from_mode(0o755))
-                .map_err(io_error(&self.tmp))?;
+            self.file
+                .set_permissions(std::fs::Permissions::from_mode(0o755))
+                .map_err(io_error(&dest))?;
         }
         #[cfg(not(unix))]
         let _ = executable;
-        let final_path = path(&self.dir, &self.want);
-        std::fs::rename(&self.tmp, &final_path).map_err(io_error(&final_path))?;
-        Ok(final_path)
-    }
-}
-
-impl Drop for Download {
-    fn drop(&mut self) {
-        if self.file.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
+        self.file.commit().map_err(io_error(&dest))?;
+        Ok(dest)
     }
 }
 

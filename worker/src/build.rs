@@ -281,9 +281,7 @@ pub fn build(
     let _ = std::fs::remove_dir_all(&work);
     let (sha256, size) = made?;
     let text = format!("{sha256} {size}\n");
-    let tmp = record.with_extension("part");
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, &record))
+    xq_proto::atomic_file::write(&record, text.as_bytes())
         .map_err(|e| io_failure("cannot record the build", &record, e))?;
     Ok(Built {
         sha256,

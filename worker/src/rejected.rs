@@ -12,7 +12,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use prost::Message;
-use xq_proto::pb;
+use xq_proto::{atomic_file, pb};
 
 /// `$XDG_STATE_HOME/xq-worker/rejected`, else
 /// `$HOME/.local/state/xq-worker/rejected`, else a folder in the system's
@@ -42,8 +42,8 @@ pub fn keep(
     let result = dir.join(format!("{stem}.pb"));
     let note = dir.join(format!("{stem}.txt"));
     let games = request.results.as_ref().map_or(0, |r| r.games.len());
-    std::fs::write(&result, request.encode_to_vec())?;
-    std::fs::write(
+    atomic_file::write(&result, &request.encode_to_vec())?;
+    atomic_file::write(
         &note,
         format!(
             "coordinator: {coordinator}\nworker: {}\nlease: {}\ngames: {games}\ncode: {:?}\nmessage: {}\n",
@@ -51,7 +51,8 @@ pub fn keep(
             request.lease_id,
             status.code(),
             status.message()
-        ),
+        )
+        .as_bytes(),
     )?;
     Ok(result)
 }

@@ -98,11 +98,7 @@ impl SpeedCache {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let tmp = self
-            .path
-            .with_extension(format!("json.{}.part", std::process::id()));
-        std::fs::write(&tmp, serde_json::to_vec_pretty(&self.entries)?)?;
-        std::fs::rename(&tmp, &self.path).context("rename into place")?;
+        xq_proto::atomic_file::write(&self.path, &serde_json::to_vec_pretty(&self.entries)?)?;
         Ok(())
     }
 }

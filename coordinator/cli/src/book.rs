@@ -55,7 +55,7 @@ impl BookArgs {
                 let book = from_pgn_file(&games, plies as usize, &rules)?;
                 let text = book.text();
                 match &out {
-                    Some(path) => std::fs::write(path, &text)
+                    Some(path) => xq_proto::atomic_file::write(path, text.as_bytes())
                         .with_context(|| format!("cannot write {}", path.display()))?,
                     None => out!("{text}")?,
                 }

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
+use xq_proto::atomic_file::AtomicFile;
 
 /// The environment variable that names the directory of the credentials
 /// file, before the XDG rules (for tests and several identities).
@@ -141,13 +142,12 @@ pub fn save(file: &Path, credentials: &Credentials) -> anyhow::Result<()> {
         "# Written by `xq-coordinator login`: personal tokens, keep private.\n{}",
         toml::to_string(credentials).context("cannot write the credentials")?
     );
-    let temp = dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
-    let written = write_new_private(&temp, text.as_bytes())
-        .and_then(|()| std::fs::rename(&temp, file).map_err(anyhow::Error::from));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    written.with_context(|| format!("cannot write {}", file.display()))
+    AtomicFile::create_private(file)
+        .and_then(|mut out| {
+            out.write_all(text.as_bytes())?;
+            out.commit()
+        })
+        .with_context(|| format!("cannot write {}", file.display()))
 }
 
 /// Creates `dir` (mode 0700) and its parents if missing.
@@ -162,22 +162,6 @@ fn private_dir(dir: &Path) -> anyhow::Result<()> {
     builder
         .create(dir)
         .with_context(|| format!("cannot create {}", dir.display()))
-}
-
-/// Creates `file`, which must not exist, with mode 0600 and writes `bytes`
-/// to disk.
-fn write_new_private(file: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut out = options.open(file)?;
-    out.write_all(bytes)?;
-    out.sync_all()?;
-    Ok(())
 }
 
 #[cfg(test)]

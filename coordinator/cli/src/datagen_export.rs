@@ -4,8 +4,6 @@
 //! coordinator (`--coordinator`, the `ExportGames` RPC, converted chunk by
 //! chunk as it arrives).
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -14,6 +12,7 @@ use clap::Args;
 use tokio_stream::StreamExt;
 use xq_coordinator::datagen_export::{Counts, Dedup, Exporter, Filters, Format, export_run};
 use xq_coordinator::game_export::ExportedGame;
+use xq_proto::atomic_file::AtomicFile;
 use xq_tune::data::MAX_SCORE;
 
 use super::games_source::GamesSource;
@@ -69,18 +68,13 @@ impl DatagenExportArgs {
             skip_captures: !self.keep_captures,
             max_score: self.max_score,
         };
-        let file = File::create(&self.out)
+        let file = AtomicFile::create(&self.out)
             .with_context(|| format!("cannot create {}", self.out.display()))?;
-        let exporter = Exporter::new(
-            BufWriter::with_capacity(1 << 20, file),
-            self.format,
-            filters,
-            Dedup::new(self.dedup_bits),
-        );
+        let exporter = Exporter::new(file, self.format, filters, Dedup::new(self.dedup_bits));
         let rt = tokio::runtime::Runtime::new().context("start the async runtime")?;
         let run_id = self.run;
         let started = Instant::now();
-        let counts = match self.source.coordinator() {
+        let (counts, file) = match self.source.coordinator() {
             Some(url) => rt
                 .block_on(self.fetch(url, exporter))
                 .with_context(|| format!("cannot export run {run_id} from {url}"))?,
@@ -96,6 +90,8 @@ impl DatagenExportArgs {
                     .with_context(|| format!("cannot export run {run_id}"))?
             }
         };
+        file.commit()
+            .with_context(|| format!("cannot write {}", self.out.display()))?;
         report(&counts, started.elapsed().as_secs_f64(), &self.out);
         Ok(())
     }
@@ -104,8 +100,8 @@ impl DatagenExportArgs {
     async fn fetch(
         &self,
         url: &str,
-        mut exporter: Exporter<BufWriter<File>>,
-    ) -> anyhow::Result<Counts> {
+        mut exporter: Exporter<AtomicFile>,
+    ) -> anyhow::Result<(Counts, AtomicFile)> {
         let mut stream = self.source.stream(url, self.run, None).await?;
         while let Some(chunk) = stream.next().await {
             for (j, g) in chunk?.games.into_iter().enumerate() {

@@ -55,7 +55,7 @@ impl PgnArgs {
             }
         };
         let text = export.write_pgn(notation)?;
-        std::fs::write(&self.out, text)
+        xq_proto::atomic_file::write(&self.out, text.as_bytes())
             .with_context(|| format!("cannot write {}", self.out.display()))?;
         eprintln!(
             "{} games of run {run_id} written to {}",

@@ -75,5 +75,6 @@ pub fn panels(
 pub fn write(path: &Path, panels: &[Panel]) -> anyhow::Result<()> {
     let format = ImageFormat::from_path(path)?;
     let bytes = charts::panels(panels, format)?;
-    std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+    xq_proto::atomic_file::write(path, &bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
 }

@@ -99,7 +99,7 @@ impl TexelArgs {
         .context("cannot fit")?;
         let text = report::parameter_file(&fit, &data, &start, &selection);
         match &self.out {
-            Some(path) => std::fs::write(path, &text)
+            Some(path) => xq_proto::atomic_file::write(path, text.as_bytes())
                 .with_context(|| format!("cannot write {}", path.display()))?,
             None => out!("{text}")?,
         }

@@ -375,6 +375,6 @@ fn write_pgn(
         let pgn = pgn::write(&game, notation).with_context(|| format!("game {}", i + 1))?;
         text.push_str(&pgn);
     }
-    std::fs::write(path, text)
+    xq_proto::atomic_file::write(path, text.as_bytes())
         .with_context(|| format!("cannot write pgn file '{}'", path.display()))
 }
