@@ -26,7 +26,8 @@ static PARTS: AtomicU64 = AtomicU64::new(0);
 pub struct AtomicFile {
     dest: PathBuf,
     part: PathBuf,
-    /// `None` once [`AtomicFile::commit`] has begun.
+    /// `Some` until [`AtomicFile::commit`], which consumes the value, takes
+    /// it to close the file before the rename.
     out: Option<BufWriter<File>>,
     /// The part file was renamed over `dest`.
     committed: bool,
@@ -83,16 +84,20 @@ impl AtomicFile {
     }
 
     /// Sets the new content's permissions (an executable's 0755, say).
-    pub fn set_permissions(&self, permissions: Permissions) -> io::Result<()> {
-        self.writer()?.get_ref().set_permissions(permissions)
+    pub fn set_permissions(&mut self, permissions: Permissions) -> io::Result<()> {
+        self.out().get_ref().set_permissions(permissions)
     }
 
     /// Flushes and syncs the content, then renames it over the destination
     /// (and syncs the directory entry where the platform can). On `Err` the
     /// destination is as it was.
     pub fn commit(mut self) -> io::Result<()> {
-        let out = self.out.take().ok_or_else(committed)?;
-        let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        let file = self
+            .out
+            .take()
+            .expect("open until commit")
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)?;
         file.sync_all()?;
         drop(file);
         std::fs::rename(&self.part, &self.dest)?;
@@ -101,13 +106,9 @@ impl AtomicFile {
         Ok(())
     }
 
-    fn writer(&self) -> io::Result<&BufWriter<File>> {
-        self.out.as_ref().ok_or_else(committed)
+    fn out(&mut self) -> &mut BufWriter<File> {
+        self.out.as_mut().expect("open until commit")
     }
-}
-
-fn committed() -> io::Error {
-    io::Error::other("the file was already committed")
 }
 
 /// Syncs the directory holding `path`, so a rename into it survives a
@@ -130,15 +131,15 @@ fn sync_dir(path: &Path) {
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.out.as_mut().ok_or_else(committed)?.write(buf)
+        self.out().write(buf)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.out.as_mut().ok_or_else(committed)?.write_all(buf)
+        self.out().write_all(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.out.as_mut().ok_or_else(committed)?.flush()
+        self.out().flush()
     }
 }
 
@@ -153,7 +154,15 @@ impl Drop for AtomicFile {
 
 /// Replaces `dest` with `bytes` through an [`AtomicFile`].
 pub fn write(dest: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut file = AtomicFile::create(dest)?;
+    fill(AtomicFile::create(dest)?, bytes)
+}
+
+/// [`write`] through [`AtomicFile::create_private`]: for secrets.
+pub fn write_private(dest: &Path, bytes: &[u8]) -> io::Result<()> {
+    fill(AtomicFile::create_private(dest)?, bytes)
+}
+
+fn fill(mut file: AtomicFile, bytes: &[u8]) -> io::Result<()> {
     file.write_all(bytes)?;
     file.commit()
 }

@@ -116,34 +116,34 @@ impl Download {
 
     /// Checks the size and digest, makes the file executable when
     /// `executable`, syncs it and moves it into place; returns its path.
-    pub fn finish(mut self, executable: bool) -> Result<PathBuf, CacheError> {
+    pub fn finish(self, executable: bool) -> Result<PathBuf, CacheError> {
         let want = self.size.unwrap_or(0);
         if self.written != want {
             return Err(CacheError::Size {
-                what: self.what.clone(),
+                what: self.what,
                 want,
                 got: self.written,
             });
         }
-        let got = blob::lower_hex(&std::mem::take(&mut self.hasher).finalize());
+        let got = blob::lower_hex(&self.hasher.finalize());
         if got != self.want {
             return Err(CacheError::Digest {
-                what: self.what.clone(),
-                want: self.want.clone(),
+                what: self.what,
+                want: self.want,
                 got,
             });
         }
-        let dest = self.file.dest().to_owned();
+        let mut file = self.file;
+        let dest = file.dest().to_owned();
         #[cfg(unix)]
         if executable {
             use std::os::unix::fs::PermissionsExt;
-            self.file
-                .set_permissions(std::fs::Permissions::from_mode(0o755))
+            file.set_permissions(std::fs::Permissions::from_mode(0o755))
                 .map_err(io_error(&dest))?;
         }
         #[cfg(not(unix))]
         let _ = executable;
-        self.file.commit().map_err(io_error(&dest))?;
+        file.commit().map_err(io_error(&dest))?;
         Ok(dest)
     }
 }

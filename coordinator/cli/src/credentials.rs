@@ -9,12 +9,11 @@
 //! synced, and renamed over the old one, so a reader never sees half a
 //! file and the token is never readable by others, not even for a moment.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
-use xq_proto::atomic_file::AtomicFile;
+use xq_proto::atomic_file;
 
 /// The environment variable that names the directory of the credentials
 /// file, before the XDG rules (for tests and several identities).
@@ -142,11 +141,7 @@ pub fn save(file: &Path, credentials: &Credentials) -> anyhow::Result<()> {
         "# Written by `xq-coordinator login`: personal tokens, keep private.\n{}",
         toml::to_string(credentials).context("cannot write the credentials")?
     );
-    AtomicFile::create_private(file)
-        .and_then(|mut out| {
-            out.write_all(text.as_bytes())?;
-            out.commit()
-        })
+    atomic_file::write_private(file, text.as_bytes())
         .with_context(|| format!("cannot write {}", file.display()))
 }
 
