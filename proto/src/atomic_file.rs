@@ -3,7 +3,8 @@
 //! leaves the old file or the whole new one, never a part of one.
 //!
 //! The worker's caches (blobs, speeds, build records), the CLI's stored
-//! logins and its exports write through it.
+//! logins, certificates and exports write through it; the store's backup,
+//! which SQLite writes itself, syncs its directory with [`sync_dir`].
 
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::{self, BufWriter, Write};
@@ -102,7 +103,10 @@ impl AtomicFile {
         drop(file);
         std::fs::rename(&self.part, &self.dest)?;
         self.committed = true;
-        sync_dir(&self.dest);
+        // Only Unix opens a directory to sync it; a file system that cannot
+        // sync one keeps the rename all the same.
+        #[cfg(unix)]
+        let _ = sync_dir(&self.dest);
         Ok(())
     }
 
@@ -111,22 +115,14 @@ impl AtomicFile {
     }
 }
 
-/// Syncs the directory holding `path`, so a rename into it survives a
-/// crash; file systems that cannot sync a directory are left as they are.
-fn sync_dir(path: &Path) {
-    #[cfg(unix)]
-    if let Some(dir) = path.parent() {
-        let dir = if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        };
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = path;
+/// Syncs the directory holding `path` (`.` for a bare name), so a rename or
+/// a new file there survives a crash.
+pub fn sync_dir(path: &Path) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    File::open(dir)?.sync_all()
 }
 
 impl Write for AtomicFile {

@@ -1,7 +1,6 @@
 //! `cert`: the cluster's TLS certificates, made in one directory, and the
 //! certificate check of `serve --tls-cert/--tls-key`.
 
-use std::io::Write;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
@@ -12,7 +11,7 @@ use xq_coordinator::tls::certificate::date;
 use xq_coordinator::tls::issue::{
     self, CA_CERT, CA_DAYS, CA_KEY, Names, Pems, Plan, SERVER_CERT, SERVER_DAYS, SERVER_KEY,
 };
-use xq_proto::outln;
+use xq_proto::{atomic_file, outln};
 
 /// Makes, in DIR, a cluster CA (`ca.pem`, `ca-key.pem`) and the
 /// coordinator's certificate signed by it (`coordinator.pem`,
@@ -117,23 +116,15 @@ fn read(file: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))
 }
 
-/// Writes `text` to `file` (replacing it: [`issue::plan`] has decided
-/// that), mode 0600 if `private`.
+/// Writes `text` to `file`, replacing it whole ([`issue::plan`] has decided
+/// that), mode 0600 from its first byte if `private`.
 fn write(file: &Path, text: &str, private: bool) -> anyhow::Result<()> {
-    let _ = std::fs::remove_file(file);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(if private { 0o600 } else { 0o644 });
-    }
-    let mut out = options
-        .open(file)
-        .with_context(|| format!("cannot create {}", file.display()))?;
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.sync_all())
-        .with_context(|| format!("cannot write {}", file.display()))
+    let written = if private {
+        atomic_file::write_private(file, text.as_bytes())
+    } else {
+        atomic_file::write(file, text.as_bytes())
+    };
+    written.with_context(|| format!("cannot write {}", file.display()))
 }
 
 /// The certificate and key of `serve --tls-cert/--tls-key`, checked as

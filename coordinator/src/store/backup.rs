@@ -403,13 +403,7 @@ fn sync_file(path: &Path) -> Result<(), BackupError> {
 
 /// Syncs the folder holding `path`, so a rename or a new file survives a power cut.
 fn sync_dir(path: &Path) -> Result<(), BackupError> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    std::fs::File::open(dir)
-        .and_then(|f| f.sync_all())
-        .map_err(io(dir))
+    xq_proto::atomic_file::sync_dir(path).map_err(io(path))
 }
 
 #[cfg(test)]
