@@ -14,11 +14,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use xq_engine::Position;
 use xq_engine::rules::{Claim, Game, RuleSet, replay};
+use xq_games::openings::{BookError, OpeningBook, OpeningMaker, Order};
 use xq_proto::variant_stats::VariantStats;
 use xq_proto::{
     BatchOutcome, GameRecord, Invalid, OpeningSlice, OpeningSource, Totals, invalid, quote,
 };
-use xq_worker::openings::{BookError, OpeningBook, OpeningMaker, Order};
 
 /// Checks `outcome`'s games against the rules `rules` and its counts.
 pub fn check(rules: &RuleSet, outcome: &BatchOutcome) -> Result<(), Invalid> {

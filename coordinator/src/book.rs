@@ -14,7 +14,7 @@
 //!   ends it within N plies (mate, stalemate, a repetition verdict, the move
 //!   limit), since no game can start from such a position.
 //!
-//! Games are read with [`xq_worker::pgn::read`], in every notation the engine
+//! Games are read with [`xq_games::pgn::read`], in every notation the engine
 //! reads; moves and the arbiter follow the rule set given.
 
 use std::collections::HashMap;
@@ -23,7 +23,7 @@ use std::fmt;
 use thiserror::Error;
 use xq_engine::rules::{Game, GameError, Outcome, RuleSet};
 use xq_engine::{Move, Position};
-use xq_worker::pgn::read::{ReadError, ReadOptions, read_games};
+use xq_games::pgn::read::{ReadError, ReadOptions, read_games};
 
 /// Plies a book's openings are cut after when a command line does not say:
 /// eight moves each, the depth of the usual 8-move books.

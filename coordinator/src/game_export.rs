@@ -6,7 +6,7 @@
 //! - [`export`]: the games that pass it, with what PGN needs besides them
 //!   (the run's name, its players' names, each lease's rule set);
 //! - [`Export::write_pgn`] / [`Export::write_game`]: PGN text, as
-//!   `xq-worker play --pgn` writes it ([`xq_worker::pgn`]).
+//!   `xq-worker play --pgn` writes it ([`xq_games::pgn`]).
 
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
@@ -15,7 +15,7 @@ use rusqlite::Connection;
 use xq_engine::notation::Notation;
 use xq_engine::rules::{Reason, RuleSet};
 use xq_engine::{Move, Position};
-use xq_worker::pgn::{self, PgnGame, PgnHeader};
+use xq_games::pgn::{self, PgnGame, PgnHeader};
 
 use crate::runs::RunStatus;
 use crate::store::games::{self, ArchivedGame, GameFilter};

@@ -1,8 +1,9 @@
 //! The coordinator: statistics, scheduling, storage and the gRPC server.
-//! Its wire types and their conversion are `xq_proto`'s; it uses `xq_worker`
-//! for local mode's embedded workers, for the openings a runner plays (the
-//! archive's opening check regenerates them with the runner's own code) and
-//! for the PGN writer `xq-worker play --pgn` shares and its reader.
+//! Its wire types and their conversion are `xq_proto`'s; the game formats
+//! are `xq_games`'s: the openings a runner plays (the archive's opening check
+//! regenerates them with the runner's own code), the PGN writer `xq-worker
+//! play --pgn` shares and its reader. It uses `xq_worker` only for local
+//! mode's embedded workers ([`local`]).
 //!
 //! # Layout
 //!

@@ -1141,7 +1141,7 @@ mod tests {
 
     /// Every game of `work` drawn, with its games.
     fn draws(work: &WorkSpec) -> BatchOutcome {
-        xq_worker::stand_in::adjudicated(work, |_| Score::Draw).unwrap()
+        xq_games::stand_in::adjudicated(work, |_| Score::Draw).unwrap()
     }
 
     /// Registers a worker named `name` that measured `bench_nps`.
@@ -1416,7 +1416,7 @@ mod tests {
             .flat_map(|(&n, pair)| std::iter::repeat_n(pair, n as usize).flatten())
             .collect();
         assert_eq!(scores.len(), 2 * work.pairs as usize);
-        xq_worker::stand_in::adjudicated(work, |i| scores[i as usize]).unwrap()
+        xq_games::stand_in::adjudicated(work, |i| scores[i as usize]).unwrap()
     }
 
     /// Six workers play a run that excludes flagged workers; worker 0

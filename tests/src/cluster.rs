@@ -37,7 +37,7 @@ type EloFn = dyn Fn(&BTreeMap<String, i64>) -> f64 + Send + Sync;
 /// A test-only player: games are drawn from a logistic Elo model, seeded by
 /// the opening (run seed and opening index), so a lease's outcome depends
 /// only on its work. Its games end by adjudication right after their
-/// openings ([`xq_worker::stand_in`]), so every result carries games that
+/// openings ([`xq_games::stand_in`]), so every result carries games that
 /// pass the coordinator's checks. Player `i` has strength `strength(params_i)` Elo; draws
 /// take 40 % of the probability mass the decisive edge leaves.
 pub struct SimulatedPlayer {
@@ -120,7 +120,7 @@ impl BatchPlayer for SimulatedPlayer {
             pairs: (scores.len() / 2) as u32,
             ..work.clone()
         };
-        Ok(xq_worker::stand_in::adjudicated(&played, |g| {
+        Ok(xq_games::stand_in::adjudicated(&played, |g| {
             scores[g as usize]
         })?)
     }
@@ -170,12 +170,12 @@ pub const ADMIN_TOKEN: &str = "xqt_test_admin";
 pub const WORKER_TOKEN: &str = "xqt_test_worker";
 
 /// The result of `lease` with every game drawn by adjudication right after
-/// its opening, with those games ([`xq_worker::stand_in`]): what a worker
+/// its opening, with those games ([`xq_games::stand_in`]): what a worker
 /// that plays nothing but is honest about it sends.
 pub fn drawn(lease: &pb::Lease) -> pb::GameResults {
     let work = WorkSpec::try_from(lease.work.clone().expect("the lease's work"))
         .expect("the lease's work decodes");
-    xq_worker::stand_in::adjudicated(&work, |_| Score::Draw)
+    xq_games::stand_in::adjudicated(&work, |_| Score::Draw)
         .expect("the lease's openings")
         .into()
 }

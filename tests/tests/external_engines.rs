@@ -377,10 +377,10 @@ mod matches {
 
     use xq_engine::Params;
     use xq_engine::rules::RuleSet;
+    use xq_games::openings::{OpeningBook, Order};
     use xq_proto::BatchOutcome;
     use xq_proto::{Adjudication, Limit};
     use xq_worker::external::EngineConfig;
-    use xq_worker::openings::{OpeningBook, Order};
     use xq_worker::runner::{MatchSpec, PlayerConfig, Runner};
 
     use super::*;

@@ -256,7 +256,7 @@ fn replay_a_game(db: &std::path::Path, run: u64, base: &str, profile: &std::path
         let expected_score = match ply.checked_sub(1 + r.opening_plies as usize) {
             None if ply == 0 => "—".to_owned(),
             None => "book".to_owned(),
-            Some(k) => xq_worker::pgn::score_text(r.per_move[k].score_cp),
+            Some(k) => xq_games::pgn::score_text(r.per_move[k].score_cp),
         };
         assert_eq!(
             score.as_str(),

@@ -470,4 +470,23 @@ mod tests {
         assert_eq!(leftovers(&dir), 0);
         let _ = std::fs::remove_dir_all(dir);
     }
+
+    /// `xq_games::openings::OpeningBook::load` reads a book asset at this
+    /// cache's layout, `<dir>/<sha256>`, without depending on this crate.
+    #[test]
+    fn an_opening_book_loads_from_its_cached_copy() {
+        use xq_games::openings::OpeningBook;
+        use xq_proto::OpeningSource;
+        let dir = temp_dir("book");
+        let text = b"4k4/9/9/9/9/9/9/9/4A4/3AK4 w - - 0 1\n";
+        let sha256 = blob::sha256_hex(text);
+        store(&dir, &sha256, "opening book", text, false).unwrap();
+        let source = OpeningSource::Book {
+            sha256,
+            random_plies: 0,
+        };
+        let book = OpeningBook::load(&source, &dir).unwrap();
+        assert!(matches!(book, OpeningBook::Lines { lines, .. } if lines.len() == 1));
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

@@ -3,15 +3,13 @@
 //! # Layout
 //!
 //! The contract it plays by (what a lease asks for, what playing it gives,
-//! limits, adjudication, openings, and their wire forms) is `xq_proto`.
+//! limits, adjudication, openings, and their wire forms) is `xq_proto`; the
+//! openings it plays and the PGN it writes are `xq_games`'s (its
+//! `openings` and `pgn`), which the coordinator shares.
 //!
 //! - [`timecontrol`]: the game clock that runs an `xq_proto::TimeControl`,
 //!   and the per-search budget a move gets from a limit and the clocks;
 //! - [`adjudication`]: the adjudicator that applies `xq_proto::Adjudication`;
-//! - [`openings`]: the sixteen first moves with random plies, or opening
-//!   lines, as a playable [`openings::OpeningBook`], made as every runner
-//!   makes them ([`openings::OpeningMaker`]);
-//! - [`pgn`]: PGN output in coordinates, WXF or Chinese notation;
 //! - [`runner`]: games on a rayon pool, one search state per thread, and
 //!   [`EnginePlayer`], the [`BatchPlayer`] that plays the coordinator's leases;
 //! - [`batch_player`]: the [`BatchPlayer`] contract between the client loop
@@ -19,8 +17,6 @@
 //! - [`client`]: the coordinator client loop (register, lease, play, heartbeat,
 //!   submit), with back-off and graceful shutdown;
 //! - [`rejected`]: results the coordinator refused, kept on disk;
-//! - [`stand_in`]: results adjudicated right after their openings, which
-//!   pass the coordinator's checks, for tests and benches;
 //! - [`external`]: UCI and UCCI engine processes as players;
 //! - [`blob_cache`]: downloaded engine executables and assets, verified by SHA-256;
 //! - [`machine`]: this machine's CPU, flags, cores and memory, as reported
@@ -43,12 +39,9 @@ pub mod cli;
 pub mod client;
 pub mod external;
 pub mod machine;
-pub mod openings;
-pub mod pgn;
 pub mod rejected;
 pub mod runner;
 pub mod speed;
-pub mod stand_in;
 pub mod timecontrol;
 pub mod update;
 pub mod version;

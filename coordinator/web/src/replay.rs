@@ -7,7 +7,7 @@
 use serde::Serialize;
 use xq_engine::Color;
 use xq_engine::notation::{Notation, format_move};
-use xq_worker::pgn::{ending_words, score_text, termination};
+use xq_games::pgn::{ending_words, score_text, termination};
 
 use xq_engine::Position;
 use xq_engine::rules::Outcome;
@@ -123,7 +123,7 @@ impl GameView {
             worker_id: g.worker_id,
             red: players[red].clone(),
             black: players[1 - red].clone(),
-            result: xq_worker::pgn::result_token(r.result).to_owned(),
+            result: xq_games::pgn::result_token(r.result).to_owned(),
             reason: r.reason.token().to_owned(),
             termination: termination(&outcome),
             ending: ending_words(&outcome),

@@ -12,13 +12,13 @@ use xq_engine::Position;
 use xq_engine::notation::Notation;
 use xq_engine::params::Params;
 use xq_engine::rules::RuleSet;
+use xq_games::openings::{OpeningBook, Order};
+use xq_games::pgn::{self, PgnGame, PgnHeader};
 
 use xq_proto::cli::{AdjudicationArgs, LimitArgs, OpeningArgs};
 use xq_proto::{Limit, Score};
 
 use crate::external::{Coords, EngineConfig, Protocol, Timeouts};
-use crate::openings::{OpeningBook, Order};
-use crate::pgn::{self, PgnGame, PgnHeader};
 use crate::runner::{MatchReport, MatchSpec, PlayedGame, PlayerConfig, Runner};
 use xq_proto::cli::stdout::StdoutError;
 use xq_proto::outln;

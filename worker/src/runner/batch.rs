@@ -6,12 +6,12 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use anyhow::Context;
 use xq_engine::params::Params;
+use xq_games::openings::{OpeningBook, Order};
 use xq_proto::capacity::{Capacity, GameNeeds};
 use xq_proto::{BatchOutcome, OpeningSource, PlayerSpec, Protocol, WorkSpec};
 
 use super::{MatchSpec, PlayerConfig, Runner};
 use crate::external::{EngineConfig, Timeouts};
-use crate::openings::{OpeningBook, Order};
 use crate::{BatchPlayer, Bench};
 
 /// Plays leases on a [`Runner`]: with the built-in engine, or with registered

@@ -36,10 +36,9 @@ pub use player::PlayerConfig;
 pub use player_stats::{Fault, GameStats, PlayerStats};
 pub use seat::{Choice, Seat, SeatError, forfeit};
 
+use xq_games::openings::{OpeningBook, OpeningMaker, Order};
 use xq_proto::work::opening_index;
 use xq_proto::{Adjudication, BatchOutcome, VariantStats};
-
-use crate::openings::{OpeningBook, OpeningMaker, Order};
 
 /// A match between two players.
 #[derive(Clone, Debug)]

@@ -85,8 +85,9 @@ pub enum OpeningBook {
 impl OpeningBook {
     /// The book of `source`; lines are parsed here (once per source: callers
     /// keep the book for as long as the source does not change). A book asset
-    /// is read from its verified copy in the blob cache `cache` (see
-    /// [`crate::blob_cache`]), which the caller has fetched.
+    /// is read from its verified copy in the blob cache `cache`, at
+    /// `<cache>/<sha256>` (the worker's `blob_cache` layout), which the
+    /// caller has fetched.
     pub fn load(source: &OpeningSource, cache: &Path) -> Result<OpeningBook, BookError> {
         Ok(match source {
             OpeningSource::Builtin { random_plies } => OpeningBook::Builtin {
@@ -103,7 +104,7 @@ impl OpeningBook {
                 sha256,
                 random_plies,
             } => {
-                let path = crate::blob_cache::path(cache, sha256);
+                let path = cache.join(sha256);
                 let book = |source| BookError::Asset {
                     sha256: sha256.clone(),
                     source,
