@@ -209,8 +209,9 @@ fn check_conn(conn: &Connection, report: &mut Report) -> Res<()> {
             }
             KindSpec::Spsa(s) => check_spsa(conn, id, s, wdl, progress.as_deref(), &done, v)?,
             KindSpec::Variants(_) => check_variants(id, pairs, progress.as_deref(), &done, v)?,
-            KindSpec::Games(_) => {}
             KindSpec::Datagen(_) => check_datagen(id, pairs, progress.as_deref(), v)?,
+            // Games runs, and any kind without checks of its own here.
+            _ => {}
         }
     }
     report.archive = check_archived_games(conn, v)?;

@@ -861,3 +861,24 @@ pub struct SpsaHistoryRow {
     pub theta: Vec<f64>,
     pub unix_ms: i64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kinds_name_is_the_one_its_stored_spec_uses() {
+        for kind in RunKind::ALL {
+            let name = kind.as_str();
+            assert_eq!(RunKind::parse(name), Some(kind));
+            // `{"<name>": null}` is that kind's spec, badly formed, not an
+            // unknown kind.
+            let err = serde_json::from_str::<KindSpec>(&format!(r#"{{"{name}": null}}"#))
+                .unwrap_err()
+                .to_string();
+            assert!(!err.contains("unknown variant"), "{name}: {err}");
+        }
+        let unknown = serde_json::from_str::<KindSpec>(r#"{"sixth": null}"#).unwrap_err();
+        assert!(unknown.to_string().contains("unknown variant"), "{unknown}");
+    }
+}

@@ -131,7 +131,8 @@ pub fn find_active_identical(conn: &Connection, spec: &RunSpec) -> Result<Option
 /// hundred thousand leases in play as with one.
 const COLUMNS: &str =
     "id, spec, state, target_pairs, pairs, penta_ll, penta_ld, penta_dd, penta_dw,
-    penta_ww, wins, draws, losses, total_plies, kind, progress, created_ms, updated_ms, pairs_in_flight, verifies, (SELECT MIN(v.id) FROM runs v WHERE v.verifies = runs.id),
+    penta_ww, wins, draws, losses, total_plies, kind, progress, created_ms, updated_ms,
+    pairs_in_flight, verifies, (SELECT MIN(v.id) FROM runs v WHERE v.verifies = runs.id),
     (SELECT u.name FROM users u WHERE u.id = runs.author_id), rejection, share";
 
 /// One run, or `NotFound`.
