@@ -6,12 +6,12 @@
 //! at that version wrote, in its stored JSON format of the time), migration
 //! 2, `v2.sql`, and so on up to `vK.sql`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 use xq_coordinator::access::{Role, UserRole, passwords};
-use xq_coordinator::runs::{KindSpec, RunState, RunStatus, SpeedRule};
+use xq_coordinator::runs::{KindSpec, Progress, RunState, RunStatus, SpeedRule, VariantTotals};
 use xq_coordinator::stats::sprt::SprtState;
 use xq_coordinator::store::migrations::{self, MIGRATIONS};
 use xq_coordinator::store::{
@@ -42,6 +42,10 @@ const IN_FLIGHT_KEPT: usize = 24;
 
 /// The version that admits datagen runs (migration 25, issue 36).
 const DATAGEN: usize = 25;
+
+/// The version whose runs keep their kind's progress in one JSON value,
+/// written and read by the kind (migration 26, issue 48).
+const PROGRESS: usize = 26;
 
 fn fixture(version: usize) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -164,14 +168,22 @@ fn check_version_1_runs(back: &ReadBack) {
     assert_eq!(sprt.totals.reasons.values().sum::<u64>(), 8);
     let outcome = sprt.progress.sprt().expect("sprt outcome");
     assert_eq!(outcome.state, SprtState::Continue);
-    assert!((outcome.llr - 0.012516499155219102).abs() < 1e-15);
+    assert_eq!(outcome.llr, 0.012516499155219102, "the LLR to the last bit");
     assert!((outcome.upper_bound - (0.95f64 / 0.05).ln()).abs() < 1e-12);
 
     let spsa = run(back, 2);
     assert_eq!((spsa.state, spsa.spec.priority), (RunState::Active, 3));
     let state = spsa.progress.spsa().expect("spsa state");
-    assert_eq!(state.iter, 4);
+    assert_eq!((state.iter, state.iterations), (4, 8));
     assert_eq!(state.theta(), vec![299.6049121229258, 299.3415202048763]);
+    assert_eq!(
+        state.params.iter().map(|p| (p.c, p.a)).collect::<Vec<_>>(),
+        [
+            (18.50560754714245, 2.083056719093878),
+            (30.842679245237413, 5.7862686641496595)
+        ],
+        "the gain schedule to the last bit"
+    );
     assert_eq!(spsa.pairs_in_flight, 4, "lease 4 is active at NOW");
     assert_eq!(
         back.spsa_history,
@@ -181,6 +193,11 @@ fn check_version_1_runs(back: &ReadBack) {
 
     let games = run(back, 3);
     assert_eq!(games.target_pairs, Some(6));
+    assert_eq!(
+        games.progress,
+        Progress::Totals,
+        "a games run keeps only totals"
+    );
     assert_eq!(
         games.totals.reasons,
         BTreeMap::from([("move_limit".to_owned(), 3), ("time_forfeit".to_owned(), 1)])
@@ -204,7 +221,10 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         v if v < SPEED_BY_ENGINE => &[43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
         v if v < IN_FLIGHT_KEPT => &[44, 43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
         v if v < DATAGEN => &[45, 44, 43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
-        _ => &[46, 45, 44, 43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        v if v < PROGRESS => &[46, 45, 44, 43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        _ => &[
+            47, 46, 45, 44, 43, 42, 41, 40, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1,
+        ],
     };
     assert_eq!(ids, expected, "runs of a version-{version} database");
     if version >= 2 {
@@ -338,10 +358,53 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         let totals = datagen.progress.datagen().expect("datagen totals");
         assert_eq!((totals.stats.red_wins, totals.stats.black_wins), (3, 1));
         assert_eq!(totals.total_plies, datagen.totals.total_plies);
+        assert_eq!((totals.pairs, totals.stats.captured), (2, [2, 4, 6, 3]));
+        assert_eq!(
+            totals.reasons,
+            BTreeMap::from([("adjudication".to_owned(), 2), ("checkmate".to_owned(), 2)])
+        );
+        assert_eq!(datagen.progress.variants().len(), 1);
+    }
+    if version >= PROGRESS {
+        let h0 = run(back, 47);
+        let outcome = h0.progress.sprt().expect("the stored test");
+        assert_eq!(
+            (outcome.llr, outcome.state),
+            (-2.9561928166375445, SprtState::AcceptedH0)
+        );
+        assert!((outcome.lower_bound - (0.05f64 / 0.95).ln()).abs() < 1e-12);
+    }
+    // Each run's progress is of its kind (by name: a new kind, with no run
+    // in these files, needs no arm here).
+    for r in &back.runs {
+        let of_its_kind = match r.spec.kind.kind().as_str() {
+            "sprt" => matches!(r.progress, Progress::Sprt(_)),
+            "spsa" => matches!(r.progress, Progress::Spsa(_)),
+            "games" => r.progress == Progress::Totals,
+            "variants" => matches!(r.progress, Progress::Variants(_)),
+            "datagen" => matches!(r.progress, Progress::Datagen(_)),
+            other => panic!("run {}: no check for kind {other}", r.id),
+        };
+        // Version 6's tune 9 was stored without its state, as before.
+        let stateless_tune = r.id == 9 && r.progress == Progress::Totals;
+        assert!(
+            of_its_kind || stateless_tune,
+            "run {}: {:?}",
+            r.id,
+            r.progress
+        );
     }
     if version >= 4 {
         let variants = run(back, 6);
         assert_eq!(variants.progress.variants().len(), 2);
+        assert_eq!(
+            variants.progress.variants()[0].stats.captured,
+            [1, 3, 12, 2]
+        );
+        assert_eq!(
+            variants.progress.variants()[1].stats.converted,
+            [0, 0, 2, 0]
+        );
         assert_eq!(
             variants.progress.variants()[1].rules.name().as_deref(),
             Some("standard+conversion")
@@ -357,6 +420,115 @@ fn check_later_runs(back: &ReadBack, version: usize) {
             variants.totals.pairs
         );
     }
+}
+
+/// A run's kind-specific values as a database from before version 26
+/// keeps them: in columns of `runs` and rows of `variant_totals`.
+struct OldProgress {
+    id: u64,
+    sprt: Option<(f64, String)>,
+    spsa_state: Option<String>,
+    /// `variant_totals` rows by variant (a datagen run's "variant 0").
+    variants: BTreeMap<usize, String>,
+}
+
+/// Every run's [`OldProgress`] in the database at `path` (version < 26).
+fn old_progress(path: &Path, version: usize) -> Vec<OldProgress> {
+    let conn = Connection::open(path).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT id, sprt_llr, sprt_state, spsa_state FROM runs ORDER BY id")
+        .unwrap();
+    let mut runs: Vec<OldProgress> = stmt
+        .query_map([], |r| {
+            let llr: Option<f64> = r.get(1)?;
+            let state: Option<String> = r.get(2)?;
+            Ok(OldProgress {
+                id: r.get::<_, i64>(0)? as u64,
+                sprt: llr.zip(state),
+                spsa_state: r.get(3)?,
+                variants: BTreeMap::new(),
+            })
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    if version >= 4 {
+        let mut rows = conn
+            .prepare("SELECT run_id, variant, totals FROM variant_totals")
+            .unwrap();
+        let rows: Vec<(i64, i64, String)> = rows
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        for (run, variant, totals) in rows {
+            let old = runs.iter_mut().find(|o| o.id == run as u64).unwrap();
+            old.variants.insert(variant as usize, totals);
+        }
+    }
+    runs
+}
+
+/// Each run reads back, after the upgrade, the very values its kind kept
+/// before it: the SPRT's LLR (to the last bit) and state, the tune's state,
+/// every variant's totals (the others zero under their rule set), a
+/// datagen run's totals; a games run keeps none.
+fn check_progress_kept(old: &[OldProgress], back: &ReadBack, version: usize) {
+    assert_eq!(old.len(), back.runs.len());
+    for o in old {
+        let r = run(back, o.id);
+        let what = format!("progress of run {} from a version-{version} database", o.id);
+        let totals = |json: &str| serde_json::from_str::<VariantTotals>(json).unwrap();
+        match r.spec.kind.kind().as_str() {
+            "sprt" => {
+                let read = r
+                    .progress
+                    .sprt()
+                    .map(|s| (s.llr, s.state.as_str().to_owned()));
+                assert_eq!(read, o.sprt, "{what}");
+            }
+            "spsa" => {
+                let stored = o
+                    .spsa_state
+                    .as_deref()
+                    .map(|s| serde_json::from_str(s).unwrap());
+                assert_eq!(r.progress.spsa(), stored.as_ref(), "{what}");
+            }
+            "games" => assert_eq!(r.progress, Progress::Totals, "{what}"),
+            "variants" => {
+                let expected: Vec<VariantTotals> = (r.spec.kind.ops().variants().iter())
+                    .enumerate()
+                    .map(|(i, rules)| match o.variants.get(&i) {
+                        Some(json) => totals(json),
+                        None => VariantTotals {
+                            rules: *rules,
+                            ..Default::default()
+                        },
+                    })
+                    .collect();
+                assert_eq!(r.progress.variants(), expected, "{what}");
+            }
+            "datagen" => {
+                let expected = o.variants.get(&0).map(|json| totals(json));
+                assert_eq!(r.progress.datagen(), expected.as_ref(), "{what}");
+            }
+            other => panic!("{what}: no check for kind {other}"),
+        }
+        if r.progress.sprt().is_none() {
+            assert_eq!(o.sprt, None, "{what}: an LLR that was not read back");
+        }
+    }
+    let kinds: BTreeSet<&str> = back
+        .runs
+        .iter()
+        .map(|r| r.spec.kind.kind().as_str())
+        .collect();
+    let expected: &[&str] = match version {
+        ..4 => &["games", "sprt", "spsa"],
+        4..DATAGEN => &["games", "sprt", "spsa", "variants"],
+        _ => &["datagen", "games", "sprt", "spsa", "variants"],
+    };
+    assert_eq!(kinds.into_iter().collect::<Vec<_>>(), expected);
 }
 
 #[test]
@@ -376,7 +548,11 @@ fn a_database_from_every_earlier_version_upgrades_and_reads_back_the_same_runs()
     let fresh_schema = migrations::schema_at(MIGRATIONS.len()).unwrap();
     for version in 1..MIGRATIONS.len() {
         let db = made_by(version);
+        let old = (version < PROGRESS).then(|| old_progress(&db.0, version));
         let back = read_back(&db.0);
+        if let Some(old) = old {
+            check_progress_kept(&old, &back, version);
+        }
         check_version_1_runs(&back);
         check_later_runs(&back, version);
         // Whatever it held reads back exactly as the same data written at

@@ -107,7 +107,7 @@ fn fill(db: &std::path::Path, id: u64, results: u64, per_result: u64) -> anyhow:
     tx.execute(
         "UPDATE runs SET pairs = ?2, pairs_issued = ?2, penta_ll = ?3, penta_ld = ?4,
              penta_dd = ?5, penta_dw = ?6, penta_ww = ?7, wins = ?8, draws = ?9, losses = ?10,
-             sprt_llr = ?11, sprt_state = 'continue'
+             progress = json_object('llr', ?11, 'state', 'continue')
          WHERE id = ?1",
         params![
             id as i64,

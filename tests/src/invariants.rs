@@ -115,7 +115,7 @@ fn check_conn(conn: &Connection, report: &mut Report) -> Res<()> {
     }
     let mut stmt = conn.prepare(
         "SELECT id, spec, kind, state, target_pairs, pairs, penta_ll, penta_ld, penta_dd,
-                penta_dw, penta_ww, wins, draws, losses, sprt_llr, spsa_state
+                penta_dw, penta_ww, wins, draws, losses, progress ->> '$.llr', progress
          FROM runs ORDER BY id",
     )?;
     let rows = stmt
@@ -134,7 +134,7 @@ fn check_conn(conn: &Connection, report: &mut Report) -> Res<()> {
             ))
         })?
         .collect::<Result<Vec<_>, _>>()?;
-    for (id, spec, kind, state, target, counts, llr, spsa_state) in rows {
+    for (id, spec, kind, state, target, counts, llr, progress) in rows {
         let (pairs, penta, wdl) = (counts[0], &counts[1..6], &counts[6..9]);
         report.runs.push(RunSummary {
             id,
@@ -207,10 +207,11 @@ fn check_conn(conn: &Connection, report: &mut Report) -> Res<()> {
                     }
                 }
             }
-            KindSpec::Spsa(s) => check_spsa(conn, id, s, wdl, spsa_state.as_deref(), &done, v)?,
-            KindSpec::Variants(_) => check_variants(conn, id, pairs, &done, v)?,
-            KindSpec::Games(_) => {}
-            KindSpec::Datagen(_) => check_datagen(conn, id, pairs, v)?,
+            KindSpec::Spsa(s) => check_spsa(conn, id, s, wdl, progress.as_deref(), &done, v)?,
+            KindSpec::Variants(_) => check_variants(id, pairs, progress.as_deref(), &done, v)?,
+            KindSpec::Datagen(_) => check_datagen(id, pairs, progress.as_deref(), v)?,
+            // Games runs, and any kind without checks of its own here.
+            _ => {}
         }
     }
     report.archive = check_archived_games(conn, v)?;
@@ -458,35 +459,33 @@ fn same(a: &[f64], b: &[f64]) -> bool {
             .all(|(x, y)| (x - y).abs() <= 1e-9 * x.abs().max(1.0))
 }
 
+/// A variants run's stored progress (`runs.progress`: its totals per
+/// variant, in the spec's order) counts each variant's done leases.
 fn check_variants(
-    conn: &Connection,
     id: u64,
     pairs: u64,
+    progress: Option<&str>,
     done: &[DoneLease],
     v: &mut Vec<String>,
 ) -> Res<()> {
-    let mut stmt =
-        conn.prepare_cached("SELECT variant, totals FROM variant_totals WHERE run_id = ?1")?;
-    let rows = stmt
-        .query_map([id as i64], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+    let stored: Vec<Option<runs::VariantTotals>> = match progress {
+        Some(json) => serde_json::from_str(json)?,
+        None => Vec::new(),
+    };
     let mut sum = 0;
-    for (variant, json) in rows {
-        let totals: runs::VariantTotals = serde_json::from_str(&json)?;
+    for (variant, totals) in stored.into_iter().enumerate() {
+        let counted = totals.map_or(0, |t| t.pairs);
         let leases: u64 = done
             .iter()
-            .filter(|l| l.variant == Some(variant))
+            .filter(|l| l.variant == Some(variant as i64))
             .map(|l| l.pairs)
             .sum();
-        if totals.pairs != leases {
+        if counted != leases {
             v.push(format!(
-                "run {id}: variant {variant} counts {} pairs, its done leases {leases}",
-                totals.pairs
+                "run {id}: variant {variant} counts {counted} pairs, its done leases {leases}"
             ));
         }
-        sum += totals.pairs;
+        sum += counted;
     }
     if sum != pairs {
         v.push(format!(
@@ -496,17 +495,11 @@ fn check_variants(
     Ok(())
 }
 
-/// A datagen run's Red-view totals (variant 0) count the run's pairs.
-fn check_datagen(conn: &Connection, id: u64, pairs: u64, v: &mut Vec<String>) -> Res<()> {
-    let json: Option<String> = conn
-        .query_row(
-            "SELECT totals FROM variant_totals WHERE run_id = ?1 AND variant = 0",
-            [id as i64],
-            |r| r.get(0),
-        )
-        .optional()?;
-    let counted = match json {
-        Some(json) => serde_json::from_str::<runs::VariantTotals>(&json)?.pairs,
+/// A datagen run's Red-view totals (its stored progress) count the run's
+/// pairs.
+fn check_datagen(id: u64, pairs: u64, progress: Option<&str>, v: &mut Vec<String>) -> Res<()> {
+    let counted = match progress {
+        Some(json) => serde_json::from_str::<runs::VariantTotals>(json)?.pairs,
         None => 0,
     };
     if counted != pairs {

@@ -7,15 +7,16 @@
 //! are the same engine, so a colour-swapped replay of one opening would
 //! repeat the game move for move. The kind's own progress is one
 //! [`VariantTotals`] under the run's rule set: Red's results and the games'
-//! lengths, summed from the statistics every result carries.
+//! lengths, summed from the statistics every result carries, stored as its
+//! JSON.
 
 use serde::{Deserialize, Serialize};
 use xq_proto::variant_stats::VariantStats;
 use xq_proto::{BatchOutcome, EngineRef, Invalid, Limit, Retention, pb};
 
 use super::{
-    Applied, Effect, EngineSel, Kind, Lease, MatchSettings, Params, Registry, RunError, RunKind,
-    RunStatus, Slice, SliceWork, StoredResult, VariantTotals, wire,
+    Applied, Effect, EngineSel, Kind, KindInfo, Lease, MatchSettings, Params, Progress, Registry, RunError,
+    RunKind, RunStatus, Slice, SliceWork, StoredProgress, StoredResult, VariantTotals, wire, Section,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,6 +43,14 @@ impl DatagenSpec {
         totals
     }
 }
+
+/// A datagen run: positions, Red's results and game lengths; one engine as
+/// first and second player.
+pub const INFO: KindInfo = KindInfo {
+    name: "datagen",
+    sections: &[Section::Datagen],
+    player_names: ["first", "second"],
+};
 
 impl Kind for DatagenSpec {
     fn kind(&self) -> RunKind {
@@ -105,6 +114,16 @@ impl Kind for DatagenSpec {
         Ok(Vec::new())
     }
 
+    /// Red's results and the games' lengths; `None` before a result.
+    fn read_progress(
+        &self,
+        run: u64,
+        stored: Option<&StoredProgress>,
+    ) -> Result<Progress, RunError> {
+        let totals = stored.map(|s| s.decode(run)).transpose()?;
+        Ok(Progress::Datagen(totals.map(Box::new)))
+    }
+
     /// Both players: the engine with the same parameters; each game takes
     /// its own opening.
     fn slice_work(&self, run: &RunStatus, _: &Slice) -> Result<SliceWork, RunError> {
@@ -140,11 +159,9 @@ impl Kind for DatagenSpec {
         let stats = outcome.variant.as_ref().ok_or_else(|| {
             RunError::invalid("results.variant", "missing (a datagen run needs it)")
         })?;
+        let totals = Self::added(run, outcome, stats);
         Ok(Applied {
-            effects: vec![Effect::Variant {
-                index: 0,
-                totals: Box::new(Self::added(run, outcome, stats)),
-            }],
+            effects: vec![Effect::Progress(StoredProgress::of(&totals)?)],
             finished: run.totals.pairs >= self.pairs,
         })
     }
@@ -174,10 +191,7 @@ impl Kind for DatagenSpec {
             totals.add(&outcome, stats);
         }
         Ok(Applied {
-            effects: vec![Effect::Variant {
-                index: 0,
-                totals: Box::new(totals),
-            }],
+            effects: vec![Effect::Progress(StoredProgress::of(&totals)?)],
             finished: run.totals.pairs >= self.pairs,
         })
     }

@@ -5,8 +5,8 @@ use xq_proto::{BatchOutcome, EngineRef, Invalid, pb};
 
 use super::wire;
 use super::{
-    Applied, Effect, Kind, Lease, Lineup, MatchSettings, Params, Registry, RunError, RunKind,
-    RunStatus, Slice, SliceWork, StoredResult,
+    Applied, Effect, Kind, KindInfo, Lease, Lineup, MatchSettings, Params, Registry, RunError, RunKind,
+    RunStatus, Slice, SliceWork, StoredResult, Section,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -18,6 +18,13 @@ pub struct GamesSpec {
     pub lineup: Lineup,
     pub pairs: u64,
 }
+
+/// A fixed-games run: the Elo; dev against base.
+pub const INFO: KindInfo = KindInfo {
+    name: "games",
+    sections: &[Section::Elo],
+    player_names: ["dev", "base"],
+};
 
 impl Kind for GamesSpec {
     fn kind(&self) -> RunKind {

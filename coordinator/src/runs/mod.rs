@@ -4,8 +4,10 @@
 //! form, how its slices are cut, who plays a slice, how a counted result
 //! moves the run, and its part of the status.
 //!
-//! Adding a kind: its file, a [`KindSpec`] variant with its arms here
-//! ([`KindSpec::ops`] and the wire mapping), the proto, and the CLI.
+//! Adding a kind: its file (its spec, its [`Kind`] operations, its
+//! progress and how it is stored, its [`KindInfo`]) and one line in the
+//! list of kinds below (`kinds!`); see "Adding a run kind" in
+//! `coordinator/ARCHITECTURE.md` for what lies outside this module.
 //!
 //! Totals are always from the first player's view: the engine under test
 //! (SPRT, games), θ+ (SPSA) or the engine with Red in a pair's first game
@@ -13,17 +15,12 @@
 
 pub mod admission;
 pub mod change;
-pub mod datagen;
 pub mod error;
 pub mod exclusion;
-pub mod games;
 pub mod health;
 pub mod lease;
 pub mod policy;
 pub mod sources;
-pub mod sprt;
-pub mod spsa;
-pub mod variants;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -42,14 +39,10 @@ use crate::stats::elo::{EloEstimate, logistic_elo};
 use crate::stats::sprt::{SprtOutcome, SprtParams};
 pub use admission::{Applicant, Refusal};
 pub use change::RunChange;
-pub use datagen::DatagenSpec;
 pub use error::RunError;
-pub use games::GamesSpec;
 pub use lease::{Lease, LeaseState, StoredResult};
 pub use policy::{SpeedRule, WorkerPolicy};
-pub use sprt::SprtSpec;
-pub use spsa::SpsaSpec;
-pub use variants::{VariantTotals, VariantsSpec};
+pub use variants::VariantTotals;
 
 /// Default game pairs per lease for SPRT and fixed-games runs.
 pub const DEFAULT_BATCH_PAIRS: u32 = 8;
@@ -298,45 +291,119 @@ impl MatchSettings {
     }
 }
 
-/// The experiment.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KindSpec {
-    Sprt(SprtSpec),
-    Spsa(SpsaSpec),
-    Games(GamesSpec),
-    Variants(VariantsSpec),
-    Datagen(DatagenSpec),
+/// Makes, from the list of kinds (one line each: `Variant = module::Spec`),
+/// each kind's module declaration and [`KindSpec`] (whose stored JSON names
+/// a kind by its variant in snake case: `{"sprt": …}`), [`RunKind`] with
+/// [`RunKind::ALL`], [`KindSpec::ops`] and the wire mappings. Everything
+/// else a kind is, its module says: its [`Kind`] operations and its
+/// `INFO: KindInfo`.
+macro_rules! kinds {
+    ($($variant:ident = $module:ident::$spec:ident),+ $(,)?) => {
+        $(pub mod $module;)+
+        $(pub use $module::$spec;)+
+
+        /// The experiment.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum KindSpec {
+            $($variant($spec),)+
+        }
+
+        /// The kinds, as stored in `runs.kind` ([`RunKind::as_str`]).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum RunKind {
+            $($variant,)+
+        }
+
+        impl RunKind {
+            /// Every kind, in the order pages and help list them.
+            pub const ALL: [RunKind; [$(stringify!($variant)),+].len()] =
+                [$(RunKind::$variant,)+];
+
+            /// What its module says of it without a spec.
+            fn info(self) -> &'static KindInfo {
+                match self {
+                    $(RunKind::$variant => &$module::INFO,)+
+                }
+            }
+
+            /// The kind of a spec on the wire.
+            pub fn of_wire(kind: &pb::run_spec::Kind) -> RunKind {
+                match kind {
+                    $(pb::run_spec::Kind::$variant(_) => RunKind::$variant,)+
+                }
+            }
+        }
+
+        impl KindSpec {
+            /// The kind's operations: the one place that dispatches on the kind.
+            pub fn ops(&self) -> &dyn Kind {
+                match self {
+                    $(KindSpec::$variant(s) => s,)+
+                }
+            }
+
+            /// [`KindSpec::ops`], mutably.
+            pub fn ops_mut(&mut self) -> &mut dyn Kind {
+                match self {
+                    $(KindSpec::$variant(s) => s,)+
+                }
+            }
+        }
+
+        impl TryFrom<pb::run_spec::Kind> for KindSpec {
+            type Error = Invalid;
+
+            fn try_from(k: pb::run_spec::Kind) -> Result<Self, Invalid> {
+                Ok(match k {
+                    $(pb::run_spec::Kind::$variant(s) => KindSpec::$variant(s.try_into()?),)+
+                })
+            }
+        }
+
+        impl From<KindSpec> for pb::run_spec::Kind {
+            fn from(k: KindSpec) -> Self {
+                match k {
+                    $(KindSpec::$variant(s) => pb::run_spec::Kind::$variant(s.into()),)+
+                }
+            }
+        }
+
+        impl From<RunKind> for pb::RunKind {
+            fn from(k: RunKind) -> Self {
+                match k {
+                    $(RunKind::$variant => pb::RunKind::$variant,)+
+                }
+            }
+        }
+    };
 }
 
-/// The kinds, as stored in `runs.kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunKind {
-    Sprt,
-    Spsa,
-    Games,
-    Variants,
-    Datagen,
+// The run kinds: the one list a new kind joins.
+kinds! {
+    Sprt = sprt::SprtSpec,
+    Spsa = spsa::SpsaSpec,
+    Games = games::GamesSpec,
+    Variants = variants::VariantsSpec,
+    Datagen = datagen::DatagenSpec,
+}
+
+/// What the views and reports know of a kind without its spec; each kind's
+/// module declares its own `INFO`.
+#[derive(Debug)]
+pub struct KindInfo {
+    /// Its name in `runs.kind`, on pages and in help (the snake-case name
+    /// of its [`KindSpec`] variant, which the stored spec JSON uses).
+    pub name: &'static str,
+    /// The parts of its run's page (and of `report --plot`), in order.
+    pub sections: &'static [Section],
+    /// What its players 0 and 1 are called in reports.
+    pub player_names: [&'static str; 2],
 }
 
 impl RunKind {
-    /// Every kind, in the order pages and help list them.
-    pub const ALL: [RunKind; 5] = [
-        RunKind::Sprt,
-        RunKind::Spsa,
-        RunKind::Games,
-        RunKind::Variants,
-        RunKind::Datagen,
-    ];
-
     pub fn as_str(self) -> &'static str {
-        match self {
-            RunKind::Sprt => "sprt",
-            RunKind::Spsa => "spsa",
-            RunKind::Games => "games",
-            RunKind::Variants => "variants",
-            RunKind::Datagen => "datagen",
-        }
+        self.info().name
     }
 
     /// The kind named by [`RunKind::as_str`]'s text.
@@ -347,22 +414,12 @@ impl RunKind {
     /// The parts of a run's page (and of `report --plot`) this kind has, in
     /// the order they are shown.
     pub fn sections(self) -> &'static [Section] {
-        match self {
-            RunKind::Sprt => &[Section::Llr, Section::Elo],
-            RunKind::Spsa => &[Section::Theta],
-            RunKind::Games => &[Section::Elo],
-            RunKind::Variants => &[Section::Variants],
-            RunKind::Datagen => &[Section::Datagen],
-        }
+        self.info().sections
     }
 
     /// What its players 0 and 1 are called in reports.
     pub fn player_names(self) -> [&'static str; 2] {
-        match self {
-            RunKind::Spsa => ["θ+", "θ−"],
-            RunKind::Sprt | RunKind::Games | RunKind::Variants => ["dev", "base"],
-            RunKind::Datagen => ["first", "second"],
-        }
+        self.info().player_names
     }
 }
 
@@ -395,28 +452,6 @@ impl Serialize for RunState {
 }
 
 impl KindSpec {
-    /// The kind's operations: the one place that dispatches on the kind.
-    pub fn ops(&self) -> &dyn Kind {
-        match self {
-            KindSpec::Sprt(s) => s,
-            KindSpec::Spsa(s) => s,
-            KindSpec::Games(g) => g,
-            KindSpec::Variants(v) => v,
-            KindSpec::Datagen(d) => d,
-        }
-    }
-
-    /// [`KindSpec::ops`], mutably.
-    pub fn ops_mut(&mut self) -> &mut dyn Kind {
-        match self {
-            KindSpec::Sprt(s) => s,
-            KindSpec::Spsa(s) => s,
-            KindSpec::Games(g) => g,
-            KindSpec::Variants(v) => v,
-            KindSpec::Datagen(d) => d,
-        }
-    }
-
     pub fn kind(&self) -> RunKind {
         self.ops().kind()
     }
@@ -424,34 +459,6 @@ impl KindSpec {
     /// Pairs the run needs in all; `None` = open-ended.
     pub fn target_pairs(&self) -> Option<u64> {
         self.ops().target_pairs()
-    }
-}
-
-impl TryFrom<pb::run_spec::Kind> for KindSpec {
-    type Error = Invalid;
-
-    fn try_from(k: pb::run_spec::Kind) -> Result<Self, Invalid> {
-        use pb::run_spec::Kind;
-        Ok(match k {
-            Kind::Sprt(s) => KindSpec::Sprt(s.try_into()?),
-            Kind::Spsa(s) => KindSpec::Spsa(s.try_into()?),
-            Kind::Games(g) => KindSpec::Games(g.try_into()?),
-            Kind::Variants(v) => KindSpec::Variants(v.try_into()?),
-            Kind::Datagen(d) => KindSpec::Datagen(d.try_into()?),
-        })
-    }
-}
-
-impl From<KindSpec> for pb::run_spec::Kind {
-    fn from(k: KindSpec) -> Self {
-        use pb::run_spec::Kind;
-        match k {
-            KindSpec::Sprt(s) => Kind::Sprt(s.into()),
-            KindSpec::Spsa(s) => Kind::Spsa(s.into()),
-            KindSpec::Games(g) => Kind::Games(g.into()),
-            KindSpec::Variants(v) => Kind::Variants(v.into()),
-            KindSpec::Datagen(d) => Kind::Datagen(d.into()),
-        }
     }
 }
 
@@ -481,18 +488,50 @@ pub struct SliceWork {
 /// transaction, and knows the tables, not the kinds.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
-    /// The SPRT on the run's totals after the counted lease's result.
-    Sprt(SprtOutcome),
-    /// A tune's state: its initial θ at creation, or θ after the counted
-    /// lease's result (with its history row).
-    Spsa(SpsaState),
-    /// One variant's totals after the counted results of its leases.
-    Variant {
-        index: usize,
-        totals: Box<VariantTotals>,
-    },
+    /// The kind's progress, whole, in the form its kind stores it: at the
+    /// run's creation or after the counted result. It replaces the run's
+    /// previous progress.
+    Progress(StoredProgress),
+    /// An SPRT's LLR after the counted result: a point of its LLR history
+    /// (a recount replaces the point of the result that caused it).
+    LlrPoint(f64),
+    /// A tune's θ after the applied result (in the spec's parameter order)
+    /// and the pairs applied: a point of its θ history.
+    ThetaPoint { iter: u64, theta: Vec<f64> },
     /// A new run that verifies this one (a finished tune's SPRT).
     StartVerification(Box<RunSpec>),
+}
+
+/// A kind's [`Progress`] as stored (`runs.progress`): JSON that the kind's
+/// own file writes ([`StoredProgress::of`], in an [`Effect::Progress`]) and
+/// reads back ([`Kind::read_progress`]). The store keeps it whole and never
+/// looks inside, so a kind with a new progress needs no new column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredProgress(String);
+
+impl StoredProgress {
+    /// `value` as JSON.
+    pub fn of<T: Serialize>(value: &T) -> Result<StoredProgress, RunError> {
+        serde_json::to_string(value)
+            .map(StoredProgress)
+            .map_err(|e| RunError::Corrupt(format!("a run's progress as JSON: {e}")))
+    }
+
+    /// The stored text, as read from the store.
+    pub fn from_stored(text: String) -> StoredProgress {
+        StoredProgress(text)
+    }
+
+    /// The JSON text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Run `run`'s stored progress decoded as `T` (its kind's stored form).
+    pub fn decode<T: serde::de::DeserializeOwned>(&self, run: u64) -> Result<T, RunError> {
+        serde_json::from_str(&self.0)
+            .map_err(|e| RunError::Corrupt(format!("runs.progress of run {run}: {e}")))
+    }
 }
 
 /// A counted result's consequences for the run.
@@ -538,6 +577,19 @@ pub trait Kind {
     fn check(&self, settings: &MatchSettings, keep: Retention) -> Result<(), Invalid> {
         let _ = (settings, keep);
         Ok(())
+    }
+
+    /// The kind's progress of run `run` from what it stored
+    /// ([`Effect::Progress`]; `None` before it stored any): the one reading
+    /// of `runs.progress`. By default the kind keeps nothing beside the
+    /// totals.
+    fn read_progress(
+        &self,
+        run: u64,
+        stored: Option<&StoredProgress>,
+    ) -> Result<Progress, RunError> {
+        let _ = (run, stored);
+        Ok(Progress::Totals)
     }
 
     /// Fills in the kind's own part of a run's status on the wire.
@@ -808,4 +860,25 @@ pub struct SpsaHistoryRow {
     /// θ after the update, in the spec's parameter order.
     pub theta: Vec<f64>,
     pub unix_ms: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kinds_name_is_the_one_its_stored_spec_uses() {
+        for kind in RunKind::ALL {
+            let name = kind.as_str();
+            assert_eq!(RunKind::parse(name), Some(kind));
+            // `{"<name>": null}` is that kind's spec, badly formed, not an
+            // unknown kind.
+            let err = serde_json::from_str::<KindSpec>(&format!(r#"{{"{name}": null}}"#))
+                .unwrap_err()
+                .to_string();
+            assert!(!err.contains("unknown variant"), "{name}: {err}");
+        }
+        let unknown = serde_json::from_str::<KindSpec>(r#"{"sixth": null}"#).unwrap_err();
+        assert!(unknown.to_string().contains("unknown variant"), "{unknown}");
+    }
 }

@@ -7,10 +7,10 @@ use xq_proto::{BatchOutcome, EngineRef, Invalid, pb};
 
 use super::wire;
 use super::{
-    Applied, Effect, Kind, Lease, Lineup, MatchSettings, Params, Registry, RunError, RunKind,
-    RunStatus, Slice, SliceWork, StoredResult,
+    Applied, Effect, Kind, KindInfo, Lease, Lineup, MatchSettings, Params, Progress, Registry, RunError,
+    RunKind, RunStatus, Slice, SliceWork, StoredProgress, StoredResult, Section,
 };
-use crate::stats::sprt::{SprtParams, SprtState};
+use crate::stats::sprt::{SprtOutcome, SprtParams, SprtState};
 use crate::stats::{EloModel, Results};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -24,6 +24,21 @@ pub struct SprtSpec {
     /// Stop after this many pairs if no bound is reached.
     pub max_pairs: Option<u64>,
 }
+
+/// An SPRT run's stored progress: the test after the last counted result
+/// (its bounds are the spec's). `{"llr": -0.41, "state": "continue"}`.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    llr: f64,
+    state: SprtState,
+}
+
+/// An SPRT run: the LLR against its bounds and the Elo; dev against base.
+pub const INFO: KindInfo = KindInfo {
+    name: "sprt",
+    sections: &[Section::Llr, Section::Elo],
+    player_names: ["dev", "base"],
+};
 
 impl Kind for SprtSpec {
     fn kind(&self) -> RunKind {
@@ -74,6 +89,24 @@ impl Kind for SprtSpec {
         Ok(Vec::new())
     }
 
+    /// The test after the last counted result; `None` before one.
+    fn read_progress(
+        &self,
+        run: u64,
+        stored: Option<&StoredProgress>,
+    ) -> Result<Progress, RunError> {
+        let outcome = stored
+            .map(|s| s.decode::<Stored>(run))
+            .transpose()?
+            .map(|Stored { llr, state }| SprtOutcome {
+                llr,
+                lower_bound: self.sprt.lower_bound(),
+                upper_bound: self.sprt.upper_bound(),
+                state,
+            });
+        Ok(Progress::Sprt(outcome))
+    }
+
     /// Dev first, base second.
     fn slice_work(&self, run: &RunStatus, _: &Slice) -> Result<SliceWork, RunError> {
         Ok(self
@@ -107,8 +140,12 @@ impl Kind for SprtSpec {
             .map_err(|e| RunError::invalid("spec.sprt", e))?;
         let finished = test.state != SprtState::Continue
             || self.max_pairs.is_some_and(|m| run.totals.pairs >= m);
+        let stored = StoredProgress::of(&Stored {
+            llr: test.llr,
+            state: test.state,
+        })?;
         Ok(Applied {
-            effects: vec![Effect::Sprt(test)],
+            effects: vec![Effect::Progress(stored), Effect::LlrPoint(test.llr)],
             finished,
         })
     }

@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 use xq_proto::{BatchOutcome, EngineRef, Invalid, PlayerSpec, pb};
 
 use super::{
-    Applied, DEFAULT_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS, Effect, EngineSel, Kind, KindSpec,
-    Lease, Lineup, MatchSettings, Params, Registry, RunError, RunKind, RunSpec, RunStatus, Slice,
-    SliceWork, SprtSpec, StoredResult,
+    Applied, DEFAULT_BATCH_PAIRS, DEFAULT_SPSA_BATCH_PAIRS, Effect, EngineSel, Kind, KindInfo, KindSpec,
+    Lease, Lineup, MatchSettings, Params, Progress, Registry, RunError, RunKind, RunSpec,
+    RunStatus, Slice, SliceWork, SprtSpec, StoredProgress, StoredResult, Section,
 };
 use crate::spsa::{self, SpsaConfig, SpsaError, SpsaParamSpec, SpsaState};
 use crate::stats::EloModel;
@@ -175,6 +175,13 @@ fn no_state(run: &RunStatus) -> RunError {
     RunError::Corrupt(format!("spsa run {} has no state", run.id))
 }
 
+/// A tune: θ by iteration; θ+ against θ−.
+pub const INFO: KindInfo = KindInfo {
+    name: "spsa",
+    sections: &[Section::Theta],
+    player_names: ["θ+", "θ−"],
+};
+
 impl Kind for SpsaSpec {
     fn kind(&self) -> RunKind {
         RunKind::Spsa
@@ -214,6 +221,19 @@ impl Kind for SpsaSpec {
         };
         self.pairs_per_iteration = pairs;
         Ok(pairs)
+    }
+
+    /// θ and the gain schedule: the [`SpsaState`] as JSON, stored at the
+    /// run's creation and rewritten with every applied result.
+    fn read_progress(
+        &self,
+        run: u64,
+        stored: Option<&StoredProgress>,
+    ) -> Result<Progress, RunError> {
+        Ok(match stored {
+            Some(s) => Progress::Spsa(Box::new(s.decode(run)?)),
+            None => Progress::Totals,
+        })
     }
 
     /// The current θ and the iterations done and planned.
@@ -273,7 +293,7 @@ impl Kind for SpsaSpec {
         let state = self
             .initial_state()
             .map_err(|e| RunError::invalid("spsa.params", e))?;
-        Ok(vec![Effect::Spsa(state)])
+        Ok(vec![Effect::Progress(StoredProgress::of(&state)?)])
     }
 
     /// A new request at the run's current θ: θ+ first, θ− second. Integer
@@ -316,7 +336,13 @@ impl Kind for SpsaSpec {
         spsa::apply_result(&mut state, request, outcome.totals.wdl)
             .map_err(|e| RunError::invalid("results", format!("spsa: {e}")))?;
         let finished = state.finished();
-        let mut effects = Vec::with_capacity(2);
+        let mut effects = vec![
+            Effect::Progress(StoredProgress::of(&state)?),
+            Effect::ThetaPoint {
+                iter: state.iter,
+                theta: state.theta(),
+            },
+        ];
         if finished
             && run.linked.is_none()
             && let Some(sprt) = self.verify
@@ -324,7 +350,6 @@ impl Kind for SpsaSpec {
             let spec = self.verification(run, &state, sprt);
             effects.push(Effect::StartVerification(Box::new(spec)));
         }
-        effects.insert(0, Effect::Spsa(state));
         Ok(Applied { effects, finished })
     }
 

@@ -23,8 +23,8 @@ use xq_proto::{BatchOutcome, Invalid, pb};
 
 use super::wire;
 use super::{
-    Applied, Effect, Kind, Lease, Params, RunError, RunKind, RunStatus, Slice, SliceWork,
-    StoredResult,
+    Applied, Effect, Kind, KindInfo, Lease, Params, Progress, RunError, RunKind, RunStatus, Slice, SliceWork,
+    StoredProgress, StoredResult, Section,
 };
 
 /// Most variants in one run.
@@ -48,6 +48,13 @@ impl VariantsSpec {
         self.pairs.saturating_mul(self.rules.len() as u64)
     }
 }
+
+/// A variants run: the per-variant report; the same engine as dev and base.
+pub const INFO: KindInfo = KindInfo {
+    name: "variants",
+    sections: &[Section::Variants],
+    player_names: ["dev", "base"],
+};
 
 impl Kind for VariantsSpec {
     fn kind(&self) -> RunKind {
@@ -90,6 +97,33 @@ impl Kind for VariantsSpec {
         }
         *self = changed;
         Ok(())
+    }
+
+    /// One [`VariantTotals`] per variant, in the spec's order: stored as a
+    /// JSON array whose entries may be `null` (a variant without a counted
+    /// result, as runs stored before schema version 26 left them), read
+    /// with every variant present.
+    fn read_progress(
+        &self,
+        run: u64,
+        stored: Option<&StoredProgress>,
+    ) -> Result<Progress, RunError> {
+        let stored: Vec<Option<VariantTotals>> = match stored {
+            Some(s) => s.decode(run)?,
+            None => Vec::new(),
+        };
+        let mut stored = stored.into_iter();
+        let totals = self
+            .rules
+            .iter()
+            .map(|rules| {
+                stored.next().flatten().unwrap_or_else(|| VariantTotals {
+                    rules: *rules,
+                    ..Default::default()
+                })
+            })
+            .collect();
+        Ok(Progress::Variants(totals))
     }
 
     /// Round by round, one variant per slice (see the module docs).
@@ -138,21 +172,15 @@ impl Kind for VariantsSpec {
         let stats = outcome.variant.as_ref().ok_or_else(|| {
             RunError::invalid("results.variant", "missing (a variants run needs it)")
         })?;
-        let mut totals = run
-            .progress
-            .variants()
-            .get(index)
-            .cloned()
-            .unwrap_or_else(|| VariantTotals {
-                rules: self.rules[index],
-                ..Default::default()
-            });
-        totals.add(outcome, stats);
+        let mut all = run.progress.variants().to_vec();
+        let counted = all.len().min(self.rules.len());
+        all.extend(self.rules[counted..].iter().map(|&rules| VariantTotals {
+            rules,
+            ..Default::default()
+        }));
+        all[index].add(outcome, stats);
         Ok(Applied {
-            effects: vec![Effect::Variant {
-                index,
-                totals: Box::new(totals),
-            }],
+            effects: vec![Effect::Progress(StoredProgress::of(&all)?)],
             finished: run.totals.pairs >= self.target_pairs(),
         })
     }
@@ -164,7 +192,7 @@ impl Kind for VariantsSpec {
         kept: &[StoredResult],
         _: &Lease,
     ) -> Result<Applied, RunError> {
-        let mut effects = Vec::with_capacity(self.rules.len());
+        let mut all = Vec::with_capacity(self.rules.len());
         for (index, rules) in self.rules.iter().enumerate() {
             let mut totals = VariantTotals {
                 rules: *rules,
@@ -183,13 +211,10 @@ impl Kind for VariantsSpec {
                 };
                 totals.add(&outcome, stats);
             }
-            effects.push(Effect::Variant {
-                index,
-                totals: Box::new(totals),
-            });
+            all.push(totals);
         }
         Ok(Applied {
-            effects,
+            effects: vec![Effect::Progress(StoredProgress::of(&all)?)],
             finished: run.totals.pairs >= self.target_pairs(),
         })
     }

@@ -8,8 +8,8 @@ use xq_proto::variant_stats::VariantStats;
 use xq_proto::{Invalid, OpeningSource, Retention, required};
 
 use super::{
-    EngineSel, KindSpec, Lineup, MAX_BATCH_PAIRS, MatchSettings, RunKind, RunSpec, RunState,
-    VariantTotals, WorkerPolicy,
+    EngineSel, KindSpec, Lineup, MAX_BATCH_PAIRS, MatchSettings, RunSpec, RunState, VariantTotals,
+    WorkerPolicy,
 };
 use crate::stats::sprt::SprtState;
 
@@ -328,18 +328,6 @@ impl From<RunSpec> for pb::RunSpec {
     }
 }
 
-impl From<RunKind> for pb::RunKind {
-    fn from(k: RunKind) -> Self {
-        match k {
-            RunKind::Sprt => pb::RunKind::Sprt,
-            RunKind::Spsa => pb::RunKind::Spsa,
-            RunKind::Games => pb::RunKind::Games,
-            RunKind::Variants => pb::RunKind::Variants,
-            RunKind::Datagen => pb::RunKind::Datagen,
-        }
-    }
-}
-
 impl From<RunState> for pb::RunState {
     fn from(s: RunState) -> Self {
         match s {
@@ -348,20 +336,6 @@ impl From<RunState> for pb::RunState {
             RunState::Active => pb::RunState::Active,
             RunState::Finished => pb::RunState::Finished,
             RunState::Stopped => pb::RunState::Stopped,
-        }
-    }
-}
-
-impl RunKind {
-    /// The kind of a spec on the wire.
-    pub fn of_wire(kind: &pb::run_spec::Kind) -> RunKind {
-        use pb::run_spec::Kind;
-        match kind {
-            Kind::Sprt(_) => RunKind::Sprt,
-            Kind::Spsa(_) => RunKind::Spsa,
-            Kind::Games(_) => RunKind::Games,
-            Kind::Variants(_) => RunKind::Variants,
-            Kind::Datagen(_) => RunKind::Datagen,
         }
     }
 }

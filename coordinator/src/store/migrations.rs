@@ -722,6 +722,97 @@ BEGIN
     UPDATE runs SET pairs_in_flight = pairs_in_flight - OLD.pairs WHERE id = OLD.run_id;
 END;
 "#,
+    // 26 (issue 48): kinds own their progress. What a run's kind keeps
+    // beside the shared totals is one JSON value, `runs.progress`, that the
+    // kind's own file writes and reads (`Kind::read_progress`); `runs.kind`
+    // is plain text that the store checks against the spec. So a new kind
+    // needs neither a rebuild nor a column. The values move in: an SPRT's
+    // LLR and state (`{"llr":…,"state":…}`), a tune's state (its JSON as it
+    // was), a variants run's totals (a JSON array in the spec's order, null
+    // for a variant without a result) and a datagen run's totals (its
+    // `variant_totals` row "variant 0"); `variant_totals` goes. `runs` is
+    // rebuilt a last time to drop the CHECK on `kind` and the three columns:
+    // its index and foreign keys are kept, and the lease triggers that keep
+    // `pairs_in_flight` (they name `runs`) are dropped first and made again.
+    r#"
+DROP TRIGGER leases_in_flight_insert;
+DROP TRIGGER leases_in_flight_update;
+DROP TRIGGER leases_in_flight_delete;
+CREATE TABLE runs_new (
+    id              INTEGER PRIMARY KEY,
+    -- RunSpec as JSON.
+    spec            TEXT    NOT NULL,
+    -- The spec's kind ('sprt', 'spsa', …), checked in Rust, not here.
+    kind            TEXT    NOT NULL,
+    priority        INTEGER NOT NULL,
+    state           TEXT    NOT NULL
+                    CHECK (state IN ('pending', 'active', 'finished', 'stopped', 'rejected')),
+    target_pairs    INTEGER,
+    pairs_issued    INTEGER NOT NULL DEFAULT 0,
+    pairs           INTEGER NOT NULL DEFAULT 0,
+    penta_ll        INTEGER NOT NULL DEFAULT 0,
+    penta_ld        INTEGER NOT NULL DEFAULT 0,
+    penta_dd        INTEGER NOT NULL DEFAULT 0,
+    penta_dw        INTEGER NOT NULL DEFAULT 0,
+    penta_ww        INTEGER NOT NULL DEFAULT 0,
+    wins            INTEGER NOT NULL DEFAULT 0,
+    draws           INTEGER NOT NULL DEFAULT 0,
+    losses          INTEGER NOT NULL DEFAULT 0,
+    total_plies     INTEGER NOT NULL DEFAULT 0,
+    -- The kind's progress as JSON, in the form its kind writes; NULL while
+    -- it has kept none.
+    progress        TEXT,
+    created_ms      INTEGER NOT NULL,
+    updated_ms      INTEGER NOT NULL,
+    verifies        INTEGER REFERENCES runs (id),
+    author_id       INTEGER REFERENCES users (id),
+    -- Why an approver rejected the test (state 'rejected'), shown to its author.
+    rejection       TEXT,
+    share           INTEGER NOT NULL DEFAULT 100 CHECK (share > 0),
+    pairs_in_flight INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO runs_new (id, spec, kind, priority, state, target_pairs, pairs_issued, pairs,
+                      penta_ll, penta_ld, penta_dd, penta_dw, penta_ww, wins, draws, losses,
+                      total_plies, progress, created_ms, updated_ms, verifies, author_id,
+                      rejection, share, pairs_in_flight)
+    SELECT id, spec, kind, priority, state, target_pairs, pairs_issued, pairs,
+           penta_ll, penta_ld, penta_dd, penta_dw, penta_ww, wins, draws, losses,
+           total_plies,
+           CASE kind
+               WHEN 'sprt' THEN
+                   CASE WHEN sprt_llr IS NOT NULL AND sprt_state IS NOT NULL
+                        THEN json_object('llr', sprt_llr, 'state', sprt_state) END
+               WHEN 'spsa' THEN spsa_state
+               WHEN 'variants' THEN
+                   (SELECT json_group_array(json(t.totals) ORDER BY r.key)
+                    FROM json_each(runs.spec, '$.kind.variants.rules') r
+                    LEFT JOIN variant_totals t ON t.run_id = runs.id AND t.variant = r.key)
+               WHEN 'datagen' THEN
+                   (SELECT json(t.totals) FROM variant_totals t
+                    WHERE t.run_id = runs.id AND t.variant = 0)
+           END,
+           created_ms, updated_ms, verifies, author_id, rejection, share, pairs_in_flight
+    FROM runs;
+DROP TABLE variant_totals;
+DROP TABLE runs;
+ALTER TABLE runs_new RENAME TO runs;
+CREATE INDEX runs_by_author ON runs (author_id);
+CREATE TRIGGER leases_in_flight_insert AFTER INSERT ON leases WHEN NEW.state = 'active'
+BEGIN
+    UPDATE runs SET pairs_in_flight = pairs_in_flight + NEW.pairs WHERE id = NEW.run_id;
+END;
+CREATE TRIGGER leases_in_flight_update AFTER UPDATE OF state, pairs, run_id ON leases
+BEGIN
+    UPDATE runs SET pairs_in_flight = pairs_in_flight - OLD.pairs
+    WHERE id = OLD.run_id AND OLD.state = 'active';
+    UPDATE runs SET pairs_in_flight = pairs_in_flight + NEW.pairs
+    WHERE id = NEW.run_id AND NEW.state = 'active';
+END;
+CREATE TRIGGER leases_in_flight_delete AFTER DELETE ON leases WHEN OLD.state = 'active'
+BEGIN
+    UPDATE runs SET pairs_in_flight = pairs_in_flight - OLD.pairs WHERE id = OLD.run_id;
+END;
+"#,
 ];
 
 /// A migrated in-memory database, for the store's unit tests.
@@ -859,9 +950,78 @@ mod tests {
             .unwrap();
         assert!(enforced);
         assert!(
-            conn.execute("INSERT INTO variant_totals VALUES (99, 0, '{}')", [])
+            conn.execute("INSERT INTO run_reasons VALUES (99, 'checkmate', 2)", [])
                 .is_err()
         );
+    }
+
+    /// Every foreign key of every table, as `PRAGMA foreign_key_list` gives
+    /// them: `(table, referenced table, from, to)`.
+    fn foreign_keys(conn: &Connection) -> Vec<(String, String, String, String)> {
+        conn.prepare(
+            "SELECT m.name, f.\"table\", f.\"from\", f.\"to\"
+             FROM sqlite_master m, pragma_foreign_key_list(m.name) f
+             WHERE m.type = 'table' ORDER BY 1, 2, 3",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    }
+
+    #[test]
+    fn the_progress_migration_keeps_every_index_trigger_and_foreign_key_of_runs() {
+        let at = |version: usize| {
+            let conn = Connection::open_in_memory().unwrap();
+            for sql in &MIGRATIONS[..version] {
+                conn.execute_batch(sql).unwrap();
+            }
+            conn
+        };
+        let (before, after) = (at(25), at(26));
+        let others = |conn: &Connection| -> Vec<SchemaEntry> {
+            schema(conn)
+                .unwrap()
+                .into_iter()
+                .filter(|(kind, name, _)| kind != "table" || name != "runs")
+                .filter(|(_, name, _)| name != "variant_totals")
+                .collect()
+        };
+        assert_eq!(
+            others(&after),
+            others(&before),
+            "indexes, triggers and the other tables"
+        );
+        let no_variant_totals = |mut fks: Vec<(String, String, String, String)>| {
+            fks.retain(|fk| fk.0 != "variant_totals");
+            fks
+        };
+        assert_eq!(
+            foreign_keys(&after),
+            no_variant_totals(foreign_keys(&before))
+        );
+        let columns = |conn: &Connection| -> Vec<String> {
+            conn.prepare("SELECT name FROM pragma_table_info('runs')")
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        let mut kept = columns(&before);
+        kept.retain(|c| !["sprt_llr", "sprt_state", "spsa_state"].contains(&c.as_str()));
+        let mut now = columns(&after);
+        now.retain(|c| c != "progress");
+        assert_eq!(now, kept);
+        // A kind the schema has never heard of is stored; Rust checks it.
+        after
+            .execute(
+                "INSERT INTO runs (spec, kind, priority, state, created_ms, updated_ms)
+                 VALUES ('{}', 'sixth', 0, 'active', 1, 1)",
+                [],
+            )
+            .unwrap();
     }
 
     #[test]

@@ -64,7 +64,6 @@ pub mod sessions;
 pub mod speeds;
 pub mod tokens;
 pub mod users;
-pub mod variants;
 pub mod worker_releases;
 pub mod worker_versions;
 pub mod workers;

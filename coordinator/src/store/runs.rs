@@ -5,9 +5,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{StoreError, count, from_json};
-use crate::runs::{Effect, Progress, RunKind, RunSpec, RunState, RunStatus, SpsaHistoryRow};
-use crate::spsa::SpsaState;
-use crate::stats::sprt::{SprtOutcome, SprtState};
+use crate::runs::{Effect, RunKind, RunSpec, RunState, RunStatus, SpsaHistoryRow, StoredProgress};
 use xq_proto::{Pentanomial, Totals, Wdl};
 
 /// Inserts an active run; its kind's initial state follows with
@@ -65,18 +63,12 @@ pub fn save_effects(
 ) -> Result<(), StoreError> {
     for effect in effects {
         match (effect, cause) {
-            (Effect::Sprt(test), Some(c)) => {
-                save_sprt(conn, id, c.lease_id, c.run_pairs, &test, now)?;
+            (Effect::Progress(progress), _) => save_progress(conn, id, &progress)?,
+            (Effect::LlrPoint(llr), Some(c)) => {
+                save_llr(conn, id, c.lease_id, c.run_pairs, llr, now)?;
             }
-            (Effect::Spsa(state), Some(c)) => {
-                save_spsa(conn, id, c.lease_id, &state, c.result, now)?;
-            }
-            (Effect::Spsa(state), None) => {
-                conn.prepare_cached("UPDATE runs SET spsa_state = ?2 WHERE id = ?1")?
-                    .execute(params![id as i64, serde_json::to_string(&state)?])?;
-            }
-            (Effect::Variant { index, totals }, _) => {
-                super::variants::save(conn, id, index, &totals)?;
+            (Effect::ThetaPoint { iter, theta }, Some(c)) => {
+                save_theta(conn, id, c.lease_id, iter, &theta, c.result, now)?;
             }
             (Effect::StartVerification(spec), _) => {
                 let verify = insert(conn, &spec, author(conn, id)?, RunState::Active, now)?;
@@ -92,13 +84,25 @@ pub fn save_effects(
                 )?;
                 tracing::info!(tune = id, verify, "tune finished; verification started");
             }
-            (Effect::Sprt(_), None) => {
+            (Effect::LlrPoint(_) | Effect::ThetaPoint { .. }, None) => {
                 return Err(StoreError::Schema(format!(
-                    "run {id}: an SPRT test without the result it counts"
+                    "run {id}: a history point without the result it counts"
                 )));
             }
         }
     }
+    Ok(())
+}
+
+/// Replaces run `id`'s kind-specific progress with `progress`, as its kind
+/// wrote it: the one write of `runs.progress` (one statement, one row).
+pub fn save_progress(
+    conn: &Connection,
+    id: u64,
+    progress: &StoredProgress,
+) -> Result<(), StoreError> {
+    conn.prepare_cached("UPDATE runs SET progress = ?2 WHERE id = ?1")?
+        .execute(params![id as i64, progress.as_str()])?;
     Ok(())
 }
 
@@ -127,8 +131,8 @@ pub fn find_active_identical(conn: &Connection, spec: &RunSpec) -> Result<Option
 /// hundred thousand leases in play as with one.
 const COLUMNS: &str =
     "id, spec, state, target_pairs, pairs, penta_ll, penta_ld, penta_dd, penta_dw,
-    penta_ww, wins, draws, losses, total_plies, sprt_llr, sprt_state, spsa_state, created_ms,
-    updated_ms, pairs_in_flight, verifies, (SELECT MIN(v.id) FROM runs v WHERE v.verifies = runs.id),
+    penta_ww, wins, draws, losses, total_plies, kind, progress, created_ms, updated_ms,
+    pairs_in_flight, verifies, (SELECT MIN(v.id) FROM runs v WHERE v.verifies = runs.id),
     (SELECT u.name FROM users u WHERE u.id = runs.author_id), rejection, share";
 
 /// One run, or `NotFound`.
@@ -139,7 +143,7 @@ pub fn load(conn: &Connection, id: u64) -> Result<RunStatus, StoreError> {
         .query_row([id as i64], raw)
         .optional()?
         .ok_or_else(|| StoreError::NotFound(format!("no run {id}")))?;
-    let mut status = row.into_status(conn)?;
+    let mut status = row.into_status()?;
     status.totals.reasons = reasons(conn, id)?;
     status.flag = flag(conn, id)?;
     Ok(status)
@@ -152,7 +156,7 @@ pub fn list(conn: &Connection) -> Result<Vec<RunStatus>, StoreError> {
     let rows = stmt.query_map([], raw)?.collect::<Result<Vec<_>, _>>()?;
     rows.into_iter()
         .map(|r| {
-            let mut status = r.into_status(conn)?;
+            let mut status = r.into_status()?;
             status.totals.reasons = reasons(conn, status.id)?;
             status.flag = flag(conn, status.id)?;
             Ok(status)
@@ -172,27 +176,6 @@ fn reasons(
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// One entry per variant of a variants run (zero before its first result).
-fn variant_totals(
-    conn: &Connection,
-    run_id: u64,
-    rules: &[xq_engine::rules::RuleSet],
-) -> Result<Vec<crate::runs::VariantTotals>, StoreError> {
-    let mut out: Vec<_> = rules
-        .iter()
-        .map(|r| crate::runs::VariantTotals {
-            rules: *r,
-            ..Default::default()
-        })
-        .collect();
-    for (i, totals) in super::variants::load(conn, run_id)? {
-        if let Some(slot) = out.get_mut(i) {
-            *slot = totals;
-        }
-    }
-    Ok(out)
-}
-
 /// The columns as read, before JSON decoding.
 struct Raw {
     id: i64,
@@ -200,9 +183,10 @@ struct Raw {
     state: String,
     target_pairs: Option<i64>,
     counts: [i64; 10],
-    sprt_llr: Option<f64>,
-    sprt_state: Option<String>,
-    spsa_state: Option<String>,
+    /// The kind's name, checked against the spec's kind.
+    kind: String,
+    /// The kind's progress as it stored it.
+    progress: Option<String>,
     created_ms: i64,
     updated_ms: i64,
     in_flight: i64,
@@ -226,47 +210,39 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<Raw> {
         state: r.get(2)?,
         target_pairs: r.get(3)?,
         counts,
-        sprt_llr: r.get(14)?,
-        sprt_state: r.get(15)?,
-        spsa_state: r.get(16)?,
-        created_ms: r.get(17)?,
-        updated_ms: r.get(18)?,
-        in_flight: r.get(19)?,
-        verifies: r.get(20)?,
-        verified_by: r.get(21)?,
-        author: r.get(22)?,
-        rejection: r.get(23)?,
-        share: r.get(24)?,
+        kind: r.get(14)?,
+        progress: r.get(15)?,
+        created_ms: r.get(16)?,
+        updated_ms: r.get(17)?,
+        in_flight: r.get(18)?,
+        verifies: r.get(19)?,
+        verified_by: r.get(20)?,
+        author: r.get(21)?,
+        rejection: r.get(22)?,
+        share: r.get(23)?,
     })
 }
 
 impl Raw {
-    /// The run, with its kind's progress (variants' totals read from `conn`).
-    fn into_status(self, conn: &Connection) -> Result<RunStatus, StoreError> {
+    /// The run, with its kind's progress as its kind reads it back.
+    fn into_status(self) -> Result<RunStatus, StoreError> {
         let spec: RunSpec = from_json(&format!("runs.spec of run {}", self.id), &self.spec)?;
         let state = RunState::parse(&self.state)
             .ok_or_else(|| StoreError::Schema(format!("unknown run state {:?}", self.state)))?;
+        if RunKind::parse(&self.kind) != Some(spec.kind.kind()) {
+            return Err(StoreError::Schema(format!(
+                "runs.kind of run {} is {:?}, its spec's kind {:?}",
+                self.id,
+                self.kind,
+                spec.kind.kind().as_str()
+            )));
+        }
         let [pairs, ll, ld, dd, dw, ww, wins, draws, losses, plies] = self.counts.map(count);
-        let ops = spec.kind.ops();
-        let progress = if let Some(test) = ops.sprt() {
-            Progress::Sprt(match (self.sprt_llr, self.sprt_state.as_deref()) {
-                (Some(llr), Some(token)) => Some(SprtOutcome {
-                    llr,
-                    lower_bound: test.lower_bound(),
-                    upper_bound: test.upper_bound(),
-                    state: parse_sprt_state(token)?,
-                }),
-                _ => None,
-            })
-        } else if !ops.variants().is_empty() {
-            Progress::Variants(variant_totals(conn, self.id as u64, ops.variants())?)
-        } else if ops.kind() == RunKind::Datagen {
-            Progress::Datagen(super::variants::load_one(conn, self.id as u64, 0)?.map(Box::new))
-        } else if let Some(text) = self.spsa_state.as_deref() {
-            Progress::Spsa(Box::new(serde_json::from_str(text)?))
-        } else {
-            Progress::Totals
-        };
+        let stored = self.progress.map(StoredProgress::from_stored);
+        let progress = spec
+            .kind
+            .ops()
+            .read_progress(self.id as u64, stored.as_ref())?;
         Ok(RunStatus {
             id: self.id as u64,
             spec,
@@ -302,15 +278,6 @@ fn share(stored: i64) -> Result<u32, StoreError> {
         .ok()
         .filter(|&s| s > 0)
         .ok_or_else(|| StoreError::Schema(format!("invalid share {stored}")))
-}
-
-fn parse_sprt_state(token: &str) -> Result<SprtState, StoreError> {
-    match token {
-        "continue" => Ok(SprtState::Continue),
-        "accepted_h0" => Ok(SprtState::AcceptedH0),
-        "accepted_h1" => Ok(SprtState::AcceptedH1),
-        _ => Err(StoreError::Schema(format!("unknown sprt state {token:?}"))),
-    }
 }
 
 /// Sets the run's state and cancels its active leases if it is no longer
@@ -421,43 +388,36 @@ pub fn reset_totals(conn: &Connection, id: u64) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Stores the SPRT state after a counted result and its history row (a
-/// recount replaces the row of the result that caused it).
-fn save_sprt(
+/// Stores a point of the SPRT's LLR history: `llr` after the counted result
+/// of lease `lease_id`, with the run's `pairs` then (a recount replaces the
+/// point of the result that caused it).
+fn save_llr(
     conn: &Connection,
     id: u64,
     lease_id: u64,
     pairs: u64,
-    outcome: &SprtOutcome,
+    llr: f64,
     now: i64,
 ) -> Result<(), StoreError> {
-    conn.prepare_cached("UPDATE runs SET sprt_llr = ?2, sprt_state = ?3 WHERE id = ?1")?
-        .execute(params![id as i64, outcome.llr, outcome.state.as_str()])?;
     conn.prepare_cached(
         "INSERT OR REPLACE INTO sprt_history (lease_id, run_id, pairs, llr, unix_ms)
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
-    .execute(params![
-        lease_id as i64,
-        id as i64,
-        pairs as i64,
-        outcome.llr,
-        now
-    ])?;
+    .execute(params![lease_id as i64, id as i64, pairs as i64, llr, now])?;
     Ok(())
 }
 
-/// Stores θ after an applied result and its history row.
-fn save_spsa(
+/// Stores a point of the tune's θ history: θ after the applied result
+/// `outcome` of lease `lease_id`, `iter` pairs applied.
+fn save_theta(
     conn: &Connection,
     id: u64,
     lease_id: u64,
-    state: &SpsaState,
+    iter: u64,
+    theta: &[f64],
     outcome: &Totals,
     now: i64,
 ) -> Result<(), StoreError> {
-    conn.prepare_cached("UPDATE runs SET spsa_state = ?2 WHERE id = ?1")?
-        .execute(params![id as i64, serde_json::to_string(state)?])?;
     conn.prepare_cached(
         "INSERT INTO spsa_history (lease_id, run_id, iter, wins, draws, losses, theta, unix_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -465,11 +425,11 @@ fn save_spsa(
     .execute(params![
         lease_id as i64,
         id as i64,
-        state.iter as i64,
+        iter as i64,
         outcome.wdl.wins as i64,
         outcome.wdl.draws as i64,
         outcome.wdl.losses as i64,
-        serde_json::to_string(&state.theta())?,
+        serde_json::to_string(theta)?,
         now
     ])?;
     Ok(())
@@ -595,6 +555,10 @@ mod tests {
     use super::*;
 
     fn stored(rules: &str) -> Result<RunStatus, StoreError> {
+        stored_as(rules, "games")
+    }
+
+    fn stored_as(rules: &str, kind: &str) -> Result<RunStatus, StoreError> {
         let mut conn = Connection::open_in_memory().unwrap();
         super::super::migrations::migrate(&mut conn).unwrap();
         let spec = format!(
@@ -606,11 +570,58 @@ mod tests {
         );
         conn.execute(
             "INSERT INTO runs (spec, kind, priority, state, created_ms, updated_ms)
-             VALUES (?1, 'games', 0, 'active', 1, 1)",
-            [spec],
+             VALUES (?1, ?2, 0, 'active', 1, 1)",
+            [spec.as_str(), kind],
         )
         .unwrap();
         load(&conn, 1)
+    }
+
+    #[test]
+    fn the_kind_column_is_checked_against_the_spec_when_a_run_is_read() {
+        assert_eq!(
+            stored_as("standard", "games").unwrap().progress,
+            Default::default()
+        );
+        for kind in ["sprt", "sixth"] {
+            let err = stored_as("standard", kind).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("runs.kind of run 1 is {kind:?}")) && err.contains("games"),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_kind_writes_its_progress_whole_and_reads_it_back() {
+        use crate::runs::{Progress, StoredProgress};
+        let conn = super::super::migrations::memory();
+        let spec = r#"{"name":"s","priority":0,"batch_pairs":2,"settings":{"limit":{"nodes":200},
+            "hash_mb":1,"rules":"standard","openings":{"builtin":{"random_plies":4}},"seed":1,
+            "adjudication":{"resign_cp":0,"resign_moves":0,"draw_cp":0,"draw_moves":0,
+            "draw_after_move":0,"max_plies":0}},"kind":{"sprt":{"dev_params":{},
+            "base_params":{},"sprt":{"elo0":0.0,"elo1":5.0,"alpha":0.05,"beta":0.05,
+            "model":"normalized"},"max_pairs":null}}}"#;
+        conn.execute(
+            "INSERT INTO runs (spec, kind, priority, state, created_ms, updated_ms)
+             VALUES (?1, 'sprt', 0, 'active', 1, 1)",
+            [spec],
+        )
+        .unwrap();
+        assert_eq!(load(&conn, 1).unwrap().progress, Progress::Sprt(None));
+        let llr = 0.012_516_499_155_219_102;
+        let json = format!(r#"{{"llr":{llr},"state":"accepted_h1"}}"#);
+        let effects = vec![Effect::Progress(StoredProgress::from_stored(json))];
+        save_effects(&conn, 1, None, effects, 2).unwrap();
+        let outcome = load(&conn, 1).unwrap().progress.sprt().copied().unwrap();
+        assert_eq!(
+            (outcome.llr, outcome.state),
+            (llr, crate::stats::sprt::SprtState::AcceptedH1)
+        );
+        conn.execute("UPDATE runs SET progress = '{\"llr\":1}' WHERE id = 1", [])
+            .unwrap();
+        let err = load(&conn, 1).unwrap_err().to_string();
+        assert!(err.contains("runs.progress of run 1"), "{err}");
     }
 
     #[test]
