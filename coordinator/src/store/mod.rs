@@ -60,7 +60,7 @@ pub mod leases;
 pub mod migrations;
 pub mod runs;
 pub mod serving;
-pub mod sessions;
+pub(crate) mod sessions;
 pub mod speeds;
 pub mod tokens;
 pub mod users;
