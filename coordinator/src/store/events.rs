@@ -65,12 +65,6 @@ pub fn log(
     Ok(())
 }
 
-/// Records a change made with the command line on the database file
-/// ([`Actor::cli`]), now.
-pub fn log_cli(conn: &Connection, kind: EventKind, detail: &str) -> Result<(), StoreError> {
-    log(conn, &Actor::cli(), kind, None, detail, super::now_ms())
-}
-
 /// The events `filter` selects, newest first.
 pub fn list(conn: &Connection, filter: &EventFilter) -> Result<Vec<Event>, StoreError> {
     let mut sql = "SELECT id, time_ms, actor, kind, run_id, detail FROM events WHERE 1".to_owned();

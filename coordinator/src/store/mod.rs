@@ -49,7 +49,7 @@ pub mod batch;
 pub mod blobs;
 pub mod build_failures;
 pub mod engines;
-pub mod events;
+pub(crate) mod events;
 pub mod game_codec;
 pub mod games;
 pub mod health;
