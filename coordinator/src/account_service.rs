@@ -11,11 +11,10 @@ use tonic::{Request, Response, Status};
 use xq_proto::pb;
 use xq_proto::pb::account_service_server::AccountService;
 
-use crate::accounts::Accounts;
 use crate::auth::sign_in::SignInError;
-use crate::auth::{Authenticator, Principal, Role, caller, tokens};
+use crate::auth::{Authenticator, Role, caller, tokens};
 use crate::events::Actor;
-use crate::store::{tokens as token_rows, users};
+use crate::service::accounts::{self, Accounts};
 
 /// Longest password `Login` takes, in bytes.
 pub const MAX_PASSWORD: usize = 1024;
@@ -36,17 +35,6 @@ impl AccountServer {
 
 fn bad(field: &str, reason: impl std::fmt::Display) -> Status {
     xq_proto::Invalid::new(field, reason).into()
-}
-
-/// The user a caller's token belongs to; a token without one (local
-/// mode's, the tests') may not manage tokens.
-fn user_of(principal: &Principal) -> Result<u64, Status> {
-    principal.user.ok_or_else(|| {
-        Status::permission_denied(format!(
-            "token {} belongs to no user; sign in with `xq-coordinator login`",
-            xq_proto::quote(&principal.name)
-        ))
-    })
 }
 
 /// A new token's text, or INTERNAL if the OS random source failed.
@@ -81,13 +69,13 @@ impl AccountService for AccountServer {
             password,
             token_name,
         } = request.into_inner();
-        if user.is_empty() || user.len() > users::MAX_NAME {
+        if user.is_empty() || user.len() > accounts::MAX_USER_NAME {
             return Err(bad(
                 "user",
                 format!(
                     "{} must be 1 to {} bytes",
                     xq_proto::quote(&user),
-                    users::MAX_NAME
+                    accounts::MAX_USER_NAME
                 ),
             ));
         }
@@ -105,7 +93,7 @@ impl AccountService for AccountServer {
         } else {
             token_name
         };
-        token_rows::check_name(&name)?;
+        accounts::check_token_name(&name)?;
         let signed = match self.auth.sign_in(&user, &password, from).await {
             Ok(signed) => signed,
             Err(e) => {
@@ -120,7 +108,7 @@ impl AccountService for AccountServer {
         };
         let row = self
             .accounts
-            .create(actor, signed.id, name, Role::Personal, tokens::hash(&token))
+            .create_token(actor, name, Role::Personal, tokens::hash(&token))
             .await?;
         tracing::info!(user = %signed.name, token = %row.name, %from, "signed in");
         Ok(Response::new(pb::LoginResponse {
@@ -135,21 +123,14 @@ impl AccountService for AccountServer {
         request: Request<pb::CreateTokenRequest>,
     ) -> Result<Response<pb::CreateTokenResponse>, Status> {
         let principal = caller(&request)?;
-        let user = user_of(&principal)?;
+        let actor = Actor::from(&principal);
         let pb::CreateTokenRequest { name, role } = request.into_inner();
         let role = pb::TokenRole::try_from(role).unwrap_or(pb::TokenRole::Unspecified);
         let role = Role::try_from(role)?;
-        token_rows::check_name(&name)?;
         let token = new_token()?;
         let row = self
             .accounts
-            .create(
-                Actor::from(&principal),
-                user,
-                name,
-                role,
-                tokens::hash(&token),
-            )
+            .create_token(actor, name, role, tokens::hash(&token))
             .await?;
         tracing::info!(token = %row.name, role = role.as_str(), by = %principal.name, "token made");
         Ok(Response::new(pb::CreateTokenResponse {
@@ -162,9 +143,9 @@ impl AccountService for AccountServer {
         &self,
         request: Request<pb::ListTokensRequest>,
     ) -> Result<Response<pb::ListTokensResponse>, Status> {
-        let user = user_of(&caller(&request)?)?;
+        let actor = Actor::from(&caller(&request)?);
         let pb::ListTokensRequest { all_users } = request.into_inner();
-        let rows = self.accounts.list(user, all_users).await?;
+        let rows = self.accounts.tokens(&actor, all_users).await?;
         Ok(Response::new(pb::ListTokensResponse {
             tokens: rows.into_iter().map(Into::into).collect(),
         }))
@@ -175,21 +156,20 @@ impl AccountService for AccountServer {
         request: Request<pb::RevokeTokenRequest>,
     ) -> Result<Response<pb::RevokeTokenResponse>, Status> {
         let principal = caller(&request)?;
-        let user = user_of(&principal)?;
         let pb::RevokeTokenRequest { name } = request.into_inner();
-        if name.is_empty() || name.len() > token_rows::MAX_NAME {
+        if name.is_empty() || name.len() > accounts::MAX_TOKEN_NAME {
             return Err(bad(
                 "name",
                 format!(
                     "{} must be 1 to {} bytes",
                     xq_proto::quote(&name),
-                    token_rows::MAX_NAME
+                    accounts::MAX_TOKEN_NAME
                 ),
             ));
         }
         let revoked = self
             .accounts
-            .revoke(Actor::from(&principal), user, name.clone())
+            .revoke_token(Actor::from(&principal), name.clone())
             .await?;
         tracing::info!(token = %name, by = %principal.name, revoked, "token revoked");
         Ok(Response::new(pb::RevokeTokenResponse { revoked }))

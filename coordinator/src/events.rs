@@ -1,8 +1,9 @@
 //! Who did what, as values: every create, approval, change, stop, resume,
 //! worker exclusion, user change, token change and registration of an
-//! engine or asset is an [`Event`] with its
+//! engine, asset or worker release is an [`Event`] with its
 //! time, actor, target and the change, written by the store in the same
-//! transaction as the change itself (`store::events`).
+//! transaction as the change itself (`store::events`), which the services
+//! (`crate::service`) open.
 
 use serde::Serialize;
 
@@ -32,11 +33,13 @@ pub enum EventKind {
     Engine,
     /// An asset was registered.
     Asset,
+    /// A worker release was registered, or made required.
+    WorkerRelease,
 }
 
 impl EventKind {
     /// Every kind, in the order filters list them.
-    pub const ALL: [EventKind; 11] = [
+    pub const ALL: [EventKind; 12] = [
         EventKind::Create,
         EventKind::Approve,
         EventKind::Reject,
@@ -48,6 +51,7 @@ impl EventKind {
         EventKind::Token,
         EventKind::Engine,
         EventKind::Asset,
+        EventKind::WorkerRelease,
     ];
 
     /// The stored and printed name.
@@ -64,6 +68,7 @@ impl EventKind {
             EventKind::Token => "token",
             EventKind::Engine => "engine",
             EventKind::Asset => "asset",
+            EventKind::WorkerRelease => "worker_release",
         }
     }
 

@@ -35,7 +35,7 @@ pub struct ViewParts {
     /// Whether `/sign-up` makes accounts.
     pub open_sign_up: bool,
     /// How many bytes of blobs one user's uploads may store (the upload form).
-    pub upload_quota: crate::registry::uploads::UploadQuota,
+    pub upload_quota: crate::service::registry::UploadQuota,
 }
 
 /// An HTTP view the server runs next to its gRPC services.

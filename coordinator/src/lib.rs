@@ -29,11 +29,15 @@
 //! * [`convert`]: wire ↔ domain for the coordinator's own messages (run
 //!   specs and settings, statuses, lease states); the contract shared with
 //!   workers converts in `xq_proto`.
-//! * [`accounts`]: a user's own tokens, made, listed and revoked through
-//!   the wire, each change one transaction with its event.
-//! * [`registry`]: engines and assets from anywhere: blobs uploaded as they
-//!   arrive, never whole in memory, and registered under names that belong
-//!   to their owner; [`registry_service`]: its gRPC service.
+//! * [`service`]: the core's operations as services every door calls:
+//!   [`service::accounts`] (users, tokens, sessions, what sign-in reads),
+//!   [`service::registry`] (engines and assets from anywhere: blobs
+//!   uploaded as they arrive, never whole in memory, and registered under
+//!   names that belong to their owner; worker releases),
+//!   [`service::events`] (the log, read). Each change is one transaction
+//!   with its event and one permission check.
+//! * [`registry`]: the registry's wire form; [`registry_service`]: its gRPC
+//!   service.
 //! * [`server`]: the thin tonic services, `run(listener, db, shutdown)`, and
 //!   the one place store errors become statuses; [`account_service`]: the
 //!   account service (`Login` without a token, a user's own tokens);
@@ -58,7 +62,6 @@
 
 pub mod access;
 pub mod account_service;
-pub mod accounts;
 pub mod archive;
 pub mod auth;
 pub mod book;
@@ -80,6 +83,7 @@ pub mod run_args;
 pub mod runs;
 pub mod scheduler;
 pub mod server;
+pub mod service;
 pub mod shutdown;
 pub mod spin_options;
 pub mod standard;

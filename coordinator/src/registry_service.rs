@@ -1,15 +1,12 @@
 //! The registry service on the wire: `UploadBlob` (a client stream written
-//! to the store as it arrives, [`crate::registry::uploads`]), `AddEngine`
-//! and `AddAsset` for a personal token of a user, `ListEngines`,
+//! to the store as it arrives, [`crate::service::registry::uploads`]),
+//! `AddEngine` and `AddAsset` for a personal token of a user, `ListEngines`,
 //! `ListAssets` and `DownloadBlob` for any token. The auth layer has
-//! checked the token's role; the handlers check that it has a user.
+//! checked the token's role; the registry service checks that it has a
+//! user.
 
-use std::pin::Pin;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
-use tokio_stream::Stream;
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 use xq_proto::Invalid;
 use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader};
@@ -17,54 +14,31 @@ use xq_proto::pb;
 use xq_proto::pb::registry_service_server::RegistryService;
 use xq_proto::pb::upload_blob_request::Part;
 
-use crate::auth::{Principal, caller};
+use crate::auth::caller;
 use crate::events::Actor;
-use crate::registry::Registrar;
-use crate::registry::uploads::{Begun, UploadError, Uploads};
-use crate::store::assets::{self, NewAsset};
-use crate::store::engines::{self, NewEngine};
-use crate::store::worker_releases::{self, NewRelease};
-use crate::store::{Store, blobs};
+use crate::service::registry::{Begun, NewAsset, NewEngine, NewRelease, Registry, UploadError};
+use crate::store::Store;
+
+pub use crate::service::registry::BlobStream;
 
 /// How long an upload may send nothing before it is dropped.
 pub const UPLOAD_IDLE: Duration = Duration::from_secs(60);
 
-/// Chunks of a blob download read ahead of the network (of
-/// [`BLOB_CHUNK_BYTES`] each, well below gRPC's 4 MiB limit).
-const BLOB_QUEUE_CHUNKS: usize = 4;
-
-/// A blob download's stream of chunks.
-pub type BlobStream = Pin<Box<dyn Stream<Item = Result<pb::BlobChunk, Status>> + Send>>;
-
 /// The registry service's state.
 #[derive(Debug)]
 pub struct RegistryServer {
-    uploads: Uploads,
-    registrar: Registrar,
+    /// Uploads and registrations, on the write store.
+    registry: Registry,
     /// Lists and downloads read here, not on the writer's queue.
-    reader: Store,
+    reader: Registry,
 }
 
 impl RegistryServer {
-    pub fn new(uploads: Uploads, registrar: Registrar, reader: Store) -> Self {
-        RegistryServer {
-            uploads,
-            registrar,
-            reader,
-        }
+    /// Writes through `registry`, reads through `reader` (the same on a
+    /// read connection).
+    pub fn new(registry: Registry, reader: Registry) -> Self {
+        RegistryServer { registry, reader }
     }
-}
-
-/// The user a caller's token belongs to; a token without one (local mode's,
-/// the tests') may not upload or register.
-fn user_of(principal: &Principal) -> Result<u64, Status> {
-    principal.user.ok_or_else(|| {
-        Status::permission_denied(format!(
-            "token {} belongs to no user; uploads and registrations need a user's personal \
-             token (`xq-coordinator login`)",
-            xq_proto::quote(&principal.name)
-        ))
-    })
 }
 
 impl From<UploadError> for Status {
@@ -103,41 +77,12 @@ async fn next_part(stream: &mut Streaming<pb::UploadBlobRequest>) -> Result<Opti
     }
 }
 
-/// Streams the stored blob `sha256` from `store`: NOT_FOUND when it is not
-/// stored. Chunks are read one at a time, each in its own store call, and
-/// sent through a short queue: a download holds at most a few chunks in
-/// memory and never the store's connection for longer than one read.
+/// Streams the stored blob `sha256` from `store` (see
+/// [`Registry::download`]).
 pub async fn download(store: &Store, sha256: String) -> Result<BlobStream, Status> {
-    if !xq_proto::is_sha256_hex(&sha256) {
-        return Err(Status::invalid_argument(format!(
-            "invalid sha256: {} is not 64 lowercase hex digits",
-            xq_proto::quote(&sha256)
-        )));
-    }
-    let sha = sha256.clone();
-    let size = store
-        .call(move |conn| blobs::size(conn, &sha))
-        .await?
-        .ok_or_else(|| Status::not_found(format!("no engine or asset with sha256 {sha256}")))?;
-    let (tx, rx) = mpsc::channel(BLOB_QUEUE_CHUNKS);
-    let store = store.clone();
-    tokio::spawn(async move {
-        for seq in 0..xq_proto::blob::chunk_count(size) {
-            let sha = sha256.clone();
-            let chunk = match store.call(move |conn| blobs::chunk(conn, &sha, seq)).await {
-                Ok(Some(data)) => Ok(pb::BlobChunk { data, size }),
-                Ok(None) => Err(Status::data_loss(format!(
-                    "blob {sha256} lacks its chunk {seq}"
-                ))),
-                Err(e) => Err(Status::from(e)),
-            };
-            let failed = chunk.is_err();
-            if tx.send(chunk).await.is_err() || failed {
-                return;
-            }
-        }
-    });
-    Ok(Box::pin(ReceiverStream::new(rx)))
+    Registry::new(store.clone(), Default::default())
+        .download(sha256)
+        .await
 }
 
 #[tonic::async_trait]
@@ -147,7 +92,7 @@ impl RegistryService for RegistryServer {
         request: Request<Streaming<pb::UploadBlobRequest>>,
     ) -> Result<Response<pb::UploadBlobResponse>, Status> {
         let principal = caller(&request)?;
-        let user = user_of(&principal)?;
+        let actor = Actor::from(&principal);
         let mut stream = request.into_inner();
         let header = match next_part(&mut stream).await? {
             Some(Part::Header(header)) => BlobHeader::try_from(header)?,
@@ -156,7 +101,7 @@ impl RegistryService for RegistryServer {
             }
         };
         let (sha256, size) = (header.sha256.clone(), header.size);
-        let mut writer = match self.uploads.begin(header, user).await? {
+        let mut writer = match self.registry.begin_upload(&actor, header).await? {
             Begun::Stored { size } => {
                 tracing::info!(%sha256, size, by = %principal.name, "upload: stored already");
                 return Ok(Response::new(pb::UploadBlobResponse {
@@ -209,11 +154,10 @@ impl RegistryService for RegistryServer {
         request: Request<pb::AddEngineRequest>,
     ) -> Result<Response<pb::AddEngineResponse>, Status> {
         let principal = caller(&request)?;
-        let user = user_of(&principal)?;
         let new = NewEngine::try_from(request.into_inner())?;
         let entry = self
-            .registrar
-            .add_engine(Actor::from(&principal), user, new)
+            .registry
+            .add_engine(Actor::from(&principal), new)
             .await?;
         tracing::info!(engine = %entry.engine.name, sha256 = %entry.engine.sha256, by = %principal.name, "engine registered");
         Ok(Response::new(pb::AddEngineResponse {
@@ -226,26 +170,10 @@ impl RegistryService for RegistryServer {
         request: Request<pb::AddAssetRequest>,
     ) -> Result<Response<pb::AddAssetResponse>, Status> {
         let principal = caller(&request)?;
-        let user = user_of(&principal)?;
         let pb::AddAssetRequest { name, sha256, size } = request.into_inner();
-        assets::check_name(&name)?;
-        if !xq_proto::is_sha256_hex(&sha256) {
-            return Err(Invalid::new(
-                "sha256",
-                format!(
-                    "{} is not 64 lowercase hex digits",
-                    xq_proto::quote(&sha256)
-                ),
-            )
-            .into());
-        }
         let (asset, existed) = self
-            .registrar
-            .add_asset(
-                Actor::from(&principal),
-                user,
-                NewAsset { name, sha256, size },
-            )
+            .registry
+            .add_asset(Actor::from(&principal), NewAsset { name, sha256, size })
             .await?;
         tracing::info!(asset = %asset.name, sha256 = %asset.sha256, existed, by = %principal.name, "asset registered");
         Ok(Response::new(pb::AddAssetResponse {
@@ -258,7 +186,7 @@ impl RegistryService for RegistryServer {
         &self,
         _request: Request<pb::ListEnginesRequest>,
     ) -> Result<Response<pb::ListEnginesResponse>, Status> {
-        let entries = self.reader.call(|conn| engines::list(conn)).await?;
+        let entries = self.reader.engines().await?;
         Ok(Response::new(pb::ListEnginesResponse {
             engines: entries.into_iter().map(Into::into).collect(),
         }))
@@ -268,7 +196,7 @@ impl RegistryService for RegistryServer {
         &self,
         _request: Request<pb::ListAssetsRequest>,
     ) -> Result<Response<pb::ListAssetsResponse>, Status> {
-        let found = self.reader.call(|conn| assets::list(conn)).await?;
+        let found = self.reader.assets().await?;
         Ok(Response::new(pb::ListAssetsResponse {
             assets: found.into_iter().map(Into::into).collect(),
         }))
@@ -281,7 +209,7 @@ impl RegistryService for RegistryServer {
         request: Request<pb::DownloadBlobRequest>,
     ) -> Result<Response<BlobStream>, Status> {
         let pb::DownloadBlobRequest { sha256 } = request.into_inner();
-        Ok(Response::new(download(&self.reader, sha256).await?))
+        Ok(Response::new(self.reader.download(sha256).await?))
     }
 
     async fn add_worker_release(
@@ -289,12 +217,11 @@ impl RegistryService for RegistryServer {
         request: Request<pb::AddWorkerReleaseRequest>,
     ) -> Result<Response<pb::AddWorkerReleaseResponse>, Status> {
         let principal = caller(&request)?;
-        let user = user_of(&principal)?;
         let pb::AddWorkerReleaseRequest { release } = request.into_inner();
         let new = NewRelease::try_from(xq_proto::required("release", release)?)?;
         let (release, existed) = self
-            .registrar
-            .add_worker_release(Actor::from(&principal), user, new)
+            .registry
+            .add_worker_release(Actor::from(&principal), new)
             .await?;
         tracing::info!(version = %release.version, target = %release.target, required = release.required, existed, by = %principal.name, "worker release registered");
         Ok(Response::new(pb::AddWorkerReleaseResponse {
@@ -307,10 +234,7 @@ impl RegistryService for RegistryServer {
         &self,
         _request: Request<pb::ListWorkerReleasesRequest>,
     ) -> Result<Response<pb::ListWorkerReleasesResponse>, Status> {
-        let (releases, required) = self
-            .reader
-            .call(|conn| worker_releases::listing(conn))
-            .await?;
+        let (releases, required) = self.reader.worker_releases().await?;
         Ok(Response::new(pb::ListWorkerReleasesResponse {
             releases: releases.into_iter().map(Into::into).collect(),
             required_version: required.map(|v| v.to_string()).unwrap_or_default(),

@@ -9,9 +9,10 @@ use tonic::metadata::MetadataValue;
 use xq_proto::worker_version::{self, REQUIRED_VERSION_KEY, WORKER_ID_KEY};
 use xq_proto::{Invalid, WorkerVersion, pb};
 
-use crate::store::worker_releases::{self, NewRelease, Release};
+use crate::service::registry::{NewRelease, Registry, Release, UploadQuota};
+use crate::store::worker_releases;
 use crate::store::worker_versions::{self, TooOld, UpdateState, WorkerVersionRow};
-use crate::store::{Store, StoreError, now_ms};
+use crate::store::{Store, StoreError};
 
 /// How far back `report` lists the cluster's workers: a day, in ms.
 pub const RECENT_MS: i64 = 24 * 3600 * 1000;
@@ -24,22 +25,22 @@ pub const MAX_REASON_BYTES: usize = 256;
 /// updates (on the write store).
 #[derive(Debug, Clone)]
 pub struct Releases {
-    store: Store,
-    reader: Store,
+    registry: Registry,
+    reader: Registry,
 }
 
 impl Releases {
     /// Writes to `store`, reads `reader` (e.g. [`Store::reader`] of it).
     pub fn new(store: Store, reader: Store) -> Self {
-        Releases { store, reader }
+        Releases {
+            registry: Registry::new(store, UploadQuota::default()),
+            reader: Registry::new(reader, UploadQuota::default()),
+        }
     }
 
     /// `Ok` when worker `id` may work; its too-old refusal otherwise.
     pub async fn check(&self, id: u64) -> Result<(), Status> {
-        let old = self
-            .reader
-            .call(move |conn| worker_versions::too_old(conn, id))
-            .await?;
+        let old = self.reader.too_old(id).await?;
         match old {
             Some(old) => Err(refusal(&old)),
             None => Ok(()),
@@ -49,15 +50,7 @@ impl Releases {
     /// The newest release for `target` and the required version.
     pub async fn for_target(&self, target: String) -> Result<pb::GetWorkerReleaseResponse, Status> {
         worker_version::check_target("target", &target)?;
-        let (release, required) = self
-            .reader
-            .call(move |conn| {
-                Ok((
-                    worker_releases::for_target(conn, &target)?,
-                    worker_releases::required(conn)?,
-                ))
-            })
-            .await?;
+        let (release, required) = self.reader.worker_release_and_required(target).await?;
         Ok(pb::GetWorkerReleaseResponse {
             release: release.map(Into::into),
             required_version: required.map(|v| v.to_string()).unwrap_or_default(),
@@ -79,11 +72,7 @@ impl Releases {
             .into());
         }
         tracing::warn!(worker_id = id, to = ?to.as_ref().map(ToString::to_string), %reason, "a worker's update failed");
-        self.store
-            .call(move |conn| {
-                worker_versions::record_failure(conn, id, to.as_ref(), &reason, now_ms())
-            })
-            .await?;
+        self.registry.update_failed(id, to, reason).await?;
         Ok(())
     }
 }

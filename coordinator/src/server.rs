@@ -25,7 +25,6 @@ use xq_proto::pb::worker_service_server::{WorkerService, WorkerServiceServer};
 use xq_proto::{BatchOutcome, Invalid, required};
 
 use crate::account_service::AccountServer;
-use crate::accounts::Accounts;
 use crate::auth::owners::Owners;
 use crate::auth::sign_in::SignInLimits;
 use crate::auth::{AuthLayer, Authenticator, EphemeralToken, Principal, RateLimits, caller};
@@ -35,12 +34,12 @@ use crate::game_export::{self, GameQuery};
 use crate::http::{Http, ViewParts};
 use crate::metrics::{GrpcMetricsLayer, Metrics};
 use crate::preface::{ConnectionTimeouts, PrefaceDeadline};
-use crate::registry::Registrar;
-use crate::registry::uploads::{self, UploadQuota, Uploads};
 use crate::registry_service::{self, BlobStream, RegistryServer};
 use crate::releases::Releases;
 use crate::runs::{RunChange, RunSpec, RunState};
 use crate::scheduler::{Scheduler, SchedulerConfig};
+use crate::service::accounts::Accounts;
+use crate::service::registry::{Registry, UploadQuota};
 use crate::shutdown::Shutdown;
 use crate::standard::health::HealthProbe;
 use crate::standard::{self, reflection};
@@ -204,18 +203,14 @@ pub async fn run_with_web(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServerError> {
     let (signal, fire) = Shutdown::new(shutdown);
-    let leftovers = uploads::discard_leftovers(&store).await?;
+    let registry = Registry::new(store.clone(), config.upload_quota);
+    let leftovers = registry.discard_leftover_uploads().await?;
     if leftovers > 0 {
         tracing::warn!(leftovers, "deleted uploads a stop cut off");
     }
     let metrics = Arc::new(Metrics::new(store.metrics()));
     let reader = store.reader()?;
-    let stored = reader
-        .call(|conn| crate::store::tokens::list(conn))
-        .await?
-        .iter()
-        .filter(|t| t.revoked_ms.is_none())
-        .count();
+    let stored = Accounts::new(reader.clone()).working_tokens().await?;
     if stored == 0 && config.tokens.is_empty() {
         tracing::warn!(
             "no access tokens: every call will be refused; make one with `xq-coordinator token add`"
@@ -255,9 +250,8 @@ pub async fn run_with_web(
     };
     let export_reader = store.reader()?;
     let registry = RegistryServer::new(
-        Uploads::new(store.clone(), config.upload_quota),
-        Registrar::new(store.clone()),
-        store.reader()?,
+        registry,
+        Registry::new(store.reader()?, config.upload_quota),
     );
     let blobs = store.clone();
     let releases = Releases::new(store.clone(), store.reader()?);

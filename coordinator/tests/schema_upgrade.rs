@@ -9,14 +9,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use xq_coordinator::access::{Role, UserRole, passwords};
 use xq_coordinator::runs::{KindSpec, Progress, RunState, RunStatus, SpeedRule, VariantTotals};
 use xq_coordinator::stats::sprt::SprtState;
 use xq_coordinator::store::migrations::{self, MIGRATIONS};
 use xq_coordinator::store::{
-    Store, activity, assets, backup, blobs, build_failures, engines, leases, runs, sessions,
-    speeds, tokens, users, worker_releases, worker_versions, workers,
+    Store, activity, assets, backup, blobs, build_failures, engines, leases, runs, speeds, tokens,
+    users, worker_releases, worker_versions, workers,
 };
 use xq_proto::Arch;
 use xq_proto::capacity::{GameNeeds, SpeedMethod};
@@ -711,8 +711,18 @@ fn check_users(conn: &Connection, version: usize) {
         assert!(passwords::verify("fixture-password", &stored).unwrap());
     }
     // Version 17's sessions: the live one signs dev1 in, the ended one nobody.
-    let session = |byte: u8, at: i64| sessions::user(conn, &[byte; 32], at).unwrap();
-    let signed_in = session(0x19, 1_700_010_000_000).map(|u| u.name);
+    // (Plain SQL: sessions are the accounts service's, private to the core.)
+    let session = |byte: u8, at: i64| -> Option<String> {
+        conn.query_row(
+            "SELECT u.name FROM sessions s JOIN users u ON u.id = s.user_id
+             WHERE s.hash = ?1 AND s.expires_ms > ?2",
+            rusqlite::params![&[byte; 32][..], at],
+            |r| r.get(0),
+        )
+        .optional()
+        .unwrap()
+    };
+    let signed_in = session(0x19, 1_700_010_000_000);
     assert_eq!(signed_in.as_deref(), (version >= 17).then_some("dev1"));
     assert_eq!(session(0x18, 1_700_010_000_000), None);
 }

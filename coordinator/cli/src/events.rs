@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use anyhow::{Context, anyhow};
 use clap::Args;
 use xq_coordinator::events::{EventFilter, EventKind};
-use xq_coordinator::store::{Store, events, utc};
+use xq_coordinator::service::events::Events;
+use xq_coordinator::store::{Store, utc};
 use xq_proto::outln;
 
 /// `events [--user NAME] [--run ID] [--kind KIND]`.
@@ -22,7 +23,7 @@ pub struct EventsArgs {
     #[arg(long)]
     run: Option<u64>,
     /// Only this kind: create, approve, reject, modify, stop, resume,
-    /// exclude, user, token, engine or asset.
+    /// exclude, user, token, engine, asset or worker_release.
     #[arg(long)]
     kind: Option<String>,
     /// At most this many.
@@ -55,7 +56,7 @@ impl EventsArgs {
         let store = Store::open(&self.db)
             .with_context(|| format!("cannot open database {}", self.db.display()))?;
         let rt = tokio::runtime::Runtime::new().context("start the async runtime")?;
-        let rows = rt.block_on(store.call(move |conn| events::list(conn, &filter)))?;
+        let rows = rt.block_on(Events::new(store).list(filter))?;
         for e in rows {
             outln!(
                 "{}  {:<16} {:<8} {:<6} {}",

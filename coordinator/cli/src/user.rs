@@ -10,7 +10,8 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use xq_coordinator::access::{UserRole, passwords};
 use xq_coordinator::events::Actor;
-use xq_coordinator::store::{Store, now_ms, users, utc};
+use xq_coordinator::service::accounts::{Accounts, NewUser, UserChange};
+use xq_coordinator::store::{Store, utc};
 use xq_proto::outln;
 
 /// `user …`.
@@ -72,6 +73,7 @@ impl UserArgs {
         let store = Store::open(&self.db)
             .with_context(|| format!("cannot open database {}", self.db.display()))?;
         let rt = tokio::runtime::Runtime::new().context("start the async runtime")?;
+        let accounts = Accounts::new(store);
         match self.command {
             UserCommand::Add {
                 name,
@@ -84,19 +86,18 @@ impl UserArgs {
                 } else {
                     None
                 };
-                let stored = name.clone();
-                rt.block_on(store.call(move |conn| {
-                    let tx = conn.savepoint()?;
-                    let (actor, now) = (Actor::cli(), now_ms());
-                    users::add_logged(&tx, &actor, &stored, role, hash.as_deref(), trusted, now)?;
-                    tx.commit()?;
-                    Ok(())
-                }))
-                .with_context(|| format!("cannot add user {}", xq_proto::quote(&name)))?;
+                let new = NewUser {
+                    name: name.clone(),
+                    role,
+                    password_hash: hash,
+                    trusted,
+                };
+                rt.block_on(accounts.add_user(Actor::cli(), new))
+                    .with_context(|| format!("cannot add user {}", xq_proto::quote(&name)))?;
                 eprintln!("{} {name:?} added", role.as_str());
             }
             UserCommand::List => {
-                let rows = rt.block_on(store.call(|conn| users::list(conn)))?;
+                let rows = rt.block_on(accounts.users())?;
                 outln!(
                     "{:<24} {:<10} {:<8} {:<9} created",
                     "name",
@@ -120,14 +121,12 @@ impl UserArgs {
                 role,
                 trusted,
             } => {
-                let stored = name.clone();
-                rt.block_on(store.call(move |conn| {
-                    let tx = conn.savepoint()?;
-                    users::set_logged(&tx, &Actor::cli(), &stored, role, trusted, now_ms())?;
-                    tx.commit()?;
-                    Ok(())
-                }))
-                .with_context(|| format!("cannot change user {}", xq_proto::quote(&name)))?;
+                let change = UserChange {
+                    role: Some(role),
+                    trusted: Some(trusted),
+                };
+                rt.block_on(accounts.set_user(Actor::cli(), name.clone(), change))
+                    .with_context(|| format!("cannot change user {}", xq_proto::quote(&name)))?;
                 eprintln!("user {name:?} is now {}", role.as_str());
             }
         }

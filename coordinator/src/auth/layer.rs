@@ -17,14 +17,14 @@ use super::ratelimit::{RateLimiter, RateLimits};
 use super::sign_in::{SignInError, SignInGuard, SignInLimits};
 use super::tokens::{self, EphemeralToken};
 use super::{Permission, Principal, permission};
-use crate::store::users::User;
-use crate::store::{Store, tokens as token_rows};
+use crate::service::accounts::{Accounts, User};
+use crate::store::Store;
 
 /// Decides who a request comes from and whether it may proceed.
 #[derive(Debug)]
 pub struct Authenticator {
-    /// Read connection for token lookups.
-    reader: Store,
+    /// Token lookups and sign-in's reads, on a read connection.
+    reader: Accounts,
     ephemeral: Vec<EphemeralToken>,
     limiter: RateLimiter,
     sign_in: SignInGuard,
@@ -33,7 +33,7 @@ pub struct Authenticator {
 impl Authenticator {
     pub fn new(reader: Store, ephemeral: Vec<EphemeralToken>, limits: RateLimits) -> Self {
         Authenticator {
-            reader,
+            reader: Accounts::new(reader),
             ephemeral,
             limiter: RateLimiter::new(limits),
             sign_in: SignInGuard::default(),
@@ -147,14 +147,10 @@ impl Authenticator {
         if let Some(p) = found {
             return Ok(p);
         }
-        let stored = self
-            .reader
-            .call(move |conn| token_rows::lookup(conn, &hash))
-            .await
-            .map_err(|e| {
-                tracing::error!(error = %e, "token lookup failed");
-                Status::unavailable("cannot check the token now; retry")
-            })?;
+        let stored = self.reader.token(hash).await.map_err(|e| {
+            tracing::error!(error = %e, "token lookup failed");
+            Status::unavailable("cannot check the token now; retry")
+        })?;
         match stored {
             Some(found) => Ok(Principal {
                 key: found.id as i64,

@@ -10,12 +10,14 @@ use std::sync::Mutex;
 use tonic::Status;
 
 use super::Principal;
-use crate::store::{Store, StoreError, workers};
+use crate::service::accounts::Accounts;
+use crate::store::{Store, StoreError};
 
 /// The worker → token map.
 #[derive(Debug)]
 pub struct Owners {
-    reader: Store,
+    /// On the read connection.
+    reader: Accounts,
     /// `None`: a worker registered before tokens existed (any token may use it).
     known: Mutex<HashMap<u64, Option<i64>>>,
 }
@@ -23,7 +25,7 @@ pub struct Owners {
 impl Owners {
     pub fn new(reader: Store) -> Self {
         Owners {
-            reader,
+            reader: Accounts::new(reader),
             known: Mutex::new(HashMap::new()),
         }
     }
@@ -46,7 +48,7 @@ impl Owners {
             None => {
                 let found = self
                     .reader
-                    .call(move |conn| workers::token_key(conn, worker_id))
+                    .worker_token(worker_id)
                     .await
                     .map_err(|e: StoreError| Status::from(e))?;
                 if let Some(owner) = found {

@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use super::ratelimit::{Bucket, Rate};
 use crate::access::passwords;
-use crate::store::users::{self, User};
-use crate::store::{Store, StoreError};
+use crate::service::accounts::{Accounts, User};
+use crate::store::StoreError;
 
 /// Entries a counter map keeps before it drops stale ones.
 pub const MAX_ENTRIES: usize = 10_000;
@@ -97,7 +97,7 @@ impl SignInGuard {
     /// attempt from `from`.
     pub async fn sign_in(
         &self,
-        reader: &Store,
+        reader: &Accounts,
         name: &str,
         password: &str,
         from: IpAddr,
@@ -105,15 +105,7 @@ impl SignInGuard {
         let now = Instant::now();
         self.take_attempt(from, now)?;
         self.check_name(name, now)?;
-        let owned = name.to_owned();
-        let found = reader
-            .call(move |conn| {
-                let Some(user) = users::by_name(conn, &owned)? else {
-                    return Ok(None);
-                };
-                Ok(users::password_hash(conn, &owned)?.map(|hash| (user, hash)))
-            })
-            .await?;
+        let found = reader.password_of(name.to_owned()).await?;
         let (stored, user) = match found {
             Some((user, hash)) => (Some(hash), Some(user)),
             None => (DECOY.clone(), None),
@@ -209,27 +201,22 @@ mod tests {
 
     use super::*;
     use crate::access::UserRole;
-    use crate::store::{Store, now_ms};
+    use crate::events::Actor;
+    use crate::service::accounts::NewUser;
+    use crate::store::Store;
 
     const PASSWORD: &str = "correct horse";
 
-    async fn store_with_user() -> Store {
-        let store = Store::open_in_memory().unwrap();
-        let hash = passwords::hash(PASSWORD).unwrap();
-        store
-            .call(move |conn| {
-                users::insert(
-                    conn,
-                    "ana",
-                    UserRole::Developer,
-                    Some(&hash),
-                    false,
-                    now_ms(),
-                )
-            })
-            .await
-            .unwrap();
-        store
+    async fn store_with_user() -> Accounts {
+        let accounts = Accounts::new(Store::open_in_memory().unwrap());
+        let new = NewUser {
+            name: "ana".to_owned(),
+            role: UserRole::Developer,
+            password_hash: Some(passwords::hash(PASSWORD).unwrap()),
+            trusted: false,
+        };
+        accounts.add_user(Actor::cli(), new).await.unwrap();
+        accounts
     }
 
     fn ip(last: u8) -> IpAddr {

@@ -3,9 +3,8 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{StoreError, events};
+use super::StoreError;
 use crate::access::UserRole;
-use crate::events::{Actor, EventKind};
 
 /// A stored user, as `user list` and the pages show one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,46 +197,6 @@ pub fn set_role(
         ))),
         _ => Ok(()),
     }
-}
-
-/// Adds a user as [`insert`] does (approvers and admins are always
-/// trusted) and logs it as `actor`'s `user` event; call it inside the
-/// transaction. Returns the user's id.
-pub fn add_logged(
-    conn: &Connection,
-    actor: &Actor,
-    name: &str,
-    role: UserRole,
-    password_hash: Option<&str>,
-    trusted: bool,
-    now: i64,
-) -> Result<u64, StoreError> {
-    let trusted = trusted || role >= UserRole::Approver;
-    let id = insert(conn, name, role, password_hash, trusted, now)?;
-    let detail = format!("added {name} ({}{})", role.as_str(), trust(trusted));
-    events::log(conn, actor, EventKind::User, None, &detail, now)?;
-    Ok(id)
-}
-
-/// Sets a user's role and trust as [`set_role`] does (approvers and admins
-/// are always trusted) and logs it as `actor`'s `user` event; call it
-/// inside the transaction.
-pub fn set_logged(
-    conn: &Connection,
-    actor: &Actor,
-    name: &str,
-    role: UserRole,
-    trusted: bool,
-    now: i64,
-) -> Result<(), StoreError> {
-    let trusted = trusted || role >= UserRole::Approver;
-    set_role(conn, name, role, trusted)?;
-    let detail = format!("set {name} to {}{}", role.as_str(), trust(trusted));
-    events::log(conn, actor, EventKind::User, None, &detail, now)
-}
-
-fn trust(trusted: bool) -> &'static str {
-    if trusted { ", trusted" } else { "" }
 }
 
 #[cfg(test)]

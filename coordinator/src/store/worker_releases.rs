@@ -103,8 +103,8 @@ pub fn for_target(conn: &Connection, target: &str) -> Result<Option<Release>, St
     Ok(list(conn)?.into_iter().find(|r| r.target == target))
 }
 
-/// Registers the stored blob of `new` for the admin `owner`, logged as an
-/// `engine` event by `actor` at `now`, in the caller's transaction. Returns
+/// Registers the stored blob of `new` for the admin `owner`, logged as a
+/// `worker_release` event by `actor` at `now`, in the caller's transaction. Returns
 /// the release and whether it was registered with these bytes already (then
 /// only `required` may change, from false to true). Refused: a user who is
 /// not an admin, a blob that is not stored with `new.size` bytes, the same
@@ -149,7 +149,7 @@ pub fn register(
             events::log(
                 conn,
                 actor,
-                EventKind::Engine,
+                EventKind::WorkerRelease,
                 None,
                 &format!("{what} required"),
                 now,
@@ -198,7 +198,7 @@ pub fn register(
         new.sha256,
         new.size
     );
-    events::log(conn, actor, EventKind::Engine, None, &detail, now)?;
+    events::log(conn, actor, EventKind::WorkerRelease, None, &detail, now)?;
     let release = conn
         .query_row(
             &format!("{SELECT} WHERE r.target = ?1 AND r.version = ?2"),

@@ -25,11 +25,10 @@ use serde::Deserialize;
 use crate::Web;
 use crate::pages::{Page, WebError, page};
 use crate::session::{self, CsrfForm, Visitor};
-use xq_coordinator::access::UserRole;
 use xq_coordinator::access::passwords::{self, PasswordError};
 use xq_coordinator::auth::sign_in::SignInError;
-use xq_coordinator::events::{Actor, EventKind};
-use xq_coordinator::store::{StoreError, events, now_ms, users};
+use xq_coordinator::service::accounts::check_user_name;
+use xq_coordinator::store::StoreError;
 
 /// The TCP peer's address (unspecified when the server was not given it).
 #[derive(Debug, Clone, Copy)]
@@ -176,7 +175,7 @@ pub async fn sign_up(
     if let Err(e) = web.auth.sign_up_attempt(from) {
         return refuse(StatusCode::TOO_MANY_REQUESTS, e.to_string());
     }
-    if let Err(e) = users::check_name(&form.name) {
+    if let Err(e) = check_user_name(&form.name) {
         return refuse(StatusCode::BAD_REQUEST, e.to_string());
     }
     if form.password != form.confirm {
@@ -189,26 +188,7 @@ pub async fn sign_up(
         Ok(hash) => hash,
         Err(e) => return refuse(StatusCode::BAD_REQUEST, e.to_string()),
     };
-    let name = form.name.clone();
-    let made = web
-        .store
-        .call(move |conn| {
-            let tx = conn.savepoint()?;
-            let now = now_ms();
-            let id = users::insert(&tx, &name, UserRole::Developer, Some(&hash), false, now)?;
-            let actor = Actor::user(id, &name);
-            events::log(
-                &tx,
-                &actor,
-                EventKind::User,
-                None,
-                &format!("{name} signed up (developer, untrusted)"),
-                now,
-            )?;
-            tx.commit()?;
-            Ok(id)
-        })
-        .await;
+    let made = web.accounts().sign_up(form.name.clone(), hash).await;
     match made {
         Ok(id) => {
             tracing::info!(user = %form.name, "web sign-up");
@@ -229,9 +209,7 @@ pub async fn sign_out(
     let form = form.map_err(|e| WebError::BadRequest(e.body_text()))?.0;
     visitor.check_form(&headers, Some(&form.csrf))?;
     if let Some(hash) = visitor.session().copied() {
-        web.store
-            .call(move |conn| xq_coordinator::store::sessions::delete(conn, &hash))
-            .await?;
+        web.accounts().end_session(hash).await?;
     }
     let mut response = Redirect::to("/").into_response();
     response

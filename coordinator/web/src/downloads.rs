@@ -21,8 +21,7 @@ use axum::response::{Html, IntoResponse};
 use minijinja::context;
 use serde::Serialize;
 use tokio_stream::StreamExt;
-use xq_coordinator::registry_service;
-use xq_coordinator::store::worker_releases::{self, Release};
+use xq_coordinator::service::registry::Release;
 use xq_proto::worker_version::PROGRAM;
 
 use crate::Web;
@@ -55,10 +54,7 @@ pub async fn list(State(web): State<Arc<Web>>, visitor: Visitor, headers: Header
         .and_then(|h| h.to_str().ok())
         .unwrap_or("COORDINATOR-WEB-HOST")
         .to_owned();
-    let (found, required) = web
-        .reader
-        .call(|conn| worker_releases::listing(conn))
-        .await?;
+    let (found, required) = web.read_registry().worker_releases().await?;
     let mut seen = std::collections::HashSet::new();
     let releases: Vec<ReleaseRow> = found
         .into_iter()
@@ -110,10 +106,9 @@ pub async fn worker(State(web): State<Arc<Web>>, Path(target): Path<String>) -> 
     };
     xq_proto::worker_version::check_target("target", &target)
         .map_err(|e| WebError::BadRequest(e.to_string()))?;
-    let wanted = target.clone();
     let release: Release = web
-        .reader
-        .call(move |conn| worker_releases::for_target(conn, &wanted))
+        .read_registry()
+        .worker_release_for(target.clone())
         .await?
         .ok_or_else(|| {
             WebError::NotFound(format!("no {PROGRAM} release for {target} is registered"))
@@ -136,7 +131,9 @@ pub async fn worker(State(web): State<Arc<Web>>, Path(target): Path<String>) -> 
         )
             .into_response());
     }
-    let chunks = registry_service::download(&web.reader, release.sha256.clone())
+    let chunks = web
+        .read_registry()
+        .download(release.sha256.clone())
         .await
         .map_err(WebError::Refused)?
         .map(|chunk| chunk.map(|c| Bytes::from(c.data)));

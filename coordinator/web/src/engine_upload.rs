@@ -25,9 +25,7 @@ use axum::response::{IntoResponse, Redirect};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use xq_coordinator::events::Actor;
-use xq_coordinator::registry::Registrar;
-use xq_coordinator::registry::uploads::{Begun, UploadError, Uploads};
-use xq_coordinator::store::engines::{self, NewEngine};
+use xq_coordinator::service::registry::{Begun, NewEngine, UploadError};
 use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader, MAX_UPLOAD_BYTES, lower_hex};
 use xq_proto::{Coords, EngineRef, Protocol};
 
@@ -130,12 +128,12 @@ async fn receive(
     engine
         .validate()
         .map_err(|e| WebError::BadRequest(e.to_string()))?;
-    store(web, &file, owner).await?;
+    let actor = Actor::user(owner, who);
+    store(web, &file, &actor).await?;
     let name = engine.name.clone();
-    Registrar::new(web.store.clone())
+    web.registry()
         .add_engine(
-            Actor::user(owner, who),
-            owner,
+            actor,
             NewEngine {
                 engine,
                 spins: Vec::new(),
@@ -212,12 +210,7 @@ fn stated(fields: &BTreeMap<String, String>) -> Result<EngineRef, WebError> {
 
 /// Refuses a name that is registered already, before the file is read.
 async fn refuse_taken(web: &Web, name: &str) -> Result<(), WebError> {
-    let wanted = name.to_owned();
-    let Some(taken) = web
-        .reader
-        .call(move |conn| engines::get_entry(conn, &wanted))
-        .await?
-    else {
+    let Some(taken) = web.read_registry().engine(name.to_owned()).await? else {
         return Ok(());
     };
     Err(WebError::BadRequest(format!(
@@ -273,14 +266,13 @@ async fn spool(field: &mut axum::extract::multipart::Field<'_>) -> Result<Spoole
 }
 
 /// Stores the spooled file through the incremental blob writer, a chunk at
-/// a time, for the user `owner` (nothing to do if it is stored already).
-async fn store(web: &Web, file: &Spooled, owner: u64) -> Result<(), WebError> {
+/// a time, for `actor`'s user (nothing to do if it is stored already).
+async fn store(web: &Web, file: &Spooled, actor: &Actor) -> Result<(), WebError> {
     let header = BlobHeader {
         sha256: file.sha256.clone(),
         size: file.size,
     };
-    let uploads = Uploads::new(web.store.clone(), web.upload_quota);
-    let mut writer = match uploads.begin(header, owner).await? {
+    let mut writer = match web.registry().begin_upload(actor, header).await? {
         Begun::Stored { .. } => return Ok(()),
         Begun::Writing(writer) => writer,
     };

@@ -9,7 +9,6 @@ use axum::response::{Html, IntoResponse};
 use minijinja::context;
 use serde::{Deserialize, Serialize};
 use xq_coordinator::events::{EventFilter, EventKind};
-use xq_coordinator::store::events;
 
 use crate::Web;
 use crate::pages::{Page, WebError, page};
@@ -68,8 +67,8 @@ pub async fn list(
         limit: PAGE,
     };
     let rows: Vec<EventRow> = web
-        .reader
-        .call(move |conn| events::list(conn, &filter))
+        .events()
+        .list(filter)
         .await?
         .into_iter()
         .map(|e| EventRow {

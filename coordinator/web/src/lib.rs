@@ -77,8 +77,10 @@ use tokio::net::TcpListener;
 use xq_coordinator::auth::Authenticator;
 use xq_coordinator::http::{BoxFuture, HttpView, ViewParts};
 use xq_coordinator::metrics::Metrics;
-use xq_coordinator::registry::uploads::UploadQuota;
 use xq_coordinator::scheduler::Scheduler;
+use xq_coordinator::service::accounts::Accounts;
+use xq_coordinator::service::events::Events;
+use xq_coordinator::service::registry::{Registry, UploadQuota};
 use xq_coordinator::store::Store;
 
 /// Everything the handlers share.
@@ -124,6 +126,31 @@ const TEMPLATES: &[(&str, &str)] = &[
 ];
 
 impl Web {
+    /// Users, tokens and sessions: changed on the writer.
+    fn accounts(&self) -> Accounts {
+        Accounts::new(self.store.clone())
+    }
+
+    /// Users, tokens and sessions: read on the read connection.
+    fn read_accounts(&self) -> Accounts {
+        Accounts::new(self.reader.clone())
+    }
+
+    /// Uploads and registrations, on the writer.
+    fn registry(&self) -> Registry {
+        Registry::new(self.store.clone(), self.upload_quota)
+    }
+
+    /// The registry read on the read connection (lists, downloads).
+    fn read_registry(&self) -> Registry {
+        Registry::new(self.reader.clone(), self.upload_quota)
+    }
+
+    /// The events log, read.
+    fn events(&self) -> Events {
+        Events::new(self.reader.clone())
+    }
+
     /// The view over `parts.reader` (a read connection), stopping and
     /// creating runs through `parts.scheduler`, with tokens checked by
     /// `parts.auth`.

@@ -20,11 +20,10 @@ use crate::account::Peer;
 use crate::pages::{Page, WebError, page};
 use crate::session::{self, Visitor};
 use xq_coordinator::access::{Role, tokens};
-use xq_coordinator::accounts::Accounts;
 use xq_coordinator::auth::sign_in::SignInError;
-use xq_coordinator::events::{Actor, EventKind};
-use xq_coordinator::store::users::User;
-use xq_coordinator::store::{StoreError, events, now_ms, sessions, tokens as token_rows, users};
+use xq_coordinator::events::Actor;
+use xq_coordinator::service::accounts::User;
+use xq_coordinator::store::StoreError;
 
 #[derive(Debug, Serialize)]
 struct TokenView {
@@ -49,10 +48,10 @@ async fn show(
     error: Option<String>,
     made: Option<Made>,
 ) -> Page {
-    let me = visitor.signed_in()?.id;
+    let me = visitor.signed_in()?;
     let tokens: Vec<TokenView> = web
-        .reader
-        .call(move |conn| token_rows::of_user(conn, me))
+        .read_accounts()
+        .tokens(&Actor::user(me.id, &me.name), false)
         .await?
         .into_iter()
         .map(|t| TokenView {
@@ -146,18 +145,8 @@ pub async fn change_password(
         Err((status, message)) => return show(&web, &visitor, status, Some(message), None).await,
     };
     let id = me.id;
-    web.store
-        .call(move |conn| {
-            let tx = conn.savepoint()?;
-            let now = now_ms();
-            users::set_password(&tx, me.id, &hash)?;
-            let ended = sessions::delete_for_user(&tx, me.id)?;
-            let actor = Actor::user(me.id, &me.name);
-            let detail = format!("{} changed their password", me.name);
-            events::log(&tx, &actor, EventKind::User, None, &detail, now)?;
-            tx.commit()?;
-            Ok(ended)
-        })
+    web.accounts()
+        .change_password(Actor::user(me.id, &me.name), hash)
         .await?;
     // This session ended with the others: a new one keeps the user signed in.
     let cookie = session::open(&web, &headers, id).await?;
@@ -199,10 +188,10 @@ pub async fn create_token(
         }
     };
     let text = tokens::generate().map_err(|e| WebError::Render(e.to_string()))?;
-    let made = Accounts::new(web.store.clone())
-        .create(
+    let made = web
+        .accounts()
+        .create_token(
             Actor::user(me.id, &me.name),
-            me.id,
             form.name.clone(),
             role,
             tokens::hash(&text),
@@ -251,8 +240,8 @@ pub async fn revoke_token(
     let form = form.map_err(|e| WebError::BadRequest(e.body_text()))?.0;
     let me = visitor.signed_in()?.clone();
     visitor.check_form(&headers, Some(&form.csrf))?;
-    Accounts::new(web.store.clone())
-        .revoke(Actor::user(me.id, &me.name), me.id, form.name)
+    web.accounts()
+        .revoke_token(Actor::user(me.id, &me.name), form.name)
         .await?;
     Ok(Redirect::to("/account").into_response())
 }

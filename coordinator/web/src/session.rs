@@ -7,7 +7,7 @@
 //!   in the cookie `xq_session` (`HttpOnly`, `SameSite=Lax`, `Path=/`,
 //!   `Max-Age` of [`SESSION_TTL`], `Secure` when the view is reached over
 //!   HTTPS), stored only as its SHA-256 hash with its end
-//!   ([`xq_coordinator::store::sessions`]). A session ends at that time
+//!   ([`xq_coordinator::service::accounts`]). A session ends at that time
 //!   (absolute, not renewed) or when its user signs out.
 //! * Every form carries a CSRF token in its `csrf` field. A signed-in
 //!   visitor's is derived from the session secret (SHA-256 of `csrf:` and
@@ -37,8 +37,7 @@ use xq_coordinator::access::Principal;
 use xq_coordinator::access::UserRole;
 use xq_coordinator::access::tokens::{self, TokenHash};
 use xq_coordinator::events::Actor;
-use xq_coordinator::store::users::User;
-use xq_coordinator::store::{now_ms, sessions};
+use xq_coordinator::service::accounts::User;
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "xq_session";
@@ -237,10 +236,7 @@ impl FromRequestParts<Arc<Web>> for Visitor {
             .map(str::to_owned);
         if let Some(secret) = secret {
             let hash = tokens::hash(&secret);
-            let user = web
-                .reader
-                .call(move |conn| sessions::user(conn, &hash, now_ms()))
-                .await?;
+            let user = web.read_accounts().session_user(hash).await?;
             if let Some(user) = user {
                 return Ok(Visitor {
                     user: Some(user),
@@ -275,12 +271,7 @@ pub(crate) async fn open(
         .map_err(|e| WebError::Render(format!("cannot make a session: {e}")))?;
     let hash = tokens::hash(&secret);
     let ttl = SESSION_TTL.as_millis() as i64;
-    web.store
-        .call(move |conn| {
-            let now = now_ms();
-            sessions::insert(conn, &hash, user, now, now + ttl)
-        })
-        .await?;
+    web.accounts().open_session(hash, user, ttl).await?;
     let value = set_cookie(
         SESSION_COOKIE,
         &secret,

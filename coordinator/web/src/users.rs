@@ -17,8 +17,8 @@ use crate::pages::{Page, WebError, page};
 use crate::session::{Visitor, forbidden};
 use xq_coordinator::access::UserRole;
 use xq_coordinator::events::Actor;
-use xq_coordinator::store::users::{self, User};
-use xq_coordinator::store::{StoreError, now_ms};
+use xq_coordinator::service::accounts::{NewUser, User, UserChange};
+use xq_coordinator::store::StoreError;
 
 #[derive(Debug, Serialize)]
 struct UserRow {
@@ -44,8 +44,8 @@ fn at_least(visitor: &Visitor, needed: UserRole) -> Result<&User, WebError> {
 
 async fn show(web: &Web, visitor: &Visitor, status: StatusCode, error: Option<String>) -> Page {
     let rows: Vec<UserRow> = web
-        .reader
-        .call(|conn| users::list(conn))
+        .read_accounts()
+        .users()
         .await?
         .into_iter()
         .map(|u| UserRow {
@@ -115,22 +115,18 @@ pub async fn add(
             }
         }
     };
-    let (actor, name, trusted) = (
-        Actor::user(me.id, &me.name),
-        form.name.clone(),
-        form.trusted.is_some(),
-    );
+    let new = NewUser {
+        name: form.name.clone(),
+        role,
+        password_hash: hash,
+        trusted: form.trusted.is_some(),
+    };
     let added = web
-        .store
-        .call(move |conn| {
-            let tx = conn.savepoint()?;
-            users::add_logged(&tx, &actor, &name, role, hash.as_deref(), trusted, now_ms())?;
-            tx.commit()?;
-            Ok(())
-        })
+        .accounts()
+        .add_user(Actor::user(me.id, &me.name), new)
         .await;
     match added {
-        Ok(()) => Ok(Redirect::to("/users").into_response()),
+        Ok(_) => Ok(Redirect::to("/users").into_response()),
         Err(StoreError::Invalid(e)) => {
             show(&web, &visitor, StatusCode::BAD_REQUEST, Some(e.to_string())).await
         }
@@ -163,20 +159,19 @@ pub async fn change(
     let form = form.map_err(|e| WebError::BadRequest(e.body_text()))?.0;
     visitor.check_form(&headers, Some(&form.csrf))?;
     let me = at_least(&visitor, UserRole::Approver)?.clone();
-    let lookup = name.clone();
     let user = web
-        .reader
-        .call(move |conn| users::by_name(conn, &lookup))
+        .read_accounts()
+        .user_named(name.clone())
         .await?
         .ok_or_else(|| WebError::NotFound(format!("no user {}", xq_proto::quote(&name))))?;
     let role = match form.role.as_str() {
-        "" => user.role,
-        r => r.parse::<UserRole>().map_err(WebError::BadRequest)?,
+        "" => None,
+        r => Some(r.parse::<UserRole>().map_err(WebError::BadRequest)?),
     };
     let trusted = match form.trusted.as_str() {
-        "" => user.trusted,
-        "yes" => true,
-        "no" => false,
+        "" => None,
+        "yes" => Some(true),
+        "no" => Some(false),
         other => {
             return Err(WebError::BadRequest(format!(
                 "trusted is yes or no, not {}",
@@ -184,25 +179,14 @@ pub async fn change(
             )));
         }
     };
-    if role != user.role && me.role < UserRole::Admin {
-        return Err(forbidden("only an admin changes roles"));
-    }
-    if role != user.role && user.id == me.id {
-        return Err(forbidden(
-            "nobody changes their own role (ask another admin)",
-        ));
-    }
-    if me.role < UserRole::Admin && user.role > UserRole::Developer {
-        return Err(forbidden("an approver trusts developers only"));
-    }
-    let actor = Actor::user(me.id, &me.name);
-    web.store
-        .call(move |conn| {
-            let tx = conn.savepoint()?;
-            users::set_logged(&tx, &actor, &user.name, role, trusted, now_ms())?;
-            tx.commit()?;
-            Ok(())
-        })
+    // Who may change what (admins roles, approvers developers' trust,
+    // nobody their own role) is the accounts service's to decide.
+    web.accounts()
+        .set_user(
+            Actor::user(me.id, &me.name),
+            user.name,
+            UserChange { role, trusted },
+        )
         .await?;
     Ok(Redirect::to("/users").into_response())
 }

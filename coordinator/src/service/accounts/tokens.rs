@@ -1,35 +1,25 @@
-//! A user's own tokens through the wire: made at sign-in or on request,
-//! listed and revoked. Each change is one transaction on the write store
-//! together with its `token` event, and who may make it is decided inside
-//! that transaction (an admin's role read there, not from a cache).
+//! A user's own tokens, made at sign-in or on request, listed and revoked;
+//! and the token a request carries, looked up.
 
+use super::{Accounts, FoundToken, TokenRow, user_of};
 use crate::access::tokens::TokenHash;
 use crate::access::{Role, UserRole, may_revoke};
 use crate::events::Actor;
-use crate::store::tokens::{self as token_rows, TokenRow};
-use crate::store::{Store, StoreError, now_ms, users};
-
-/// The write store, for token changes.
-#[derive(Debug, Clone)]
-pub struct Accounts {
-    store: Store,
-}
+use crate::store::tokens as token_rows;
+use crate::store::{StoreError, now_ms, users, workers};
 
 impl Accounts {
-    pub fn new(store: Store) -> Self {
-        Accounts { store }
-    }
-
-    /// Stores the token with `hash` under `name` with `role` for the user
-    /// `owner`, made by `actor`; returns its row.
-    pub async fn create(
+    /// Stores the token with `hash` under `name` with `role` for `actor`'s
+    /// own user (a token without a user makes none); its row.
+    pub async fn create_token(
         &self,
         actor: Actor,
-        owner: u64,
         name: String,
         role: Role,
         hash: TokenHash,
     ) -> Result<TokenRow, StoreError> {
+        let owner = user_of(&actor)?;
+        token_rows::check_name(&name)?;
         self.store
             .call(move |conn| {
                 let tx = conn.savepoint()?;
@@ -40,9 +30,14 @@ impl Accounts {
             .await
     }
 
-    /// The tokens of the user `caller`, oldest first; with `all_users`,
+    /// The tokens of `actor`'s user, oldest first; with `all_users`,
     /// every user's, which only an admin may ask for.
-    pub async fn list(&self, caller: u64, all_users: bool) -> Result<Vec<TokenRow>, StoreError> {
+    pub async fn tokens(
+        &self,
+        actor: &Actor,
+        all_users: bool,
+    ) -> Result<Vec<TokenRow>, StoreError> {
+        let caller = user_of(actor)?;
         self.store
             .call(move |conn| {
                 if !all_users {
@@ -60,14 +55,10 @@ impl Accounts {
             .await
     }
 
-    /// Revokes the token `name` for the user `caller` (by `actor`): their
-    /// own, or, for an admin, anyone's. False if it was revoked already.
-    pub async fn revoke(
-        &self,
-        actor: Actor,
-        caller: u64,
-        name: String,
-    ) -> Result<bool, StoreError> {
+    /// Revokes the token `name` for `actor`: their own, or, for an admin,
+    /// anyone's. False if it was revoked already.
+    pub async fn revoke_token(&self, actor: Actor, name: String) -> Result<bool, StoreError> {
+        let caller = user_of(&actor)?;
         self.store
             .call(move |conn| {
                 let tx = conn.savepoint()?;
@@ -88,12 +79,38 @@ impl Accounts {
             })
             .await
     }
+
+    /// The working (unrevoked) stored token with `hash`, for the auth
+    /// layer (which has checked nothing yet: this is how it learns who
+    /// calls).
+    pub async fn token(&self, hash: TokenHash) -> Result<Option<FoundToken>, StoreError> {
+        self.store
+            .call(move |conn| token_rows::lookup(conn, &hash))
+            .await
+    }
+
+    /// How many stored tokens are not revoked (a server without any, and
+    /// without ephemeral ones, refuses every call).
+    pub async fn working_tokens(&self) -> Result<usize, StoreError> {
+        let all = self.store.call(|conn| token_rows::list(conn)).await?;
+        Ok(all.iter().filter(|t| t.revoked_ms.is_none()).count())
+    }
+
+    /// The key of the token that registered `worker_id`: `None` for an
+    /// unknown worker, `Some(None)` for one registered before tokens
+    /// existed.
+    pub async fn worker_token(&self, worker_id: u64) -> Result<Option<Option<i64>>, StoreError> {
+        self.store
+            .call(move |conn| workers::token_key(conn, worker_id))
+            .await
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::access::tokens::hash;
+    use crate::store::Store;
 
     async fn two_users(store: &Store) -> (u64, u64, u64) {
         store
@@ -120,48 +137,48 @@ mod tests {
         let (ana, bo, root) = two_users(&store).await;
         let accounts = Accounts::new(store);
         let a = |n: &str, user: u64, role: Role| {
-            accounts.create(actor(user), user, n.to_owned(), role, hash(n))
+            accounts.create_token(actor(user), n.to_owned(), role, hash(n))
         };
         a("ana-1", ana, Role::Personal).await.unwrap();
         a("ana-box", ana, Role::Worker).await.unwrap();
         a("bo-1", bo, Role::Personal).await.unwrap();
         let mine: Vec<String> = accounts
-            .list(ana, false)
+            .tokens(&actor(ana), false)
             .await
             .unwrap()
             .into_iter()
             .map(|t| t.name)
             .collect();
         assert_eq!(mine, ["ana-1", "ana-box"]);
-        let err = accounts.list(bo, true).await.unwrap_err();
+        let err = accounts.tokens(&actor(bo), true).await.unwrap_err();
         assert!(matches!(err, StoreError::Forbidden(_)), "{err}");
-        assert_eq!(accounts.list(root, true).await.unwrap().len(), 3);
+        assert_eq!(accounts.tokens(&actor(root), true).await.unwrap().len(), 3);
 
         let err = accounts
-            .revoke(actor(bo), bo, "ana-1".to_owned())
+            .revoke_token(actor(bo), "ana-1".to_owned())
             .await
             .unwrap_err();
         assert!(err.to_string().contains("is not yours"), "{err}");
         let err = accounts
-            .revoke(actor(ana), ana, "nobody".to_owned())
+            .revoke_token(actor(ana), "nobody".to_owned())
             .await
             .unwrap_err();
         assert!(matches!(err, StoreError::NotFound(_)), "{err}");
         assert!(
             accounts
-                .revoke(actor(ana), ana, "ana-box".to_owned())
+                .revoke_token(actor(ana), "ana-box".to_owned())
                 .await
                 .unwrap()
         );
         assert!(
             !accounts
-                .revoke(actor(ana), ana, "ana-box".to_owned())
+                .revoke_token(actor(ana), "ana-box".to_owned())
                 .await
                 .unwrap()
         );
         assert!(
             accounts
-                .revoke(actor(root), root, "bo-1".to_owned())
+                .revoke_token(actor(root), "bo-1".to_owned())
                 .await
                 .unwrap()
         );

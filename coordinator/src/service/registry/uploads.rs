@@ -2,7 +2,7 @@
 //! behind `UploadBlob` and the web view's upload form.
 //!
 //! An upload never holds the whole blob in memory, nor the store's one
-//! writer for its whole length: [`Uploads::begin`] stores the blob's row
+//! writer for its whole length: [`Registry::begin_upload`] stores the blob's row
 //! marked pending (checking the uploader's quota in the same transaction),
 //! [`BlobWriter::write`] hashes what arrives and commits every full chunk
 //! ([`BLOB_CHUNK_BYTES`]) in a transaction of its own, and
@@ -16,12 +16,13 @@
 //! start of an upload and every deletion run on tasks of their own, so a
 //! request cancelled halfway (its future dropped) cannot leave a pending row
 //! without a writer that deletes it. The leftovers of a crash are deleted
-//! when the server starts ([`discard_leftovers`]).
+//! when the server starts ([`Registry::discard_leftover_uploads`]).
 
 use sha2::{Digest, Sha256};
 use xq_proto::Invalid;
 use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader, lower_hex};
 
+use super::Registry;
 use crate::access::UserRole;
 use crate::store::blobs::{self, BlobState};
 use crate::store::{Store, StoreError, now_ms, users};
@@ -66,14 +67,7 @@ impl Default for UploadQuota {
     }
 }
 
-/// Starts uploads on the write store.
-#[derive(Debug, Clone)]
-pub struct Uploads {
-    store: Store,
-    quota: UploadQuota,
-}
-
-/// What [`Uploads::begin`] found.
+/// What the start of an upload ([`Registry::begin_upload`]) found.
 #[derive(Debug)]
 pub enum Begun {
     /// The blob is stored already (`size` bytes): nothing to send.
@@ -90,24 +84,22 @@ enum Start {
     Begun,
 }
 
-impl Uploads {
-    pub fn new(store: Store, quota: UploadQuota) -> Self {
-        Uploads { store, quota }
-    }
-
-    /// Starts the upload of the blob `header` announces, by the user
-    /// `uploader`: answered at once when the blob is stored already. Runs on
-    /// a task of its own: if the caller goes away meanwhile, the writer it
-    /// would have had is dropped, and discards the upload.
-    pub async fn begin(&self, header: BlobHeader, uploader: u64) -> Result<Begun, UploadError> {
-        let (store, quota) = (self.store.clone(), self.quota.bytes_per_user);
-        tokio::spawn(begin(store, quota, header, uploader))
-            .await
-            .map_err(|e| StoreError::Join(format!("the start of an upload failed: {e}")))?
-    }
+/// Starts the upload of the blob `header` announces on `store`, by the
+/// user `uploader`: answered at once when the blob is stored already. Runs
+/// on a task of its own: if the caller goes away meanwhile, the writer it
+/// would have had is dropped, and discards the upload.
+pub(super) async fn begin_on(
+    store: Store,
+    quota: UploadQuota,
+    header: BlobHeader,
+    uploader: u64,
+) -> Result<Begun, UploadError> {
+    tokio::spawn(begin(store, quota.bytes_per_user, header, uploader))
+        .await
+        .map_err(|e| StoreError::Join(format!("the start of an upload failed: {e}")))?
 }
 
-/// [`Uploads::begin`]'s work: the row, pending, in one transaction with
+/// [`begin_on`]'s work: the row, pending, in one transaction with
 /// the quota's check.
 async fn begin(
     store: Store,
@@ -337,21 +329,43 @@ async fn discard_now(store: Store, sha256: String) {
     }
 }
 
-/// Deletes every pending blob: what uploads cut off by a crash left. Called
-/// when the server starts, before it serves (no upload is in progress then;
-/// the database file's commands never leave a blob pending). Returns how
-/// many there were.
-pub async fn discard_leftovers(store: &Store) -> Result<usize, StoreError> {
-    let pending = store.call(|conn| blobs::pending(conn)).await?;
-    for sha256 in &pending {
-        discard(store, sha256.clone()).await;
+impl Registry {
+    /// Deletes every pending blob: what uploads cut off by a crash left.
+    /// Called when the server starts, before it serves (no upload is in
+    /// progress then; the database file's commands never leave a blob
+    /// pending). Returns how many there were.
+    pub async fn discard_leftover_uploads(&self) -> Result<usize, StoreError> {
+        let pending = self.store.call(|conn| blobs::pending(conn)).await?;
+        for sha256 in &pending {
+            discard(&self.store, sha256.clone()).await;
+        }
+        Ok(pending.len())
     }
-    Ok(pending.len())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The registry's uploads by user id.
+    struct Uploads(Registry);
+
+    impl Uploads {
+        fn new(store: Store, quota: UploadQuota) -> Self {
+            Uploads(Registry::new(store, quota))
+        }
+
+        async fn begin(&self, header: BlobHeader, uploader: u64) -> Result<Begun, UploadError> {
+            let actor = crate::events::Actor::user(uploader, "uploader");
+            self.0.begin_upload(&actor, header).await
+        }
+    }
+
+    async fn discard_leftovers(store: &Store) -> Result<usize, StoreError> {
+        Registry::new(store.clone(), UploadQuota::default())
+            .discard_leftover_uploads()
+            .await
+    }
 
     async fn user(store: &Store, name: &str, role: UserRole) -> u64 {
         let name = name.to_owned();
