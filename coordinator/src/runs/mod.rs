@@ -23,6 +23,7 @@ pub mod policy;
 pub mod sources;
 pub mod sprt;
 pub mod spsa;
+pub mod transition;
 pub mod variants;
 pub mod wire;
 
@@ -49,6 +50,7 @@ pub use lease::{Lease, LeaseState, StoredResult};
 pub use policy::{SpeedRule, WorkerPolicy};
 pub use sprt::SprtSpec;
 pub use spsa::SpsaSpec;
+pub use transition::{Refused, RunAction, Transition};
 pub use variants::{VariantTotals, VariantsSpec};
 
 /// Default game pairs per lease for SPRT and fixed-games runs.
