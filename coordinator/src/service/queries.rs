@@ -9,6 +9,7 @@ use xq_engine::rules::Reason;
 use xq_proto::capacity::Capacity;
 
 use super::Core;
+use crate::datagen_export::{self, Counts as ExportCounts, DatagenExportError, Exporter};
 use crate::game_export::{self, Export, ExportedGame, GameQuery};
 use crate::runs::health::{RunFlag, WorkerHealth};
 use crate::runs::{RunStatus, SpsaHistoryRow};
@@ -267,6 +268,22 @@ impl Queries<'_> {
     pub async fn export(&self, id: u64, wanted: GameQuery) -> Result<Export, StoreError> {
         self.reads()
             .call(move |conn| game_export::export(conn, id, &wanted))
+            .await
+    }
+
+    /// Every stored game of run `id` as training positions through
+    /// `exporter` ([`datagen_export::export_run`]), on the read connection's
+    /// thread; the exporter's counts and output once finished.
+    pub async fn datagen_export<W: std::io::Write + Send + 'static>(
+        &self,
+        id: u64,
+        mut exporter: Exporter<W>,
+    ) -> Result<Result<(ExportCounts, W), DatagenExportError>, StoreError> {
+        self.reads()
+            .call(move |conn| {
+                Ok(datagen_export::export_run(conn, id, &mut exporter)
+                    .and_then(|()| exporter.finish()))
+            })
             .await
     }
 
