@@ -172,8 +172,6 @@ fn grant(
     })
 }
 
-/// Adds a lease's counts to its run, lets the run's kind count them too,
-
 #[cfg(test)]
 mod tests {
     use super::*;

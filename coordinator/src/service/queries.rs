@@ -79,23 +79,22 @@ pub struct GamesPage {
 }
 
 impl Queries<'_> {
-    fn reads(&self) -> &Store {
+    /// The connection every query reads on.
+    fn on(&self) -> &Store {
         &self.core.views
     }
 
     pub async fn get_run(&self, id: u64) -> Result<RunStatus, StoreError> {
-        self.reads()
-            .call(move |conn| run_rows::load(conn, id))
-            .await
+        self.on().call(move |conn| run_rows::load(conn, id)).await
     }
 
     pub async fn list_runs(&self) -> Result<Vec<RunStatus>, StoreError> {
-        self.reads().call(|conn| run_rows::list(conn)).await
+        self.on().call(|conn| run_rows::list(conn)).await
     }
 
     /// Run `id` and the histories its graphs draw, in one read.
     pub async fn with_histories(&self, id: u64) -> Result<(RunStatus, Histories), StoreError> {
-        self.reads()
+        self.on()
             .call(move |conn| {
                 let status = run_rows::load(conn, id)?;
                 let h = Histories {
@@ -110,7 +109,7 @@ impl Queries<'_> {
 
     /// The workers of `run` ([`RunWorkers`]), in one read.
     pub async fn run_workers(&self, run: RunStatus) -> Result<RunWorkers, StoreError> {
-        self.reads()
+        self.on()
             .call(move |conn| {
                 Ok(RunWorkers {
                     health: health::for_run(conn, run.id)?,
@@ -123,28 +122,26 @@ impl Queries<'_> {
 
     /// The failed builds of run `id` ([`build_failures::for_run`]).
     pub async fn build_failures(&self, id: u64) -> Result<Vec<StoredFailure>, StoreError> {
-        self.reads()
+        self.on()
             .call(move |conn| build_failures::for_run(conn, id))
             .await
     }
 
     /// Failures among `id`'s stored games, by worker, loser and reason.
     pub async fn failures(&self, id: u64) -> Result<Vec<FailureCount>, StoreError> {
-        self.reads()
+        self.on()
             .call(move |conn| games::failure_counts(conn, id))
             .await
     }
 
     /// Every worker's results and health in run `id` ([`health::for_run`]).
     pub async fn worker_health(&self, id: u64) -> Result<Vec<WorkerHealth>, StoreError> {
-        self.reads()
-            .call(move |conn| health::for_run(conn, id))
-            .await
+        self.on().call(move |conn| health::for_run(conn, id)).await
     }
 
     /// Who can serve run `id` now ([`serving`]).
     pub async fn serving(&self, id: u64) -> Result<Serving, StoreError> {
-        self.reads()
+        self.on()
             .call(move |conn| {
                 let now = crate::store::now_ms();
                 let run = run_rows::load(conn, id)?;
@@ -155,11 +152,11 @@ impl Queries<'_> {
 
     /// An SPRT's LLR after every counted result, oldest first.
     pub async fn llr_history(&self, id: u64) -> Result<Vec<LlrPoint>, StoreError> {
-        self.reads().call(move |conn| history::llr(conn, id)).await
+        self.on().call(move |conn| history::llr(conn, id)).await
     }
 
     pub async fn spsa_history(&self, id: u64) -> Result<Vec<SpsaHistoryRow>, StoreError> {
-        self.reads()
+        self.on()
             .call(move |conn| run_rows::spsa_history(conn, id))
             .await
     }
@@ -167,7 +164,7 @@ impl Queries<'_> {
     /// Every worker seen since `now` minus the activity window, with what
     /// the workers page shows of it, in one read.
     pub async fn workers(&self, now: i64) -> Result<WorkersView, StoreError> {
-        self.reads()
+        self.on()
             .call(move |conn| {
                 let found = activity::workers(conn, now)?;
                 let mut measured = HashMap::new();
@@ -203,7 +200,7 @@ impl Queries<'_> {
 
     /// Workers, leases and runs counted at `now`, for `/metrics`.
     pub async fn counts(&self, now: i64) -> Result<Counts, StoreError> {
-        self.reads()
+        self.on()
             .call(move |conn| activity::counts(conn, now))
             .await
     }
@@ -216,7 +213,7 @@ impl Queries<'_> {
         offset: u64,
         limit: u64,
     ) -> Result<GamesPage, StoreError> {
-        self.reads()
+        self.on()
             .call(move |conn| {
                 let run = run_rows::load(conn, id)?;
                 let filter = game_export::filter(conn, &wanted)?;
@@ -248,7 +245,7 @@ impl Queries<'_> {
         lease: u64,
         index: u32,
     ) -> Result<(RunStatus, [String; 2], Option<ExportedGame>), StoreError> {
-        self.reads()
+        self.on()
             .call(move |conn| {
                 let status = run_rows::load(conn, id)?;
                 let mut players = game_export::default_players();
@@ -266,7 +263,7 @@ impl Queries<'_> {
 
     /// Every stored game of run `id` that passes `wanted` ([`game_export::export`]).
     pub async fn export(&self, id: u64, wanted: GameQuery) -> Result<Export, StoreError> {
-        self.reads()
+        self.on()
             .call(move |conn| game_export::export(conn, id, &wanted))
             .await
     }
@@ -279,7 +276,7 @@ impl Queries<'_> {
         id: u64,
         mut exporter: Exporter<W>,
     ) -> Result<Result<(ExportCounts, W), DatagenExportError>, StoreError> {
-        self.reads()
+        self.on()
             .call(move |conn| {
                 Ok(datagen_export::export_run(conn, id, &mut exporter)
                     .and_then(|()| exporter.finish()))
@@ -294,7 +291,7 @@ impl Queries<'_> {
         id: u64,
         query: GameQuery,
     ) -> Result<(RunStatus, GameFilter), StoreError> {
-        self.reads()
+        self.on()
             .call(move |conn| {
                 let run = run_rows::load(conn, id)?;
                 Ok((run, game_export::filter(conn, &query)?))
@@ -311,7 +308,7 @@ impl Queries<'_> {
         after: i64,
         mut players: [String; 2],
     ) -> Result<(Export, Option<i64>, [String; 2]), StoreError> {
-        self.reads()
+        self.on()
             .call(move |conn| {
                 let (export, last) = game_export::export_page(
                     conn,

@@ -185,6 +185,8 @@ impl Leases<'_> {
     }
 }
 
+/// Adds a lease's counts to its run, lets the run's kind count them too,
+/// excludes the workers the run now sets aside ([`exclusion`]) and finishes
 /// the run at its end. Runs inside the submission's transaction; returns
 /// the run as it read it (its spec and its state after the result).
 fn count_result(
