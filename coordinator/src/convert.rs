@@ -18,7 +18,7 @@ use crate::game_export::{Export, ExportedGame, GameQuery};
 use crate::runs::LeaseState;
 use crate::runs::health::WorkerHealth;
 use crate::runs::{RunStatus, SpsaHistoryRow};
-use crate::scheduler::{Grant, SubmitStatus};
+use crate::service::{Grant, SubmitStatus};
 use crate::store::build_failures::StoredFailure;
 use crate::store::games::{ArchivedGame, FailureCount};
 use crate::store::history::LlrPoint;

@@ -10,7 +10,7 @@ use tokio::net::TcpListener;
 
 use crate::auth::Authenticator;
 use crate::metrics::Metrics;
-use crate::scheduler::Scheduler;
+use crate::service::Core;
 use crate::store::Store;
 
 /// A boxed future the view and the server exchange.
@@ -24,8 +24,9 @@ pub struct ViewParts {
     /// The writer, for what is neither a run nor a lease: sign-up, sessions,
     /// users.
     pub store: Store,
-    /// For the writes the view offers (stop, clone, create), as gRPC makes them.
-    pub scheduler: Scheduler,
+    /// The core: the view's reads of runs, workers and games, and the
+    /// writes it offers (stop, clone, create, approve, …) as gRPC makes them.
+    pub core: Core,
     /// The same token hashes, revocations and rate limits as gRPC.
     pub auth: Arc<Authenticator>,
     /// The counters `/metrics` exports; the view adds its requests to them.

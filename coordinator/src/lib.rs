@@ -22,8 +22,11 @@
 //! * [`events`]: the log of who did what (types; the store writes them).
 //! * [`store`]: the SQLite store (the only state; one connection on its own
 //!   thread).
-//! * [`scheduler`]: leases, fair share, exactly-once result counting; each
-//!   method one transaction, blind to the run kinds.
+//! * [`service`]: the core's operations, one module each, behind the
+//!   [`service::Core`] handle: workers, leases (fair share, exactly-once
+//!   result counting), runs' administration and read-only queries; each
+//!   one transaction, blind to the run kinds. Every door (gRPC, the web
+//!   view, reports, local mode) calls these.
 //! * [`git`]: a source engine's branch or tag resolved to its commit
 //!   (`git ls-remote`) when a run is created; the coordinator never builds.
 //! * [`convert`]: wire ↔ domain for the coordinator's own messages (run
@@ -81,7 +84,6 @@ pub mod releases;
 pub mod report;
 pub mod run_args;
 pub mod runs;
-pub mod scheduler;
 pub mod server;
 pub mod service;
 pub mod shutdown;

@@ -1,4 +1,4 @@
-//! The tonic services (thin: convert, call the scheduler, convert back) and
+//! The tonic services (thin: convert, call the core's services, convert back) and
 //! [`run`], which serves them until a shutdown future completes.
 //!
 //! Every call passes the [`AuthLayer`] first (see [`crate::auth`]); worker
@@ -37,13 +37,13 @@ use crate::preface::{ConnectionTimeouts, PrefaceDeadline};
 use crate::registry_service::{self, BlobStream, RegistryServer};
 use crate::releases::Releases;
 use crate::runs::{RunChange, RunSpec, RunState};
-use crate::scheduler::{Scheduler, SchedulerConfig};
 use crate::service::accounts::Accounts;
+use crate::service::queries::RunWorkers;
 use crate::service::registry::{Registry, UploadQuota};
+use crate::service::{Core, NewWorker, SchedulerConfig};
 use crate::shutdown::Shutdown;
 use crate::standard::health::HealthProbe;
 use crate::standard::{self, reflection};
-use crate::store::workers::NewWorker;
 use crate::store::{Store, StoreError};
 
 /// A refused request field as a status.
@@ -221,7 +221,7 @@ pub async fn run_with_web(
             .with_sign_in(config.sign_in),
     );
     let owners = Arc::new(Owners::new(reader));
-    let scheduler = Scheduler::new(store.clone(), config.scheduler);
+    let core = Core::new(store.clone(), config.scheduler);
     let accounts = AccountServer::new(Arc::clone(&auth), Accounts::new(store.clone()));
     let web = match http {
         Some(Http {
@@ -229,9 +229,9 @@ pub async fn run_with_web(
             view,
         }) => {
             let parts = ViewParts {
-                reader: store.reader()?,
+                reader: core.views().clone(),
                 store: store.clone(),
-                scheduler: scheduler.clone(),
+                core: core.clone(),
                 secure_cookies: config.secure_cookies,
                 open_sign_up: config.open_sign_up,
                 upload_quota: config.upload_quota,
@@ -248,7 +248,6 @@ pub async fn run_with_web(
         }
         None => None,
     };
-    let export_reader = store.reader()?;
     let registry = RegistryServer::new(
         registry,
         Registry::new(store.reader()?, config.upload_quota),
@@ -267,7 +266,7 @@ pub async fn run_with_web(
         .layer(AuthLayer::new(auth))
         .add_service(
             WorkerServiceServer::new(Workers {
-                scheduler: scheduler.clone(),
+                core: core.clone(),
                 owners,
                 blobs,
                 releases,
@@ -276,9 +275,9 @@ pub async fn run_with_web(
         )
         .add_service(
             RunServiceServer::new(Runs {
-                scheduler,
+                reader: core.views().clone(),
+                core,
                 shutdown: signal,
-                reader: export_reader,
             })
             .max_decoding_message_size(limit),
         )
@@ -314,7 +313,7 @@ pub async fn run_with_web(
 const MAX_HEARTBEAT_LEASES: usize = 64;
 
 struct Workers {
-    scheduler: Scheduler,
+    core: Core,
     owners: Arc<Owners>,
     /// The write store, which blob downloads read.
     blobs: Store,
@@ -344,10 +343,10 @@ impl WorkerService for Workers {
         let mut worker = NewWorker::try_from(request.into_inner())?;
         worker.token_key = Some(principal.key);
         tracing::info!(name = %worker.name, threads = worker.threads, token = %principal.name, "worker registers");
-        let worker_id = self.scheduler.register(worker).await?;
+        let worker_id = self.core.workers().register(worker).await?;
         self.owners.registered(worker_id, principal.key);
         self.releases.check(worker_id).await?;
-        let interval = self.scheduler.config().heartbeat_interval;
+        let interval = self.core.config().heartbeat_interval;
         Ok(Response::new(pb::RegisterResponse {
             worker_id,
             heartbeat_interval_ms: interval.as_millis() as u64,
@@ -361,8 +360,8 @@ impl WorkerService for Workers {
         let pb::RequestWorkRequest { worker_id } = *request.get_ref();
         self.owner(&request, worker_id).await?;
         self.releases.check(worker_id).await?;
-        let grant = self.scheduler.request_work(worker_id).await?;
-        let retry = self.scheduler.config().idle_retry;
+        let grant = self.core.leases().request_work(worker_id).await?;
+        let retry = self.core.config().idle_retry;
         Ok(Response::new(pb::RequestWorkResponse {
             retry_after_ms: if grant.is_some() {
                 0
@@ -394,7 +393,7 @@ impl WorkerService for Workers {
                  }| (lease_id, pairs_done),
             )
             .collect();
-        let answers = self.scheduler.heartbeat(worker_id, progress).await?;
+        let answers = self.core.leases().heartbeat(worker_id, progress).await?;
         Ok(Response::new(pb::HeartbeatResponse {
             leases: answers
                 .into_iter()
@@ -418,7 +417,11 @@ impl WorkerService for Workers {
             results,
         } = request.into_inner();
         let outcome = BatchOutcome::try_from(required("results", results)?)?;
-        let status = self.scheduler.submit(worker_id, lease_id, outcome).await?;
+        let status = self
+            .core
+            .leases()
+            .submit(worker_id, lease_id, outcome)
+            .await?;
         tracing::debug!(lease_id, ?status, "result submitted");
         Ok(Response::new(pb::SubmitResultResponse {
             status: pb::SubmitStatus::from(status).into(),
@@ -434,7 +437,7 @@ impl WorkerService for Workers {
             worker_id,
             lease_id,
         } = request.into_inner();
-        let state = self.scheduler.release(worker_id, lease_id).await?;
+        let state = self.core.leases().release(worker_id, lease_id).await?;
         Ok(Response::new(pb::ReleaseLeaseResponse {
             state: lease_state(state).into(),
         }))
@@ -470,7 +473,8 @@ impl WorkerService for Workers {
              {expected} (the registry's, or the one a source engine's author stated)"
         );
         let run_id = self
-            .scheduler
+            .core
+            .leases()
             .flag_lease_run(worker_id, lease_id, message.clone())
             .await?;
         tracing::error!(run_id, lease_id, %message, "run stopped: engine signature mismatch");
@@ -485,7 +489,8 @@ impl WorkerService for Workers {
         let (worker_id, lease_id, failed) = failed_build(request.into_inner())?;
         let reason = failed.reason.clone();
         let (run_id, run_stopped) = self
-            .scheduler
+            .core
+            .leases()
             .build_failed(worker_id, lease_id, failed)
             .await?;
         tracing::warn!(run_id, lease_id, worker_id, %reason, run_stopped, "a source engine did not build");
@@ -512,7 +517,8 @@ impl WorkerService for Workers {
             )
         })?;
         let factor = self
-            .scheduler
+            .core
+            .leases()
             .engine_speed(worker_id, lease_id, nps, method)
             .await?;
         tracing::info!(
@@ -568,9 +574,9 @@ fn failed_build(request: pb::ReportBuildFailureRequest) -> Result<(u64, u64, Fai
 }
 
 struct Runs {
-    scheduler: Scheduler,
+    core: Core,
     shutdown: Shutdown,
-    /// Long reads (game exports) go here, not to the writer's queue.
+    /// A read connection for what is not the core's yet (worker versions).
     reader: Store,
 }
 
@@ -599,8 +605,9 @@ impl RunService for Runs {
         } = request.into_inner();
         let spec = RunSpec::try_from(required("spec", spec)?)?;
         let (run_id, reused) = self
-            .scheduler
-            .create_run(spec, reuse_identical, actor)
+            .core
+            .runs()
+            .create(spec, reuse_identical, actor)
             .await?;
         tracing::info!(run_id, reused, "run created");
         Ok(Response::new(pb::CreateRunResponse { run_id, reused }))
@@ -610,7 +617,7 @@ impl RunService for Runs {
         &self,
         _request: Request<pb::ListRunsRequest>,
     ) -> Result<Response<pb::ListRunsResponse>, Status> {
-        let runs = self.scheduler.list_runs().await?;
+        let runs = self.core.queries().list_runs().await?;
         Ok(Response::new(pb::ListRunsResponse {
             runs: runs.into_iter().map(Into::into).collect(),
         }))
@@ -624,19 +631,22 @@ impl RunService for Runs {
             run_id,
             include_history,
         } = request.into_inner();
-        let run = self.scheduler.get_run(run_id).await?;
+        let queries = self.core.queries();
+        let run = queries.get_run(run_id).await?;
         let (history, failures, llr) = if include_history {
             (
-                self.scheduler.spsa_history(run_id).await?,
-                self.scheduler.failures(run_id).await?,
-                self.scheduler.llr_history(run_id).await?,
+                queries.spsa_history(run_id).await?,
+                queries.failures(run_id).await?,
+                queries.llr_history(run_id).await?,
             )
         } else {
             (Vec::new(), Vec::new(), Vec::new())
         };
-        let workers = self.scheduler.worker_health(run_id).await?;
-        let builds = self.scheduler.build_failures(run_id).await?;
-        let serving = self.scheduler.serving(run_id).await?;
+        let RunWorkers {
+            health: workers,
+            build_failures: builds,
+            serving,
+        } = queries.run_workers(run.clone()).await?;
         let (worker_versions, required_worker_version) = self
             .reader
             .call(|conn| crate::releases::cluster(conn, crate::store::now_ms()))
@@ -667,7 +677,7 @@ impl RunService for Runs {
     ) -> Result<Response<pb::ApproveRunResponse>, Status> {
         let actor = Actor::from(&caller(&request)?);
         let pb::ApproveRunRequest { run_id } = request.into_inner();
-        let run = self.scheduler.approve_run(run_id, actor).await?;
+        let run = self.core.runs().approve(run_id, actor).await?;
         tracing::info!(run_id, "run approved");
         Ok(Response::new(pb::ApproveRunResponse {
             run: Some(run.into()),
@@ -685,8 +695,9 @@ impl RunService for Runs {
             return Err(bad("reason", "give why in 1 to 500 bytes"));
         }
         let run = self
-            .scheduler
-            .reject_run(run_id, actor, reason.to_owned())
+            .core
+            .runs()
+            .reject(run_id, actor, reason.to_owned())
             .await?;
         tracing::info!(run_id, "run rejected");
         Ok(Response::new(pb::RejectRunResponse {
@@ -700,7 +711,7 @@ impl RunService for Runs {
     ) -> Result<Response<pb::ResumeRunResponse>, Status> {
         let actor = Actor::from(&caller(&request)?);
         let pb::ResumeRunRequest { run_id } = request.into_inner();
-        let run = self.scheduler.resume_run(run_id, actor).await?;
+        let run = self.core.runs().resume(run_id, actor).await?;
         tracing::info!(run_id, "run resumed");
         Ok(Response::new(pb::ResumeRunResponse {
             run: Some(run.into()),
@@ -719,7 +730,7 @@ impl RunService for Runs {
             share,
         } = request.into_inner();
         let change = RunChange::new(pairs, priority, share).map_err(StoreError::from)?;
-        let run = self.scheduler.modify_run(run_id, change, actor).await?;
+        let run = self.core.runs().modify(run_id, change, actor).await?;
         tracing::info!(run_id, "run modified");
         Ok(Response::new(pb::ModifyRunResponse {
             run: Some(run.into()),
@@ -732,7 +743,7 @@ impl RunService for Runs {
     ) -> Result<Response<pb::StopRunResponse>, Status> {
         let actor = Actor::from(&caller(&request)?);
         let pb::StopRunRequest { run_id } = request.into_inner();
-        let run = self.scheduler.stop_run(run_id, actor).await?;
+        let run = self.core.runs().stop(run_id, actor).await?;
         tracing::info!(run_id, "run stopped");
         Ok(Response::new(pb::StopRunResponse {
             run: Some(run.into()),
@@ -750,14 +761,14 @@ impl RunService for Runs {
             return Err(bad("run_id", "must be at least 1"));
         }
         // Fail with NOT_FOUND before the stream starts.
-        self.scheduler.get_run(run_id).await?;
+        self.core.queries().get_run(run_id).await?;
         let (tx, rx) = mpsc::channel(16);
-        let scheduler = self.scheduler.clone();
+        let core = self.core.clone();
         let mut shutdown = self.shutdown.clone();
         tokio::spawn(async move {
-            let mut changes = scheduler.subscribe();
+            let mut changes = core.subscribe();
             loop {
-                let status = scheduler.get_run(run_id).await.map_err(Status::from);
+                let status = core.queries().get_run(run_id).await.map_err(Status::from);
                 let ended = status
                     .as_ref()
                     .map_or(true, |s| s.state != RunState::Active);
@@ -786,33 +797,15 @@ impl RunService for Runs {
             return Err(bad("run_id", "must be at least 1"));
         }
         let query = GameQuery::try_from(filter.unwrap_or_default())?;
-        let (run, filter) = self
-            .reader
-            .call(move |conn| {
-                let run = crate::store::runs::load(conn, run_id)?;
-                Ok((run, game_export::filter(conn, &query)?))
-            })
-            .await?;
+        let (run, filter) = self.core.queries().export_start(run_id, query).await?;
         let (tx, rx) = mpsc::channel(2);
-        let reader = self.reader.clone();
+        let core = self.core.clone();
         tokio::spawn(async move {
             let mut after = 0;
             let mut players = game_export::default_players();
             loop {
-                let (run, filter, mut names) = (run.clone(), filter.clone(), players.clone());
-                let page = reader
-                    .call(move |conn| {
-                        let (export, last) = game_export::export_page(
-                            conn,
-                            &run,
-                            &filter,
-                            after,
-                            game_export::PAGE_GAMES,
-                            &mut names,
-                        )?;
-                        Ok((export, last, names))
-                    })
-                    .await;
+                let (run, filter, names) = (run.clone(), filter.clone(), players.clone());
+                let page = core.queries().export_page(run, filter, after, names).await;
                 let (export, last, names) = match page {
                     Ok(page) => page,
                     Err(e) => {

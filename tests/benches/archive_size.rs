@@ -13,7 +13,7 @@
 //! lease's `per_game`) so that no two games repeat, the default
 //! adjudication), with their per-move statistics. Then a fixed-games run of `XQ_ARCHIVE_GAMES` games
 //! in leases of 8 pairs is created on a fresh database, each lease is handed
-//! out by the scheduler (a real lease row), and its 16 games, taken from the
+//! out by the core's lease service (a real lease row), and its 16 games, taken from the
 //! pool in turn, are stored by `store::games::insert` (the function the
 //! submission's transaction calls: one DEFLATE blob per lease and one row per
 //! game) in one transaction that also marks the lease done. The replay and
@@ -29,9 +29,8 @@ use std::time::Instant;
 use anyhow::{Context, ensure};
 use xq_coordinator::runs::RunSpec;
 use xq_coordinator::runs::lease::LeaseState;
-use xq_coordinator::scheduler::{Scheduler, SchedulerConfig};
+use xq_coordinator::service::{Core, NewWorker, SchedulerConfig};
 use xq_coordinator::store::leases;
-use xq_coordinator::store::workers::NewWorker;
 use xq_coordinator::store::{Store, games, now_ms};
 use xq_proto::{GameRecord, Limit, OpeningSource, WorkSpec};
 use xq_tests::cluster::{TempDb, games_spec};
@@ -96,12 +95,14 @@ fn play_pool(pairs: u32, nodes: u64) -> anyhow::Result<Vec<GameRecord>> {
 async fn store_games(pool: &[GameRecord], total_games: u64) -> anyhow::Result<()> {
     let db = TempDb::new("archive-size");
     let store = Store::open(&db.0)?;
-    let scheduler = Scheduler::new(store.clone(), SchedulerConfig::default());
+    let core = Core::new(store.clone(), SchedulerConfig::default());
     let spec = RunSpec::try_from(games_spec(total_games / 2, BATCH_PAIRS))?;
-    let (run_id, _) = scheduler
-        .create_run(spec, false, xq_coordinator::events::Actor::system())
+    let (run_id, _) = core
+        .runs()
+        .create(spec, false, xq_coordinator::events::Actor::system())
         .await?;
-    let worker_id = scheduler
+    let worker_id = core
+        .workers()
         .register(NewWorker {
             name: "archive-bench".to_owned(),
             threads: 1,
@@ -117,7 +118,7 @@ async fn store_games(pool: &[GameRecord], total_games: u64) -> anyhow::Result<()
         .await?;
     let started = Instant::now();
     let (mut leases_done, mut next) = (0u64, 0usize);
-    while let Some(grant) = scheduler.request_work(worker_id).await? {
+    while let Some(grant) = core.leases().request_work(worker_id).await? {
         let n = 2 * grant.work.pairs as usize;
         let offset = grant.work.openings.offset;
         let batch: Vec<GameRecord> = (0..n)
@@ -148,7 +149,7 @@ async fn store_games(pool: &[GameRecord], total_games: u64) -> anyhow::Result<()
             games::stored_bytes(conn, run_id)
         })
         .await?;
-    drop(scheduler);
+    drop(core);
     drop(store);
     ensure!(
         stored == total_games,

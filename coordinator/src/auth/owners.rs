@@ -40,7 +40,7 @@ impl Owners {
     }
 
     /// Ok when `caller` may act as `worker_id`: it registered it. An unknown
-    /// worker passes here and is refused (NOT_FOUND) by the scheduler.
+    /// worker passes here and is refused (NOT_FOUND) by the lease service.
     pub async fn check(&self, caller: &Principal, worker_id: u64) -> Result<(), Status> {
         let cached = self.lock().get(&worker_id).copied();
         let owner = match cached {

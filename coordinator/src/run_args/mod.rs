@@ -4,7 +4,7 @@
 //! form from its fields ([`RunArgs::from_fields`], each field named as its
 //! flag), so both build and check a spec the same way. The spec then goes
 //! through the same wire-to-domain validation ([`crate::convert`]) and
-//! [`crate::scheduler::Scheduler::create_run`].
+//! [`crate::service::Runs::create`].
 //!
 //! Files that flags name (parameter files, an opening file) are read through
 //! [`Files`]: the CLI reads its disk ([`Disk`]), the web form the texts

@@ -21,6 +21,7 @@ pub mod health;
 pub mod lease;
 pub mod policy;
 pub mod sources;
+pub mod transition;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -42,6 +43,7 @@ pub use change::RunChange;
 pub use error::RunError;
 pub use lease::{Lease, LeaseState, StoredResult};
 pub use policy::{SpeedRule, WorkerPolicy};
+pub use transition::{Refused, RunAction, Transition};
 pub use variants::VariantTotals;
 
 /// Default game pairs per lease for SPRT and fixed-games runs.

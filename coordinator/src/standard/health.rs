@@ -153,7 +153,7 @@ impl Health for StoreHealth {
 /// answered within `timeout` and its last batch that wrote lost nothing.
 async fn judge(store: &Store, timeout: Duration) -> ServingStatus {
     let answered = matches!(
-        tokio::time::timeout(timeout, store.call(|_| Ok(()))).await,
+        tokio::time::timeout(timeout, store.ping()).await,
         Ok(Ok(()))
     );
     if answered && !store.metrics().write_failed.load(Ordering::Relaxed) {

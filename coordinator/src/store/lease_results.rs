@@ -188,10 +188,3 @@ pub fn exclude(
     .execute(params![run_id as i64, worker_id as i64, now])?;
     Ok(added > 0)
 }
-
-/// Whether `worker_id` was excluded from `run_id`.
-pub fn is_excluded(conn: &Connection, run_id: u64, worker_id: u64) -> Result<bool, StoreError> {
-    Ok(conn
-        .prepare_cached("SELECT 1 FROM run_excluded_workers WHERE run_id = ?1 AND worker_id = ?2")?
-        .exists(params![run_id as i64, worker_id as i64])?)
-}

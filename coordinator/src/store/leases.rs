@@ -201,3 +201,48 @@ pub fn extend(
     .execute(params![id as i64, pairs_done, deadline_ms])?;
     Ok(())
 }
+
+/// What [`finish`] did to a lease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finished {
+    /// It was active and in time: now `done`, its result to be counted.
+    Done,
+    /// It was active but its deadline had passed: now `expired`.
+    Lapsed,
+    /// It was no longer active; it stays in this state.
+    Was(LeaseState),
+    /// There is no such lease.
+    Unknown,
+}
+
+/// Ends lease `id` with a result at `now`: an active lease in time becomes
+/// `done`, one past its deadline `expired`. On that path this is one
+/// statement and reads the row no other way; only a lease that was no
+/// longer active is read, to say what it was.
+pub fn finish(conn: &Connection, id: u64, now: i64) -> Result<Finished, StoreError> {
+    let state = conn
+        .prepare_cached(
+            "UPDATE leases
+             SET state = CASE WHEN deadline_ms < ?2 THEN 'expired' ELSE 'done' END,
+                 finished_ms = ?2
+             WHERE id = ?1 AND state = 'active'
+             RETURNING state",
+        )?
+        .query_row(params![id as i64, now], |r| r.get::<_, String>(0))
+        .optional()?;
+    match state.as_deref() {
+        Some("done") => return Ok(Finished::Done),
+        Some(_) => return Ok(Finished::Lapsed),
+        None => {}
+    }
+    let state: Option<String> = conn
+        .prepare_cached("SELECT state FROM leases WHERE id = ?1")?
+        .query_row([id as i64], |r| r.get(0))
+        .optional()?;
+    match state {
+        None => Ok(Finished::Unknown),
+        Some(state) => Ok(Finished::Was(LeaseState::parse(&state).ok_or_else(
+            || StoreError::Schema(format!("unknown lease state {state:?}")),
+        )?)),
+    }
+}

@@ -34,7 +34,7 @@
 //! * [`game_codec`]: the compressed form of a result's games; [`games`]:
 //!   their rows.
 //! * [`runs`], [`leases`], [`workers`], [`tokens`], [`variants`], [`history`]: row-level reads
-//!   and writes on a transaction; the rules that combine them live in [`crate::scheduler`].
+//!   and writes on a transaction; the rules that combine them live in [`crate::service`].
 //! * [`activity`]: read-only aggregates (workers with their leases, counts).
 //! * [`build_failures`]: the failed builds of runs' source engines, one per
 //!   worker and run.
@@ -53,13 +53,13 @@ pub(crate) mod events;
 pub mod game_codec;
 pub mod games;
 pub mod health;
-pub mod history;
+pub(crate) mod history;
 pub mod instruments;
-pub mod lease_results;
+pub(crate) mod lease_results;
 pub mod leases;
 pub mod migrations;
 pub mod runs;
-pub mod serving;
+pub(crate) mod serving;
 pub(crate) mod sessions;
 pub mod speeds;
 pub mod tokens;
@@ -248,6 +248,12 @@ impl Store {
             .spawn(move || batch::serve(conn, rx, grouped, metrics))
             .map_err(|e| StoreError::Join(format!("cannot start the store thread: {e}")))?;
         Ok(tx)
+    }
+
+    /// An empty call through the queue, answered once the calls queued
+    /// before it are (the health check's probe).
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        self.call(|_| Ok(())).await
     }
 
     /// Runs `f` on the connection's thread, after the calls queued before it.

@@ -1,6 +1,6 @@
 //! The approval queue and the changes of a run made from its page:
 //! approve, reject (with a reason its author sees), resume, and a new cap,
-//! priority or share. Each goes through the scheduler with gRPC's
+//! priority or share. Each goes through the core's run services with gRPC's
 //! permissions (approvers, never on their own tests; authors resume and
 //! change their own).
 
@@ -21,7 +21,6 @@ use crate::view::RunRow;
 use xq_coordinator::access::UserRole;
 use xq_coordinator::runs::RunState;
 use xq_coordinator::runs::change::RunChange;
-use xq_coordinator::store::runs as run_rows;
 
 fn csrf_of(form: &Result<Form<CsrfForm>, FormRejection>) -> Option<&str> {
     form.as_ref().ok().map(|Form(f)| f.csrf.as_str())
@@ -40,8 +39,9 @@ pub async fn queue(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
         return Err(forbidden("the approval queue is for approvers and admins"));
     }
     let mut pending: Vec<RunRow> = web
-        .reader
-        .call(|conn| run_rows::list(conn))
+        .core
+        .queries()
+        .list_runs()
         .await?
         .iter()
         .filter(|r| r.state == RunState::Pending)
@@ -61,7 +61,7 @@ pub async fn approve(
     form: Result<Form<CsrfForm>, FormRejection>,
 ) -> Page {
     let actor = acting(&web, &visitor, &headers, "ApproveRun", csrf_of(&form)).await?;
-    web.scheduler.approve_run(id, actor).await?;
+    web.core.runs().approve(id, actor).await?;
     shown(id)
 }
 
@@ -90,9 +90,7 @@ pub async fn reject(
             "a rejection needs a reason of 1 to 500 bytes".to_owned(),
         ));
     }
-    web.scheduler
-        .reject_run(id, actor, reason.to_owned())
-        .await?;
+    web.core.runs().reject(id, actor, reason.to_owned()).await?;
     shown(id)
 }
 
@@ -105,7 +103,7 @@ pub async fn resume(
     form: Result<Form<CsrfForm>, FormRejection>,
 ) -> Page {
     let actor = acting(&web, &visitor, &headers, "ResumeRun", csrf_of(&form)).await?;
-    web.scheduler.resume_run(id, actor).await?;
+    web.core.runs().resume(id, actor).await?;
     shown(id)
 }
 
@@ -155,6 +153,6 @@ pub async fn modify(
         field("share", &form.share)?,
     )
     .map_err(|e| WebError::BadRequest(e.to_string()))?;
-    web.scheduler.modify_run(id, change, actor).await?;
+    web.core.runs().modify(id, change, actor).await?;
     shown(id)
 }

@@ -19,9 +19,8 @@ use crate::pages::{Page, WebError, page};
 use crate::replay::GameView;
 use crate::session::Visitor;
 use crate::view::RunRow;
-use xq_coordinator::game_export::{self, ExportedGame, GameQuery};
-use xq_coordinator::store::games::{self, GameRow};
-use xq_coordinator::store::{activity, now_ms, runs as run_rows};
+use xq_coordinator::game_export::GameQuery;
+use xq_coordinator::service::queries::{GameRow, GamesPage};
 
 /// Games per page of the list.
 pub const PAGE_SIZE: u64 = 50;
@@ -166,22 +165,16 @@ pub async fn list(
     let query = GamesQuery::parse(raw.as_deref())?;
     let wanted = game_query(&query)?;
     let offset = (query.page - 1).saturating_mul(PAGE_SIZE);
-    let (status, (total, rows), players, workers) = web
-        .reader
-        .call(move |conn| {
-            let status = run_rows::load(conn, id)?;
-            let filter = game_export::filter(conn, &wanted)?;
-            let page = games::list(conn, id, &filter, offset, PAGE_SIZE)?;
-            let mut players = game_export::default_players();
-            if let Some(first) = page.1.first() {
-                game_export::lease_rules(conn, &status, first.lease_id, &mut players)?;
-            }
-            let workers = activity::workers(conn, now_ms())?
-                .into_iter()
-                .map(|w| (w.id, w.name))
-                .collect::<Vec<_>>();
-            Ok((status, page, players, workers))
-        })
+    let GamesPage {
+        run: status,
+        total,
+        rows,
+        players,
+        workers,
+    } = web
+        .core
+        .queries()
+        .games_page(id, wanted, offset, PAGE_SIZE)
         .await?;
     let row = RunRow::new(&status);
     let games: Vec<ListRow> = rows
@@ -265,10 +258,7 @@ pub async fn download(
         .parse()
         .map_err(WebError::BadRequest)?;
     let wanted = game_query(&query)?;
-    let export = web
-        .reader
-        .call(move |conn| game_export::export(conn, id, &wanted))
-        .await?;
+    let export = web.core.queries().export(id, wanted).await?;
     let text = export
         .write_pgn(notation)
         .map_err(|e| WebError::Render(e.to_string()))?;
@@ -295,21 +285,7 @@ pub async fn game(
     visitor: Visitor,
     Path((id, lease, index)): Path<(u64, u64, u32)>,
 ) -> Page {
-    let (status, players, stored) = web
-        .reader
-        .call(move |conn| {
-            let status = run_rows::load(conn, id)?;
-            let mut players = game_export::default_players();
-            let stored = match games::load_one(conn, id, lease, index)? {
-                Some(game) => Some(ExportedGame {
-                    rules: game_export::lease_rules(conn, &status, lease, &mut players)?,
-                    game,
-                }),
-                None => None,
-            };
-            Ok((status, players, stored))
-        })
-        .await?;
+    let (status, players, stored) = web.core.queries().game(id, lease, index).await?;
     let stored = stored.ok_or_else(|| {
         WebError::NotFound(format!("run {id} stores no game {index} of lease {lease}"))
     })?;

@@ -5,11 +5,12 @@
 //!
 //! # Design
 //!
-//! * Reads go to their own read-only connection ([`Store::reader`]): page
-//!   rendering never queues behind the writer thread, and anyone who can
-//!   reach the address may read, as on fishtest.
+//! * Reads of runs, workers and games are the core's queries
+//!   ([`Core::queries`]), on a read-only connection: page rendering never
+//!   queues behind the writer thread, and anyone who can reach the address
+//!   may read, as on fishtest.
 //! * Writes (a new run from the form, stopping, resuming, approving,
-//!   rejecting, running a spec again) go through the [`Scheduler`] like the
+//!   rejecting, running a spec again) go through the [`Core`]'s services like the
 //!   gRPC calls, with the same permissions, by the signed-in user (forms
 //!   with a CSRF token, [`session`]) or by the caller of an
 //!   `authorization: Bearer` header, checked by the same [`Authenticator`]
@@ -77,7 +78,7 @@ use tokio::net::TcpListener;
 use xq_coordinator::auth::Authenticator;
 use xq_coordinator::http::{BoxFuture, HttpView, ViewParts};
 use xq_coordinator::metrics::Metrics;
-use xq_coordinator::scheduler::Scheduler;
+use xq_coordinator::service::Core;
 use xq_coordinator::service::accounts::Accounts;
 use xq_coordinator::service::events::Events;
 use xq_coordinator::service::registry::{Registry, UploadQuota};
@@ -90,8 +91,8 @@ pub struct Web {
     reader: Store,
     /// The writer, for sign-up, sessions and users.
     store: Store,
-    /// For every change to runs.
-    scheduler: Scheduler,
+    /// Runs, workers and games: every read of them and every change to runs.
+    core: Core,
     auth: Arc<Authenticator>,
     metrics: Arc<Metrics>,
     templates: Environment<'static>,
@@ -152,13 +153,13 @@ impl Web {
     }
 
     /// The view over `parts.reader` (a read connection), stopping and
-    /// creating runs through `parts.scheduler`, with tokens checked by
+    /// creating runs through `parts.core`, with tokens checked by
     /// `parts.auth`.
     pub fn new(parts: ViewParts) -> Self {
         let ViewParts {
             reader,
             store,
-            scheduler,
+            core,
             auth,
             metrics,
             secure_cookies,
@@ -175,7 +176,7 @@ impl Web {
         Web {
             reader,
             store,
-            scheduler,
+            core,
             auth,
             metrics,
             templates,

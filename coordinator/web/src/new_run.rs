@@ -2,7 +2,7 @@
 //! `POST /runs/new` builds the run from its fields with the CLI's own
 //! arguments and builder ([`RunArgs::from_fields`], [`RunArgs::spec_with`]),
 //! checks it as gRPC's `CreateRun` does (the wire-to-domain conversion,
-//! then [`xq_coordinator::scheduler::Scheduler::create_run`]) and redirects to the
+//! then [`xq_coordinator::service::Runs::create`]) and redirects to the
 //! new run. A refusal shows the form again, filled in, with the message.
 //!
 //! Every field is named as its command-line flag without the dashes. The
@@ -124,7 +124,7 @@ pub async fn create(
         )
         .await?;
         let spec = spec_of(&values)?;
-        let (id, _) = web.scheduler.create_run(spec, false, actor).await?;
+        let (id, _) = web.core.runs().create(spec, false, actor).await?;
         Ok::<u64, WebError>(id)
     }
     .await;

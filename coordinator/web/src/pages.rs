@@ -18,11 +18,8 @@ use crate::Web;
 use crate::session::{CsrfForm, Visitor, acting};
 use crate::view::{self, Histories, LiveView, RunRow, SpecView};
 use xq_coordinator::runs::{RunKind, RunState, RunStatus, health};
-use xq_coordinator::store::serving::WorkerPlay;
-use xq_coordinator::store::{
-    activity, engines, games, history, now_ms, runs as run_rows, speeds, worker_versions,
-};
-use xq_proto::capacity::Capacity;
+use xq_coordinator::service::queries::{RunWorkers, WorkerPlay, WorkerVersionRow, WorkersView};
+use xq_coordinator::store::{engines, now_ms};
 
 pub use crate::error::{Page, WebError};
 
@@ -88,7 +85,7 @@ pub async fn runs(
         "" => None,
         s => Some(RunState::parse(s).ok_or_else(|| refused("state", s, &states))?),
     };
-    let all = web.reader.call(|conn| run_rows::list(conn)).await?;
+    let all = web.core.queries().list_runs().await?;
     let rows: Vec<RunRow> = all
         .iter()
         .filter(|r| kind.is_none_or(|k| r.spec.kind.kind() == k))
@@ -133,18 +130,7 @@ pub async fn runs(
 
 /// A run and the histories its graphs draw, in one read.
 async fn load_run(web: &Web, id: u64) -> Result<(RunStatus, Histories), WebError> {
-    Ok(web
-        .reader
-        .call(move |conn| {
-            let status = run_rows::load(conn, id)?;
-            let h = Histories {
-                totals: history::totals(conn, id)?,
-                llr: history::llr(conn, id)?,
-                spsa: run_rows::spsa_history(conn, id)?,
-            };
-            Ok((status, h))
-        })
-        .await?)
+    Ok(web.core.queries().with_histories(id).await?)
 }
 
 /// How long a rendered live part is served to every poller even if its run
@@ -191,17 +177,11 @@ pub async fn run(State(web): State<Arc<Web>>, visitor: Visitor, Path(id): Path<u
     let live_html = render(&web, "live.html", context! { live })?;
     let spec = SpecView::new(&status);
     let row = live.row.clone();
-    let run_status = status.clone();
-    let (health, failed, serving) = web
-        .reader
-        .call(move |conn| {
-            Ok((
-                xq_coordinator::store::health::for_run(conn, id)?,
-                xq_coordinator::store::build_failures::for_run(conn, id)?,
-                xq_coordinator::store::serving::for_run(conn, &run_status, now_ms())?,
-            ))
-        })
-        .await?;
+    let RunWorkers {
+        health,
+        build_failures: failed,
+        serving,
+    } = web.core.queries().run_workers(status.clone()).await?;
     let workers: Vec<HealthRow> = health
         .into_iter()
         .map(|h| {
@@ -225,10 +205,7 @@ pub async fn run(State(web): State<Arc<Web>>, visitor: Visitor, Path(id): Path<u
 /// `GET /runs/{id}/live`: the live part, or 304 when `If-None-Match` is
 /// its current ETag. `X-Run-State` tells the script when to stop polling.
 pub async fn live(State(web): State<Arc<Web>>, Path(id): Path<u64>, headers: HeaderMap) -> Page {
-    let status = web
-        .reader
-        .call(move |conn| run_rows::load(conn, id))
-        .await?;
+    let status = web.core.queries().get_run(id).await?;
     let (etag, html) = match web.live.get(id, &view::etag(&status)) {
         Some(cached) => cached,
         None => render_live(&web, id).await?,
@@ -274,7 +251,7 @@ pub async fn stop(
     form: Result<Form<CsrfForm>, FormRejection>,
 ) -> Page {
     let actor = acting(&web, &visitor, &headers, "StopRun", csrf_of(&form)).await?;
-    let status = web.scheduler.stop_run(id, actor).await?;
+    let status = web.core.runs().stop(id, actor).await?;
     debug_assert!(status.state != RunState::Active);
     Ok(Redirect::to(&format!("/runs/{id}")).into_response())
 }
@@ -288,11 +265,8 @@ pub async fn clone_run(
     form: Result<Form<CsrfForm>, FormRejection>,
 ) -> Page {
     let actor = acting(&web, &visitor, &headers, "CreateRun", csrf_of(&form)).await?;
-    let status = web
-        .reader
-        .call(move |conn| run_rows::load(conn, id))
-        .await?;
-    let (new_id, _) = web.scheduler.create_run(status.spec, false, actor).await?;
+    let status = web.core.queries().get_run(id).await?;
+    let (new_id, _) = web.core.runs().create(status.spec, false, actor).await?;
     Ok(Redirect::to(&format!("/runs/{new_id}")).into_response())
 }
 
@@ -405,39 +379,14 @@ fn ago(ms: i64) -> String {
 /// `GET /workers`.
 pub async fn workers(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
     let now = now_ms();
-    let (found, failures, mut flags, mut measured, mut at_once, versions) = web
-        .reader
-        .call(move |conn| {
-            let found = activity::workers(conn, now)?;
-            let mut measured = HashMap::new();
-            let mut at_once = HashMap::new();
-            let mut needs = HashMap::new();
-            for w in &found {
-                measured.insert(w.id, speeds::for_worker(conn, w.id)?);
-                if let Some((_, run_id, _)) = w.current {
-                    let game = match needs.get(&run_id) {
-                        Some(&game) => game,
-                        None => {
-                            let run = run_rows::load(conn, run_id)?;
-                            let game = run.spec.settings.game_needs();
-                            needs.insert(run_id, game);
-                            game
-                        }
-                    };
-                    let capacity = Capacity::of(w.threads, w.machine.as_ref());
-                    at_once.insert(w.id, capacity.games_at_once(game));
-                }
-            }
-            Ok((
-                found,
-                games::failures_by_worker(conn)?,
-                xq_coordinator::store::health::flags_by_worker(conn)?,
-                measured,
-                at_once,
-                worker_versions::list(conn, 0)?,
-            ))
-        })
-        .await?;
+    let WorkersView {
+        workers: found,
+        failures,
+        mut flags,
+        mut measured,
+        mut at_once,
+        versions,
+    } = web.core.queries().workers(now).await?;
     let mut versions: HashMap<u64, _> = versions.into_iter().map(|v| (v.id, v)).collect();
     let failed = |id: u64, reason: Reason| {
         failures
@@ -491,7 +440,7 @@ pub async fn workers(State(web): State<Arc<Web>>, visitor: Visitor) -> Page {
 }
 
 /// The version fields of a worker's row.
-fn versioned(v: Option<worker_versions::WorkerVersionRow>) -> VersionFields {
+fn versioned(v: Option<WorkerVersionRow>) -> VersionFields {
     match v {
         Some(v) => VersionFields {
             target: v.target,
@@ -584,10 +533,7 @@ pub(crate) async fn show_engines(
 
 /// `GET /metrics`: the Prometheus text format.
 pub async fn metrics(State(web): State<Arc<Web>>) -> Page {
-    let counts = web
-        .reader
-        .call(|conn| activity::counts(conn, now_ms()))
-        .await?;
+    let counts = web.core.queries().counts(now_ms()).await?;
     Ok((
         [(
             header::CONTENT_TYPE,

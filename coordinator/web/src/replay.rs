@@ -158,7 +158,7 @@ mod tests {
 
     use super::*;
 
-    use xq_coordinator::store::games::ArchivedGame;
+    use xq_coordinator::service::queries::ArchivedGame;
 
     fn game(moves: &str, opening_plies: u32, rules: &str) -> ExportedGame {
         let moves: Vec<Move> = moves

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 use xq_coordinator::runs::RunStatus;
-use xq_coordinator::store::build_failures::StoredFailure;
+use xq_coordinator::service::queries::StoredFailure;
 
 use crate::view;
 

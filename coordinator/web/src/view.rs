@@ -18,12 +18,11 @@ use crate::run_charts::{self, RunChart, ThetaParam, ThetaPoint};
 use xq_coordinator::report::summary::Summary;
 use xq_coordinator::report::variants::{self, VariantsReport};
 use xq_coordinator::runs::spsa::paste_back;
-use xq_coordinator::runs::{RunKind, RunState, RunStatus, Section, SpsaHistoryRow};
+use xq_coordinator::runs::{RunKind, RunState, RunStatus, Section};
 use xq_coordinator::spsa::{SpsaParamSpec, SpsaState};
 use xq_coordinator::stats::Results;
 use xq_coordinator::stats::elo::{logistic_elo, normalized_elo};
 use xq_coordinator::stats::sprt::SprtState;
-use xq_coordinator::store::history::{LlrPoint, TotalsPoint};
 
 /// A number with its exact value (for machines) and its shown text.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -339,12 +338,7 @@ pub struct ChartView {
 }
 
 /// The histories a run's page draws.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Histories {
-    pub totals: Vec<TotalsPoint>,
-    pub llr: Vec<LlrPoint>,
-    pub spsa: Vec<SpsaHistoryRow>,
-}
+pub use xq_coordinator::service::queries::Histories;
 
 /// The ETag of a run's live view.
 pub fn etag(status: &RunStatus) -> String {

@@ -145,7 +145,7 @@ use anyhow::{Context, bail, ensure};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 use xq_coordinator::auth::{Role, tokens};
-use xq_coordinator::scheduler::SchedulerConfig;
+use xq_coordinator::service::SchedulerConfig;
 use xq_coordinator::store::{Durability, Store, StoreOptions, now_ms, tokens as token_rows};
 use xq_proto::connect::Auth;
 use xq_proto::pb;

@@ -17,8 +17,8 @@ use tokio::net::TcpListener;
 use xq_coordinator::auth::RateLimits;
 use xq_coordinator::http::Http;
 use xq_coordinator::pace::PaceConfig;
-use xq_coordinator::scheduler::SchedulerConfig;
 use xq_coordinator::server::{self, ServerConfig};
+use xq_coordinator::service::SchedulerConfig;
 use xq_coordinator::store::{Durability, Store, StoreOptions};
 use xq_web::WebView;
 
