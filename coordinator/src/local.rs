@@ -29,7 +29,7 @@ use crate::auth::tokens::{self, TokenError};
 use crate::auth::{EphemeralToken, Role};
 use crate::http::{Http, HttpView};
 use crate::server::{self, ServerConfig, ServerError};
-use crate::store::{Store, now_ms, users};
+use crate::store::Store;
 
 /// The user local mode acts as (an admin without a password, made in the
 /// database on first use): the author of the runs it creates.
@@ -109,8 +109,8 @@ impl LocalCluster {
         let (stop_server, stopped) = oneshot::channel::<()>();
         let personal_token = tokens::generate()?;
         let worker_token = tokens::generate()?;
-        let me = store
-            .call(|conn| users::ensure(conn, LOCAL_USER, UserRole::Admin, now_ms()))
+        let me = crate::service::accounts::Accounts::new(store.clone())
+            .ensure_user(LOCAL_USER.to_owned(), UserRole::Admin)
             .await
             .map_err(ServerError::from)?;
         config.tokens.push(

@@ -275,7 +275,7 @@ pub async fn run_with_web(
         )
         .add_service(
             RunServiceServer::new(Runs {
-                reader: core.views().clone(),
+                registry: Registry::new(core.views().clone(), config.upload_quota),
                 core,
                 shutdown: signal,
             })
@@ -576,8 +576,8 @@ fn failed_build(request: pb::ReportBuildFailureRequest) -> Result<(u64, u64, Fai
 struct Runs {
     core: Core,
     shutdown: Shutdown,
-    /// A read connection for what is not the core's yet (worker versions).
-    reader: Store,
+    /// The registry on a read connection (the cluster's worker versions).
+    registry: Registry,
 }
 
 /// Largest encoded chunk of a game export, in bytes (well below the 4 MiB
@@ -647,10 +647,8 @@ impl RunService for Runs {
             build_failures: builds,
             serving,
         } = queries.run_workers(run.clone()).await?;
-        let (worker_versions, required_worker_version) = self
-            .reader
-            .call(|conn| crate::releases::cluster(conn, crate::store::now_ms()))
-            .await?;
+        let (worker_versions, required_worker_version) =
+            self.registry.cluster_versions().await?;
         Ok(Response::new(pb::GetRunResponse {
             run: Some(run.into()),
             history: history.into_iter().map(Into::into).collect(),

@@ -143,7 +143,7 @@ impl Web {
     }
 
     /// The registry read on the read connection (lists, downloads).
-    fn read_registry(&self) -> Registry {
+    pub(crate) fn read_registry(&self) -> Registry {
         Registry::new(self.reader.clone(), self.upload_quota)
     }
 

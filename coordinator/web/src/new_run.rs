@@ -25,7 +25,6 @@ use crate::pages::{Page, WebError, page};
 use crate::session::{Visitor, acting};
 use xq_coordinator::run_args::{Pasted, RunArgs};
 use xq_coordinator::runs::{RunKind, RunSpec};
-use xq_coordinator::store::engines;
 
 /// Fields whose value is a pasted file's text, with the name it is known by
 /// in messages.
@@ -46,7 +45,7 @@ async fn show(
     values: &Fields,
     error: Option<String>,
 ) -> Page {
-    let registered = web.reader.call(|conn| engines::list(conn)).await?;
+    let registered = web.read_registry().engines().await?;
     let engines: Vec<String> = registered.into_iter().map(|e| e.engine.name).collect();
     let kind = values
         .get("kind")

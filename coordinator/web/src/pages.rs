@@ -19,7 +19,7 @@ use crate::session::{CsrfForm, Visitor, acting};
 use crate::view::{self, Histories, LiveView, RunRow, SpecView};
 use xq_coordinator::runs::{RunKind, RunState, RunStatus, health};
 use xq_coordinator::service::queries::{RunWorkers, WorkerPlay, WorkerVersionRow, WorkersView};
-use xq_coordinator::store::{engines, now_ms};
+use xq_coordinator::store::now_ms;
 
 pub use crate::error::{Page, WebError};
 
@@ -493,7 +493,7 @@ pub(crate) async fn show_engines(
     status: StatusCode,
     error: Option<String>,
 ) -> Page {
-    let found = web.reader.call(|conn| engines::list(conn)).await?;
+    let found = web.read_registry().engines().await?;
     let engines: Vec<EngineRow> = found
         .into_iter()
         .map(|entry| {

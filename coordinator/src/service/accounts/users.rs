@@ -41,6 +41,15 @@ impl Accounts {
             .await
     }
 
+    /// The id of the user `name`, made as a trusted `role` without a
+    /// password (so without an event: nobody can sign in as it) when
+    /// missing: the user local mode's ephemeral tokens act as.
+    pub async fn ensure_user(&self, name: String, role: UserRole) -> Result<u64, StoreError> {
+        self.store
+            .call(move |conn| users::ensure(conn, &name, role, now_ms()))
+            .await
+    }
+
     /// Adds `new` (approvers and admins are always trusted), by `actor`, an
     /// admin; the user's id.
     pub async fn add_user(&self, actor: Actor, new: NewUser) -> Result<u64, StoreError> {

@@ -57,6 +57,16 @@ impl Registry {
             .await
     }
 
+    /// The cluster's recently seen workers' versions and the required
+    /// version (empty when none is required), for `GetRun`.
+    pub async fn cluster_versions(
+        &self,
+    ) -> Result<(Vec<xq_proto::pb::WorkerVersion>, String), StoreError> {
+        self.store
+            .call(|conn| crate::releases::cluster(conn, now_ms()))
+            .await
+    }
+
     /// Worker `id`'s version when it is older than the required one.
     pub async fn too_old(&self, id: u64) -> Result<Option<TooOld>, StoreError> {
         self.store
