@@ -647,8 +647,7 @@ impl RunService for Runs {
             build_failures: builds,
             serving,
         } = queries.run_workers(run.clone()).await?;
-        let (worker_versions, required_worker_version) =
-            self.registry.cluster_versions().await?;
+        let (worker_versions, required_worker_version) = self.registry.cluster_versions().await?;
         Ok(Response::new(pb::GetRunResponse {
             run: Some(run.into()),
             history: history.into_iter().map(Into::into).collect(),

@@ -47,6 +47,10 @@ const DATAGEN: usize = 25;
 /// written and read by the kind (migration 26, issue 48).
 const PROGRESS: usize = 26;
 
+/// The version whose events' kind is plain text, where a worker release is
+/// its own kind (migration 27, issue 48).
+const EVENT_KINDS: usize = 27;
+
 fn fixture(version: usize) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/schema")
@@ -914,6 +918,23 @@ fn check_versions(conn: &Connection, version: usize) {
             .map(|w| w.update.text())
             .expect("worker")
     };
+    // Version 22 logged its release as an `engine` event; from version 27
+    // on it is a `worker_release` event, and version 27's own is stored so.
+    let kinds: Vec<(i64, String)> = conn
+        .prepare("SELECT id, kind FROM events WHERE detail LIKE 'worker release %' ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let mut expected = vec![(11, "worker_release".to_owned())];
+    if version >= EVENT_KINDS {
+        expected.push((48, "worker_release".to_owned()));
+    }
+    assert_eq!(
+        kinds, expected,
+        "worker release events after upgrading from {version}"
+    );
     assert_eq!(state(8), "updated from 0.1.0");
     assert_eq!(
         state(9),

@@ -73,11 +73,11 @@ use crate::pace::Paces;
 use crate::runs::RunStatus;
 use crate::store::Store;
 
+pub mod accounts;
 pub mod builds;
 pub mod config;
-pub mod heartbeat;
-pub mod accounts;
 pub mod events;
+pub mod heartbeat;
 pub mod lease;
 pub mod queries;
 pub mod register;

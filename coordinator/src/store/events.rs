@@ -9,33 +9,6 @@ use crate::events::{Actor, Event, EventFilter, EventKind};
 /// Longest detail kept, in bytes (a longer one is cut at a character boundary).
 pub const MAX_DETAIL: usize = 512;
 
-/// How the detail of every worker release event begins: while the kind is
-/// stored as `engine` (see [`stored`]), this tells the two apart.
-pub const WORKER_RELEASE_DETAIL: &str = "worker release ";
-
-/// The `events.kind` text stored for `kind`. The CHECK of migration 19
-/// admits only the kinds before [`EventKind::WorkerRelease`], so a worker
-/// release is stored as `engine` (its detail begins
-/// [`WORKER_RELEASE_DETAIL`], an engine's `engine '`) until a migration
-/// widens the CHECK; events logged so before this kind existed read back as
-/// worker releases too.
-fn stored(kind: EventKind) -> &'static str {
-    match kind {
-        EventKind::WorkerRelease => EventKind::Engine.as_str(),
-        kind => kind.as_str(),
-    }
-}
-
-/// The kind of a stored row: its `kind` text, and for `engine`, its detail.
-fn read_kind(kind: &str, detail: &str) -> Option<EventKind> {
-    match EventKind::parse(kind)? {
-        EventKind::Engine if detail.starts_with(WORKER_RELEASE_DETAIL) => {
-            Some(EventKind::WorkerRelease)
-        }
-        kind => Some(kind),
-    }
-}
-
 /// Records that `actor` made a change of `kind` to `run` at `now`; an actor
 /// with a user is logged under the user's name.
 pub fn log(
@@ -58,7 +31,7 @@ pub fn log(
         now,
         actor.name,
         actor.user.map(|u| u as i64),
-        stored(kind),
+        kind.as_str(),
         run.map(|r| r as i64),
         &detail[..end],
     ])?;
@@ -79,16 +52,7 @@ pub fn list(conn: &Connection, filter: &EventFilter) -> Result<Vec<Event>, Store
     }
     if let Some(kind) = filter.kind {
         sql += " AND kind = ?";
-        args.push(stored(kind).to_owned().into());
-        let prefix = format!("{WORKER_RELEASE_DETAIL}%");
-        match kind {
-            EventKind::Engine => sql += " AND detail NOT LIKE ?",
-            EventKind::WorkerRelease => sql += " AND detail LIKE ?",
-            _ => {}
-        }
-        if matches!(kind, EventKind::Engine | EventKind::WorkerRelease) {
-            args.push(prefix.into());
-        }
+        args.push(kind.as_str().to_owned().into());
     }
     sql += " ORDER BY id DESC LIMIT ?";
     args.push(i64::from(filter.limit.max(1)).into());
@@ -111,7 +75,7 @@ pub fn list(conn: &Connection, filter: &EventFilter) -> Result<Vec<Event>, Store
                 id: id as u64,
                 time_ms,
                 actor,
-                kind: read_kind(&kind, &detail).ok_or_else(|| {
+                kind: EventKind::parse(&kind).ok_or_else(|| {
                     StoreError::Schema(format!("events.kind of event {id}: {kind:?}"))
                 })?,
                 run: run.map(|r| r as u64),
@@ -168,7 +132,7 @@ mod tests {
     }
 
     #[test]
-    fn worker_releases_are_their_own_kind_within_the_stored_check() {
+    fn worker_releases_are_their_own_kind() {
         let conn = crate::store::migrations::memory();
         let cli = Actor::cli();
         let release = "worker release 0.2.0 for x86_64-unknown-linux-gnu required";
@@ -185,10 +149,7 @@ mod tests {
         let stored: String = conn
             .query_row("SELECT kind FROM events WHERE id = 1", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(
-            stored, "engine",
-            "the CHECK of migration 19 admits no other"
-        );
+        assert_eq!(stored, "worker_release");
         let of = |kind| {
             let filter = EventFilter {
                 kind: Some(kind),
@@ -199,7 +160,6 @@ mod tests {
         };
         let releases = of(EventKind::WorkerRelease);
         assert_eq!(releases.len(), 1);
-        assert_eq!(releases[0].kind, EventKind::WorkerRelease);
         assert_eq!(releases[0].detail, release);
         let engines = of(EventKind::Engine);
         assert_eq!(engines.len(), 1);

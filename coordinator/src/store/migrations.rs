@@ -813,6 +813,32 @@ BEGIN
     UPDATE runs SET pairs_in_flight = pairs_in_flight - OLD.pairs WHERE id = OLD.run_id;
 END;
 "#,
+    // 27 (issue 48): an event's kind is plain text that `EventKind::parse`
+    // checks as it reads, as a run's kind is since 26, so a new kind of
+    // event needs no table rebuild; this is the last. Worker releases,
+    // logged as `engine` events until now (their detail begins `worker
+    // release `, an engine's `engine '`), get their own kind.
+    r#"
+CREATE TABLE events_new (
+    id      INTEGER PRIMARY KEY,
+    time_ms INTEGER NOT NULL,
+    actor   TEXT    NOT NULL,
+    user_id INTEGER REFERENCES users (id),
+    kind    TEXT    NOT NULL,
+    run_id  INTEGER REFERENCES runs (id),
+    detail  TEXT    NOT NULL DEFAULT ''
+);
+INSERT INTO events_new (id, time_ms, actor, user_id, kind, run_id, detail)
+    SELECT id, time_ms, actor, user_id,
+           CASE WHEN kind = 'engine' AND detail LIKE 'worker release %' THEN 'worker_release'
+                ELSE kind END,
+           run_id, detail
+    FROM events;
+DROP TABLE events;
+ALTER TABLE events_new RENAME TO events;
+CREATE INDEX events_by_run ON events (run_id);
+CREATE INDEX events_by_actor ON events (actor);
+"#,
 ];
 
 /// A migrated in-memory database, for the store's unit tests.
