@@ -94,6 +94,12 @@ fn time_results(kind: &str, n: u64) -> f64 {
         .unwrap();
     let id = runs::insert(&conn, &spec, None, RunState::Active, 1).unwrap();
     runs::save_effects(&conn, id, None, initial, 1).unwrap();
+    conn.execute(
+        "INSERT INTO workers (id, name, threads, version, signature, registered_ms, last_seen_ms)
+         VALUES (1, 'w', 1, '0.1.0', 1, 1, 1)",
+        [],
+    )
+    .unwrap();
     let variants = spec.kind.ops().variants().len().max(1);
     let outcome = outcome();
     let mut spent = 0.0;
@@ -106,6 +112,18 @@ fn time_results(kind: &str, n: u64) -> f64 {
             variant: (variants > 1).then_some(i as usize % variants),
         };
         let work = run.spec.kind.ops().slice_work(&run, &slice).unwrap();
+        conn.execute(
+            "INSERT INTO leases (id, run_id, worker_id, state, opening_offset, pairs, variant,
+                                 created_ms, deadline_ms)
+             VALUES (?1, ?2, 1, 'done', ?3, 4, ?4, 1, 2)",
+            rusqlite::params![
+                (i + 1) as i64,
+                id as i64,
+                slice.offset as i64,
+                slice.variant.map(|v| v as i64)
+            ],
+        )
+        .unwrap();
         let lease = Lease {
             id: i + 1,
             run_id: id,
