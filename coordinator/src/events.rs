@@ -114,8 +114,12 @@ impl Actor {
 
 impl From<&crate::access::Principal> for Actor {
     /// The caller's user; the log names them by the user's name (the store
-    /// looks it up as it writes), else by the token's.
+    /// looks it up as it writes), else by the token's. The database file's
+    /// administrator in the command line's own process is [`Actor::cli`].
     fn from(p: &crate::access::Principal) -> Actor {
+        if p.is_in_process() {
+            return Actor::cli();
+        }
         Actor {
             user: p.user,
             name: p.name.clone(),

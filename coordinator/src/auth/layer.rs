@@ -156,13 +156,15 @@ impl Authenticator {
                 Status::unavailable("cannot check the token now; retry")
             })?;
         match stored {
-            Some(found) => Ok(Principal {
+            // Row ids start at 1; key 0 is the in-process administrator's
+            // (`Principal::in_process`), which no token may ever be.
+            Some(found) if found.id != 0 => Ok(Principal {
                 key: found.id as i64,
                 name: found.name,
                 role: found.role,
                 user: found.user,
             }),
-            None => Err(Status::unauthenticated("unknown or revoked token")),
+            _ => Err(Status::unauthenticated("unknown or revoked token")),
         }
     }
 }
