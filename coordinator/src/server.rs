@@ -19,6 +19,7 @@ use xq_proto::capacity::SpeedMethod;
 use xq_proto::engine_source::FailedBuild;
 use xq_proto::pb;
 use xq_proto::pb::account_service_server::AccountServiceServer;
+use xq_proto::pb::admin_service_server::AdminServiceServer;
 use xq_proto::pb::registry_service_server::RegistryServiceServer;
 use xq_proto::pb::run_service_server::{RunService, RunServiceServer};
 use xq_proto::pb::worker_service_server::{WorkerService, WorkerServiceServer};
@@ -26,6 +27,7 @@ use xq_proto::{BatchOutcome, Invalid, required};
 
 use crate::account_service::AccountServer;
 use crate::accounts::Accounts;
+use crate::admin_service::AdminServer;
 use crate::auth::owners::Owners;
 use crate::auth::sign_in::SignInLimits;
 use crate::auth::{AuthLayer, Authenticator, EphemeralToken, Principal, RateLimits, caller};
@@ -227,7 +229,12 @@ pub async fn run_with_web(
     );
     let owners = Arc::new(Owners::new(reader));
     let scheduler = Scheduler::new(store.clone(), config.scheduler);
-    let accounts = AccountServer::new(Arc::clone(&auth), Accounts::new(store.clone()));
+    let accounts = AccountServer::new(
+        Arc::clone(&auth),
+        Accounts::new(store.clone()),
+        store.clone(),
+    );
+    let admin = AdminServer::new(store.clone(), store.reader()?);
     let web = match http {
         Some(Http {
             listener: http,
@@ -290,6 +297,7 @@ pub async fn run_with_web(
         )
         .add_service(AccountServiceServer::new(accounts).max_decoding_message_size(limit))
         .add_service(RegistryServiceServer::new(registry).max_decoding_message_size(limit))
+        .add_service(AdminServiceServer::new(admin).max_decoding_message_size(limit))
         .add_service(health)
         .add_service(reflection::v1()?)
         .add_service(reflection::v1alpha()?);
@@ -571,6 +579,20 @@ fn failed_build(request: pb::ReportBuildFailureRequest) -> Result<(u64, u64, Fai
     };
     failed.validate()?;
     Ok((worker_id, lease_id, failed))
+}
+
+/// The run service over `scheduler`, for the command line's in-process
+/// core ([`crate::in_process`]).
+pub(crate) fn run_service(
+    scheduler: Scheduler,
+    shutdown: Shutdown,
+    reader: Store,
+) -> RunServiceServer<impl RunService> {
+    RunServiceServer::new(Runs {
+        scheduler,
+        shutdown,
+        reader,
+    })
 }
 
 struct Runs {
