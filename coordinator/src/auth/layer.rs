@@ -350,6 +350,40 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn no_token_is_the_in_process_administrator() {
+        use crate::access::UserRole;
+        use crate::events::Actor;
+        use crate::store::users;
+        let store = Store::open_in_memory().unwrap();
+        store
+            .call(|conn| {
+                let root = users::insert(conn, "root", UserRole::Admin, None, true, 1)?;
+                let hash = tokens::hash("xqt_stored");
+                token_rows::add(conn, &Actor::cli(), "cli", Role::Personal, root, &hash, 1)?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+        let a = Authenticator::new(
+            store,
+            vec![EphemeralToken::new(
+                "local-personal",
+                Role::Personal,
+                "xqt_admin",
+            )],
+            RateLimits::UNLIMITED,
+        );
+        // A stored token, even one named `cli`, and an ephemeral one are
+        // callers of their own: the in-process administrator comes from no
+        // header.
+        for token in ["Bearer xqt_stored", "Bearer xqt_admin"] {
+            let p = a.authorize(CREATE, &headers(token)).await.unwrap();
+            assert!(!p.is_in_process(), "{p:?}");
+            assert_ne!(Actor::from(&p), Actor::cli(), "{p:?}");
+        }
+    }
+
+    #[tokio::test]
     async fn login_alone_is_admitted_without_a_token() {
         let a = auth();
         let login = "/xq.cluster.v1.AccountService/Login";
