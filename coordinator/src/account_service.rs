@@ -102,10 +102,7 @@ impl AccountService for AccountServer {
             }
         };
         let token = new_token()?;
-        let actor = Actor {
-            user: Some(signed.id),
-            name: signed.name.clone(),
-        };
+        let actor = Actor::user(signed.id, &signed.name);
         let row = self
             .accounts
             .create_token(actor, name, Role::Personal, tokens::hash(&token))

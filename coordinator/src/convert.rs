@@ -14,6 +14,7 @@ use xq_proto::pb;
 use xq_proto::{GameRecord, Invalid, Machine, WorkerVersion, required};
 
 use crate::access::{Role, UserRole};
+use crate::events::{Event, EventFilter, EventKind};
 use crate::game_export::{Export, ExportedGame, GameQuery};
 use crate::runs::LeaseState;
 use crate::runs::health::WorkerHealth;
@@ -24,6 +25,7 @@ use crate::store::games::{ArchivedGame, FailureCount};
 use crate::store::history::LlrPoint;
 use crate::store::serving::WorkerPlay;
 use crate::store::tokens::TokenRow;
+use crate::store::users::User;
 use crate::store::workers::NewWorker;
 
 impl TryFrom<pb::RegisterRequest> for NewWorker {
@@ -447,6 +449,107 @@ impl From<UserRole> for pb::UserRole {
             UserRole::Approver => pb::UserRole::Approver,
             UserRole::Admin => pb::UserRole::Admin,
         }
+    }
+}
+
+impl TryFrom<pb::UserRole> for UserRole {
+    type Error = Invalid;
+
+    fn try_from(role: pb::UserRole) -> Result<Self, Invalid> {
+        match role {
+            pb::UserRole::Developer => Ok(UserRole::Developer),
+            pb::UserRole::Approver => Ok(UserRole::Approver),
+            pb::UserRole::Admin => Ok(UserRole::Admin),
+            pb::UserRole::Unspecified => Err(Invalid::new("role", "developer, approver or admin")),
+        }
+    }
+}
+
+/// A user role as a request carries it (an `i32` that may name no role).
+pub fn user_role(role: i32) -> Result<UserRole, Invalid> {
+    UserRole::try_from(pb::UserRole::try_from(role).unwrap_or(pb::UserRole::Unspecified))
+}
+
+impl From<User> for pb::UserInfo {
+    fn from(u: User) -> Self {
+        let User {
+            id: _,
+            name,
+            role,
+            trusted,
+            has_password,
+            created_ms,
+        } = u;
+        pb::UserInfo {
+            name,
+            role: pb::UserRole::from(role).into(),
+            trusted,
+            has_password,
+            created_unix_ms: created_ms,
+        }
+    }
+}
+
+impl From<Event> for pb::EventInfo {
+    fn from(e: Event) -> Self {
+        let Event {
+            id,
+            time_ms,
+            actor,
+            kind,
+            run,
+            detail,
+        } = e;
+        pb::EventInfo {
+            id,
+            time_unix_ms: time_ms,
+            actor,
+            kind: kind.as_str().to_owned(),
+            run_id: run.unwrap_or(0),
+            detail,
+        }
+    }
+}
+
+/// Most events one `ListEvents` answers.
+pub const MAX_EVENTS: u32 = 10_000;
+
+impl TryFrom<pb::ListEventsRequest> for EventFilter {
+    type Error = Invalid;
+
+    fn try_from(r: pb::ListEventsRequest) -> Result<Self, Invalid> {
+        let pb::ListEventsRequest {
+            actor,
+            run_id,
+            kind,
+            limit,
+        } = r;
+        let kind = match kind.as_str() {
+            "" => None,
+            k => Some(EventKind::parse(k).ok_or_else(|| {
+                let all: Vec<&str> = EventKind::ALL.iter().map(|k| k.as_str()).collect();
+                Invalid::new(
+                    "kind",
+                    format!(
+                        "unknown event kind {} (one of {})",
+                        xq_proto::quote(k),
+                        all.join(", ")
+                    ),
+                )
+            })?),
+        };
+        if !(1..=MAX_EVENTS).contains(&limit) {
+            return Err(Invalid::new(
+                "limit",
+                format!("{limit} is outside 1..={MAX_EVENTS}"),
+            ));
+        }
+        Ok(EventFilter {
+            actor: (!actor.is_empty()).then_some(actor),
+            run: (run_id != 0).then_some(run_id),
+            kind,
+            limit,
+        })
     }
 }
 

@@ -88,15 +88,21 @@ pub struct Actor {
     /// How the log names them without a user: the token's name, `cli` or
     /// `system`.
     pub name: String,
+    /// The command line on the database file, in its own process
+    /// ([`Actor::cli`]): the administrator. Only [`Actor::cli`] sets it,
+    /// and no caller from the network becomes it (a token named `cli` is
+    /// [`Actor::token`]).
+    local: bool,
+    /// With `local`: the user the command line acts for (`--user NAME`, or
+    /// the file's administrator), who owns what it makes; the log still
+    /// names `cli`.
+    acting_for: Option<u64>,
 }
 
 impl Actor {
     /// The coordinator itself (a worker excluded by a run's rule).
     pub fn system() -> Actor {
-        Actor {
-            user: None,
-            name: "system".to_owned(),
-        }
+        Actor::token("system")
     }
 
     /// The user `id` named `name` (a signed-in visitor of the web view).
@@ -104,6 +110,8 @@ impl Actor {
         Actor {
             user: Some(id),
             name: name.to_owned(),
+            local: false,
+            acting_for: None,
         }
     }
 
@@ -113,17 +121,56 @@ impl Actor {
         Actor {
             user: None,
             name: "cli".to_owned(),
+            local: true,
+            acting_for: None,
         }
+    }
+
+    /// [`Actor::cli`] acting for the user `owner`, who owns what it makes.
+    pub fn cli_for(owner: Option<u64>) -> Actor {
+        Actor {
+            acting_for: owner,
+            ..Actor::cli()
+        }
+    }
+
+    /// The user who owns what this actor makes: its user, or the one the
+    /// command line acts for.
+    pub fn owner(&self) -> Option<u64> {
+        self.user.or(self.acting_for)
+    }
+
+    /// A token without a user, logged under its name (local mode's, a
+    /// token from before users).
+    pub fn token(name: &str) -> Actor {
+        Actor {
+            user: None,
+            name: name.to_owned(),
+            local: false,
+            acting_for: None,
+        }
+    }
+
+    /// Whether this is the command line on the database file
+    /// ([`Actor::cli`]), which acts as the administrator.
+    pub fn is_local_admin(&self) -> bool {
+        self.local
     }
 }
 
 impl From<&crate::access::Principal> for Actor {
     /// The caller's user; the log names them by the user's name (the store
-    /// looks it up as it writes), else by the token's.
+    /// looks it up as it writes), else by the token's. The database file's
+    /// administrator in the command line's own process is [`Actor::cli`].
     fn from(p: &crate::access::Principal) -> Actor {
+        if p.is_in_process() {
+            return Actor::cli_for(p.user);
+        }
         Actor {
             user: p.user,
             name: p.name.clone(),
+            local: false,
+            acting_for: None,
         }
     }
 }

@@ -65,6 +65,7 @@
 
 pub mod access;
 pub mod account_service;
+pub mod admin_service;
 pub mod archive;
 pub mod auth;
 pub mod book;
@@ -74,6 +75,7 @@ pub mod events;
 pub mod game_export;
 pub mod git;
 pub mod http;
+pub mod in_process;
 pub mod local;
 pub mod metrics;
 pub mod pace;

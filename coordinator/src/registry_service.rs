@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tonic::{Request, Response, Status, Streaming};
 use xq_proto::Invalid;
-use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader};
+use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader, MAX_UPLOAD_BYTES};
 use xq_proto::pb;
 use xq_proto::pb::registry_service_server::RegistryService;
 use xq_proto::pb::upload_blob_request::Part;
@@ -31,13 +31,27 @@ pub struct RegistryServer {
     registry: Registry,
     /// Lists and downloads read here, not on the writer's queue.
     reader: Registry,
+    /// The largest blob an upload may announce, in bytes:
+    /// [`MAX_UPLOAD_BYTES`] over the network, [`xq_proto::blob::MAX_BLOB_BYTES`] for the
+    /// command line on its own database file ([`crate::in_process`]).
+    max_upload: u64,
 }
 
 impl RegistryServer {
     /// Writes through `registry`, reads through `reader` (the same on a
     /// read connection).
     pub fn new(registry: Registry, reader: Registry) -> Self {
-        RegistryServer { registry, reader }
+        RegistryServer {
+            registry,
+            reader,
+            max_upload: MAX_UPLOAD_BYTES,
+        }
+    }
+
+    /// The same, taking uploads of up to `bytes`.
+    pub fn with_max_upload(mut self, bytes: u64) -> Self {
+        self.max_upload = bytes;
+        self
     }
 }
 
@@ -95,7 +109,7 @@ impl RegistryService for RegistryServer {
         let actor = Actor::from(&principal);
         let mut stream = request.into_inner();
         let header = match next_part(&mut stream).await? {
-            Some(Part::Header(header)) => BlobHeader::try_from(header)?,
+            Some(Part::Header(header)) => BlobHeader::from_wire(header, self.max_upload)?,
             _ => {
                 return Err(Invalid::new("header", "the first message must be the header").into());
             }

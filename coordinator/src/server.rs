@@ -19,12 +19,14 @@ use xq_proto::capacity::SpeedMethod;
 use xq_proto::engine_source::FailedBuild;
 use xq_proto::pb;
 use xq_proto::pb::account_service_server::AccountServiceServer;
+use xq_proto::pb::admin_service_server::AdminServiceServer;
 use xq_proto::pb::registry_service_server::RegistryServiceServer;
 use xq_proto::pb::run_service_server::{RunService, RunServiceServer};
 use xq_proto::pb::worker_service_server::{WorkerService, WorkerServiceServer};
 use xq_proto::{BatchOutcome, Invalid, required};
 
 use crate::account_service::AccountServer;
+use crate::admin_service::AdminServer;
 use crate::auth::owners::Owners;
 use crate::auth::sign_in::SignInLimits;
 use crate::auth::{AuthLayer, Authenticator, EphemeralToken, Principal, RateLimits, caller};
@@ -223,6 +225,11 @@ pub async fn run_with_web(
     let owners = Arc::new(Owners::new(reader));
     let core = Core::new(store.clone(), config.scheduler);
     let accounts = AccountServer::new(Arc::clone(&auth), Accounts::new(store.clone()));
+    let admin = AdminServer::new(
+        Accounts::new(store.clone()),
+        Accounts::new(core.views().clone()),
+        core.events(),
+    );
     let web = match http {
         Some(Http {
             listener: http,
@@ -283,6 +290,7 @@ pub async fn run_with_web(
         )
         .add_service(AccountServiceServer::new(accounts).max_decoding_message_size(limit))
         .add_service(RegistryServiceServer::new(registry).max_decoding_message_size(limit))
+        .add_service(AdminServiceServer::new(admin).max_decoding_message_size(limit))
         .add_service(health)
         .add_service(reflection::v1()?)
         .add_service(reflection::v1alpha()?);
@@ -571,6 +579,20 @@ fn failed_build(request: pb::ReportBuildFailureRequest) -> Result<(u64, u64, Fai
     };
     failed.validate()?;
     Ok((worker_id, lease_id, failed))
+}
+
+/// The run service over `core`, for the command line's in-process core
+/// ([`crate::in_process`]).
+pub(crate) fn run_service(
+    core: Core,
+    shutdown: Shutdown,
+    registry: Registry,
+) -> RunServiceServer<impl RunService> {
+    RunServiceServer::new(Runs {
+        core,
+        shutdown,
+        registry,
+    })
 }
 
 struct Runs {

@@ -172,9 +172,17 @@ impl TryFrom<pb::UploadHeader> for BlobHeader {
     type Error = Invalid;
 
     fn try_from(h: pb::UploadHeader) -> Result<Self, Invalid> {
+        BlobHeader::from_wire(h, crate::blob::MAX_UPLOAD_BYTES)
+    }
+}
+
+impl BlobHeader {
+    /// The header of an upload of at most `most` bytes (the server's
+    /// setting; see [`BlobHeader::validate_within`]).
+    pub fn from_wire(h: pb::UploadHeader, most: u64) -> Result<Self, Invalid> {
         let pb::UploadHeader { sha256, size } = h;
         let header = BlobHeader { sha256, size };
-        header.validate()?;
+        header.validate_within(most)?;
         Ok(header)
     }
 }

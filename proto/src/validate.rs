@@ -375,6 +375,13 @@ impl Machine {
 impl BlobHeader {
     /// A SHA-256 in lowercase hex and a size the registry takes over the wire.
     pub fn validate(&self) -> Result<(), Invalid> {
+        self.validate_within(MAX_UPLOAD_BYTES)
+    }
+
+    /// A SHA-256 in lowercase hex and a size of at most `most` bytes (a
+    /// server's setting: [`MAX_UPLOAD_BYTES`] over the network, more for
+    /// the command line's in-process server on its own database file).
+    pub fn validate_within(&self, most: u64) -> Result<(), Invalid> {
         if !is_sha256_hex(&self.sha256) {
             return invalid(
                 "header.sha256",
@@ -384,13 +391,10 @@ impl BlobHeader {
                 ),
             );
         }
-        if self.size > MAX_UPLOAD_BYTES {
+        if self.size > most {
             return invalid(
                 "header.size",
-                format!(
-                    "{} bytes is more than an upload takes ({MAX_UPLOAD_BYTES})",
-                    self.size
-                ),
+                format!("{} bytes is more than an upload takes ({most})", self.size),
             );
         }
         Ok(())

@@ -23,7 +23,9 @@
 //! group per test, each against a server of its own:
 //!
 //! * `outside`: every method without a token or with a revoked one, wrong
-//!   roles, another user's run, 600 random byte strings to every method, a
+//!   roles, another user's run, the administration service's user methods
+//!   (AddUser, ListUsers, SetUser) with a developer's token and a token of
+//!   no user, 600 random byte strings to every method, a
 //!   5 MiB request, huge repeated fields, nested and truncated messages,
 //!   datagen specs with each bad value (refused naming the field, no run
 //!   made) and one good one;

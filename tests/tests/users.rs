@@ -530,3 +530,51 @@ async fn the_author_changes_a_running_test_and_the_next_lease_follows() {
         "{log}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn users_and_events_work_at_a_served_coordinator_as_on_the_file() {
+    let db = TempDb::new("users-remote");
+    let path = db.0.clone();
+    let [root, ana] = tokio::task::spawn_blocking(move || {
+        users_with_tokens(&path, [("root", "admin"), ("ana", "developer")])
+    })
+    .await
+    .unwrap();
+    let server =
+        TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(10))).await;
+    let url = server.url();
+    let (listed, refusal, log) = tokio::task::spawn_blocking(move || {
+        let at = |token: &str, args: &[&str]| {
+            let mut a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            a.extend(["--coordinator".to_owned(), url.clone()]);
+            a.extend(["--token".to_owned(), token.to_owned()]);
+            a
+        };
+        coordinator_cli(at(&root, &["user", "add", "zed", "--role", "developer"]));
+        coordinator_cli(at(&root, &["user", "set", "zed", "--role", "approver"]));
+        let listed = coordinator_cli(at(&root, &["user", "list"]));
+        let refusal = refused(&at(&ana, &["user", "add", "mallory", "--role", "admin"]));
+        let log = coordinator_cli(at(&ana, &["events", "--kind", "user"]));
+        (listed, refusal, log)
+    })
+    .await
+    .unwrap();
+    server.stop().await;
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("zed ") && l.contains("approver")),
+        "{listed}"
+    );
+    assert!(
+        refusal.contains("a developer may not manage users"),
+        "{refusal}"
+    );
+    // Over the network the change is the admin's; on the file, the CLI's.
+    let who: Vec<&str> = log
+        .lines()
+        .map(|l| l.split_whitespace().nth(2).unwrap())
+        .collect();
+    assert_eq!(who, ["root", "root", "cli", "cli"], "{log}");
+    assert!(!log.contains("mallory"), "{log}");
+}

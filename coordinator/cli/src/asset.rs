@@ -1,25 +1,23 @@
 //! `xq-coordinator asset add|list`: network files and opening books in the
 //! registry, on the database file or at a served coordinator (like
-//! `engine`; the rule: [`Place::choose`]).
+//! `engine`; the rule: [`super::registry::Place::choose`]), through the
+//! registry service either way.
 //!
-//! A file is hashed, then stored (on the file) or uploaded (to a
-//! coordinator) a chunk at a time, so files of hundreds of MiB never sit in
-//! memory. Engine options (`--option EvalFile=asset:NAME`) and `--book
+//! A file is hashed, then uploaded a chunk at a time, so files of hundreds
+//! of MiB never sit in memory. Engine options (`--option EvalFile=asset:NAME`) and `--book
 //! asset:SHA256` name what is added here. A PGN file (`.pgn`) is stored as the
 //! opening book `book make` makes of it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use xq_coordinator::book::DEFAULT_BOOK_PLIES;
-use xq_coordinator::events::Actor;
-use xq_coordinator::store::assets::{self, Asset, NewAsset};
-use xq_coordinator::store::{Store, now_ms, users};
-use xq_proto::blob::{MAX_BLOB_BYTES, MAX_UPLOAD_BYTES};
+use xq_coordinator::in_process::Acting;
+use xq_coordinator::store::assets::{self, Asset};
+use xq_coordinator::store::now_ms;
 use xq_proto::{outln, pb};
 
-use super::registry::Place;
 use super::registry::PlaceArgs;
 
 /// `asset …`.
@@ -68,133 +66,16 @@ impl AssetArgs {
                 plies,
                 place,
                 user,
-            } => {
-                let book = PgnBook::make(&file, plies)?;
-                let name = match name {
-                    Some(n) => n,
-                    None if book.is_some() => file
-                        .file_stem()
-                        .map(|n| format!("{}.epd", n.to_string_lossy()))
-                        .with_context(|| {
-                            format!("{} has no file name; give --name", file.display())
-                        })?,
-                    None => file
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .with_context(|| {
-                            format!("{} has no file name; give --name", file.display())
-                        })?,
-                };
-                assets::check_name(&name)?;
-                let place = Place::choose(place.db, &place.remote)?;
-                if user.is_some() && matches!(place, Place::Remote(_)) {
-                    bail!(
-                        "--user works only on the database file; at a coordinator the asset is yours"
-                    );
-                }
-                let file = book.as_ref().map_or(file.clone(), |b| b.0.clone());
-                let open = || {
-                    std::fs::File::open(&file)
-                        .map(std::io::BufReader::new)
-                        .with_context(|| format!("cannot read asset {}", file.display()))
-                };
-                let (sha256, size) = xq_proto::blob::sha256_of_reader(open()?)
-                    .with_context(|| format!("cannot read asset {}", file.display()))?;
-                let most = match place {
-                    Place::File(_) => MAX_BLOB_BYTES,
-                    Place::Remote(_) => MAX_UPLOAD_BYTES,
-                };
-                if size > most {
-                    bail!(
-                        "asset {} is {size} bytes; the registry takes at most {most}",
-                        file.display()
-                    );
-                }
-                let new = NewAsset { name, sha256, size };
-                let asset = match place {
-                    Place::File(db) => {
-                        let source = open()?;
-                        let store = Store::open(&db)
-                            .with_context(|| format!("cannot open {}", db.display()))?;
-                        tokio::runtime::Runtime::new()?
-                            .block_on(store.call(move |conn| {
-                                let tx = conn.savepoint()?;
-                                let owner = users::named_or_admin(&tx, user.as_deref(), now_ms())?;
-                                let asset =
-                                    assets::add(&tx, &new, source, owner, &Actor::cli(), now_ms())?;
-                                tx.commit()?;
-                                Ok(asset)
-                            }))
-                            .with_context(|| format!("cannot add asset {}", file.display()))?
-                    }
-                    Place::Remote(mut coordinator) => {
-                        let what = format!("asset '{}'", new.name);
-                        // A name is never overwritten: no upload for one
-                        // that names other bytes (the coordinator decides
-                        // on the same bytes: they may be yours already).
-                        let url = coordinator.url.clone();
-                        let taken =
-                            coordinator
-                                .call(|mut c| async move {
-                                    c.list_assets(pb::ListAssetsRequest {}).await
-                                })
-                                .with_context(|| format!("cannot list the assets of {url}"))?
-                                .assets
-                                .into_iter()
-                                .find(|a| a.name == new.name && a.sha256 != new.sha256);
-                        if let Some(taken) = taken {
-                            bail!(
-                                "an asset named '{}' exists already, registered by {} (sha256 {}); \
-                                 names are never overwritten: pick another",
-                                taken.name,
-                                if taken.owner.is_empty() {
-                                    "nobody"
-                                } else {
-                                    &taken.owner
-                                },
-                                taken.sha256
-                            );
-                        }
-                        if coordinator.upload(&file, &new.sha256, new.size, &what)? {
-                            eprintln!("{what}: {} had its bytes already", coordinator.url);
-                        }
-                        let url = coordinator.url.clone();
-                        let request = pb::AddAssetRequest {
-                            name: new.name,
-                            sha256: new.sha256,
-                            size: new.size,
-                        };
-                        let answer = coordinator
-                            .call(|mut c| async move { c.add_asset(request).await })
-                            .with_context(|| format!("cannot register {what} at {url}"))?;
-                        let asset = answer
-                            .asset
-                            .context("the coordinator answered without the asset")?;
-                        Asset::try_from(asset)?
-                    }
-                };
-                outln!("{} sha256 {} size {}", asset.name, asset.sha256, asset.size)?;
-            }
+            } => add(&file, name, plies, place, user),
             AssetCommand::List { place } => {
-                let found = match Place::choose(place.db, &place.remote)? {
-                    Place::File(db) => {
-                        let store = Store::open(&db)
-                            .with_context(|| format!("cannot open {}", db.display()))?;
-                        tokio::runtime::Runtime::new()?
-                            .block_on(store.call(|conn| assets::list(conn)))?
-                    }
-                    Place::Remote(mut coordinator) => {
-                        let url = coordinator.url.clone();
-                        coordinator
-                            .call(|mut c| async move { c.list_assets(pb::ListAssetsRequest {}).await })
-                            .with_context(|| format!("cannot list the assets of {url}"))?
-                            .assets
-                            .into_iter()
-                            .map(Asset::try_from)
-                            .collect::<Result<_, _>>()?
-                    }
-                };
-                for a in found {
+                let coordinator = place.place()?.connect(Acting::Administrator)?;
+                let found = coordinator
+                    .block_on(coordinator.registry().list_assets(pb::ListAssetsRequest {}))
+                    .with_context(|| format!("cannot list the assets of {}", coordinator.url))?
+                    .into_inner()
+                    .assets;
+                for a in found.into_iter().map(Asset::try_from) {
+                    let a = a?;
                     outln!(
                         "{}\t{}\t{} bytes\towner {}",
                         a.name,
@@ -203,10 +84,82 @@ impl AssetArgs {
                         a.owner.as_deref().unwrap_or("-")
                     )?;
                 }
+                Ok(())
             }
         }
-        Ok(())
     }
+}
+
+/// `asset add`: hashes the file (or the book made of a PGN file), uploads
+/// it unless the name is taken by other bytes, and registers it.
+fn add(
+    file: &Path,
+    name: Option<String>,
+    plies: Option<u32>,
+    place: PlaceArgs,
+    user: Option<String>,
+) -> anyhow::Result<()> {
+    let book = PgnBook::make(file, plies)?;
+    let name = match name {
+        Some(n) => n,
+        None => default_name(file, book.is_some())?,
+    };
+    assets::check_name(&name)?;
+    let mut coordinator = place.place()?.connect(Acting::For(user))?;
+    let file = book.as_ref().map_or(file, |b| b.0.as_path());
+    let (sha256, size) = std::fs::File::open(file)
+        .map(std::io::BufReader::new)
+        .and_then(xq_proto::blob::sha256_of_reader)
+        .with_context(|| format!("cannot read asset {}", file.display()))?;
+    let what = format!("asset '{name}'");
+    // A name is never overwritten: no upload for one that names other
+    // bytes (the coordinator decides on the same bytes: they may be yours
+    // already).
+    let taken = coordinator
+        .block_on(coordinator.registry().list_assets(pb::ListAssetsRequest {}))
+        .with_context(|| format!("cannot list the assets of {}", coordinator.url))?
+        .into_inner()
+        .assets
+        .into_iter()
+        .find(|a| a.name == name && a.sha256 != sha256);
+    if let Some(taken) = taken {
+        bail!(
+            "an asset named '{}' exists already, registered by {} (sha256 {}); \
+             names are never overwritten: pick another",
+            taken.name,
+            if taken.owner.is_empty() {
+                "nobody"
+            } else {
+                &taken.owner
+            },
+            taken.sha256
+        );
+    }
+    if coordinator.upload(file, &sha256, size, &what)? {
+        eprintln!("{what}: {} had its bytes already", coordinator.url);
+    }
+    let request = pb::AddAssetRequest { name, sha256, size };
+    let asset = coordinator
+        .block_on(coordinator.registry().add_asset(request))
+        .with_context(|| format!("cannot register {what} in {}", coordinator.url))?
+        .into_inner()
+        .asset
+        .context("the coordinator answered without the asset")?;
+    let asset = Asset::try_from(asset)?;
+    outln!("{} sha256 {} size {}", asset.name, asset.sha256, asset.size)?;
+    Ok(())
+}
+
+/// The name an asset gets without `--name`: the file's, or for the book of
+/// a PGN file `STEM.epd`.
+fn default_name(file: &Path, book: bool) -> anyhow::Result<String> {
+    let name = if book {
+        file.file_stem()
+            .map(|n| format!("{}.epd", n.to_string_lossy()))
+    } else {
+        file.file_name().map(|n| n.to_string_lossy().into_owned())
+    };
+    name.with_context(|| format!("{} has no file name; give --name", file.display()))
 }
 
 /// The opening book `book make` makes of a PGN file, written to a temporary

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -19,6 +20,7 @@ use xq_coordinator::service::registry::UploadQuota;
 use xq_coordinator::store::{Durability, Store, StoreOptions};
 use xq_proto::pb;
 use xq_web::WebView;
+use xq_worker::BatchPlayer;
 
 use super::display::{self, Admin};
 use super::remote::Remote;
@@ -578,135 +580,163 @@ impl<T: Args + KindArgs + 'static> LocalCommon<T> {
 
 impl LocalArgs {
     pub fn run(self, player: &PlayerFactory) -> anyhow::Result<()> {
-        let (
-            LocalSettings {
-                db,
-                threads,
-                workers,
-                json,
-                http,
-                plot,
-            },
-            run,
-        ) = match self.run {
+        let (settings, run) = match self.run {
             LocalRun::Sprt(c) => c.split(),
             LocalRun::Spsa(c) => c.split(),
             LocalRun::Games(c) => c.split(),
             LocalRun::Variants(c) => c.split(),
             LocalRun::Datagen(c) => c.split(),
         };
-        if let Some(path) = &plot {
-            xq_web::charts::ImageFormat::from_path(path)?;
-            let kind = run.kind();
-            if !kind
-                .sections()
-                .iter()
-                .any(|s| matches!(s, Section::Llr | Section::Theta))
-            {
-                anyhow::bail!(
-                    "--plot draws SPSA runs (θ) and SPRT runs (LLR), not {} runs",
-                    kind.as_str()
-                );
-            }
+        if let Some(path) = &settings.plot {
+            check_plot(path, run.as_ref())?;
         }
         let spec = run.spec()?;
-        let player = player(threads.max(1))?;
-        runtime()?.block_on(async {
-            let cluster = LocalCluster::start(
-                &db,
-                ServerConfig::default(),
-                player,
-                workers.max(1),
-                threads,
-                Some((http, Box::new(WebView))),
-            )
-            .await
-            .with_context(|| format!("cannot start local mode on {}", db.display()))?;
-            if let Some(url) = cluster.web_url() {
-                eprintln!("web view on {url}");
-            }
-            let remote = Remote::new(cluster.url(), Some(cluster.personal_token().to_owned()));
-            let mut admin = remote.admin()?;
-            let created = admin
-                .create_run(pb::CreateRunRequest {
-                    spec: Some(spec),
-                    reuse_identical: true,
-                })
-                .await?
-                .into_inner();
-            if created.reused {
-                tracing::info!(
-                    run_id = created.run_id,
-                    "resuming an identical unfinished run"
-                );
-            }
-            let watched = tokio::select! {
-                last = display::watch(&mut admin, created.run_id) => Some(last?),
-                _ = tokio::signal::ctrl_c() => None,
-            };
-            let interrupted = || {
-                eprintln!("interrupted: the run resumes when the same command runs again");
-            };
-            let mut last = match watched {
-                Some(last) => last,
-                None => {
-                    interrupted();
-                    get(&mut admin, created.run_id, false).await?.0
-                }
-            };
-            // A tune with --verify: follow the SPRT it started to its end.
-            let mut verify = None;
-            if watched_to_end(&last) {
-                last = get(&mut admin, created.run_id, false).await?.0;
-                if last.spsa.is_some() && last.linked_run_id != 0 {
-                    let id = last.linked_run_id;
-                    verify = Some(tokio::select! {
-                        v = display::watch(&mut admin, id) => v?,
-                        _ = tokio::signal::ctrl_c() => {
-                            interrupted();
-                            get(&mut admin, id, false).await?.0
-                        }
-                    });
-                }
-            }
-            if let Some(path) = &plot {
-                let mut panels = Vec::new();
-                for id in std::iter::once(created.run_id).chain(verify.as_ref().map(|v| v.run_id)) {
-                    let (run, answer) = get_all(&mut admin, id, true).await?;
-                    panels.extend(super::plot::panels(
-                        &run,
-                        &answer.history,
-                        &answer.llr_history,
-                    )?);
-                }
-                super::plot::write(path, &panels)?;
-            }
-            cluster.stop().await?;
-            if report_variants::is_variants(&last) {
-                return print_variants(&last, &[], json, false);
-            }
-            let verdict = display::verdict(&last, verify.as_ref());
-            if json {
-                let mut v = display::summary_json(&last);
-                if let Some(run) = &verify {
-                    v["verification"] = display::summary_json(run);
-                }
-                if let Some(text) = &verdict {
-                    v["verdict"] = serde_json::Value::from(text.as_str());
-                }
-                outln!("{v}")?;
-            } else {
-                out!("{}", display::summary_text(&last))?;
-                if let Some(run) = &verify {
-                    out!("\n{}", display::summary_text(run))?;
-                }
-                if let Some(text) = &verdict {
-                    outln!("\n{text}")?;
-                }
-            }
-            Ok(())
-        })
+        let player = player(settings.threads.max(1))?;
+        runtime()?.block_on(settings.play(spec, player))
     }
+}
+
+/// Refuses `--plot` for a kind of run that has no chart, before it plays.
+fn check_plot(path: &std::path::Path, run: &dyn KindArgs) -> anyhow::Result<()> {
+    xq_web::charts::ImageFormat::from_path(path)?;
+    let kind = run.kind();
+    if !kind
+        .sections()
+        .iter()
+        .any(|s| matches!(s, Section::Llr | Section::Theta))
+    {
+        anyhow::bail!(
+            "--plot draws SPSA runs (θ) and SPRT runs (LLR), not {} runs",
+            kind.as_str()
+        );
+    }
+    Ok(())
+}
+
+/// What `local` followed: the run as it ended (or stood when interrupted)
+/// and a tune's verification SPRT.
+struct Followed {
+    run_id: u64,
+    last: pb::RunStatus,
+    verify: Option<pb::RunStatus>,
+}
+
+impl LocalSettings {
+    /// Starts the cluster, creates (or resumes) the run, follows it and its
+    /// verification to their ends, then prints the result.
+    async fn play(self, spec: pb::RunSpec, player: Arc<dyn BatchPlayer>) -> anyhow::Result<()> {
+        let cluster = LocalCluster::start(
+            &self.db,
+            ServerConfig::default(),
+            player,
+            self.workers.max(1),
+            self.threads,
+            Some((self.http, Box::new(WebView))),
+        )
+        .await
+        .with_context(|| format!("cannot start local mode on {}", self.db.display()))?;
+        if let Some(url) = cluster.web_url() {
+            eprintln!("web view on {url}");
+        }
+        let remote = Remote::new(cluster.url(), Some(cluster.personal_token().to_owned()));
+        let mut admin = remote.admin()?;
+        let created = admin
+            .create_run(pb::CreateRunRequest {
+                spec: Some(spec),
+                reuse_identical: true,
+            })
+            .await?
+            .into_inner();
+        if created.reused {
+            tracing::info!(
+                run_id = created.run_id,
+                "resuming an identical unfinished run"
+            );
+        }
+        let followed = follow(&mut admin, created.run_id).await?;
+        if let Some(path) = &self.plot {
+            let mut panels = Vec::new();
+            let verify = followed.verify.as_ref().map(|v| v.run_id);
+            for id in std::iter::once(followed.run_id).chain(verify) {
+                let (run, answer) = get_all(&mut admin, id, true).await?;
+                panels.extend(super::plot::panels(
+                    &run,
+                    &answer.history,
+                    &answer.llr_history,
+                )?);
+            }
+            super::plot::write(path, &panels)?;
+        }
+        cluster.stop().await?;
+        print_local(&followed, self.json)
+    }
+}
+
+/// Watches run `run_id` until it ends or Ctrl-C; a tune with `--verify`
+/// then has its SPRT watched too.
+async fn follow(admin: &mut Admin, run_id: u64) -> anyhow::Result<Followed> {
+    let watched = tokio::select! {
+        last = display::watch(admin, run_id) => Some(last?),
+        _ = tokio::signal::ctrl_c() => None,
+    };
+    let interrupted = || {
+        eprintln!("interrupted: the run resumes when the same command runs again");
+    };
+    let mut last = match watched {
+        Some(last) => last,
+        None => {
+            interrupted();
+            get(admin, run_id, false).await?.0
+        }
+    };
+    let mut verify = None;
+    if watched_to_end(&last) {
+        last = get(admin, run_id, false).await?.0;
+        if last.spsa.is_some() && last.linked_run_id != 0 {
+            let id = last.linked_run_id;
+            verify = Some(tokio::select! {
+                v = display::watch(admin, id) => v?,
+                _ = tokio::signal::ctrl_c() => {
+                    interrupted();
+                    get(admin, id, false).await?.0
+                }
+            });
+        }
+    }
+    Ok(Followed {
+        run_id,
+        last,
+        verify,
+    })
+}
+
+/// Prints what `local` followed: its summary (and the verification's and
+/// the verdict), as text or one JSON object.
+fn print_local(followed: &Followed, json: bool) -> anyhow::Result<()> {
+    let Followed { last, verify, .. } = followed;
+    if report_variants::is_variants(last) {
+        return print_variants(last, &[], json, false);
+    }
+    let verdict = display::verdict(last, verify.as_ref());
+    if json {
+        let mut v = display::summary_json(last);
+        if let Some(run) = verify {
+            v["verification"] = display::summary_json(run);
+        }
+        if let Some(text) = &verdict {
+            v["verdict"] = serde_json::Value::from(text.as_str());
+        }
+        outln!("{v}")?;
+    } else {
+        out!("{}", display::summary_text(last))?;
+        if let Some(run) = verify {
+            out!("\n{}", display::summary_text(run))?;
+        }
+        if let Some(text) = &verdict {
+            outln!("\n{text}")?;
+        }
+    }
+    Ok(())
 }
 
 /// Whether `run` ended (rather than being interrupted while active).

@@ -1,8 +1,7 @@
 //! `datagen-export RUN --format text|bin --out FILE`: a run's stored games as
 //! training positions ([`xq_coordinator::datagen_export`]), from the database
-//! file (`--db`, read one result's batch at a time) or from a served
-//! coordinator (`--coordinator`, the `ExportGames` RPC, converted chunk by
-//! chunk as it arrives).
+//! file (`--db`) or from a served coordinator (`--coordinator`), through
+//! the `ExportGames` RPC either way, converted chunk by chunk as it arrives.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -10,12 +9,13 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use clap::Args;
 use tokio_stream::StreamExt;
-use xq_coordinator::datagen_export::{Counts, Dedup, Exporter, Filters, Format, export_run};
+use xq_coordinator::datagen_export::{Counts, Dedup, Exporter, Filters, Format};
 use xq_coordinator::game_export::ExportedGame;
 use xq_proto::atomic_file::AtomicFile;
 use xq_tune::data::MAX_SCORE;
 
-use super::games_source::GamesSource;
+use super::games_source::{self, GamesSource};
+use super::registry::Coordinator;
 
 /// Arguments of `datagen-export`.
 #[derive(Debug, Args)]
@@ -71,46 +71,34 @@ impl DatagenExportArgs {
         let file = AtomicFile::create(&self.out)
             .with_context(|| format!("cannot create {}", self.out.display()))?;
         let exporter = Exporter::new(file, self.format, filters, Dedup::new(self.dedup_bits));
-        let rt = tokio::runtime::Runtime::new().context("start the async runtime")?;
         let run_id = self.run;
         let started = Instant::now();
-        let (counts, file) = match self.source.coordinator() {
-            Some(url) => rt
-                .block_on(self.fetch(url, exporter))
-                .with_context(|| format!("cannot export run {run_id} from {url}"))?,
-            None => {
-                let store = self.source.store()?;
-                let exported = rt.block_on(store.call(move |conn| {
-                    let mut exporter = exporter;
-                    Ok(export_run(conn, run_id, &mut exporter).and_then(|()| exporter.finish()))
-                }));
-                exported
-                    .map_err(anyhow::Error::from)
-                    .and_then(|r| r.map_err(anyhow::Error::from))
-                    .with_context(|| format!("cannot export run {run_id}"))?
-            }
-        };
+        let coordinator = self.source.connect()?;
+        let (counts, file) = coordinator
+            .block_on(export(&coordinator, run_id, exporter))
+            .with_context(|| format!("cannot export run {run_id} from {}", coordinator.url))?;
         file.commit()
             .with_context(|| format!("cannot write {}", self.out.display()))?;
         report(&counts, started.elapsed().as_secs_f64(), &self.out);
         Ok(())
     }
+}
 
-    /// Exports the games the coordinator at `url` streams.
-    async fn fetch(
-        &self,
-        url: &str,
-        mut exporter: Exporter<AtomicFile>,
-    ) -> anyhow::Result<(Counts, AtomicFile)> {
-        let mut stream = self.source.stream(url, self.run, None).await?;
-        while let Some(chunk) = stream.next().await {
-            for (j, g) in chunk?.games.into_iter().enumerate() {
-                let g = ExportedGame::try_from(g).map_err(|e| e.within(&format!("games[{j}]")))?;
-                exporter.game(g.game.lease_id, g.game.game_index, &g.rules, &g.game.record)?;
-            }
+/// Exports the games of run `run` as `coordinator` streams them, converted
+/// chunk by chunk as they arrive.
+async fn export(
+    coordinator: &Coordinator,
+    run: u64,
+    mut exporter: Exporter<AtomicFile>,
+) -> anyhow::Result<(Counts, AtomicFile)> {
+    let mut stream = games_source::stream(coordinator, run, None).await?;
+    while let Some(chunk) = stream.next().await {
+        for (j, g) in chunk?.games.into_iter().enumerate() {
+            let g = ExportedGame::try_from(g).map_err(|e| e.within(&format!("games[{j}]")))?;
+            exporter.game(g.game.lease_id, g.game.game_index, &g.rules, &g.game.record)?;
         }
-        Ok(exporter.finish()?)
     }
+    Ok(exporter.finish()?)
 }
 
 /// The summary on stderr: games, positions and the rate.

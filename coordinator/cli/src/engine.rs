@@ -1,13 +1,16 @@
 //! `xq-coordinator engine add|list`: the engine registry, on the database
-//! file or at a served coordinator (the rule: [`Place::choose`]).
+//! file or at a served coordinator (the rule:
+//! [`super::registry::Place::choose`]), through the registry service either
+//! way.
 //!
-//! Either way the engine is handshaken and benched here first, with the
-//! assets its options name (copied out of the registry or downloaded from
-//! the coordinator and verified), so it is registered with exactly the
-//! signature, spin options and `UCI_Variant` values workers will see; a
-//! worker checks the signature on first use. Remotely the executable is
-//! then uploaded (streamed, hashed first) and registered as the user of the
-//! personal token.
+//! A name that is not the caller's, or that holds the build already, is
+//! refused first. Then the engine is handshaken and benched here, with the
+//! assets its options name (downloaded from the registry and verified), so
+//! it is registered with exactly the signature, spin options and
+//! `UCI_Variant` values workers will see; a worker checks the signature on
+//! first use. The executable is then uploaded (streamed, hashed first) and
+//! registered as the caller's: the token's user, or on the database file
+//! `--user` (default `admin`).
 //!
 //! An engine name may hold an untagged executable and builds tagged with the
 //! ARCH value they need (`--arch x86-64-avx2`): each worker takes the best
@@ -22,20 +25,16 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
-use xq_coordinator::events::Actor;
+use xq_coordinator::in_process::Acting;
 use xq_coordinator::spin_options::{self, SpinOption};
 use xq_coordinator::store::engines::{Entry, NewEngine};
-use xq_coordinator::store::{Store, now_ms};
-use xq_coordinator::store::{assets, blobs, engines, users};
 use xq_engine::rules::RuleSet;
-use xq_proto::blob::{MAX_BLOB_BYTES, MAX_UPLOAD_BYTES};
 use xq_proto::outln;
 use xq_proto::{Arch, Coords, EngineBinary, EngineRef, Machine, Protocol, pb};
 use xq_worker::blob_cache;
 use xq_worker::external::{EngineConfig, ExternalEngine, Timeouts};
 
-use super::registry::PlaceArgs;
-use super::registry::{Coordinator, Place};
+use super::registry::{Coordinator, PlaceArgs};
 
 /// `engine …`.
 #[derive(Debug, Args)]
@@ -129,257 +128,222 @@ impl EngineArgs {
                 if name.is_empty() || name.chars().count() > 64 {
                     bail!("bad engine name {name:?}: it must be 1 to 64 characters");
                 }
-                let mut registry = Registry::open(Place::choose(place.db, &place.remote)?)?;
-                if user.is_some() && matches!(registry, Registry::Remote(_)) {
-                    bail!(
-                        "--user works only on the database file; at a coordinator the engine is yours"
-                    );
-                }
-                // Executables are never replaced: no bench or upload for a
-                // taken one (the registry refuses another owner's name).
-                let stored = registry.list()?.into_iter().find(|e| e.engine.name == name);
-                if let Some(taken) = &stored {
-                    let e = &taken.engine;
-                    let held = match arch {
-                        None => e.has_untagged().then_some(e.sha256.as_str()),
-                        Some(a) => e
-                            .binaries
-                            .iter()
-                            .find(|b| b.arch == a)
-                            .map(|b| b.sha256.as_str()),
-                    };
-                    if let Some(sha) = held {
-                        bail!(
-                            "engine '{name}' (registered by {}) has {} executable already \
-                             (sha256 {sha}); executables are never replaced: pick another name \
-                             or another --arch",
-                            taken.owner.as_deref().unwrap_or("nobody"),
-                            arch.map_or_else(|| "an untagged".to_owned(), |a| format!("an {a}"))
-                        );
-                    }
-                }
-                let stored = stored.map(|e| e.engine);
-                let protocol = match (&protocol, &stored) {
-                    (Some(p), _) => Protocol::parse(p)
-                        .with_context(|| format!("unknown protocol {p:?}; expected uci or ucci"))?,
-                    (None, Some(e)) => e.protocol,
-                    (None, None) => Protocol::Uci,
-                };
-                let options = match &stored {
-                    Some(e) if options.is_empty() => e.options.clone(),
-                    _ => parse_options(&options, &mut registry)?,
-                };
-                let coords = coords.or(stored.as_ref().and_then(|e| e.coords));
-                let (sha256, size) = std::fs::File::open(&path)
-                    .map(std::io::BufReader::new)
-                    .and_then(xq_proto::blob::sha256_of_reader)
-                    .with_context(|| format!("cannot read engine {}", path.display()))?;
-                let most = registry.most_bytes();
-                if size > most {
-                    bail!(
-                        "engine {} is {size} bytes; the registry takes at most {most}",
-                        path.display()
-                    );
-                }
-                let mut engine = EngineRef {
+                let mut coordinator = place.place()?.connect(Acting::For(user))?;
+                let adding = Adding {
                     name,
-                    sha256: String::new(),
-                    size: 0,
-                    signature: None,
+                    path,
+                    arch,
                     protocol,
                     options,
                     coords,
-                    binaries: Vec::new(),
-                    source: None,
                 };
-                match arch {
-                    None => (engine.sha256, engine.size) = (sha256.clone(), size),
-                    Some(arch) => engine.binaries.push(EngineBinary {
-                        arch,
-                        sha256: sha256.clone(),
-                        size,
-                    }),
-                }
-                let measuring = Measuring {
-                    path: &path,
-                    arch,
-                    bench_timeout: Duration::from_secs(bench_timeout),
+                adding.run(
+                    &mut coordinator,
+                    Duration::from_secs(bench_timeout),
                     no_bench,
                     signature,
-                    machine: xq_worker::machine::detect(),
-                };
-                let new = measuring.measure(engine, &mut registry)?;
-                let spins = new.spins.len();
-                let e = registry.add(&path, new, user)?.engine;
-                outln!(
-                    "{}{} sha256 {sha256} size {size} signature {} spin options {spins}",
-                    e.name,
-                    arch.map_or_else(String::new, |a| format!(" arch {a}")),
-                    e.signature_text(),
-                )?;
+                )
             }
             EngineCommand::List { place } => {
-                let mut registry = Registry::open(Place::choose(place.db, &place.remote)?)?;
-                for Entry {
-                    engine: e,
-                    owner,
-                    created_ms: _,
-                } in registry.list()?
-                {
-                    let builds = std::iter::once(("untagged", e.sha256.as_str(), e.size))
-                        .filter(|_| e.has_untagged())
-                        .chain(
-                            e.binaries
-                                .iter()
-                                .map(|b| (b.arch.name(), b.sha256.as_str(), b.size)),
-                        );
-                    for (arch, sha256, size) in builds {
-                        outln!(
-                            "{}\t{arch}\t{sha256}\t{size} bytes\tsignature {}\t{:?}\tcoords {}\towner {}",
-                            e.name,
-                            e.signature_text(),
-                            e.protocol,
-                            e.coords.map_or("detected", Coords::name),
-                            owner.as_deref().unwrap_or("-")
-                        )?;
-                    }
+                let coordinator = place.place()?.connect(Acting::Administrator)?;
+                for entry in list(&coordinator)? {
+                    print_builds(&entry)?;
                 }
+                Ok(())
             }
         }
-        Ok(())
     }
 }
 
-/// The engine registry an `engine` command works on.
-enum Registry {
-    File {
-        store: Store,
-        runtime: tokio::runtime::Runtime,
-    },
-    Remote(Box<Coordinator>),
+/// `engine add`'s engine, as its flags give it.
+struct Adding {
+    name: String,
+    path: PathBuf,
+    arch: Option<Arch>,
+    protocol: Option<String>,
+    options: Vec<String>,
+    coords: Option<Coords>,
 }
 
-impl Registry {
-    fn open(place: Place) -> anyhow::Result<Registry> {
-        Ok(match place {
-            Place::File(db) => Registry::File {
-                store: Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?,
-                runtime: tokio::runtime::Runtime::new()?,
-            },
-            Place::Remote(coordinator) => Registry::Remote(coordinator),
-        })
-    }
-
-    /// The largest executable it takes, in bytes.
-    fn most_bytes(&self) -> u64 {
-        match self {
-            Registry::File { .. } => MAX_BLOB_BYTES,
-            Registry::Remote(_) => MAX_UPLOAD_BYTES,
+impl Adding {
+    /// Checks the name (its owner, the build it would add) before anything
+    /// is benched or uploaded, then measures the engine (`PATH bench`
+    /// within `bench_timeout`, none with `no_bench`, the stated
+    /// `signature`), uploads it and registers it.
+    fn run(
+        self,
+        coordinator: &mut Coordinator,
+        bench_timeout: Duration,
+        no_bench: bool,
+        signature: Option<u64>,
+    ) -> anyhow::Result<()> {
+        let Adding {
+            name,
+            path,
+            arch,
+            protocol,
+            options,
+            coords,
+        } = self;
+        let stored = list(coordinator)?
+            .into_iter()
+            .find(|e| e.engine.name == name);
+        if let Some(taken) = &stored {
+            refuse_taken(coordinator, taken, arch)?;
         }
-    }
-
-    /// The SHA-256 of the registered asset `reference` (a name or a SHA-256).
-    fn asset_sha256(&mut self, reference: &str) -> anyhow::Result<String> {
-        match self {
-            Registry::File { store, runtime } => {
-                let reference = reference.to_owned();
-                Ok(runtime.block_on(store.call(move |conn| assets::resolve(conn, &reference)))?)
-            }
-            Registry::Remote(coordinator) => coordinator.asset_sha256(reference),
-        }
-    }
-
-    /// Copies the registered blob `sha256` (described as `what`) into the
-    /// folder `dir`, checking its digest as it is written.
-    fn fetch(&mut self, dir: &Path, sha256: &str, what: &str) -> anyhow::Result<()> {
-        let (store, runtime) = match self {
-            Registry::Remote(coordinator) => return coordinator.download(dir, sha256, what),
-            Registry::File { store, runtime } => (store, runtime),
+        let stored = stored.map(|e| e.engine);
+        let protocol = match (&protocol, &stored) {
+            (Some(p), _) => Protocol::parse(p)
+                .with_context(|| format!("unknown protocol {p:?}; expected uci or ucci"))?,
+            (None, Some(e)) => e.protocol,
+            (None, None) => Protocol::Uci,
         };
-        let mut download = blob_cache::Download::begin(dir, sha256, what)?;
-        let sha = sha256.to_owned();
-        let size = runtime
-            .block_on(store.call(move |conn| blobs::size(conn, &sha)))?
-            .with_context(|| format!("{what} is not registered"))?;
-        for seq in 0..xq_proto::blob::chunk_count(size) {
-            let sha = sha256.to_owned();
-            let data = runtime
-                .block_on(store.call(move |conn| blobs::chunk(conn, &sha, seq)))?
-                .with_context(|| format!("{what}: the registry lacks its chunk {seq}"))?;
-            download.push(&data, size)?;
+        let options = match &stored {
+            Some(e) if options.is_empty() => e.options.clone(),
+            _ => parse_options(&options, coordinator)?,
+        };
+        let coords = coords.or(stored.as_ref().and_then(|e| e.coords));
+        let (sha256, size) = std::fs::File::open(&path)
+            .map(std::io::BufReader::new)
+            .and_then(xq_proto::blob::sha256_of_reader)
+            .with_context(|| format!("cannot read engine {}", path.display()))?;
+        let mut engine = EngineRef {
+            name,
+            sha256: String::new(),
+            size: 0,
+            signature: None,
+            protocol,
+            options,
+            coords,
+            binaries: Vec::new(),
+            source: None,
+        };
+        match arch {
+            None => (engine.sha256, engine.size) = (sha256.clone(), size),
+            Some(arch) => engine.binaries.push(EngineBinary {
+                arch,
+                sha256: sha256.clone(),
+                size,
+            }),
         }
-        if size == 0 {
-            download.push(&[], 0)?;
+        let measuring = Measuring {
+            path: &path,
+            arch,
+            bench_timeout,
+            no_bench,
+            signature,
+            machine: xq_worker::machine::detect(),
+        };
+        let new = measuring.measure(engine, coordinator)?;
+        let spins = new.spins.len();
+        let what = format!("engine '{}'", new.engine.name);
+        if coordinator.upload(&path, &sha256, size, &what)? {
+            eprintln!("{what}: {} had its executable already", coordinator.url);
         }
-        download.finish(false)?;
+        let request = pb::AddEngineRequest::from(new);
+        let entry = coordinator
+            .block_on(coordinator.registry().add_engine(request))
+            .with_context(|| format!("cannot register {what} in {}", coordinator.url))?
+            .into_inner()
+            .engine
+            .context("the coordinator answered without the engine")?;
+        let e = Entry::try_from(entry)?.engine;
+        outln!(
+            "{}{} sha256 {sha256} size {size} signature {} spin options {spins}",
+            e.name,
+            arch.map_or_else(String::new, |a| format!(" arch {a}")),
+            e.signature_text(),
+        )?;
         Ok(())
     }
+}
 
-    /// Registers `new`, whose executable is at `path`: on the file for
-    /// `user` (default `admin`), logged as the command line's; remotely
-    /// uploaded first and registered as the token's user.
-    fn add(&mut self, path: &Path, new: NewEngine, user: Option<String>) -> anyhow::Result<Entry> {
-        match self {
-            Registry::File { store, runtime } => {
-                let source = std::fs::File::open(path)
-                    .map(std::io::BufReader::new)
-                    .with_context(|| format!("cannot read engine {}", path.display()))?;
-                Ok(runtime.block_on(store.call(move |conn| {
-                    let tx = conn.savepoint()?;
-                    let owner = users::named_or_admin(&tx, user.as_deref(), now_ms())?;
-                    let (entry, _) =
-                        engines::add(&tx, &new, source, owner, &Actor::cli(), now_ms())?;
-                    tx.commit()?;
-                    Ok(entry)
-                }))?)
-            }
-            Registry::Remote(coordinator) => {
-                let what = format!("engine '{}'", new.engine.name);
-                let e = &new.engine;
-                let (sha256, size) = match e.binaries.first() {
-                    Some(b) if !e.has_untagged() => (b.sha256.clone(), b.size),
-                    _ => (e.sha256.clone(), e.size),
-                };
-                if coordinator.upload(path, &sha256, size, &what)? {
-                    eprintln!("{what}: {} had its executable already", coordinator.url);
-                }
-                let request = pb::AddEngineRequest::from(new);
-                let answer = coordinator
-                    .call(|mut c| async move { c.add_engine(request).await })
-                    .with_context(|| format!("cannot register {what} at {}", coordinator.url))?;
-                let entry = answer
-                    .engine
-                    .context("the coordinator answered without the engine")?;
-                Ok(Entry::try_from(entry)?)
-            }
-        }
+/// Refuses, before any bench or upload, a build for a name that is not the
+/// caller's or that holds this build already: names are never overwritten
+/// and executables never replaced (the registry refuses both).
+fn refuse_taken(
+    coordinator: &Coordinator,
+    taken: &Entry,
+    arch: Option<Arch>,
+) -> anyhow::Result<()> {
+    let e = &taken.engine;
+    let by = taken.owner.as_deref().unwrap_or("nobody");
+    if taken.owner.as_deref() != Some(coordinator.me()?.as_str()) {
+        bail!(
+            "an engine named '{}' exists already, registered by {by}; names are never \
+             overwritten and only their owner adds builds to them: pick another",
+            e.name
+        );
     }
+    let held = match arch {
+        None => e.has_untagged().then_some(e.sha256.as_str()),
+        Some(a) => e
+            .binaries
+            .iter()
+            .find(|b| b.arch == a)
+            .map(|b| b.sha256.as_str()),
+    };
+    if let Some(sha) = held {
+        bail!(
+            "engine '{}' (registered by {by}) has {} executable already \
+             (sha256 {sha}); executables are never replaced: pick another name \
+             or another --arch",
+            e.name,
+            arch.map_or_else(|| "an untagged".to_owned(), |a| format!("an {a}"))
+        );
+    }
+    Ok(())
+}
 
-    fn list(&mut self) -> anyhow::Result<Vec<Entry>> {
-        match self {
-            Registry::File { store, runtime } => {
-                Ok(runtime.block_on(store.call(|conn| engines::list(conn)))?)
-            }
-            Registry::Remote(coordinator) => {
-                let url = coordinator.url.clone();
-                let answer = coordinator
-                    .call(|mut c| async move { c.list_engines(pb::ListEnginesRequest {}).await })
-                    .with_context(|| format!("cannot list the engines of {url}"))?;
-                Ok(answer
-                    .engines
-                    .into_iter()
-                    .map(Entry::try_from)
-                    .collect::<Result<_, _>>()?)
-            }
-        }
+/// The registered engines.
+fn list(coordinator: &Coordinator) -> anyhow::Result<Vec<Entry>> {
+    let answer = coordinator
+        .block_on(
+            coordinator
+                .registry()
+                .list_engines(pb::ListEnginesRequest {}),
+        )
+        .with_context(|| format!("cannot list the engines of {}", coordinator.url))?;
+    Ok(answer
+        .into_inner()
+        .engines
+        .into_iter()
+        .map(Entry::try_from)
+        .collect::<Result<_, _>>()?)
+}
+
+/// `engine list`'s lines for one engine: one per build.
+fn print_builds(entry: &Entry) -> anyhow::Result<()> {
+    let Entry {
+        engine: e,
+        owner,
+        created_ms: _,
+    } = entry;
+    let builds = std::iter::once(("untagged", e.sha256.as_str(), e.size))
+        .filter(|_| e.has_untagged())
+        .chain(
+            e.binaries
+                .iter()
+                .map(|b| (b.arch.name(), b.sha256.as_str(), b.size)),
+        );
+    for (arch, sha256, size) in builds {
+        outln!(
+            "{}\t{arch}\t{sha256}\t{size} bytes\tsignature {}\t{:?}\tcoords {}\towner {}",
+            e.name,
+            e.signature_text(),
+            e.protocol,
+            e.coords.map_or("detected", Coords::name),
+            owner.as_deref().unwrap_or("-")
+        )?;
     }
+    Ok(())
 }
 
 /// `NAME=VALUE` options; a value `asset:NAME` or `asset:SHA256` is resolved
 /// to `asset:SHA256` of a registered asset (an unknown one is refused, named).
 fn parse_options(
     list: &[String],
-    registry: &mut Registry,
+    coordinator: &mut Coordinator,
 ) -> anyhow::Result<BTreeMap<String, String>> {
     let mut options = BTreeMap::new();
     for o in list {
@@ -391,7 +355,7 @@ fn parse_options(
             bail!("bad engine option {o:?}: the option has no name");
         }
         if let Some(reference) = xq_proto::blob::asset_reference(&value) {
-            let sha = registry
+            let sha = coordinator
                 .asset_sha256(reference)
                 .with_context(|| format!("engine option {o:?}"))?;
             value = format!("{}{sha}", xq_proto::blob::ASSET_PREFIX);
@@ -415,17 +379,21 @@ struct Measuring<'a> {
 
 impl Measuring<'_> {
     /// Benches `engine` and shakes hands with it here, with the assets its
-    /// options name (fetched from `registry` and verified), when this
+    /// options name (downloaded from `coordinator` and verified), when this
     /// machine runs it: its signature, spin options and `UCI_Variant`
     /// values as workers will see them. A build this machine cannot run
     /// takes the stated signature and records neither.
-    fn measure(&self, mut engine: EngineRef, registry: &mut Registry) -> anyhow::Result<NewEngine> {
+    fn measure(
+        &self,
+        mut engine: EngineRef,
+        coordinator: &mut Coordinator,
+    ) -> anyhow::Result<NewEngine> {
         let runs_here = self.arch.is_none_or(|a| self.machine.runs(a));
         let assets = AssetDir::new()?;
         if runs_here {
             for (option, sha) in engine.asset_options() {
                 let what = format!("asset {option}=asset:{sha}");
-                registry.fetch(&assets.0, sha, &what)?;
+                coordinator.download(&assets.0, sha, &what)?;
             }
         }
         engine.signature = self.signature(&engine, &assets, runs_here)?;

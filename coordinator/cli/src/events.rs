@@ -1,21 +1,36 @@
 //! `events`: the log of who did what (creates, stops, exclusions, user and
-//! token changes), newest first, straight from the database file.
+//! token changes), newest first, from the database file or a served
+//! coordinator (`--coordinator`), through the administration service
+//! either way.
 
 use std::path::PathBuf;
 
-use anyhow::{Context, anyhow};
+use anyhow::{Context, bail};
 use clap::Args;
-use xq_coordinator::events::{EventFilter, EventKind};
-use xq_coordinator::service::events::Events;
-use xq_coordinator::store::{Store, utc};
-use xq_proto::outln;
+use xq_coordinator::convert::MAX_EVENTS;
+use xq_coordinator::events::EventKind;
+use xq_coordinator::in_process::Acting;
+use xq_coordinator::store::utc;
+use xq_proto::{outln, pb};
+
+use super::registry::Place;
 
 /// `events [--user NAME] [--run ID] [--kind KIND]`.
 #[derive(Debug, Args)]
 pub struct EventsArgs {
-    /// SQLite database of the coordinator.
-    #[arg(long, default_value = "xq.db")]
-    db: PathBuf,
+    /// SQLite database of the coordinator (default xq.db; no server needed).
+    #[arg(long, conflicts_with = "coordinator")]
+    db: Option<PathBuf>,
+    /// Read the events at this coordinator instead (any token).
+    #[arg(long)]
+    coordinator: Option<String>,
+    /// With `--coordinator`: the token to send; default: the one `login`
+    /// stored for it.
+    #[arg(long, env = "XQ_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// With `--coordinator`: PEM file of the CA that signed its TLS certificate.
+    #[arg(long)]
+    ca: Option<PathBuf>,
     /// Only what this user (or token, `cli`, `system`) did.
     #[arg(long)]
     user: Option<String>,
@@ -33,37 +48,40 @@ pub struct EventsArgs {
 
 impl EventsArgs {
     pub fn run(self) -> anyhow::Result<()> {
-        let kind = self
-            .kind
-            .as_deref()
-            .map(|k| {
-                EventKind::parse(k).ok_or_else(|| {
-                    let all: Vec<&str> = EventKind::ALL.iter().map(|k| k.as_str()).collect();
-                    anyhow!(
-                        "unknown event kind {} (one of {})",
-                        xq_proto::quote(k),
-                        all.join(", ")
-                    )
-                })
-            })
-            .transpose()?;
-        let filter = EventFilter {
-            actor: self.user,
-            run: self.run,
-            kind,
-            limit: self.limit,
+        if let Some(k) = self.kind.as_deref()
+            && EventKind::parse(k).is_none()
+        {
+            let all: Vec<&str> = EventKind::ALL.iter().map(|k| k.as_str()).collect();
+            bail!(
+                "unknown event kind {} (one of {})",
+                xq_proto::quote(k),
+                all.join(", ")
+            );
+        }
+        let request = pb::ListEventsRequest {
+            actor: self.user.unwrap_or_default(),
+            run_id: self.run.unwrap_or(0),
+            kind: self.kind.unwrap_or_default(),
+            limit: self.limit.clamp(1, MAX_EVENTS),
         };
-        let store = Store::open(&self.db)
-            .with_context(|| format!("cannot open database {}", self.db.display()))?;
-        let rt = tokio::runtime::Runtime::new().context("start the async runtime")?;
-        let rows = rt.block_on(Events::new(store).list(filter))?;
+        let place = Place::file_unless_coordinator(self.db, self.coordinator, self.token, self.ca);
+        let coordinator = place.connect(Acting::Administrator)?;
+        let rows = coordinator
+            .block_on(coordinator.users().list_events(request))
+            .with_context(|| format!("cannot list the events of {}", coordinator.url))?
+            .into_inner()
+            .events;
         for e in rows {
             outln!(
                 "{}  {:<16} {:<8} {:<6} {}",
-                utc(e.time_ms),
+                utc(e.time_unix_ms),
                 e.actor,
-                e.kind.as_str(),
-                e.run.map_or_else(|| "-".to_owned(), |r| format!("run {r}")),
+                e.kind,
+                if e.run_id == 0 {
+                    "-".to_owned()
+                } else {
+                    format!("run {}", e.run_id)
+                },
                 e.detail
             )?;
         }

@@ -1,16 +1,15 @@
 //! Where a command reads a run's stored games from: the database file
-//! (`--db`) or a served coordinator (`--coordinator`, the `ExportGames` RPC),
-//! for `pgn` and `datagen-export`.
+//! (`--db`) or a served coordinator (`--coordinator`), for `pgn` and
+//! `datagen-export`; either way through the `ExportGames` RPC.
 
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
 use clap::Args;
 use tonic::Streaming;
-use xq_coordinator::store::Store;
+use xq_coordinator::in_process::Acting;
 use xq_proto::pb;
 
-use super::remote::{admin_client, resolve, stored};
+use super::registry::{Coordinator, Place};
 
 /// The source of a run's games. Invariant (clap's): `db` and `coordinator`
 /// are not both given.
@@ -34,41 +33,33 @@ pub struct GamesSource {
 }
 
 impl GamesSource {
-    /// The served coordinator's address, when the games come from one.
-    pub fn coordinator(&self) -> Option<&str> {
-        self.coordinator.as_deref()
+    /// Connects to the games' place; a database file must exist.
+    pub fn connect(&self) -> anyhow::Result<Coordinator> {
+        Place::file_unless_coordinator(
+            self.db.clone(),
+            self.coordinator.clone(),
+            self.token.clone(),
+            self.ca.clone(),
+        )
+        .existing()?
+        .connect(Acting::Administrator)
     }
+}
 
-    /// The database file's store (`xq.db` by default); an error names a file
-    /// that is not there or does not open.
-    pub fn store(&self) -> anyhow::Result<Store> {
-        let db = self.db.clone().unwrap_or_else(|| PathBuf::from("xq.db"));
-        if !db.is_file() {
-            bail!("no database file {}", db.display());
-        }
-        Store::open(&db).with_context(|| format!("cannot open database {}", db.display()))
-    }
-
-    /// The chunks of run `run`'s games (those `filter` selects) as the
-    /// coordinator at `url` streams them.
-    pub async fn stream(
-        &self,
-        url: &str,
-        run: u64,
-        filter: Option<pb::GameFilter>,
-    ) -> anyhow::Result<Streaming<pb::ExportGamesResponse>> {
-        let token = match &self.token {
-            Some(token) => Some(token.clone()),
-            None => resolve(Some(url), None, &stored()?).token,
-        };
-        let mut client = admin_client(url, token.as_deref(), self.ca.as_deref())?;
-        let stream = client
-            .export_games(pb::ExportGamesRequest {
-                run_id: run,
-                filter,
-            })
-            .await?
-            .into_inner();
-        Ok(stream)
-    }
+/// The chunks of run `run`'s games (those `filter` selects) as
+/// `coordinator` streams them.
+pub async fn stream(
+    coordinator: &Coordinator,
+    run: u64,
+    filter: Option<pb::GameFilter>,
+) -> anyhow::Result<Streaming<pb::ExportGamesResponse>> {
+    let stream = coordinator
+        .runs()
+        .export_games(pb::ExportGamesRequest {
+            run_id: run,
+            filter,
+        })
+        .await?
+        .into_inner();
+    Ok(stream)
 }

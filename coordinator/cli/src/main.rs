@@ -101,9 +101,11 @@ enum Command {
     /// Manage access tokens: any user's in the database (no server needed),
     /// or your own at a coordinator (`--coordinator`).
     Token(token::TokenArgs),
-    /// Manage users in the database (no server needed).
+    /// Manage users: in the database file (no server needed), or at a
+    /// coordinator with an admin's token (`--coordinator`).
     User(user::UserArgs),
-    /// The log of who did what, newest first (from the database file).
+    /// The log of who did what, newest first (from the database file, or a
+    /// coordinator with `--coordinator`).
     Events(events::EventsArgs),
     /// Write a run's stored games as PGN, from the database file or a served
     /// coordinator.

@@ -1,6 +1,6 @@
 //! `pgn RUN --out FILE`: a run's stored games as PGN, from the database file
-//! (`--db`) or from a served coordinator (`--coordinator`, the
-//! `ExportGames` RPC); both read and write them with
+//! (`--db`) or from a served coordinator (`--coordinator`), through the
+//! `ExportGames` RPC either way, written with
 //! [`xq_coordinator::game_export`].
 
 use std::path::PathBuf;
@@ -9,10 +9,11 @@ use anyhow::Context;
 use clap::Args;
 use tokio_stream::StreamExt;
 use xq_coordinator::convert::export_of_chunks;
-use xq_coordinator::game_export::{self, Export, GameQuery};
+use xq_coordinator::game_export::{Export, GameQuery};
 use xq_engine::notation::Notation;
 
-use super::games_source::GamesSource;
+use super::games_source::{self, GamesSource};
+use super::registry::Coordinator;
 
 /// Arguments of `pgn`.
 #[derive(Debug, Args)]
@@ -42,18 +43,16 @@ impl PgnArgs {
             .parse()
             .map_err(|e: String| anyhow::anyhow!(e))?;
         let query = GameQuery::parse(&self.filters)?;
-        let rt = tokio::runtime::Runtime::new().context("start the async runtime")?;
         let run_id = self.run;
-        let export = match self.source.coordinator() {
-            Some(url) => rt
-                .block_on(self.fetch(url, query))
-                .with_context(|| format!("cannot read the games of run {run_id} from {url}"))?,
-            None => {
-                let store = self.source.store()?;
-                rt.block_on(store.call(move |conn| game_export::export(conn, run_id, &query)))
-                    .with_context(|| format!("cannot read the games of run {run_id}"))?
-            }
-        };
+        let coordinator = self.source.connect()?;
+        let export = coordinator
+            .block_on(fetch(&coordinator, run_id, query))
+            .with_context(|| {
+                format!(
+                    "cannot read the games of run {run_id} from {}",
+                    coordinator.url
+                )
+            })?;
         let text = export.write_pgn(notation)?;
         xq_proto::atomic_file::write(&self.out, text.as_bytes())
             .with_context(|| format!("cannot write {}", self.out.display()))?;
@@ -64,17 +63,15 @@ impl PgnArgs {
         );
         Ok(())
     }
+}
 
-    /// The export the coordinator at `url` streams.
-    async fn fetch(&self, url: &str, query: GameQuery) -> anyhow::Result<Export> {
-        let mut stream = self
-            .source
-            .stream(url, self.run, Some(query.into()))
-            .await?;
-        let mut chunks = Vec::new();
-        while let Some(chunk) = stream.next().await {
-            chunks.push(chunk?);
-        }
-        Ok(export_of_chunks(self.run, chunks)?)
+/// The export of run `run`'s games `query` selects, as `coordinator`
+/// streams it.
+async fn fetch(coordinator: &Coordinator, run: u64, query: GameQuery) -> anyhow::Result<Export> {
+    let mut stream = games_source::stream(coordinator, run, Some(query.into())).await?;
+    let mut chunks = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        chunks.push(chunk?);
     }
+    Ok(export_of_chunks(run, chunks)?)
 }

@@ -1,21 +1,39 @@
-//! Where `engine` and `asset` commands register ([`Place::choose`]: the
-//! database file or a served coordinator), and their remote half: an upload
-//! streamed from a file, assets looked up by name and downloaded.
+//! Where a command works, chosen once for the whole command
+//! ([`Place`]): a database file, whose core this process serves to itself
+//! over an in-memory channel as the file's administrator
+//! ([`xq_coordinator::in_process`]), or a served coordinator, as the user
+//! of a personal token. Either way the command then has one code path, the
+//! gRPC client ([`Coordinator`]); this module also holds the client's
+//! longer calls: an upload streamed from a file, assets looked up by name
+//! and downloaded.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio_stream::wrappers::ReceiverStream;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Channel;
+use xq_coordinator::in_process::{Acting, InProcess};
+use xq_coordinator::store::users::DEFAULT_ADMIN;
 use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader};
+use xq_proto::connect::Auth;
 use xq_proto::pb;
+use xq_proto::pb::account_service_client::AccountServiceClient;
+use xq_proto::pb::admin_service_client::AdminServiceClient;
+use xq_proto::pb::registry_service_client::RegistryServiceClient;
+use xq_proto::pb::run_service_client::RunServiceClient;
 use xq_proto::pb::upload_blob_request::Part;
 use xq_worker::blob_cache;
 
-use super::remote::{self, Registry, Remote};
+use super::display::Admin;
+use super::remote::{self, Accounts, Registry, Remote};
 
-/// The database file a registry command uses when nothing names a place.
+/// The database file a command uses when nothing names a place.
 pub const DEFAULT_DB: &str = "xq.db";
+
+/// An administration-service client.
+pub type Users = AdminServiceClient<InterceptedService<Channel, Auth>>;
 
 /// Where a registry command works, as its flags say: `--db FILE`, or a
 /// coordinator (`--coordinator`, `--token`, a stored login); see
@@ -30,20 +48,28 @@ pub struct PlaceArgs {
     pub remote: Remote,
 }
 
-/// Where a registry command works.
+impl PlaceArgs {
+    /// The place these flags choose ([`Place::choose`]).
+    pub fn place(self) -> anyhow::Result<Place> {
+        Place::choose(self.db, &self.remote)
+    }
+}
+
+/// Where a command works.
 #[derive(Debug)]
 pub enum Place {
     /// The database file (no server needed; whoever can write it is the
     /// coordinator's administrator).
     File(PathBuf),
     /// A served coordinator, as the user of a personal token.
-    Remote(Box<Coordinator>),
+    Remote(Remote),
 }
 
 impl Place {
-    /// The rule: `--db FILE` given → that file; else `--coordinator` or
-    /// `--token` given, or a stored `login` → that coordinator; else the
-    /// file `xq.db`. (`--db` and `--coordinator` exclude each other.)
+    /// The registry commands' rule: `--db FILE` given → that file; else
+    /// `--coordinator` or `--token` given, or a stored `login` → that
+    /// coordinator; else the file `xq.db`. (`--db` and `--coordinator`
+    /// exclude each other.)
     pub fn choose(db: Option<PathBuf>, remote: &Remote) -> anyhow::Result<Place> {
         if let Some(db) = db {
             return Ok(Place::File(db));
@@ -51,38 +77,157 @@ impl Place {
         if !remote.given() && remote::stored()?.newest().is_none() {
             return Ok(Place::File(PathBuf::from(DEFAULT_DB)));
         }
-        Ok(Place::Remote(Box::new(Coordinator::connect(remote)?)))
+        Ok(Place::Remote(remote.clone()))
+    }
+
+    /// The administrator's commands' rule (`user`, `token`, `events`,
+    /// `pgn`): the coordinator at `coordinator` when given (with `token`,
+    /// else the one `login` stored for it), else the file `db` (default
+    /// `xq.db`).
+    pub fn file_unless_coordinator(
+        db: Option<PathBuf>,
+        coordinator: Option<String>,
+        token: Option<String>,
+        ca: Option<PathBuf>,
+    ) -> Place {
+        match coordinator {
+            Some(url) => Place::Remote(Remote::with_ca(url, token, ca)),
+            None => Place::File(db.unwrap_or_else(|| PathBuf::from(DEFAULT_DB))),
+        }
+    }
+
+    /// Fails unless the place is a database file that exists, or a
+    /// coordinator (for commands that only read a database).
+    pub fn existing(self) -> anyhow::Result<Place> {
+        if let Place::File(db) = &self
+            && !db.is_file()
+        {
+            bail!("no database file {}", db.display());
+        }
+        Ok(self)
+    }
+
+    /// Connects: on the file, serves its core in this process with the
+    /// file's administrator acting as `acting`; at a coordinator, as the
+    /// token's user, which `acting` may not name another user for.
+    pub fn connect(self, acting: Acting) -> anyhow::Result<Coordinator> {
+        let runtime = tokio::runtime::Runtime::new().context("start the async runtime")?;
+        match self {
+            Place::File(db) => {
+                let me = match &acting {
+                    Acting::For(user) => user.clone().or_else(|| Some(DEFAULT_ADMIN.to_owned())),
+                    Acting::Administrator => None,
+                };
+                let core = runtime.block_on(InProcess::open(&db, acting))?;
+                Ok(Coordinator {
+                    channel: core.channel(),
+                    auth: Auth::new(None)?,
+                    url: db.display().to_string(),
+                    me,
+                    core: Some(core),
+                    runtime,
+                })
+            }
+            Place::Remote(remote) => {
+                if matches!(acting, Acting::For(Some(_))) {
+                    bail!(
+                        "--user works only on the database file; at a coordinator it is you \
+                         (the user of the token)"
+                    );
+                }
+                let ((channel, auth), target) = {
+                    let _entered = runtime.enter();
+                    remote.channel()?
+                };
+                if target.token.is_none() {
+                    bail!(
+                        "no token for {}: give --token, or sign in with `xq-coordinator login --coordinator {}`",
+                        target.url,
+                        target.url
+                    );
+                }
+                Ok(Coordinator {
+                    runtime,
+                    channel,
+                    auth,
+                    url: target.url,
+                    me: None,
+                    core: None,
+                })
+            }
+        }
     }
 }
 
-/// A served coordinator's registry service, with a runtime to call it on.
+/// A coordinator's services, served or on a database file in this
+/// process, with a runtime to call them on.
 #[derive(Debug)]
 pub struct Coordinator {
     runtime: tokio::runtime::Runtime,
-    client: Registry,
-    /// Its address, for messages.
+    channel: Channel,
+    auth: Auth,
+    /// Its address, or the database file, for messages.
     pub url: String,
+    /// On the database file: the user the administrator acts as.
+    me: Option<String>,
+    /// The core on the database file, stopped when this is dropped.
+    core: Option<InProcess>,
+}
+
+impl Drop for Coordinator {
+    fn drop(&mut self) {
+        if let Some(core) = self.core.take()
+            && let Err(e) = self.runtime.block_on(core.stop())
+        {
+            tracing::warn!(error = %e, "the in-process core stopped with an error");
+        }
+    }
 }
 
 impl Coordinator {
-    fn connect(remote: &Remote) -> anyhow::Result<Coordinator> {
-        let runtime = tokio::runtime::Runtime::new().context("start the async runtime")?;
-        let (client, target) = {
-            let _entered = runtime.enter();
-            remote.registry()?
-        };
-        if target.token.is_none() {
-            bail!(
-                "no token for {}: give --token, or sign in with `xq-coordinator login --coordinator {}`",
-                target.url,
-                target.url
-            );
+    /// A registry-service client.
+    pub fn registry(&self) -> Registry {
+        RegistryServiceClient::with_interceptor(self.channel.clone(), self.auth.clone())
+    }
+
+    /// An account-service client.
+    pub fn accounts(&self) -> Accounts {
+        AccountServiceClient::with_interceptor(self.channel.clone(), self.auth.clone())
+    }
+
+    /// An administration-service client.
+    pub fn users(&self) -> Users {
+        AdminServiceClient::with_interceptor(self.channel.clone(), self.auth.clone())
+    }
+
+    /// A run-service client.
+    pub fn runs(&self) -> Admin {
+        RunServiceClient::with_interceptor(self.channel.clone(), self.auth.clone())
+    }
+
+    /// The name of the user whose registrations these calls make: on the
+    /// database file the one given (`--user`, else `admin`); at a
+    /// coordinator the token's, as its token list names it.
+    pub fn me(&self) -> anyhow::Result<String> {
+        if let Some(me) = &self.me {
+            return Ok(me.clone());
         }
-        Ok(Coordinator {
-            runtime,
-            client,
-            url: target.url,
-        })
+        let request = pb::ListTokensRequest { all_users: false };
+        let tokens = self
+            .block_on(self.accounts().list_tokens(request))
+            .with_context(|| format!("cannot ask {} whose token this is", self.url))?
+            .into_inner()
+            .tokens;
+        tokens
+            .into_iter()
+            .map(|t| t.user)
+            .find(|u| !u.is_empty())
+            .with_context(|| format!("the token belongs to no user of {}", self.url))
+    }
+
+    /// Runs `call` to its end.
+    pub fn block_on<F: std::future::Future>(&self, call: F) -> F::Output {
+        self.runtime.block_on(call)
     }
 
     /// Runs a call of the registry service.
@@ -90,7 +235,7 @@ impl Coordinator {
     where
         F: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
-        let client = self.client.clone();
+        let client = self.registry();
         self.runtime
             .block_on(f(client))
             .map(tonic::Response::into_inner)
@@ -147,7 +292,7 @@ impl Coordinator {
         });
         let answer = self
             .runtime
-            .block_on(self.client.upload_blob(ReceiverStream::new(rx)));
+            .block_on(self.registry().upload_blob(ReceiverStream::new(rx)));
         bar.finish_and_clear();
         let read = reader
             .join()
@@ -171,9 +316,13 @@ impl Coordinator {
             .find(|a| a.name == reference || a.sha256 == reference)
             .map(|a| a.sha256)
             .with_context(|| {
+                let what = if xq_proto::is_sha256_hex(reference) {
+                    format!("with sha256 {reference}")
+                } else {
+                    format!("named '{reference}'")
+                };
                 format!(
-                    "no asset {} is registered at {}; upload it with `xq-coordinator asset add FILE`",
-                    xq_proto::quote(reference),
+                    "no asset {what} is registered in {}; add it with `xq-coordinator asset add FILE`",
                     self.url
                 )
             })
@@ -186,7 +335,7 @@ impl Coordinator {
         let request = pb::DownloadBlobRequest {
             sha256: sha256.to_owned(),
         };
-        let mut client = self.client.clone();
+        let mut client = self.registry();
         self.runtime.block_on(async {
             let mut stream = client
                 .download_blob(request)

@@ -131,23 +131,12 @@ impl Remote {
         admin_client(&target.url, target.token.as_deref(), self.ca())
     }
 
-    /// An account-service client and the coordinator it talks to; must be
-    /// made inside a runtime.
-    pub fn accounts(&self) -> anyhow::Result<(Accounts, Target)> {
+    /// A channel to the coordinator with the token to send on it, and the
+    /// coordinator; must be made inside a runtime.
+    pub fn channel(&self) -> anyhow::Result<((Channel, Auth), Target)> {
         let target = self.target()?;
-        let client = accounts_client(&target.url, target.token.as_deref(), self.ca())?;
-        Ok((client, target))
-    }
-
-    /// A registry-service client and the coordinator it talks to; must be
-    /// made inside a runtime.
-    pub fn registry(&self) -> anyhow::Result<(Registry, Target)> {
-        let target = self.target()?;
-        let (channel, auth) = authed_channel(&target.url, target.token.as_deref(), self.ca())?;
-        Ok((
-            RegistryServiceClient::with_interceptor(channel, auth),
-            target,
-        ))
+        let channel = authed_channel(&target.url, target.token.as_deref(), self.ca())?;
+        Ok((channel, target))
     }
 }
 

@@ -6,22 +6,22 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use xq_coordinator::auth::Role;
-use xq_coordinator::auth::tokens;
-use xq_coordinator::events::Actor;
-use xq_coordinator::store::{Store, now_ms, tokens as token_rows, users, utc};
+use xq_coordinator::in_process::Acting;
+use xq_coordinator::store::utc;
 use xq_proto::{outln, pb};
 
-use super::remote::Remote;
+use super::registry::Place;
 
 /// `token …`.
 #[derive(Debug, Args)]
 pub struct TokenArgs {
-    /// SQLite database of the coordinator.
-    #[arg(long, global = true, default_value = "xq.db")]
-    db: PathBuf,
+    /// SQLite database of the coordinator (default xq.db): work on it as
+    /// its administrator, for any user's tokens (no server needed).
+    #[arg(long, global = true)]
+    db: Option<PathBuf>,
     /// Work on your own tokens at this coordinator instead of the database
     /// file, as the user of the personal token (`--token`, else the one
     /// `login` stored).
@@ -92,85 +92,21 @@ enum TokenCommand {
 
 impl TokenArgs {
     pub fn run(self) -> anyhow::Result<()> {
-        match self.coordinator.clone() {
-            Some(url) => self.run_remote(url),
-            None => self.run_on_file(),
-        }
-    }
-
-    fn run_on_file(self) -> anyhow::Result<()> {
-        let store = Store::open(&self.db)
-            .with_context(|| format!("cannot open database {}", self.db.display()))?;
-        let rt = tokio::runtime::Runtime::new().context("start the async runtime")?;
-        match self.command {
-            TokenCommand::Add { role, name, user } => {
-                let role = role.role();
-                let token = tokens::generate()?;
-                let hash = tokens::hash(&token);
-                let stored = name.clone();
-                rt.block_on(store.call(move |conn| {
-                    let tx = conn.savepoint()?;
-                    let owner = users::named_or_admin(&tx, user.as_deref(), now_ms())?;
-                    token_rows::add(&tx, &Actor::cli(), &stored, role, owner, &hash, now_ms())?;
-                    tx.commit()?;
-                    Ok(())
-                }))
-                .with_context(|| format!("cannot add token {name:?}"))?;
-                outln!("{token}")?;
-                eprintln!(
-                    "{} token {name:?} added; it is shown only now, store it safely",
-                    role.as_str()
-                );
-            }
-            TokenCommand::List { all: _ } => {
-                let rows = rt.block_on(store.call(|conn| token_rows::list(conn)))?;
-                print_table(rows.into_iter().map(|t| Line {
-                    name: t.name,
-                    role: t.role.as_str(),
-                    user: t.user.unwrap_or_default(),
-                    created_ms: t.created_ms,
-                    revoked_ms: t.revoked_ms,
-                }))?;
-            }
-            TokenCommand::Revoke { name } => {
-                let stored = name.clone();
-                let revoked = rt
-                    .block_on(store.call(move |conn| {
-                        let tx = conn.savepoint()?;
-                        let revoked = token_rows::revoke_as(&tx, &Actor::cli(), &stored, now_ms())?;
-                        tx.commit()?;
-                        Ok(revoked)
-                    }))
-                    .with_context(|| format!("cannot revoke token {name:?}"))?;
-                said_revoked(&name, revoked);
-            }
-        }
-        Ok(())
-    }
-
-    fn run_remote(self, url: String) -> anyhow::Result<()> {
-        let remote = Remote::with_ca(url, self.token.clone(), self.ca.clone());
-        let rt = tokio::runtime::Runtime::new().context("start the async runtime")?;
-        let (mut client, target) = {
-            let _entered = rt.enter();
-            remote.accounts()?
+        let place = Place::file_unless_coordinator(self.db, self.coordinator, self.token, self.ca);
+        let acting = match &self.command {
+            TokenCommand::Add { user, .. } => Acting::For(user.clone()),
+            TokenCommand::List { .. } | TokenCommand::Revoke { .. } => Acting::Administrator,
         };
-        if target.token.is_none() {
-            bail!(
-                "no token for {}: give --token, or sign in with `xq-coordinator login --coordinator {}`",
-                target.url,
-                target.url
-            );
-        }
+        let coordinator = place.connect(acting)?;
+        let mut client = coordinator.accounts();
         match self.command {
-            TokenCommand::Add { role, name, user } => {
-                if user.is_some() {
-                    bail!(
-                        "--user works only on the database file; remotely a token is always yours"
-                    );
-                }
+            TokenCommand::Add {
+                role,
+                name,
+                user: _,
+            } => {
                 let role = role.role();
-                let answer = rt
+                let answer = coordinator
                     .block_on(client.create_token(pb::CreateTokenRequest {
                         name: name.clone(),
                         role: pb::TokenRole::from(role).into(),
@@ -184,7 +120,7 @@ impl TokenArgs {
                 );
             }
             TokenCommand::List { all } => {
-                let rows = rt
+                let rows = coordinator
                     .block_on(client.list_tokens(pb::ListTokensRequest { all_users: all }))
                     .context("cannot list tokens")?
                     .into_inner()
@@ -202,7 +138,7 @@ impl TokenArgs {
                 }))?;
             }
             TokenCommand::Revoke { name } => {
-                let revoked = rt
+                let revoked = coordinator
                     .block_on(client.revoke_token(pb::RevokeTokenRequest { name: name.clone() }))
                     .with_context(|| format!("cannot revoke token {}", xq_proto::quote(&name)))?
                     .into_inner()

@@ -1,25 +1,39 @@
-//! `user add|list|set`: the users of a served coordinator, straight on the
-//! database file (no server needed). A password is read from standard input
-//! (`--password-stdin`), never from the command line, and only its argon2id
-//! hash is stored.
+//! `user add|list|set`: the users of a coordinator, on its database file
+//! (no server needed) or at a served coordinator (`--coordinator`, an
+//! admin's token), through the administration service either way. A
+//! password is read from standard input (`--password-stdin`), never from
+//! the command line, and only its argon2id hash is stored.
 
 use std::io::BufRead;
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
-use xq_coordinator::access::{UserRole, passwords};
-use xq_coordinator::events::Actor;
-use xq_coordinator::service::accounts::{Accounts, NewUser, UserChange};
-use xq_coordinator::store::{Store, utc};
-use xq_proto::outln;
+use xq_coordinator::access::UserRole;
+use xq_coordinator::in_process::Acting;
+use xq_coordinator::store::utc;
+use xq_proto::{outln, pb};
+
+use super::registry::Place;
 
 /// `user …`.
 #[derive(Debug, Args)]
 pub struct UserArgs {
-    /// SQLite database of the coordinator.
-    #[arg(long, global = true, default_value = "xq.db")]
-    db: PathBuf,
+    /// SQLite database of the coordinator (default xq.db): work on it as
+    /// its administrator (no server needed; the first admin is added so).
+    #[arg(long, global = true)]
+    db: Option<PathBuf>,
+    /// Work on the users at this coordinator instead, as the user of the
+    /// personal token (`--token`, else the one `login` stored), who must
+    /// be an admin.
+    #[arg(long, global = true, conflicts_with = "db")]
+    coordinator: Option<String>,
+    /// With `--coordinator`: the personal token to send.
+    #[arg(long, global = true, env = "XQ_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// With `--coordinator`: PEM file of the CA that signed its TLS certificate.
+    #[arg(long, global = true)]
+    ca: Option<PathBuf>,
     #[command(subcommand)]
     command: UserCommand,
 }
@@ -53,7 +67,6 @@ enum UserCommand {
     },
 }
 
-/// `, trusted` for a trusted user.
 /// The first line of standard input, without its line end.
 pub fn password_from_stdin() -> anyhow::Result<String> {
     let mut line = String::new();
@@ -70,10 +83,9 @@ pub fn password_from_stdin() -> anyhow::Result<String> {
 
 impl UserArgs {
     pub fn run(self) -> anyhow::Result<()> {
-        let store = Store::open(&self.db)
-            .with_context(|| format!("cannot open database {}", self.db.display()))?;
-        let rt = tokio::runtime::Runtime::new().context("start the async runtime")?;
-        let accounts = Accounts::new(store);
+        let place = Place::file_unless_coordinator(self.db, self.coordinator, self.token, self.ca);
+        let coordinator = place.connect(Acting::Administrator)?;
+        let mut users = coordinator.users();
         match self.command {
             UserCommand::Add {
                 name,
@@ -81,23 +93,27 @@ impl UserArgs {
                 trusted,
                 password_stdin,
             } => {
-                let hash = if password_stdin {
-                    Some(passwords::hash(&password_from_stdin()?)?)
+                let password = if password_stdin {
+                    password_from_stdin()?
                 } else {
-                    None
+                    String::new()
                 };
-                let new = NewUser {
-                    name: name.clone(),
-                    role,
-                    password_hash: hash,
-                    trusted,
-                };
-                rt.block_on(accounts.add_user(Actor::cli(), new))
+                coordinator
+                    .block_on(users.add_user(pb::AddUserRequest {
+                        name: name.clone(),
+                        role: pb::UserRole::from(role).into(),
+                        trusted,
+                        password,
+                    }))
                     .with_context(|| format!("cannot add user {}", xq_proto::quote(&name)))?;
                 eprintln!("{} {name:?} added", role.as_str());
             }
             UserCommand::List => {
-                let rows = rt.block_on(accounts.users())?;
+                let rows = coordinator
+                    .block_on(users.list_users(pb::ListUsersRequest {}))
+                    .context("cannot list users")?
+                    .into_inner()
+                    .users;
                 outln!(
                     "{:<24} {:<10} {:<8} {:<9} created",
                     "name",
@@ -106,13 +122,14 @@ impl UserArgs {
                     "password"
                 )?;
                 for u in rows {
+                    let role = UserRole::try_from(u.role())?;
                     outln!(
                         "{:<24} {:<10} {:<8} {:<9} {}",
                         u.name,
-                        u.role.as_str(),
+                        role.as_str(),
                         if u.trusted { "yes" } else { "no" },
                         if u.has_password { "set" } else { "-" },
-                        utc(u.created_ms)
+                        utc(u.created_unix_ms)
                     )?;
                 }
             }
@@ -121,11 +138,12 @@ impl UserArgs {
                 role,
                 trusted,
             } => {
-                let change = UserChange {
-                    role: Some(role),
-                    trusted: Some(trusted),
-                };
-                rt.block_on(accounts.set_user(Actor::cli(), name.clone(), change))
+                coordinator
+                    .block_on(users.set_user(pb::SetUserRequest {
+                        name: name.clone(),
+                        role: pb::UserRole::from(role).into(),
+                        trusted,
+                    }))
                     .with_context(|| format!("cannot change user {}", xq_proto::quote(&name)))?;
                 eprintln!("user {name:?} is now {}", role.as_str());
             }

@@ -1,6 +1,7 @@
 //! `xq-coordinator worker-release add|list`: `xq-worker` executables that
 //! workers update to, on the database file or at a served coordinator (the
-//! rule: [`Place::choose`]). Uploaded as engines are (hashed first, then
+//! rule: [`super::registry::Place::choose`]), through the registry service
+//! either way. Uploaded as engines are (hashed first, then
 //! streamed a chunk at a time); registering one needs an admin.
 //!
 //! A release's version and target come from `PATH --version` when the
@@ -13,15 +14,13 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
-use xq_coordinator::events::Actor;
+use xq_coordinator::in_process::Acting;
 use xq_coordinator::releases::release_from_wire;
-use xq_coordinator::store::worker_releases::{self, NewRelease, Release};
-use xq_coordinator::store::{Store, now_ms, users};
-use xq_proto::blob::{MAX_BLOB_BYTES, MAX_UPLOAD_BYTES};
+use xq_coordinator::store::worker_releases::Release;
 use xq_proto::worker_version::{self, PROGRAM};
 use xq_proto::{WorkerVersion, outln, pb};
 
-use super::registry::{Place, PlaceArgs};
+use super::registry::{Coordinator, PlaceArgs};
 
 /// How long `PATH --version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
@@ -81,127 +80,81 @@ impl WorkerReleaseArgs {
                 user,
             } => {
                 let (version, target) = identify(&path, release_version, target)?;
-                let place = Place::choose(place.db, &place.remote)?;
-                if user.is_some() && matches!(place, Place::Remote(_)) {
-                    bail!("--user works only on the database file; at a coordinator it is you");
-                }
-                let (sha256, size) = std::fs::File::open(&path)
-                    .map(std::io::BufReader::new)
-                    .and_then(xq_proto::blob::sha256_of_reader)
-                    .with_context(|| format!("cannot read {}", path.display()))?;
-                let most = match place {
-                    Place::File(_) => MAX_BLOB_BYTES,
-                    Place::Remote(_) => MAX_UPLOAD_BYTES,
-                };
-                if size > most {
-                    bail!(
-                        "{} is {size} bytes; the registry takes at most {most}",
-                        path.display()
-                    );
-                }
-                let new = NewRelease {
-                    version,
-                    target,
-                    sha256,
-                    size,
-                    required: require,
-                };
-                let what = format!("{PROGRAM} {} for {}", new.version, new.target);
-                let (release, existed) = match place {
-                    Place::File(db) => {
-                        let source = std::fs::File::open(&path)
-                            .map(std::io::BufReader::new)
-                            .with_context(|| format!("cannot read {}", path.display()))?;
-                        let store = Store::open(&db)
-                            .with_context(|| format!("cannot open {}", db.display()))?;
-                        tokio::runtime::Runtime::new()?
-                            .block_on(store.call(move |conn| {
-                                let tx = conn.savepoint()?;
-                                let owner = users::named_or_admin(&tx, user.as_deref(), now_ms())?;
-                                let added = worker_releases::add(
-                                    &tx,
-                                    &new,
-                                    source,
-                                    owner,
-                                    &Actor::cli(),
-                                    now_ms(),
-                                )?;
-                                tx.commit()?;
-                                Ok(added)
-                            }))
-                            .with_context(|| format!("cannot add {what}"))?
-                    }
-                    Place::Remote(mut coordinator) => {
-                        if coordinator.upload(&path, &new.sha256, new.size, &what)? {
-                            eprintln!("{what}: {} had its bytes already", coordinator.url);
-                        }
-                        let url = coordinator.url.clone();
-                        let request = pb::AddWorkerReleaseRequest {
-                            release: Some(pb::WorkerRelease {
-                                version: new.version.to_string(),
-                                target: new.target.clone(),
-                                sha256: new.sha256.clone(),
-                                size: new.size,
-                                required: new.required,
-                                created_unix_ms: 0,
-                            }),
-                        };
-                        let answer = coordinator
-                            .call(|mut c| async move { c.add_worker_release(request).await })
-                            .with_context(|| format!("cannot register {what} at {url}"))?;
-                        let release = answer
-                            .release
-                            .context("the coordinator answered without the release")?;
-                        (release_from_wire(release)?, answer.existed)
-                    }
-                };
-                outln!(
-                    "{}{}",
-                    line(&release),
-                    if existed { " (registered already)" } else { "" }
-                )?;
+                let mut coordinator = place.place()?.connect(Acting::For(user))?;
+                add(&mut coordinator, &path, version, target, require)
             }
             ReleaseCommand::List { place } => {
-                let (found, required) = match Place::choose(place.db, &place.remote)? {
-                    Place::File(db) => {
-                        let store = Store::open(&db)
-                            .with_context(|| format!("cannot open {}", db.display()))?;
-                        tokio::runtime::Runtime::new()?.block_on(store.call(|conn| {
-                            Ok((
-                                worker_releases::list(conn)?,
-                                worker_releases::required(conn)?.map(|v| v.to_string()),
-                            ))
-                        }))?
-                    }
-                    Place::Remote(mut coordinator) => {
-                        let url = coordinator.url.clone();
-                        let answer = coordinator
-                            .call(|mut c| async move {
-                                c.list_worker_releases(pb::ListWorkerReleasesRequest {})
-                                    .await
-                            })
-                            .with_context(|| format!("cannot list the releases of {url}"))?;
-                        let found = answer
-                            .releases
-                            .into_iter()
-                            .map(release_from_wire)
-                            .collect::<Result<_, _>>()?;
-                        let required = (!answer.required_version.is_empty())
-                            .then_some(answer.required_version);
-                        (found, required)
-                    }
-                };
+                let coordinator = place.place()?.connect(Acting::Administrator)?;
+                let answer = coordinator
+                    .block_on(
+                        coordinator
+                            .registry()
+                            .list_worker_releases(pb::ListWorkerReleasesRequest {}),
+                    )
+                    .with_context(|| format!("cannot list the releases of {}", coordinator.url))?
+                    .into_inner();
+                let required = answer.required_version;
                 outln!(
                     "required version: {}",
-                    required.as_deref().unwrap_or("none")
+                    if required.is_empty() {
+                        "none"
+                    } else {
+                        &required
+                    }
                 )?;
-                for release in found {
-                    outln!("{}", line(&release))?;
+                for release in answer.releases {
+                    outln!("{}", line(&release_from_wire(release)?))?;
                 }
+                Ok(())
             }
         }
-        Ok(())
     }
+}
+
+/// `worker-release add`: uploads the executable at `path` and registers it
+/// as `version` for `target`, `required` or not.
+fn add(
+    coordinator: &mut Coordinator,
+    path: &Path,
+    version: WorkerVersion,
+    target: String,
+    required: bool,
+) -> anyhow::Result<()> {
+    let (sha256, size) = std::fs::File::open(path)
+        .map(std::io::BufReader::new)
+        .and_then(xq_proto::blob::sha256_of_reader)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let what = format!("{PROGRAM} {version} for {target}");
+    if coordinator.upload(path, &sha256, size, &what)? {
+        eprintln!("{what}: {} had its bytes already", coordinator.url);
+    }
+    let request = pb::AddWorkerReleaseRequest {
+        release: Some(pb::WorkerRelease {
+            version: version.to_string(),
+            target,
+            sha256,
+            size,
+            required,
+            created_unix_ms: 0,
+        }),
+    };
+    let answer = coordinator
+        .block_on(coordinator.registry().add_worker_release(request))
+        .with_context(|| format!("cannot register {what} in {}", coordinator.url))?
+        .into_inner();
+    let release = answer
+        .release
+        .context("the coordinator answered without the release")?;
+    outln!(
+        "{}{}",
+        line(&release_from_wire(release)?),
+        if answer.existed {
+            " (registered already)"
+        } else {
+            ""
+        }
+    )?;
+    Ok(())
 }
 
 /// One release as `add` and `list` print it.

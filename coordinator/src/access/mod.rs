@@ -45,11 +45,17 @@ impl Role {
             (Role::Worker, Permission::Work) => true,
             (
                 Role::Worker,
-                Permission::ManageRuns | Permission::OwnTokens | Permission::Register,
+                Permission::ManageRuns
+                | Permission::OwnTokens
+                | Permission::Register
+                | Permission::Administer,
             ) => false,
             (
                 Role::Personal,
-                Permission::ManageRuns | Permission::OwnTokens | Permission::Register,
+                Permission::ManageRuns
+                | Permission::OwnTokens
+                | Permission::Register
+                | Permission::Administer,
             ) => true,
             (Role::Personal, Permission::Work) => false,
         }
@@ -166,6 +172,9 @@ pub enum Permission {
     Register,
     /// List registered engines and assets, and download their blobs.
     ReadRegistry,
+    /// Add, list and change users: a personal token whose user is an admin
+    /// (the role is read from the store by the handler).
+    Administer,
 }
 
 /// The permission a gRPC method (`/package.Service/Method`) needs; `None`
@@ -202,6 +211,10 @@ pub fn permission(path: &str) -> Option<Permission> {
             "xq.cluster.v1.RegistryService",
             "ListEngines" | "ListAssets" | "DownloadBlob" | "ListWorkerReleases",
         ) => Some(Permission::ReadRegistry),
+        ("xq.cluster.v1.AdminService", "AddUser" | "ListUsers" | "SetUser") => {
+            Some(Permission::Administer)
+        }
+        ("xq.cluster.v1.AdminService", "ListEvents") => Some(Permission::ReadRuns),
         ("xq.cluster.v1.AccountService", "Login") => Some(Permission::SignIn),
         ("grpc.health.v1.Health", "Check" | "Watch")
         | (
@@ -227,6 +240,34 @@ pub struct Principal {
     /// The user the token belongs to (`users.id`); `None` for an ephemeral
     /// token without one. Only its id: the request path reads no more.
     pub user: Option<u64>,
+}
+
+impl Principal {
+    /// The [`Principal::key`] of the command line working on its database
+    /// file in its own process: stored tokens have keys from 1 up and
+    /// ephemeral ones below 0, so no token over the network is ever this.
+    const IN_PROCESS_KEY: i64 = 0;
+
+    /// The database file's administrator: the command line, serving the
+    /// core to itself over an in-memory channel (`crate::in_process`), the
+    /// only place that makes one. It may do everything an admin may but
+    /// work leases; its registrations and tokens belong to `user` (the
+    /// command's `--user`, else `admin`), and it is logged as `cli`
+    /// ([`crate::events::Actor::cli`]).
+    pub(crate) fn in_process(user: Option<u64>) -> Principal {
+        Principal {
+            key: Self::IN_PROCESS_KEY,
+            name: "cli".to_owned(),
+            role: Role::Personal,
+            user,
+        }
+    }
+
+    /// Whether this is the database file's administrator
+    /// ([`Principal::in_process`]), whom no network caller can be.
+    pub fn is_in_process(&self) -> bool {
+        self.key == Self::IN_PROCESS_KEY
+    }
 }
 
 #[cfg(test)]
@@ -325,6 +366,19 @@ mod tests {
         assert!(!may_revoke(UserRole::Approver, 3, Some(4)));
         assert!(!may_revoke(UserRole::Developer, 3, None));
         assert!(may_revoke(UserRole::Admin, 3, Some(4)));
+    }
+
+    #[test]
+    fn only_personal_tokens_reach_the_administration() {
+        for m in ["AddUser", "ListUsers", "SetUser"] {
+            let path = format!("/xq.cluster.v1.AdminService/{m}");
+            let needed = permission(&path);
+            assert_eq!(needed, Some(Permission::Administer), "{path}");
+            assert!(Role::Personal.allows(Permission::Administer));
+            assert!(!Role::Worker.allows(Permission::Administer));
+        }
+        let events = permission("/xq.cluster.v1.AdminService/ListEvents").unwrap();
+        assert!(Role::Worker.allows(events));
     }
 
     #[test]

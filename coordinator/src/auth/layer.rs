@@ -152,13 +152,15 @@ impl Authenticator {
             Status::unavailable("cannot check the token now; retry")
         })?;
         match stored {
-            Some(found) => Ok(Principal {
+            // Row ids start at 1; key 0 is the in-process administrator's
+            // (`Principal::in_process`), which no token may ever be.
+            Some(found) if found.id != 0 => Ok(Principal {
                 key: found.id as i64,
                 name: found.name,
                 role: found.role,
                 user: found.user,
             }),
-            None => Err(Status::unauthenticated("unknown or revoked token")),
+            _ => Err(Status::unauthenticated("unknown or revoked token")),
         }
     }
 }
@@ -341,6 +343,40 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(e.code(), tonic::Code::PermissionDenied);
+    }
+
+    #[tokio::test]
+    async fn no_token_is_the_in_process_administrator() {
+        use crate::access::UserRole;
+        use crate::events::Actor;
+        use crate::store::{tokens as token_rows, users};
+        let store = Store::open_in_memory().unwrap();
+        store
+            .call(|conn| {
+                let root = users::insert(conn, "root", UserRole::Admin, None, true, 1)?;
+                let hash = tokens::hash("xqt_stored");
+                token_rows::add(conn, &Actor::cli(), "cli", Role::Personal, root, &hash, 1)?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+        let a = Authenticator::new(
+            store,
+            vec![EphemeralToken::new(
+                "local-personal",
+                Role::Personal,
+                "xqt_admin",
+            )],
+            RateLimits::UNLIMITED,
+        );
+        // A stored token, even one named `cli`, and an ephemeral one are
+        // callers of their own: the in-process administrator comes from no
+        // header.
+        for token in ["Bearer xqt_stored", "Bearer xqt_admin"] {
+            let p = a.authorize(CREATE, &headers(token)).await.unwrap();
+            assert!(!p.is_in_process(), "{p:?}");
+            assert!(!Actor::from(&p).is_local_admin(), "{p:?}");
+        }
     }
 
     #[tokio::test]

@@ -92,10 +92,7 @@ mod tests {
     #[test]
     fn events_are_listed_newest_first_by_filter() {
         let conn = crate::store::migrations::memory();
-        let ana = Actor {
-            user: None,
-            name: "ana".to_owned(),
-        };
+        let ana = Actor::token("ana");
         log(&conn, &Actor::cli(), EventKind::User, None, "added ana", 1).unwrap();
         log(&conn, &ana, EventKind::Token, None, &"é".repeat(400), 2).unwrap();
         let all = list(

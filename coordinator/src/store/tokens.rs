@@ -292,10 +292,7 @@ mod tests {
     fn added_and_revoked_tokens_are_logged_with_their_owner() {
         let conn = db();
         let ana = owner(&conn);
-        let actor = Actor {
-            user: Some(ana),
-            name: "ana-cli".to_owned(),
-        };
+        let actor = Actor::user(ana, "ana-cli");
         let row = add(&conn, &actor, "box", Role::Worker, ana, &hash("xqt_9"), 3).unwrap();
         assert_eq!(
             (row.role, row.user.as_deref(), row.user_id),

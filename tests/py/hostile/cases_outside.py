@@ -10,7 +10,7 @@ WORK = {"Register", "RequestWork", "Heartbeat", "SubmitResult", "ReleaseLease",
         "ReportEngineMismatch", "ReportBuildFailure", "ReportEngineSpeed", "GetWorkerRelease",
         "ReportUpdateFailure"}
 READ = {"ListRuns", "GetRun", "WatchRun", "ExportGames", "ListEngines", "ListAssets",
-        "ListWorkerReleases", "DownloadBlob"}
+        "ListWorkerReleases", "DownloadBlob", "ListEvents"}
 OPEN = {"Login"}
 
 
@@ -84,6 +84,23 @@ def run(ctx):
                  "UNCHANGED" if (pb.RunState.Name(state.state), state.spec.priority)
                  == ("RUN_STATE_ACTIVE", 0) else "CHANGED", "UNCHANGED",
                  f"{pb.RunState.Name(state.state)}, priority {state.spec.priority}")
+
+    # The users: a developer's personal token, and a personal token of no
+    # user, may not add, list or change them (an admin's may; the command
+    # line's in-process administrator is no token at all).
+    users = rpc.AdminServiceStub(channel)
+    for label, metadata in [("as_a_developer", mine), ("with_a_token_of_no_user", admin)]:
+        for method, request in [
+            ("AddUser", pb.AddUserRequest(name="mallory", role=pb.USER_ROLE_ADMIN)),
+            ("ListUsers", pb.ListUsersRequest()),
+            ("SetUser", pb.SetUserRequest(name=ctx.args.user, role=pb.USER_ROLE_ADMIN)),
+        ]:
+            call = getattr(users, method)
+            cases.expect(f"{method}_{label}",
+                         lambda: call(request, metadata=metadata), "PERMISSION_DENIED")
+    cases.expect("ListEvents_as_a_worker",
+                 lambda: users.ListEvents(pb.ListEventsRequest(limit=5), metadata=worker_auth),
+                 "OK")
 
     # Oversized values of the newer methods (the earlier ones are in
     # tests/py/hostile_client.py).

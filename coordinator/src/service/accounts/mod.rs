@@ -44,7 +44,7 @@ impl Accounts {
 fn role_of(conn: &Connection, actor: &Actor) -> Result<UserRole, StoreError> {
     match actor.user {
         Some(id) => Ok(user_rows::by_id(conn, id)?.role),
-        None if *actor == Actor::cli() => Ok(UserRole::Admin),
+        None if actor.is_local_admin() => Ok(UserRole::Admin),
         None => Err(StoreError::Forbidden(format!(
             "token {} belongs to no user; sign in with `xq-coordinator login`",
             xq_proto::quote(&actor.name)
@@ -69,7 +69,7 @@ fn at_least(conn: &Connection, actor: &Actor, needed: UserRole) -> Result<UserRo
 /// The user `actor` acts as; a token without one (local mode's, the
 /// tests') may not manage tokens or passwords.
 fn user_of(actor: &Actor) -> Result<u64, StoreError> {
-    actor.user.ok_or_else(|| {
+    actor.owner().ok_or_else(|| {
         StoreError::Forbidden(format!(
             "token {} belongs to no user; sign in with `xq-coordinator login`",
             xq_proto::quote(&actor.name)

@@ -34,6 +34,25 @@ impl Accounts {
         self.store.call(|conn| users::list(conn)).await
     }
 
+    /// Every user, by name, for `actor`, an admin.
+    pub async fn users_for(&self, actor: Actor) -> Result<Vec<User>, StoreError> {
+        self.store
+            .call(move |conn| {
+                at_least(conn, &actor, UserRole::Admin)?;
+                users::list(conn)
+            })
+            .await
+    }
+
+    /// The user the command line on the database file acts for: `name`
+    /// (who must exist), else the administrator `admin`, made (role admin,
+    /// no password) when missing.
+    pub async fn named_or_admin(&self, name: Option<String>) -> Result<u64, StoreError> {
+        self.store
+            .call(move |conn| users::named_or_admin(conn, name.as_deref(), now_ms()))
+            .await
+    }
+
     /// The user named `name`, if any.
     pub async fn user_named(&self, name: String) -> Result<Option<User>, StoreError> {
         self.store

@@ -45,7 +45,7 @@ impl Registry {
 /// The user `actor` acts as, who owns what they upload and register; a
 /// caller without a user (local mode's, the tests') may do neither.
 fn owner_of(actor: &Actor) -> Result<u64, StoreError> {
-    actor.user.ok_or_else(|| {
+    actor.owner().ok_or_else(|| {
         StoreError::Forbidden(format!(
             "token {} belongs to no user; uploads and registrations need a user's personal \
              token (`xq-coordinator login`)",
