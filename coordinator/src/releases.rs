@@ -10,9 +10,8 @@ use xq_proto::worker_version::{self, REQUIRED_VERSION_KEY, WORKER_ID_KEY};
 use xq_proto::{Invalid, WorkerVersion, pb};
 
 use crate::service::registry::{NewRelease, Registry, Release, UploadQuota};
-use crate::store::worker_releases;
-use crate::store::worker_versions::{self, TooOld, UpdateState, WorkerVersionRow};
-use crate::store::{Store, StoreError};
+use crate::store::Store;
+use crate::store::worker_versions::{TooOld, UpdateState, WorkerVersionRow};
 
 /// How far back `report` lists the cluster's workers: a day, in ms.
 pub const RECENT_MS: i64 = 24 * 3600 * 1000;
@@ -91,20 +90,6 @@ pub fn refusal(old: &TooOld) -> Status {
     }
     metadata.insert(WORKER_ID_KEY, MetadataValue::from(old.worker_id));
     status
-}
-
-/// The cluster's workers seen in the last [`RECENT_MS`] before `now` and
-/// the required version, for `GetRun`.
-pub fn cluster(
-    conn: &rusqlite::Connection,
-    now: i64,
-) -> Result<(Vec<pb::WorkerVersion>, String), StoreError> {
-    let rows = worker_versions::list(conn, now - RECENT_MS)?;
-    let required = worker_releases::required(conn)?;
-    Ok((
-        rows.into_iter().map(Into::into).collect(),
-        required.map(|v| v.to_string()).unwrap_or_default(),
-    ))
 }
 
 impl From<WorkerVersionRow> for pb::WorkerVersion {

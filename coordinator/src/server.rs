@@ -669,7 +669,11 @@ impl RunService for Runs {
             build_failures: builds,
             serving,
         } = queries.run_workers(run.clone()).await?;
-        let (worker_versions, required_worker_version) = self.registry.cluster_versions().await?;
+        let since = crate::store::now_ms() - crate::releases::RECENT_MS;
+        let (versions, required) = self.registry.cluster_versions(since).await?;
+        let worker_versions: Vec<pb::WorkerVersion> =
+            versions.into_iter().map(Into::into).collect();
+        let required_worker_version = required.map(|v| v.to_string()).unwrap_or_default();
         Ok(Response::new(pb::GetRunResponse {
             run: Some(run.into()),
             history: history.into_iter().map(Into::into).collect(),

@@ -5,7 +5,7 @@ use xq_proto::WorkerVersion;
 
 use super::{NewRelease, Registry, Release, owner_of};
 use crate::events::Actor;
-use crate::store::worker_versions::{self, TooOld};
+use crate::store::worker_versions::{self, TooOld, WorkerVersionRow};
 use crate::store::{StoreError, now_ms, worker_releases};
 
 impl Registry {
@@ -57,13 +57,19 @@ impl Registry {
             .await
     }
 
-    /// The cluster's recently seen workers' versions and the required
-    /// version (empty when none is required), for `GetRun`.
+    /// The versions of the workers seen since `since` (unix ms) and the
+    /// required version, for `GetRun`.
     pub async fn cluster_versions(
         &self,
-    ) -> Result<(Vec<xq_proto::pb::WorkerVersion>, String), StoreError> {
+        since: i64,
+    ) -> Result<(Vec<WorkerVersionRow>, Option<WorkerVersion>), StoreError> {
         self.store
-            .call(|conn| crate::releases::cluster(conn, now_ms()))
+            .call(move |conn| {
+                Ok((
+                    worker_versions::list(conn, since)?,
+                    worker_releases::required(conn)?,
+                ))
+            })
             .await
     }
 
