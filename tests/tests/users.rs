@@ -567,7 +567,7 @@ async fn users_and_events_work_at_a_served_coordinator_as_on_the_file() {
         "{listed}"
     );
     assert!(
-        refusal.contains("a developer may not manage users"),
+        refusal.contains("this needs the admin role; you are developer"),
         "{refusal}"
     );
     // Over the network the change is the admin's; on the file, the CLI's.
