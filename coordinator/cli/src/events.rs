@@ -3,8 +3,6 @@
 //! coordinator (`--coordinator`), through the administration service
 //! either way.
 
-use std::path::PathBuf;
-
 use anyhow::{Context, bail};
 use clap::Args;
 use xq_coordinator::convert::MAX_EVENTS;
@@ -13,24 +11,13 @@ use xq_coordinator::in_process::Acting;
 use xq_coordinator::store::utc;
 use xq_proto::{outln, pb};
 
-use super::registry::Place;
+use super::registry::FileOrCoordinator;
 
 /// `events [--user NAME] [--run ID] [--kind KIND]`.
 #[derive(Debug, Args)]
 pub struct EventsArgs {
-    /// SQLite database of the coordinator (default xq.db; no server needed).
-    #[arg(long, conflicts_with = "coordinator")]
-    db: Option<PathBuf>,
-    /// Read the events at this coordinator instead (any token).
-    #[arg(long)]
-    coordinator: Option<String>,
-    /// With `--coordinator`: the token to send; default: the one `login`
-    /// stored for it.
-    #[arg(long, env = "XQ_TOKEN", hide_env_values = true)]
-    token: Option<String>,
-    /// With `--coordinator`: PEM file of the CA that signed its TLS certificate.
-    #[arg(long)]
-    ca: Option<PathBuf>,
+    #[command(flatten)]
+    place: FileOrCoordinator,
     /// Only what this user (or token, `cli`, `system`) did.
     #[arg(long)]
     user: Option<String>,
@@ -64,7 +51,7 @@ impl EventsArgs {
             kind: self.kind.unwrap_or_default(),
             limit: self.limit.clamp(1, MAX_EVENTS),
         };
-        let place = Place::file_unless_coordinator(self.db, self.coordinator, self.token, self.ca);
+        let place = self.place.place();
         let coordinator = place.connect(Acting::Administrator)?;
         let rows = coordinator
             .block_on(coordinator.users().list_events(request))

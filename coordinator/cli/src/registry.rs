@@ -7,6 +7,7 @@
 //! longer calls: an upload streamed from a file, assets looked up by name
 //! and downloaded.
 
+use clap::Args;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -78,22 +79,6 @@ impl Place {
             return Ok(Place::File(PathBuf::from(DEFAULT_DB)));
         }
         Ok(Place::Remote(remote.clone()))
-    }
-
-    /// The administrator's commands' rule (`user`, `token`, `events`,
-    /// `pgn`): the coordinator at `coordinator` when given (with `token`,
-    /// else the one `login` stored for it), else the file `db` (default
-    /// `xq.db`).
-    pub fn file_unless_coordinator(
-        db: Option<PathBuf>,
-        coordinator: Option<String>,
-        token: Option<String>,
-        ca: Option<PathBuf>,
-    ) -> Place {
-        match coordinator {
-            Some(url) => Place::Remote(Remote::with_ca(url, token, ca)),
-            None => Place::File(db.unwrap_or_else(|| PathBuf::from(DEFAULT_DB))),
-        }
     }
 
     /// Fails unless the place is a database file that exists, or a
@@ -358,5 +343,42 @@ impl Coordinator {
         })?;
         download.finish(false)?;
         Ok(())
+    }
+}
+
+/// Where an administrator's command works (`user`, `token`, `events`,
+/// `pgn`, `datagen-export`): the coordinator `--coordinator` when given
+/// (with `--token`, else the one `login` stored for it), else the
+/// database file `--db` (default `xq.db`), no server needed. Invariant
+/// (clap's): not both.
+#[derive(Debug, Clone, Args)]
+pub struct FileOrCoordinator {
+    /// SQLite database of the coordinator (default xq.db): work on it as
+    /// its administrator, no server needed.
+    #[arg(long, global = true, conflicts_with = "coordinator")]
+    db: Option<PathBuf>,
+    /// Work at this coordinator instead, as the user of the token.
+    #[arg(long, global = true)]
+    coordinator: Option<String>,
+    /// With `--coordinator`: the token to send; default: the personal
+    /// token `login` stored for it.
+    #[arg(long, global = true, env = "XQ_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// With `--coordinator`: PEM file of the CA that signed its TLS certificate.
+    #[arg(long, global = true)]
+    ca: Option<PathBuf>,
+}
+
+impl FileOrCoordinator {
+    /// The place these flags name.
+    pub fn place(&self) -> Place {
+        match &self.coordinator {
+            Some(url) => Place::Remote(Remote::with_ca(
+                url.clone(),
+                self.token.clone(),
+                self.ca.clone(),
+            )),
+            None => Place::File(self.db.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DB))),
+        }
     }
 }

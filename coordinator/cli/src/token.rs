@@ -4,8 +4,6 @@
 //! `--coordinator` they are a user's own, through the account service and
 //! the caller's personal token.
 
-use std::path::PathBuf;
-
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use xq_coordinator::auth::Role;
@@ -13,26 +11,13 @@ use xq_coordinator::in_process::Acting;
 use xq_coordinator::store::utc;
 use xq_proto::{outln, pb};
 
-use super::registry::Place;
+use super::registry::FileOrCoordinator;
 
 /// `token …`.
 #[derive(Debug, Args)]
 pub struct TokenArgs {
-    /// SQLite database of the coordinator (default xq.db): work on it as
-    /// its administrator, for any user's tokens (no server needed).
-    #[arg(long, global = true)]
-    db: Option<PathBuf>,
-    /// Work on your own tokens at this coordinator instead of the database
-    /// file, as the user of the personal token (`--token`, else the one
-    /// `login` stored).
-    #[arg(long, global = true, conflicts_with = "db")]
-    coordinator: Option<String>,
-    /// With `--coordinator`: the personal token to send.
-    #[arg(long, global = true, env = "XQ_TOKEN", hide_env_values = true)]
-    token: Option<String>,
-    /// With `--coordinator`: PEM file of the CA that signed its TLS certificate.
-    #[arg(long, global = true)]
-    ca: Option<PathBuf>,
+    #[command(flatten)]
+    place: FileOrCoordinator,
     #[command(subcommand)]
     command: TokenCommand,
 }
@@ -92,7 +77,7 @@ enum TokenCommand {
 
 impl TokenArgs {
     pub fn run(self) -> anyhow::Result<()> {
-        let place = Place::file_unless_coordinator(self.db, self.coordinator, self.token, self.ca);
+        let place = self.place.place();
         let acting = match &self.command {
             TokenCommand::Add { user, .. } => Acting::For(user.clone()),
             TokenCommand::List { .. } | TokenCommand::Revoke { .. } => Acting::Administrator,

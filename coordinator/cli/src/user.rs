@@ -5,7 +5,6 @@
 //! the command line, and only its argon2id hash is stored.
 
 use std::io::BufRead;
-use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
@@ -14,26 +13,13 @@ use xq_coordinator::in_process::Acting;
 use xq_coordinator::store::utc;
 use xq_proto::{outln, pb};
 
-use super::registry::Place;
+use super::registry::FileOrCoordinator;
 
 /// `user …`.
 #[derive(Debug, Args)]
 pub struct UserArgs {
-    /// SQLite database of the coordinator (default xq.db): work on it as
-    /// its administrator (no server needed; the first admin is added so).
-    #[arg(long, global = true)]
-    db: Option<PathBuf>,
-    /// Work on the users at this coordinator instead, as the user of the
-    /// personal token (`--token`, else the one `login` stored), who must
-    /// be an admin.
-    #[arg(long, global = true, conflicts_with = "db")]
-    coordinator: Option<String>,
-    /// With `--coordinator`: the personal token to send.
-    #[arg(long, global = true, env = "XQ_TOKEN", hide_env_values = true)]
-    token: Option<String>,
-    /// With `--coordinator`: PEM file of the CA that signed its TLS certificate.
-    #[arg(long, global = true)]
-    ca: Option<PathBuf>,
+    #[command(flatten)]
+    place: FileOrCoordinator,
     #[command(subcommand)]
     command: UserCommand,
 }
@@ -83,7 +69,7 @@ pub fn password_from_stdin() -> anyhow::Result<String> {
 
 impl UserArgs {
     pub fn run(self) -> anyhow::Result<()> {
-        let place = Place::file_unless_coordinator(self.db, self.coordinator, self.token, self.ca);
+        let place = self.place.place();
         let coordinator = place.connect(Acting::Administrator)?;
         let mut users = coordinator.users();
         match self.command {
