@@ -66,6 +66,7 @@
 pub mod access;
 pub mod account_service;
 pub mod admin_service;
+pub mod admission;
 pub mod archive;
 pub mod auth;
 pub mod book;

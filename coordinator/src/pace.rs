@@ -75,8 +75,11 @@ impl Paces {
     }
 
     /// The pairs of `worker`'s next lease of `run`, whose leases are cut in
-    /// batches of `batch` pairs (before the run's own cap).
-    pub fn pairs(&self, worker: u64, run: u64, batch: u32) -> u32 {
+    /// batches of `batch` pairs (before the run's own cap), and hold at most
+    /// `checked` pairs (those whose result the coordinator checks within its
+    /// budget, [`crate::service::check_lane::CHECK_BUDGET`]) unless one batch
+    /// is more.
+    pub fn pairs(&self, worker: u64, run: u64, batch: u32, checked: u32) -> u32 {
         let batch = batch.max(1);
         let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let Some(&(r, pace)) = seen.get(&worker) else {
@@ -86,7 +89,7 @@ impl Paces {
             return batch;
         }
         let fit = self.config.target.as_secs_f64() / pace.max(1e-6);
-        let most = self.config.max_pairs.max(batch);
+        let most = self.config.max_pairs.min(checked).max(batch);
         let batches = (fit.min(f64::from(most)) as u32 / batch).max(1);
         batches * batch
     }
@@ -106,15 +109,15 @@ mod tests {
     #[test]
     fn a_first_lease_holds_one_batch_and_later_ones_the_pairs_of_the_target() {
         let p = paces(1800);
-        assert_eq!(p.pairs(1, 7, 4), 4);
+        assert_eq!(p.pairs(1, 7, 4, u32::MAX), 4);
         // 8 pairs in 80 s: 10 s a pair, 180 pairs in 30 minutes: 45 batches of 4.
         p.record(1, 7, 8, Duration::from_secs(80));
-        assert_eq!(p.pairs(1, 7, 4), 180);
+        assert_eq!(p.pairs(1, 7, 4, u32::MAX), 180);
         // Not a multiple of the batch: rounded down to whole batches.
-        assert_eq!(p.pairs(1, 7, 7), 175);
+        assert_eq!(p.pairs(1, 7, 7, u32::MAX), 175);
         // Another run, another worker: one batch.
-        assert_eq!(p.pairs(1, 8, 4), 4);
-        assert_eq!(p.pairs(2, 7, 4), 4);
+        assert_eq!(p.pairs(1, 8, 4, u32::MAX), 4);
+        assert_eq!(p.pairs(2, 7, 4, u32::MAX), 4);
     }
 
     #[test]
@@ -123,24 +126,34 @@ mod tests {
         p.record(1, 7, 10, Duration::from_secs(100));
         p.record(1, 7, 10, Duration::from_secs(300));
         // (10 + 30) / 2 = 20 s a pair: 90 pairs.
-        assert_eq!(p.pairs(1, 7, 2), 90);
+        assert_eq!(p.pairs(1, 7, 2, u32::MAX), 90);
         // Instant results: the largest lease, in whole batches.
         p.record(1, 7, 10, Duration::ZERO);
         p.record(1, 7, 10, Duration::ZERO);
         p.record(1, 7, 10, Duration::ZERO);
         p.record(1, 7, 10, Duration::ZERO);
-        assert_eq!(p.pairs(1, 7, 10), 250);
+        assert_eq!(p.pairs(1, 7, 10, u32::MAX), 250);
         // Slow beyond the target: still one batch.
         p.record(3, 7, 1, Duration::from_secs(7200));
-        assert_eq!(p.pairs(3, 7, 16), 16);
+        assert_eq!(p.pairs(3, 7, 16, u32::MAX), 16);
         // A batch above the largest lease is still handed out whole.
-        assert_eq!(p.pairs(1, 7, 300), 300);
+        assert_eq!(p.pairs(1, 7, 300, u32::MAX), 300);
+    }
+
+    #[test]
+    fn a_lease_holds_no_more_than_the_coordinator_checks_in_its_budget() {
+        let p = paces(1800);
+        p.record(1, 7, 10, Duration::from_secs(10));
+        assert_eq!(p.pairs(1, 7, 4, u32::MAX), 256);
+        assert_eq!(p.pairs(1, 7, 4, 50), 48);
+        // Never less than one batch.
+        assert_eq!(p.pairs(1, 7, 4, 1), 4);
     }
 
     #[test]
     fn a_zero_target_keeps_every_lease_at_one_batch() {
         let p = paces(0);
         p.record(1, 7, 10, Duration::from_secs(1));
-        assert_eq!(p.pairs(1, 7, 3), 3);
+        assert_eq!(p.pairs(1, 7, 3, u32::MAX), 3);
     }
 }

@@ -27,6 +27,7 @@ use xq_proto::{BatchOutcome, Invalid, required};
 
 use crate::account_service::AccountServer;
 use crate::admin_service::AdminServer;
+use crate::admission::{AdmissionLayer, Admitted};
 use crate::auth::owners::Owners;
 use crate::auth::sign_in::SignInLimits;
 use crate::auth::{AuthLayer, Authenticator, EphemeralToken, Principal, RateLimits, caller};
@@ -42,7 +43,7 @@ use crate::runs::{RunChange, RunSpec, RunState};
 use crate::service::accounts::Accounts;
 use crate::service::queries::RunWorkers;
 use crate::service::registry::{Registry, UploadQuota};
-use crate::service::{Core, NewWorker, SchedulerConfig};
+use crate::service::{CheckLane, Core, NewWorker, SchedulerConfig};
 use crate::shutdown::Shutdown;
 use crate::standard::health::HealthProbe;
 use crate::standard::{self, reflection};
@@ -143,6 +144,9 @@ pub struct ServerConfig {
     pub health: HealthProbe,
     /// How long slow or silent clients keep a connection ([`crate::preface`]).
     pub connections: ConnectionTimeouts,
+    /// The check lane to use instead of one made from
+    /// `scheduler.checks` (a caller that watches or fills it: tests).
+    pub check_lane: Option<CheckLane>,
 }
 
 impl Default for ServerConfig {
@@ -159,6 +163,7 @@ impl Default for ServerConfig {
             upload_quota: UploadQuota::default(),
             health: HealthProbe::default(),
             connections: ConnectionTimeouts::default(),
+            check_lane: None,
         }
     }
 }
@@ -223,7 +228,10 @@ pub async fn run_with_web(
             .with_sign_in(config.sign_in),
     );
     let owners = Arc::new(Owners::new(reader));
-    let core = Core::new(store.clone(), config.scheduler);
+    let core = match config.check_lane {
+        Some(lane) => Core::with_check_lane(store.clone(), config.scheduler, lane),
+        None => Core::new(store.clone(), config.scheduler),
+    };
     let accounts = AccountServer::new(Arc::clone(&auth), Accounts::new(store.clone()));
     let admin = AdminServer::new(
         Accounts::new(store.clone()),
@@ -271,6 +279,7 @@ pub async fn run_with_web(
         .http2_keepalive_timeout(Some(timeouts.keepalive_timeout))
         .layer(GrpcMetricsLayer::new(metrics))
         .layer(AuthLayer::new(auth))
+        .layer(AdmissionLayer::new(core.checks().clone()))
         .add_service(
             WorkerServiceServer::new(Workers {
                 core: core.clone(),
@@ -419,17 +428,22 @@ impl WorkerService for Workers {
         request: Request<pb::SubmitResultRequest>,
     ) -> Result<Response<pb::SubmitResultResponse>, Status> {
         self.owner(&request, request.get_ref().worker_id).await?;
+        let admission = Admitted::take(&request);
         let pb::SubmitResultRequest {
             worker_id,
             lease_id,
             results,
         } = request.into_inner();
         let outcome = BatchOutcome::try_from(required("results", results)?)?;
-        let status = self
-            .core
-            .leases()
-            .submit(worker_id, lease_id, outcome)
-            .await?;
+        let leases = self.core.leases();
+        let status = match admission {
+            Some(admission) => {
+                leases
+                    .submit_admitted(admission, worker_id, lease_id, outcome)
+                    .await?
+            }
+            None => leases.submit(worker_id, lease_id, outcome).await?,
+        };
         tracing::debug!(lease_id, ?status, "result submitted");
         Ok(Response::new(pb::SubmitResultResponse {
             status: pb::SubmitStatus::from(status).into(),

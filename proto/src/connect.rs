@@ -56,6 +56,25 @@ impl Interceptor for Auth {
     }
 }
 
+/// The metadata key of the delay, in milliseconds, after which a refused
+/// call may be tried again (gRPC's retry design, A6): the coordinator sets
+/// it on a result refused for load, and workers wait that long.
+pub const RETRY_PUSHBACK: &str = "grpc-retry-pushback-ms";
+
+/// The delay `status` asks for before a retry ([`RETRY_PUSHBACK`]), if it
+/// names a valid one.
+pub fn retry_pushback(status: &tonic::Status) -> Option<Duration> {
+    let ms: u64 = status
+        .metadata()
+        .get(RETRY_PUSHBACK)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(Duration::from_millis(ms))
+}
+
 /// How often the client pings the coordinator over HTTP/2 ...
 pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
 /// ... and how long it waits for the answer before it drops the connection.

@@ -8,6 +8,7 @@
 //! second.
 
 pub mod accounts;
+pub mod bench_pair;
 pub mod browser;
 pub mod cluster;
 pub mod engines;

@@ -25,7 +25,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 use tonic::service::interceptor::InterceptedService;
@@ -695,6 +695,13 @@ impl Client {
 
     /// Submits until the coordinator answers; `retry = false` tries once
     /// (used during shutdown).
+    ///
+    /// A result refused for load (`RESOURCE_EXHAUSTED`) or not delivered
+    /// (the coordinator unreachable) is submitted again after the delay the
+    /// coordinator asks for ([`xq_proto::connect::RETRY_PUSHBACK`]) or the back-off, and the
+    /// lease is kept alive with heartbeats meanwhile, however long that
+    /// takes. A submission answered `DUPLICATE` was counted by an earlier
+    /// attempt whose answer was lost: it is done.
     async fn submit(&mut self, lease_id: u64, outcome: BatchOutcome, retry: bool) {
         let pairs = outcome.totals.pairs;
         let request = pb::SubmitResultRequest {
@@ -706,13 +713,22 @@ impl Client {
             // Not `self.retry`: a result must outlive a shutdown request made
             // while the coordinator is down only for one more attempt.
             let mut delay = self.config.backoff_initial;
+            let mut last_beat = Instant::now();
             loop {
                 match self.rpc.submit_result(request.clone()).await {
                     Ok(answer) => break Ok(answer.into_inner()),
                     Err(status) if transient(&status) && !self.stopping() => {
-                        tracing::warn!(lease_id, error = %status.message(), "submit failed; keeping the result, retrying in {delay:?}");
-                        self.sleep(delay).await;
-                        delay = (delay * 2).min(self.config.backoff_max);
+                        let wait = match xq_proto::connect::retry_pushback(&status) {
+                            Some(asked) => asked.min(self.config.backoff_max),
+                            None => {
+                                let wait = delay;
+                                delay = (delay * 2).min(self.config.backoff_max);
+                                wait
+                            }
+                        };
+                        tracing::warn!(lease_id, code = ?status.code(), error = %status.message(), "result not taken yet; keeping it and the lease, submitting again in {wait:?}");
+                        self.wait_keeping(lease_id, pairs, wait, &mut last_beat)
+                            .await;
                     }
                     Err(status) => break Err(status),
                 }
@@ -724,10 +740,18 @@ impl Client {
                 .map(tonic::Response::into_inner)
         };
         match answer.map(|a| a.status()) {
-            Ok(pb::SubmitStatus::Accepted) => {
+            Ok(status @ (pb::SubmitStatus::Accepted | pb::SubmitStatus::Duplicate)) => {
                 self.summary.leases_accepted += 1;
                 self.summary.pairs_accepted += pairs;
-                tracing::info!(lease_id, pairs, "result accepted");
+                if status == pb::SubmitStatus::Duplicate {
+                    tracing::info!(
+                        lease_id,
+                        pairs,
+                        "result already counted (an earlier answer was lost)"
+                    );
+                } else {
+                    tracing::info!(lease_id, pairs, "result accepted");
+                }
             }
             Ok(status) => {
                 self.summary.leases_dropped += 1;
@@ -763,6 +787,35 @@ impl Client {
                     ),
                 }
             }
+        }
+    }
+
+    /// Waits `wait` (or until shutdown) with a heartbeat for `lease_id`
+    /// (all its `pairs` played) whenever one is due since `last_beat`.
+    async fn wait_keeping(
+        &mut self,
+        lease_id: u64,
+        pairs: u64,
+        wait: Duration,
+        last_beat: &mut Instant,
+    ) {
+        let until = Instant::now() + wait;
+        loop {
+            let beat_at = *last_beat + self.heartbeat;
+            if beat_at >= until {
+                self.sleep(until.saturating_duration_since(Instant::now()))
+                    .await;
+                return;
+            }
+            if !self
+                .sleep(beat_at.saturating_duration_since(Instant::now()))
+                .await
+            {
+                return;
+            }
+            let done = u32::try_from(pairs).unwrap_or(u32::MAX);
+            self.heartbeat(lease_id, done).await;
+            *last_beat = Instant::now();
         }
     }
 

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::check_lane::CheckConfig;
 use crate::git::GitConfig;
 use crate::pace::PaceConfig;
 use crate::runs::sources;
@@ -23,13 +24,16 @@ pub struct SchedulerConfig {
     pub build_failures_to_stop: u32,
     /// How leases are sized by each worker's pace.
     pub pace: PaceConfig,
+    /// The threads that check results and how many results are admitted.
+    pub checks: CheckConfig,
 }
 
 impl Default for SchedulerConfig {
     /// Leases of 60 s, heartbeats every 10 s, idle workers ask every 2 s;
     /// https repositories only; a run stops after failed builds on
     /// [`sources::DEFAULT_FAILURES_TO_STOP`] workers; leases sized to about
-    /// 30 minutes of play ([`PaceConfig::default`]).
+    /// 30 minutes of play ([`PaceConfig::default`]); results checked on
+    /// one thread per core ([`CheckConfig::default`]).
     fn default() -> Self {
         SchedulerConfig {
             lease_ttl: Duration::from_secs(60),
@@ -38,6 +42,7 @@ impl Default for SchedulerConfig {
             git: GitConfig::default(),
             build_failures_to_stop: sources::DEFAULT_FAILURES_TO_STOP,
             pace: PaceConfig::default(),
+            checks: CheckConfig::default(),
         }
     }
 }

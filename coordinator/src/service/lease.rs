@@ -59,6 +59,7 @@ impl Leases<'_> {
     pub async fn request_work(&self, worker_id: u64) -> Result<Option<Grant>, StoreError> {
         let ttl = ms(self.core.config.lease_ttl);
         let paces = Arc::clone(&self.core.paces);
+        let checks = self.core.checks.clone();
         let granted = self
             .core
             .store
@@ -88,7 +89,11 @@ impl Leases<'_> {
                     None => {
                         let ops = run.spec.kind.ops();
                         let batch = match ops.sized_by_time() {
-                            true => paces.pairs(worker_id, run.id, run.spec.batch_pairs),
+                            true => {
+                                let plies = (2.0 * run.totals.mean_plies()).ceil() as u64;
+                                let checked = checks.pairs_within_budget(plies);
+                                paces.pairs(worker_id, run.id, run.spec.batch_pairs, checked)
+                            }
                             false => run.spec.batch_pairs,
                         };
                         let slice = ops

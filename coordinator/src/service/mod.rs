@@ -75,6 +75,7 @@ use crate::store::Store;
 
 pub mod accounts;
 pub mod builds;
+pub mod check_lane;
 pub mod config;
 pub mod events;
 pub mod heartbeat;
@@ -90,6 +91,7 @@ pub mod submit;
 #[cfg(test)]
 mod testing;
 
+pub use check_lane::{Admission, CheckConfig, CheckLane};
 pub use config::SchedulerConfig;
 pub use heartbeat::HeartbeatAnswer;
 pub use lease::{Grant, pick};
@@ -119,6 +121,8 @@ pub struct Core {
     /// Active runs as a lease last read them, for what a result is checked
     /// against ([`submit`]).
     snapshots: Snapshots,
+    /// Where results are admitted and checked, apart from the other calls.
+    checks: CheckLane,
 }
 
 impl Core {
@@ -126,6 +130,11 @@ impl Core {
     /// connections to the store's file (none in memory); without them the
     /// reads go to the writer.
     pub fn new(store: Store, config: SchedulerConfig) -> Self {
+        Self::with_check_lane(store, config, CheckLane::new(config.checks))
+    }
+
+    /// [`Core::new`] with the check lane `checks` (shared with the caller).
+    pub fn with_check_lane(store: Store, config: SchedulerConfig, checks: CheckLane) -> Self {
         let (changes, _) = broadcast::channel(256);
         let reader = || {
             store.reader().unwrap_or_else(|e| {
@@ -142,8 +151,14 @@ impl Core {
             books: OpeningBooks::default(),
             paces: Arc::new(Paces::new(config.pace)),
             snapshots: Snapshots::default(),
+            checks,
             store,
         }
+    }
+
+    /// Where results are admitted and checked.
+    pub fn checks(&self) -> &CheckLane {
+        &self.checks
     }
 
     pub fn config(&self) -> &SchedulerConfig {

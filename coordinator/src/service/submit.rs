@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use xq_proto::{BatchOutcome, Invalid, OpeningSource, Totals};
 
+use super::check_lane::Admission;
 use super::lease::{Leases, opening_slice};
 use crate::archive;
 use crate::events::{Actor, EventKind};
@@ -47,8 +48,26 @@ struct Checked {
 impl Leases<'_> {
     /// Counts a lease's result exactly once (see [exactly
     /// once](super#exactly-once)) and tells the run's watchers.
+    ///
+    /// Waits for a place in the check lane ([`super::check_lane`]); the
+    /// server admits results before reading them and calls
+    /// [`Leases::submit_admitted`].
     pub async fn submit(
         &self,
+        worker_id: u64,
+        lease_id: u64,
+        outcome: BatchOutcome,
+    ) -> Result<SubmitStatus, StoreError> {
+        let admission = self.core.checks.admit().await;
+        self.submit_admitted(admission, worker_id, lease_id, outcome)
+            .await
+    }
+
+    /// [`Leases::submit`] for a result that already holds its place in the
+    /// check lane, which it keeps until it is answered.
+    pub async fn submit_admitted(
+        &self,
+        _admission: Admission,
         worker_id: u64,
         lease_id: u64,
         outcome: BatchOutcome,
@@ -62,7 +81,7 @@ impl Leases<'_> {
         let (status, lease, run) = self
             .core
             .store
-            .call(move |conn| {
+            .call_bulk(move |conn| {
                 let tx = conn.savepoint()?;
                 let now = now_ms();
                 workers::touch(&tx, worker_id, now)?;
@@ -105,7 +124,7 @@ impl Leases<'_> {
     /// Checks a result's shape against its lease ([`BatchOutcome::check`]:
     /// one game record per counted game) and replays its games under the
     /// lease's rules against its counts (see [`crate::archive`]), off the
-    /// store's thread, whatever the run keeps: a refused result is
+    /// store's thread, on the check lane, whatever the run keeps: a refused result is
     /// [`StoreError::Invalid`] and nothing is counted. Returns the lease, the
     /// games the run keeps, compressed there too, and the outcome.
     async fn check_games(
@@ -165,18 +184,21 @@ impl Leases<'_> {
         outcome.check(lease.pairs)?;
         let books = self.core.books.clone();
         let run_id = lease.run_id;
-        let (kept, outcome) = tokio::task::spawn_blocking(move || {
-            let book = books
-                .get(run_id, book_lines.as_ref().unwrap_or(&openings.source))
-                .map_err(|e| Invalid::new("run.openings", e))?;
-            archive::check_openings(&openings, &book, &rules, &outcome.games)?;
-            archive::check(&rules, &outcome)?;
-            let kept = KeptGames::new(&outcome.games, |g| keep.keeps(g.result, g.reason));
-            Ok::<_, Invalid>((kept, outcome))
-        })
-        .await
-        .map_err(|e| StoreError::Join(format!("the game check failed: {e}")))?
-        .map_err(StoreError::Invalid)?;
+        let plies = outcome.totals.total_plies;
+        let (kept, outcome) = self
+            .core
+            .checks
+            .run(plies, move || {
+                let book = books
+                    .get(run_id, book_lines.as_ref().unwrap_or(&openings.source))
+                    .map_err(|e| Invalid::new("run.openings", e))?;
+                archive::check_openings(&openings, &book, &rules, &outcome.games)?;
+                archive::check(&rules, &outcome)?;
+                let kept = KeptGames::new(&outcome.games, |g| keep.keeps(g.result, g.reason));
+                Ok::<_, Invalid>((kept, outcome))
+            })
+            .await?
+            .map_err(StoreError::Invalid)?;
         Ok(Checked {
             lease,
             kept,

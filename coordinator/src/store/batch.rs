@@ -1,6 +1,8 @@
 //! The writer thread's batches: every call waiting in the queue (up to
 //! [`MAX_BATCH`]) runs inside one transaction, which is committed once
-//! before any of them is answered.
+//! before any of them is answered. Calls wait in one of two lanes
+//! ([`Lane`]): a result's write never delays a heartbeat by more than
+//! [`MAX_BULK`] writes.
 //!
 //! A call's own transaction is a savepoint inside the batch's (see
 //! [`crate::store`]): it commits or rolls back alone, and the batch's
@@ -17,6 +19,7 @@
 //! commit likewise fails every call of its part that wrote. A call that
 //! wrote is never answered success for a change that is not on disk.
 
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
@@ -30,27 +33,100 @@ use super::instruments::StoreMetrics;
 pub(super) type Job = Box<dyn FnOnce(&mut Connection) -> (bool, Deliver) + Send>;
 pub(super) type Deliver = Box<dyn FnOnce(Option<&str>) + Send>;
 
+/// Which queue a call waits in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// Short calls that keep workers and pages going (leases, heartbeats,
+    /// registrations, administration): served first.
+    Control,
+    /// Long writes (a result's games): at most [`MAX_BULK`] a batch, after
+    /// every control call that is waiting.
+    Bulk,
+}
+
 /// Most calls answered by one commit.
 pub const MAX_BATCH: usize = 512;
 
-/// Runs jobs from `rx` in arrival order until every sender is gone. With
-/// `grouped`, each batch is one transaction (a writer's connection); without,
-/// each call is on its own (a reader's).
+/// Most bulk calls in one batch: a batch of results' writes takes a few
+/// milliseconds, which is what a control call can wait behind them.
+pub const MAX_BULK: usize = 32;
+
+/// Most calls taken from the channel at a time (so that a steady stream of
+/// arrivals cannot keep the thread from running what it took).
+const MAX_DRAIN: usize = 4096;
+
+/// The calls taken from the channel and not yet run, by lane.
+#[derive(Default)]
+struct Queues {
+    control: VecDeque<Job>,
+    bulk: VecDeque<Job>,
+}
+
+impl Queues {
+    fn push(&mut self, (lane, job): (Lane, Job)) {
+        match lane {
+            Lane::Control => self.control.push_back(job),
+            Lane::Bulk => self.bulk.push_back(job),
+        }
+    }
+
+    /// Takes what is waiting in `rx` without blocking.
+    fn drain(&mut self, rx: &mpsc::Receiver<(Lane, Job)>) {
+        for _ in 0..MAX_DRAIN {
+            match rx.try_recv() {
+                Ok(next) => self.push(next),
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.control.is_empty() && self.bulk.is_empty()
+    }
+
+    /// The next call to run: a control call if one waits, else a bulk call
+    /// while `bulk_left` allows.
+    fn next(&mut self, bulk_left: &mut usize) -> Option<Job> {
+        if let Some(job) = self.control.pop_front() {
+            return Some(job);
+        }
+        if *bulk_left == 0 {
+            return None;
+        }
+        let job = self.bulk.pop_front()?;
+        *bulk_left -= 1;
+        Some(job)
+    }
+}
+
+/// Runs jobs from `rx` until every sender is gone: control calls in
+/// arrival order before bulk calls, bulk calls in arrival order. With
+/// `grouped`, each batch is one transaction (a writer's connection);
+/// without, each call is on its own (a reader's).
 pub(super) fn serve(
     mut conn: Connection,
-    rx: mpsc::Receiver<Job>,
+    rx: mpsc::Receiver<(Lane, Job)>,
     grouped: bool,
     metrics: Arc<StoreMetrics>,
 ) {
-    while let Ok(first) = rx.recv() {
+    let mut queues = Queues::default();
+    loop {
+        queues.drain(&rx);
+        if queues.is_empty() {
+            match rx.recv() {
+                Ok(next) => queues.push(next),
+                Err(_) => return,
+            }
+        }
         let start = Instant::now();
         let mut batch = Batch::begin(&conn, grouped);
-        let mut next = Some(first);
-        while let Some(job) = next.take() {
+        let mut bulk_left = MAX_BULK;
+        while batch.answers.len() < MAX_BATCH {
+            queues.drain(&rx);
+            let Some(job) = queues.next(&mut bulk_left) else {
+                break;
+            };
             batch.run(&mut conn, job);
-            if batch.answers.len() < MAX_BATCH {
-                next = rx.try_recv().ok();
-            }
         }
         let committed = Instant::now();
         batch.commit(&conn);

@@ -74,6 +74,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::Connection;
 
+pub use batch::Lane;
 use batch::{Deliver, Job};
 use instruments::StoreMetrics;
 
@@ -150,7 +151,7 @@ pub struct StoreOptions {
 /// when the last handle is dropped.
 #[derive(Debug, Clone)]
 pub struct Store {
-    jobs: mpsc::Sender<Job>,
+    jobs: mpsc::Sender<(Lane, Job)>,
     /// The file, for opening more connections; `None` in memory.
     path: Option<PathBuf>,
     /// This connection's queue depth and batch times.
@@ -241,8 +242,8 @@ impl Store {
         conn: Connection,
         grouped: bool,
         metrics: Arc<StoreMetrics>,
-    ) -> Result<mpsc::Sender<Job>, StoreError> {
-        let (tx, rx) = mpsc::channel::<Job>();
+    ) -> Result<mpsc::Sender<(Lane, Job)>, StoreError> {
+        let (tx, rx) = mpsc::channel::<(Lane, Job)>();
         std::thread::Builder::new()
             .name("xq-store".to_owned())
             .spawn(move || batch::serve(conn, rx, grouped, metrics))
@@ -256,8 +257,27 @@ impl Store {
         self.call(|_| Ok(())).await
     }
 
-    /// Runs `f` on the connection's thread, after the calls queued before it.
+    /// Runs `f` on the connection's thread in the control lane, after the
+    /// control calls queued before it and before every bulk call waiting.
     pub async fn call<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.call_in(Lane::Control, f).await
+    }
+
+    /// Runs `f` on the connection's thread in the bulk lane (a result's
+    /// write), after the control calls waiting ([`batch`]).
+    pub async fn call_bulk<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.call_in(Lane::Bulk, f).await
+    }
+
+    async fn call_in<T, F>(&self, lane: Lane, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
@@ -282,7 +302,7 @@ impl Store {
             (wrote, deliver)
         });
         self.metrics.queued.inc();
-        if self.jobs.send(job).is_err() {
+        if self.jobs.send((lane, job)).is_err() {
             self.metrics.queued.dec();
             return Err(StoreError::Join("the store thread has stopped".to_owned()));
         }

@@ -150,16 +150,13 @@ use xq_coordinator::store::{Durability, Store, StoreOptions, now_ms, tokens as t
 use xq_proto::connect::Auth;
 use xq_proto::pb;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
+use xq_tests::bench_pair::{BENCH_OPENING, real_pair};
 use xq_tests::cluster::{TempDb, create, games_spec, run_client, status};
 
 use pollers::Polls;
 use server::Served;
 use tally::{Call, Tally, Window, percentile};
 use workers::{Pattern, Plan};
-
-/// The only opening of the bench's run: every opening index is this line.
-const BENCH_OPENING: &str =
-    "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1 moves h2e2 h9g7";
 
 /// Files each process opens besides its sockets (database, pipes, runtime).
 const OTHER_FILES: u64 = 64;
@@ -285,41 +282,13 @@ fn main() -> anyhow::Result<()> {
     let config = Config::from_env()?;
     procfs::raise_open_file_limit(config.open_files())?;
     let pair = real_pair()?;
-    println!(
-        "each pair carries its 2 games ({} plies)",
-        pair.totals.as_ref().map_or(0, |t| t.total_plies)
-    );
+    let plies = pair.totals.as_ref().map_or(0, |t| t.total_plies);
+    println!("each pair carries its 2 games ({plies} plies)");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    rt.block_on(run(config, pair))
-}
-
-/// One real pair played by the game runner, as a worker would submit it.
-fn real_pair() -> anyhow::Result<pb::GameResults> {
-    use xq_worker::BatchPlayer;
-    let mut work = xq_proto::WorkSpec::example();
-    work.pairs = 1;
-    work.openings.count = 1;
-    work.openings.offset = 0;
-    work.openings.source = xq_proto::OpeningSource::Lines {
-        lines: vec![BENCH_OPENING.to_owned()],
-        random_plies: 0,
-    };
-    for p in &mut work.players {
-        p.limit = xq_proto::Limit::Nodes(300);
-        p.hash_mb = 1;
-    }
-    let player = xq_worker::EnginePlayer::new(1)?;
-    let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let outcome = player.play(&work, &cancel, &|_| {})?;
-    ensure!(
-        outcome.games.len() == 2,
-        "the pair has {} games",
-        outcome.games.len()
-    );
-    Ok(outcome.into())
+    rt.block_on(run(config, pair, plies))
 }
 
 /// The database with an admin token and one worker token per worker: the
@@ -466,7 +435,7 @@ async fn profile(server: u32, window: Window, file: String) -> anyhow::Result<()
     Ok(())
 }
 
-async fn run(config: Config, pair: pb::GameResults) -> anyhow::Result<()> {
+async fn run(config: Config, pair: pb::GameResults, plies: u64) -> anyhow::Result<()> {
     let db = TempDb::new("load");
     let (admin, worker_tokens) = prepare(&db, &config).await?;
     let served = Served::start(
@@ -568,15 +537,30 @@ async fn run(config: Config, pair: pb::GameResults) -> anyhow::Result<()> {
             .with_context(|| format!("cannot copy the database to {keep}"))?;
     }
 
-    report(&config, &window, &mut total, &usage, &mut web);
+    report(&config, &window, &mut total, &usage, &mut web, plies);
     println!(
-        "  run totals {counted} pairs = accepted submissions {} pairs",
+        "  run totals {counted} pairs = pairs the server counted {} \
+         (accepted, or DUPLICATE after a lost answer)",
         total.accepted_pairs
     );
     ensure!(
         counted == total.accepted_pairs,
-        "results lost or counted twice: run has {counted} pairs, workers were told {} were accepted",
+        "results lost or counted twice: run has {counted} pairs, the workers' answers say {}",
         total.accepted_pairs
+    );
+    ensure!(
+        total.lost_leases == 0,
+        "{} leases were lost while their workers kept them alive",
+        total.lost_leases
+    );
+    let thrown = total
+        .errors
+        .get("SubmitResult answered ExpiredIgnored")
+        .copied()
+        .unwrap_or(0);
+    ensure!(
+        thrown == 0,
+        "{thrown} results came back after their lease had lapsed: their games were thrown away"
     );
     ensure!(
         !total.results_refused(),
@@ -587,7 +571,14 @@ async fn run(config: Config, pair: pb::GameResults) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn report(config: &Config, window: &Window, total: &mut Tally, usage: &Usage, web: &mut Polls) {
+fn report(
+    config: &Config,
+    window: &Window,
+    total: &mut Tally,
+    usage: &Usage,
+    web: &mut Polls,
+    plies: u64,
+) {
     total.sort();
     let secs = window.secs();
     let connections = match config.connections {
@@ -618,9 +609,13 @@ fn report(config: &Config, window: &Window, total: &mut Tally, usage: &Usage, we
         answered as f64 / secs
     );
     println!(
-        "  {:.1} results/s accepted, {:.0} games/s checked and stored",
+        "  {:.1} results/s accepted, {:.0} games/s ({:.0} plies/s) checked and stored; \
+         {:.1} submissions/s refused for load ({} in all)",
         total.window_results as f64 / secs,
-        2.0 * total.window_pairs as f64 / secs
+        2.0 * total.window_pairs as f64 / secs,
+        (total.window_pairs * plies) as f64 / secs,
+        total.window_load_refusals as f64 / secs,
+        total.load_refusals
     );
     for call in Call::ALL {
         let lat = total.latency(call);

@@ -74,6 +74,10 @@ pub struct Tally {
     pub errors: BTreeMap<String, u64>,
     /// The message of the first submission refused as invalid.
     pub first_refusal: Option<String>,
+    /// Submissions refused for load (`RESOURCE_EXHAUSTED`, then submitted
+    /// again), and those of them that started inside the window.
+    pub load_refusals: u64,
+    pub window_load_refusals: u64,
 }
 
 impl Tally {
@@ -100,6 +104,14 @@ impl Tally {
         self.count(format!("{} {code:?}", call.name()));
     }
 
+    /// A submission that started at `started` was refused for load.
+    pub fn refused_for_load(&mut self, window: &Window, started: Instant) {
+        self.load_refusals += 1;
+        if window.contains(started) {
+            self.window_load_refusals += 1;
+        }
+    }
+
     /// One more of `what` among the errors.
     pub fn count(&mut self, what: String) {
         *self.errors.entry(what).or_default() += 1;
@@ -123,6 +135,8 @@ impl Tally {
         self.window_results += other.window_results;
         self.window_pairs += other.window_pairs;
         self.lost_leases += other.lost_leases;
+        self.load_refusals += other.load_refusals;
+        self.window_load_refusals += other.window_load_refusals;
         if self.first_refusal.is_none() {
             self.first_refusal = other.first_refusal;
         }

@@ -19,6 +19,8 @@ use tonic::Code;
 use xq_proto::pb;
 use xq_tests::cluster::{WorkerClient, register_request};
 
+use xq_tests::bench_pair::results_for;
+
 use crate::tally::{Call, Tally, Window};
 
 /// How each simulated worker behaves.
@@ -102,7 +104,15 @@ pub async fn worker(mut rpc: WorkerClient, name: String, plan: Arc<Plan>) -> Tal
             lease_id: lease.lease_id,
             results: Some(results_for(&plan.pair, pairs, offset)),
         };
-        submit(&mut rpc, request, u64::from(pairs), &plan, &mut tally).await;
+        submit(
+            &mut rpc,
+            request,
+            u64::from(pairs),
+            heartbeat,
+            &plan,
+            &mut tally,
+        )
+        .await;
         if let Pattern::Loop { pause } = plan.pattern
             && !pause.is_zero()
         {
@@ -191,15 +201,22 @@ async fn play(
     sleep_until(done_at, plan).await
 }
 
-/// Submits until the answer is final, resubmitting on transient errors as
-/// the real client does.
+/// Submits until the answer is final, as the real client does: after a
+/// refusal for load, waits the delay the coordinator asks for with a
+/// heartbeat whenever one is due; after a lost answer (`UNAVAILABLE`,
+/// `CANCELLED`), tries again at once. What the server counted is what is
+/// tallied: an accepted first answer, or a `DUPLICATE` after a retry (an
+/// earlier attempt was counted and its answer lost).
 async fn submit(
     rpc: &mut WorkerClient,
     request: pb::SubmitResultRequest,
     pairs: u64,
+    heartbeat: Duration,
     plan: &Plan,
     tally: &mut Tally,
 ) {
+    let mut retried = false;
+    let mut last_beat = Instant::now();
     loop {
         let started = Instant::now();
         match rpc.submit_result(request.clone()).await {
@@ -207,21 +224,76 @@ async fn submit(
                 let inside = tally.answered(&plan.window, Call::SubmitResult, started);
                 match a.into_inner().status() {
                     pb::SubmitStatus::Accepted => tally.accepted(pairs, inside),
+                    pb::SubmitStatus::Duplicate if retried => {
+                        tally.count("SubmitResult DUPLICATE after a lost answer".to_owned());
+                        tally.accepted(pairs, inside);
+                    }
                     other => tally.count(format!("SubmitResult answered {other:?}")),
                 }
                 return;
+            }
+            Err(e) if e.code() == Code::ResourceExhausted => {
+                tally.refused_for_load(&plan.window, started);
+                let wait = xq_proto::connect::retry_pushback(&e).unwrap_or(RETRY);
+                let until = Instant::now() + wait;
+                while last_beat + heartbeat < until {
+                    tokio::time::sleep_until((last_beat + heartbeat).into()).await;
+                    let done = u32::try_from(pairs).unwrap_or(u32::MAX);
+                    beat(
+                        rpc,
+                        (request.worker_id, request.lease_id, done),
+                        plan,
+                        tally,
+                    )
+                    .await;
+                    last_beat = Instant::now();
+                }
+                tokio::time::sleep_until(until.into()).await;
             }
             Err(e) => {
                 tally.failed(&plan.window, Call::SubmitResult, started, e.code());
                 if e.code() == Code::InvalidArgument && tally.first_refusal.is_none() {
                     tally.first_refusal = Some(e.message().chars().take(300).collect());
                 }
-                if !matches!(e.code(), Code::ResourceExhausted | Code::Unavailable) {
+                if !matches!(e.code(), Code::Unavailable | Code::Cancelled) {
                     return;
                 }
                 tokio::time::sleep(RETRY).await;
             }
         }
+        retried = true;
+    }
+}
+
+/// A heartbeat for a played lease whose result waits to be taken; a lease
+/// it finds lost is counted.
+async fn beat(
+    rpc: &mut WorkerClient,
+    (worker_id, lease_id, pairs_done): (u64, u64, u32),
+    plan: &Plan,
+    tally: &mut Tally,
+) {
+    let request = pb::HeartbeatRequest {
+        worker_id,
+        leases: vec![pb::LeaseProgress {
+            lease_id,
+            pairs_done,
+        }],
+    };
+    let started = Instant::now();
+    match rpc.heartbeat(request).await {
+        Ok(a) => {
+            tally.answered(&plan.window, Call::Heartbeat, started);
+            let active = a
+                .into_inner()
+                .leases
+                .first()
+                .is_some_and(|l| l.state() == pb::LeaseState::Active);
+            if !active {
+                tally.lost_leases += 1;
+            }
+        }
+        Err(e) => tally.failed(&plan.window, Call::Heartbeat, started, e.code()),
     }
 }
 
@@ -235,45 +307,4 @@ fn unit() -> f64 {
 async fn sleep_until(at: Instant, plan: &Plan) -> bool {
     tokio::time::sleep_until(at.min(plan.end).into()).await;
     at < plan.end
-}
-
-/// The results of a lease of `pairs` pairs from opening `offset`: every
-/// pair a copy of `pair` (whose opening is the run's only line, so it is
-/// every index's), its games' opening index that pair's, the totals and
-/// the per-colour statistics `pairs` times the pair's.
-pub fn results_for(pair: &pb::GameResults, pairs: u32, offset: u64) -> pb::GameResults {
-    let n = u64::from(pairs);
-    let times = |counts: &[u64]| -> Vec<u64> { counts.iter().map(|c| c * n).collect() };
-    let totals = pair.totals.as_ref().map(|t| pb::Totals {
-        pairs: t.pairs * n,
-        pentanomial: times(&t.pentanomial),
-        wins: t.wins * n,
-        draws: t.draws * n,
-        losses: t.losses * n,
-        reasons: t.reasons.iter().map(|(k, v)| (k.clone(), v * n)).collect(),
-        total_plies: t.total_plies * n,
-    });
-    let games = (0..n)
-        .flat_map(|p| {
-            pair.games.iter().map(move |g| pb::GameRecord {
-                opening_index: offset + p,
-                ..g.clone()
-            })
-        })
-        .collect();
-    let variant = pair.variant.as_ref().map(|v| pb::VariantStats {
-        red_wins: v.red_wins * n,
-        draws: v.draws * n,
-        black_wins: v.black_wins * n,
-        pair_outcomes: times(&v.pair_outcomes),
-        plies_histogram: times(&v.plies_histogram),
-        captured: times(&v.captured),
-        converted: times(&v.converted),
-        games_with_conversion: times(&v.games_with_conversion),
-    });
-    pb::GameResults {
-        totals,
-        games,
-        variant,
-    }
 }
