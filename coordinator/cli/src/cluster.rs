@@ -15,8 +15,8 @@ use xq_coordinator::local::{LocalCluster, PlayerFactory};
 use xq_coordinator::pace::{DEFAULT_MAX_PAIRS, PaceConfig};
 use xq_coordinator::report::{versions, workers};
 use xq_coordinator::server::{self, ServerConfig};
-use xq_coordinator::service::SchedulerConfig;
 use xq_coordinator::service::registry::UploadQuota;
+use xq_coordinator::service::{CheckConfig, SchedulerConfig};
 use xq_coordinator::store::{Durability, Store, StoreOptions};
 use xq_proto::pb;
 use xq_web::WebView;
@@ -122,6 +122,17 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_PAIRS,
           value_parser = clap::value_parser!(u32).range(1..=1024))]
     max_lease_pairs: u32,
+    /// Threads that replay and check results, at a lower priority than the
+    /// rest of the server (0: one per core).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    check_threads: usize,
+    /// Results admitted at once per check thread (being read, checked or
+    /// written); a result beyond them is refused for load, before it is
+    /// read, and its worker told when to submit again. Bounds the memory
+    /// results take: this × threads × the largest request (4 MiB).
+    #[arg(long, value_name = "N", default_value_t = CheckConfig::default().admitted_per_thread as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    checks_per_thread: u64,
 }
 
 impl ServeArgs {
@@ -150,6 +161,10 @@ impl ServeArgs {
                 pace: PaceConfig {
                     target: Duration::from_secs(self.lease_minutes.saturating_mul(60)),
                     max_pairs: self.max_lease_pairs,
+                },
+                checks: CheckConfig {
+                    threads: self.check_threads,
+                    admitted_per_thread: self.checks_per_thread as usize,
                 },
                 ..SchedulerConfig::default()
             }
