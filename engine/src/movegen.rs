@@ -454,36 +454,6 @@ pub(crate) mod tests {
             }
         }
 
-        /// Along random games from the bench positions that prefer checking
-        /// moves, with and without the capture-conversion rule,
-        /// `checking_moves` lists exactly the legal moves after which the
-        /// other side is in check, captures included, in `legal_moves` order.
-        #[test]
-        fn checking_moves_are_the_legal_moves_that_check_in_order(
-            start in prop::sample::select(crate::bench::POSITIONS),
-            conversion in any::<bool>(),
-            choices in prop::collection::vec((any::<bool>(), any::<prop::sample::Index>()), 0..80),
-        ) {
-            let mut pos = bench_start(start)?;
-            pos.set_conversion(conversion);
-            for (prefer_check, choice) in choices {
-                let moves = pos.legal_moves();
-                if moves.is_empty() {
-                    break;
-                }
-                let mut slow = Vec::new();
-                for &m in &moves {
-                    let undo = pos.make(m);
-                    if pos.in_check() {
-                        slow.push(m);
-                    }
-                    pos.unmake(undo);
-                }
-                prop_assert_eq!(pos.checking_moves().to_vec(), slow, "{}", pos.to_fen());
-                random_step(&mut pos, &moves, prefer_check, choice);
-            }
-        }
-
         /// Along random games from the bench positions, `gives_check` agrees with
         /// making each legal move and testing for check.
         #[test]

@@ -111,68 +111,31 @@ impl Position {
             }
             return list;
         };
+        let occ = self.occupied();
+        let empty = !occ;
+        let k = self.general(!self.side_to_move());
         self.walk(
-            |from, piece| self.quiet_check_targets(&map, from, piece),
+            |from, piece| {
+                let mut want = map.uncovered(from);
+                want |= match piece.kind() {
+                    Kind::Chariot => map.chariot | map.screen,
+                    Kind::Cannon if map.first.contains(from) => map.screen & !between(from, k),
+                    Kind::Cannon => map.cannon | map.screen,
+                    Kind::Horse => map.horse | map.screen,
+                    Kind::Soldier => map.soldier | map.screen,
+                    Kind::Elephant if piece.is_converted() => map.bishop | map.screen,
+                    _ => map.screen,
+                };
+                want &= empty;
+                let slider = matches!(piece.kind(), Kind::Chariot | Kind::Cannon);
+                if want.is_empty() || slider && (want & attacks::lines_through(from)).is_empty() {
+                    return Bitboard::EMPTY;
+                }
+                self.attacks_from(from, piece, occ) & want
+            },
             |from, to| list.push(Move::new(from, to)),
         );
         list
-    }
-
-    /// Every legal move that gives check, in [`Position::legal_moves`] order:
-    /// the quiet ones as [`Position::quiet_checks`] finds them, the captures
-    /// (which may remove a screen or convert a piece) each tested with
-    /// [`Position::gives_check`]. Equal to filtering [`Position::legal_moves`]
-    /// with [`Position::gives_check`], at a fraction of the cost.
-    pub fn checking_moves(&mut self) -> MoveList {
-        let mut list = MoveList::new();
-        let Some(map) = self.check_map() else {
-            for m in self.legal_moves() {
-                if self.gives_check(m) {
-                    list.push(m);
-                }
-            }
-            return list;
-        };
-        let enemy = self.color_bb(!self.side_to_move());
-        let occ = self.occupied();
-        let mut candidates = MoveList::new();
-        self.walk(
-            |from, piece| {
-                self.quiet_check_targets(&map, from, piece)
-                    | self.attacks_from(from, piece, occ) & enemy
-            },
-            |from, to| candidates.push(Move::new(from, to)),
-        );
-        for m in candidates {
-            if !self.is_capture(m) || self.gives_check(m) {
-                list.push(m);
-            }
-        }
-        list
-    }
-
-    /// The empty points the mover's `piece` on `from` gives check by moving to,
-    /// the enemy general not being attacked yet (`map`).
-    #[inline]
-    fn quiet_check_targets(&self, map: &CheckMap, from: Square, piece: crate::Piece) -> Bitboard {
-        let occ = self.occupied();
-        let k = self.general(!self.side_to_move());
-        let mut want = map.uncovered(from);
-        want |= match piece.kind() {
-            Kind::Chariot => map.chariot | map.screen,
-            Kind::Cannon if map.first.contains(from) => map.screen & !between(from, k),
-            Kind::Cannon => map.cannon | map.screen,
-            Kind::Horse => map.horse | map.screen,
-            Kind::Soldier => map.soldier | map.screen,
-            Kind::Elephant if piece.is_converted() => map.bishop | map.screen,
-            _ => map.screen,
-        };
-        want &= !occ;
-        let slider = matches!(piece.kind(), Kind::Chariot | Kind::Cannon);
-        if want.is_empty() || slider && (want & attacks::lines_through(from)).is_empty() {
-            return Bitboard::EMPTY;
-        }
-        self.attacks_from(from, piece, occ) & want
     }
 
     /// Where quiet moves of the side to move give check; `None` when the enemy

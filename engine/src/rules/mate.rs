@@ -2,7 +2,7 @@
 
 use arrayvec::ArrayVec;
 
-use crate::{MAX_MOVES, Move, Position, Undo};
+use crate::{Bitboard, MAX_MOVES, Move, Position, Square, Undo};
 
 /// How many checking moves a mate threat may take (art. 28.2: "在下一着照将或连续
 /// 照将，将死对方"). Longer series of checks are not looked for.
@@ -24,8 +24,46 @@ pub const MATE_SEARCH_NODES: u32 = 1_000;
 
 /// The side to move's legal moves that give check.
 pub fn checking_moves(pos: &mut Position) -> ArrayVec<Move, MAX_MOVES> {
-    pos.checking_moves()
+    let zone = check_zone(pos);
+    let mut out = ArrayVec::new();
+    for m in pos.legal_moves() {
+        if (zone.contains(m.from()) || zone.contains(m.to())) && pos.gives_check(m) {
+            out.push(m);
+        }
+    }
+    out
 }
+
+/// The points a move must leave or reach to give check: the enemy general's file
+/// and rank (chariots, cannons, their screens, the facing generals) and the
+/// points within two files and two ranks of it (horses and their legs,
+/// soldiers). Every point under the conversion variant, whose bishops check
+/// along diagonals.
+fn check_zone(pos: &Position) -> Bitboard {
+    if pos.conversion() {
+        return Bitboard::FULL;
+    }
+    Bitboard(CHECK_ZONES[pos.general(!pos.side_to_move()).index()])
+}
+
+/// [`check_zone`] without conversion, by the enemy general's square.
+const CHECK_ZONES: [u128; Square::COUNT] = {
+    let mut t = [0u128; Square::COUNT];
+    let mut k = 0;
+    while k < Square::COUNT {
+        let mut sq = 0;
+        while sq < Square::COUNT {
+            let df = (sq % 9) as i32 - (k % 9) as i32;
+            let dr = (sq / 9) as i32 - (k / 9) as i32;
+            if df == 0 || dr == 0 || (df.abs() <= 2 && dr.abs() <= 2) {
+                t[k] |= 1u128 << sq;
+            }
+            sq += 1;
+        }
+        k += 1;
+    }
+    t
+};
 
 /// Whether the side to move mates with one check.
 pub fn mates_in_one(pos: &mut Position) -> bool {
