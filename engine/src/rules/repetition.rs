@@ -230,14 +230,24 @@ pub fn find_cycle(stack: &[PlyEntry], occurrences: u32) -> Option<usize> {
 /// Classifies the moves of `span` (the entries after a cycle's first position)
 /// by replaying them from `pos`, the position the span starts from (and ends in).
 /// A move that is missing or does not replay, and every move after it, keeps
-/// only its check flag.
+/// only its check flag. A move the span plays again from the same position
+/// (a cycle repeated) is classified once: its nature depends on nothing else.
 pub fn classify_span(pos: &Position, span: &[PlyEntry], rules: &RuleSet) -> Vec<Ply> {
     let mut replay = Some(pos.clone());
+    let mut seen: Vec<(u64, Move, Nature)> = Vec::with_capacity(span.len());
     span.iter()
         .map(|e| {
             let nature = match (&mut replay, e.mv) {
                 (Some(p), Some(mv)) if p.is_legal(mv) => {
-                    let nature = classify(p, mv, rules);
+                    let key = p.hash();
+                    let nature = match seen.iter().find(|&&(h, m, _)| h == key && m == mv) {
+                        Some(&(_, _, nature)) => nature,
+                        None => {
+                            let nature = classify(p, mv, rules);
+                            seen.push((key, mv, nature));
+                            nature
+                        }
+                    };
                     p.make(mv);
                     nature
                 }
