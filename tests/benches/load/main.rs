@@ -60,8 +60,14 @@
 //! the window, errors by call and code, the coordinator's CPU (user +
 //! system time over the window, as a share of one core) and memory (resident
 //! at the end, and its peak), the clients' CPU, and `/proc/loadavg` before
-//! and after; then checks that the run's totals equal the accepted
-//! submissions (none lost or counted twice). The database is temporary.
+//! and after; then checks that the run's totals equal what the server
+//! counted (an accepted answer, or a `DUPLICATE` to a resubmission whose
+//! first answer was lost: none lost or counted twice), that no lease was lost
+//! while its worker kept it alive, and that no result came back after its
+//! lease lapsed. A result refused for load (`RESOURCE_EXHAUSTED`) is
+//! submitted again after the delay the server asks for, with heartbeats
+//! meanwhile, as the real worker does; the refusals per second are printed
+//! with the plies per second checked and stored. The database is temporary.
 //!
 //! The open-file limit is raised up to the hard limit (one socket per
 //! connection on each side); one connection per worker needs more than
