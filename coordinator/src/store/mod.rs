@@ -68,6 +68,9 @@ pub mod worker_releases;
 pub mod worker_versions;
 pub mod workers;
 
+#[cfg(test)]
+mod schema_upgrade;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
