@@ -21,7 +21,11 @@
 //!   spec and its wire form.
 //! * [`events`]: the log of who did what (types; the store writes them).
 //! * [`store`]: the SQLite store (the only state; one connection on its own
-//!   thread).
+//!   thread). Its row-level modules and `Store::call` are private to the
+//!   crate: the doors hold a [`service::Store`] only to give [`service::Core`],
+//!   and work on the file itself only through [`store::backup`] and
+//!   [`store::migrations`]; [`store::game_codec`] is the archive's byte
+//!   format.
 //! * [`service`]: the core's operations, one module each, behind the
 //!   [`service::Core`] handle: workers, leases (fair share, exactly-once
 //!   result counting), runs' administration and read-only queries; each

@@ -38,8 +38,9 @@ use xq_coordinator::archive;
 use xq_coordinator::events::Actor;
 use xq_coordinator::pace::PaceConfig;
 use xq_coordinator::runs::RunSpec;
-use xq_coordinator::service::{CheckConfig, Core, NewWorker, SchedulerConfig, SubmitStatus};
-use xq_coordinator::store::{Durability, Store, StoreOptions};
+use xq_coordinator::service::{
+    CheckConfig, Core, Durability, NewWorker, SchedulerConfig, Store, StoreOptions, SubmitStatus,
+};
 use xq_engine::Position;
 use xq_games::openings::OpeningBook;
 use xq_proto::{BatchOutcome, OpeningSource, pb};

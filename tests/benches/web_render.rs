@@ -20,7 +20,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use xq_coordinator::http::Http;
 use xq_coordinator::server;
-use xq_coordinator::store::Store;
+use xq_coordinator::service::Store;
 use xq_tests::cluster::{ADMIN_TOKEN, TempDb, admin, create, fast_config, sprt_spec};
 use xq_web::WebView;
 

@@ -5,9 +5,10 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use xq_coordinator::access::UserRole;
 use xq_coordinator::auth::{Role, tokens};
-use xq_coordinator::store::{Store, now_ms, tokens as token_rows, users};
+use xq_coordinator::events::Actor;
+use xq_coordinator::service::Store;
+use xq_coordinator::service::accounts::Accounts;
 
 use crate::binary;
 
@@ -38,20 +39,23 @@ pub fn add_user(db: &Path, name: &str, role: &str, password: &str) {
     );
 }
 
-/// Stores a new token of `role` for the user `admin` in the database file,
-/// as `token add` does, from inside the test's runtime; returns the token.
+/// Stores a new token of `role` for the user `admin` (made if missing) in
+/// the database file, as `token add --db` does (the accounts service, as
+/// the file's administrator acting for `admin`), from inside the test's
+/// runtime; returns the token.
 pub async fn add_token(db: &Path, name: &str, role: Role) -> String {
     let token = tokens::generate().expect("a token");
-    let hash = tokens::hash(&token);
-    let name = name.to_owned();
-    Store::open(db)
-        .expect("open the store")
-        .call(move |c| {
-            let owner = users::ensure(c, "admin", UserRole::Admin, now_ms())?;
-            token_rows::insert(c, &name, role, owner, &hash, now_ms())
-        })
+    let accounts = Accounts::new(Store::open(db).expect("open the store"));
+    let admin = accounts.named_or_admin(None).await.expect("the user admin");
+    accounts
+        .create_token(
+            Actor::cli_for(Some(admin)),
+            name.to_owned(),
+            role,
+            tokens::hash(&token),
+        )
         .await
-        .expect("insert the token");
+        .expect("add the token");
     token
 }
 

@@ -18,11 +18,11 @@ use tokio_stream::StreamExt;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 use xq_coordinator::auth::{EphemeralToken, RateLimits, Role};
+use xq_coordinator::game_export::{ExportedGame, GameQuery};
 use xq_coordinator::http::Http;
 use xq_coordinator::pace::PaceConfig;
 use xq_coordinator::server::{self, ServerConfig, ServerError};
-use xq_coordinator::service::SchedulerConfig;
-use xq_coordinator::store::Store;
+use xq_coordinator::service::{Core, SchedulerConfig, Store};
 use xq_proto::connect::{Auth, channel};
 use xq_proto::pb;
 use xq_proto::pb::registry_service_client::RegistryServiceClient;
@@ -162,6 +162,28 @@ impl Drop for TempDb {
     fn drop(&mut self) {
         self.remove();
     }
+}
+
+/// The core on the database file `db`, for what a test reads back of what
+/// its server stored: the read-only queries the doors use.
+pub fn core_on(db: &Path) -> Core {
+    Core::new(
+        Store::open(db).expect("open the database"),
+        SchedulerConfig::default(),
+    )
+}
+
+/// Every stored game of `run` in the database file `db`, in the order they
+/// were counted, each with its lease's rule set ([`Queries::export`]).
+///
+/// [`Queries::export`]: xq_coordinator::service::Queries::export
+pub async fn stored_games(db: &Path, run: u64) -> Vec<ExportedGame> {
+    core_on(db)
+        .queries()
+        .export(run, GameQuery::default())
+        .await
+        .expect("stored games")
+        .games
 }
 
 /// The admin token every test server accepts (in memory only).

@@ -105,8 +105,10 @@ mod registry {
     use std::path::PathBuf;
 
     use xq_coordinator::events::Actor;
-    use xq_coordinator::store::{Store, now_ms};
-    use xq_coordinator::store::{engines, users};
+    use xq_coordinator::service::Store;
+    use xq_coordinator::service::accounts::Accounts;
+    use xq_coordinator::service::registry::{Begun, NewEngine, Registry, UploadQuota};
+    use xq_proto::blob::BlobHeader;
     use xq_proto::{Coords, EngineRef, Protocol};
     use xq_worker::blob_cache as engine_cache;
 
@@ -159,21 +161,42 @@ mod registry {
         .expect("handshake")
         .session()
         .clone();
-        let store = Store::open(db).expect("store");
-        let new = engines::NewEngine {
+        let new = NewEngine {
             engine: engine.clone(),
             spins: Vec::new(),
             variants: session.offered_variants,
         };
-        store
-            .call(move |c| {
-                let tx = c.savepoint()?;
-                let admin = users::named_or_admin(&tx, None, now_ms())?;
-                engines::add(&tx, &new, &bytes[..], admin, &Actor::cli(), now_ms())?;
-                tx.commit().map_err(xq_coordinator::store::StoreError::from)
-            })
+        // As `engine add --db` does: the registry service, as the file's
+        // administrator acting for `admin`, uploads the executable (unless
+        // it is stored already) and registers it.
+        let store = Store::open(db).expect("store");
+        let admin = Accounts::new(store.clone())
+            .named_or_admin(None)
             .await
-            .expect("add engine");
+            .expect("the user admin");
+        let actor = Actor::cli_for(Some(admin));
+        let registry = Registry::new(
+            store,
+            UploadQuota {
+                bytes_per_user: None,
+            },
+        );
+        let header = BlobHeader {
+            sha256: engine.sha256.clone(),
+            size: engine.size,
+        };
+        match registry
+            .begin_upload(&actor, header)
+            .await
+            .expect("begin the upload")
+        {
+            Begun::Stored { .. } => {}
+            Begun::Writing(mut writer) => {
+                writer.write(&bytes).await.expect("upload the engine");
+                writer.finish().await.expect("finish the upload");
+            }
+        }
+        registry.add_engine(actor, new).await.expect("add engine");
         engine
     }
 

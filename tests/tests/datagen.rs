@@ -10,8 +10,6 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use xq_coordinator::store::Store;
-use xq_coordinator::store::games::{self, GameFilter};
 use xq_engine::Position;
 use xq_engine::search::MATE_BOUND;
 use xq_proto::GameRecord;
@@ -65,13 +63,10 @@ fn expected(stored: &[GameRecord]) -> Vec<(String, i32, SampleResult)> {
 
 /// Every stored game of `run` in the database file `db`, in game order.
 async fn stored_games(db: &Path, run: u64) -> Vec<GameRecord> {
-    Store::open(db)
-        .expect("open the database")
-        .call(move |conn| games::load(conn, run, &GameFilter::default()))
+    xq_tests::cluster::stored_games(db, run)
         .await
-        .expect("stored games")
         .into_iter()
-        .map(|g| g.record)
+        .map(|g| g.game.record)
         .collect()
 }
 

@@ -8,14 +8,12 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use xq_coordinator::store::Store;
-use xq_coordinator::store::games::{self, GameFilter};
 use xq_engine::Position;
 use xq_engine::rules::{Claim, Outcome, RuleSet, replay};
 use xq_proto::pb;
 use xq_tests::cluster::{
     TempDb, TestServer, WORKER_TOKEN, admin, create, engine_settings, fast_config,
-    spawn_engine_worker, wait_for_end,
+    spawn_engine_worker, stored_games, wait_for_end,
 };
 use xq_tests::{binary, pgn_from, pgn_of_db};
 
@@ -60,11 +58,11 @@ async fn a_cluster_sprt_stores_every_game_and_pgn_writes_them() {
     let counted = 2 * totals.pairs;
     assert!(counted >= 40, "{totals:?}");
 
-    let store = Store::open(&db.0).expect("open the database");
-    let stored = store
-        .call(move |conn| games::load(conn, run, &GameFilter::default()))
+    let stored: Vec<_> = stored_games(&db.0, run)
         .await
-        .expect("stored games");
+        .into_iter()
+        .map(|g| g.game)
+        .collect();
     assert_eq!(stored.len() as u64, counted, "stored games = counted games");
     let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
     for g in &stored {
@@ -177,11 +175,11 @@ async fn a_run_that_keeps_decisive_games_stores_only_those_and_says_so() {
     handle.await.expect("worker task");
     let totals = end.totals.clone().expect("totals");
     assert_eq!(totals.pairs, 8);
-    let store = Store::open(&db.0).expect("open the database");
-    let stored = store
-        .call(move |conn| games::load(conn, run, &GameFilter::default()))
+    let stored: Vec<_> = stored_games(&db.0, run)
         .await
-        .expect("stored games");
+        .into_iter()
+        .map(|g| g.game)
+        .collect();
     assert_eq!(
         stored.len() as u64,
         totals.wins + totals.losses,

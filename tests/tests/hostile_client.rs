@@ -57,9 +57,11 @@ use prost::Message;
 use serde_json::Value;
 use xq_coordinator::access::{UserRole, passwords};
 use xq_coordinator::auth::{RateLimits, Role, tokens};
+use xq_coordinator::events::Actor;
 use xq_coordinator::preface::ConnectionTimeouts;
 use xq_coordinator::server::ServerConfig;
-use xq_coordinator::store::{Store, StoreError, now_ms, tokens as token_rows, users};
+use xq_coordinator::service::Store;
+use xq_coordinator::service::accounts::{Accounts, NewUser};
 use xq_proto::pb;
 use xq_tests::cluster::*;
 
@@ -69,30 +71,7 @@ const PASSWORD: &str = "hostile-test-words";
 async fn a_foreign_client_gets_named_refusals_and_nothing_is_counted() {
     let db = TempDb::new("hostile");
     // A user who signs in, and another user's token.
-    Store::open(&db.0)
-        .unwrap()
-        .call(|conn| {
-            let hash = passwords::hash(PASSWORD).map_err(|e| StoreError::Schema(e.to_string()))?;
-            users::insert(
-                conn,
-                "ana",
-                UserRole::Developer,
-                Some(&hash),
-                false,
-                now_ms(),
-            )?;
-            let bo = users::insert(conn, "bo", UserRole::Developer, None, false, now_ms())?;
-            token_rows::insert(
-                conn,
-                "bo-laptop",
-                Role::Personal,
-                bo,
-                &tokens::hash("xqt_bo"),
-                now_ms(),
-            )
-        })
-        .await
-        .unwrap();
+    seed(&db.0, "bo-laptop", Role::Personal, "xqt_bo").await;
     let server =
         TestServer::start("127.0.0.1:0", &db.0, fast_config(Duration::from_secs(60))).await;
     let mut admin = admin(&server.url()).await;
@@ -203,31 +182,41 @@ const OTHER_WORKER_TOKEN: &str = "xqt_hostile_other_worker";
 /// another user (`bo`).
 async fn seeded(tag: &str) -> TempDb {
     let db = TempDb::new(tag);
-    Store::open(&db.0)
-        .unwrap()
-        .call(|conn| {
-            let hash = passwords::hash(PASSWORD).map_err(|e| StoreError::Schema(e.to_string()))?;
-            users::insert(
-                conn,
-                "ana",
-                UserRole::Developer,
-                Some(&hash),
-                false,
-                now_ms(),
-            )?;
-            let bo = users::insert(conn, "bo", UserRole::Developer, None, false, now_ms())?;
-            token_rows::insert(
-                conn,
-                "bo-box",
-                Role::Worker,
-                bo,
-                &tokens::hash(OTHER_WORKER_TOKEN),
-                now_ms(),
-            )
-        })
+    seed(&db.0, "bo-box", Role::Worker, OTHER_WORKER_TOKEN).await;
+    db
+}
+
+/// Adds to the database file `db` an untrusted developer `ana` who signs in
+/// with [`PASSWORD`], and an untrusted developer `bo` without a password
+/// who holds `token` of `role`, named `token_name`: as `user add` and
+/// `token add --user bo` on the file do (the accounts service, as the
+/// file's administrator).
+async fn seed(db: &Path, token_name: &str, role: Role, token: &str) {
+    let accounts = Accounts::new(Store::open(db).unwrap());
+    let developer = |name: &str, password_hash| NewUser {
+        name: name.to_owned(),
+        role: UserRole::Developer,
+        password_hash,
+        trusted: false,
+    };
+    let hash = passwords::hash(PASSWORD).unwrap();
+    accounts
+        .add_user(Actor::cli(), developer("ana", Some(hash)))
         .await
         .unwrap();
-    db
+    let bo = accounts
+        .add_user(Actor::cli(), developer("bo", None))
+        .await
+        .unwrap();
+    accounts
+        .create_token(
+            Actor::cli_for(Some(bo)),
+            token_name.to_owned(),
+            role,
+            tokens::hash(token),
+        )
+        .await
+        .unwrap();
 }
 
 /// Runs `python -m hostile GROUP` against `server`, answering its requests

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use xq_proto::{BatchOutcome, WorkSpec};
 use xq_tests::cluster::{
-    TempDb, TestServer, admin, create, engine_settings, fast_config, games_spec, spawn_worker_with,
-    status,
+    TempDb, TestServer, admin, core_on, create, engine_settings, fast_config, games_spec,
+    spawn_worker_with, status,
 };
 use xq_worker::{BatchPlayer, EnginePlayer};
 
@@ -92,12 +92,12 @@ async fn a_refused_result_is_kept_on_disk_with_the_coordinators_message_and_not_
 
     let now = status(&mut admin, run).await;
     assert_eq!(now.totals.expect("totals").pairs, 0, "nothing was counted");
-    let store = xq_coordinator::store::Store::open(&db.0).expect("open the database");
-    let stored = store
-        .call(move |conn| xq_coordinator::store::games::count_run(conn, run))
+    let stored = core_on(&db.0)
+        .queries()
+        .stored_games(run)
         .await
         .expect("count");
-    assert_eq!(stored, 0, "nothing was stored");
+    assert_eq!(stored.games, 0, "nothing was stored");
     server.stop().await;
     std::fs::remove_dir_all(&dir).expect("remove the rejected dir");
 }

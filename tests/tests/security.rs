@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use tonic::Code;
 use xq_coordinator::auth::{Rate, RateLimits, Role};
-use xq_coordinator::store::{Store, now_ms, tokens as token_rows};
+use xq_coordinator::events::Actor;
+use xq_coordinator::service::Store;
+use xq_coordinator::service::accounts::Accounts;
 use xq_proto::pb;
 use xq_tests::accounts::add_token;
 use xq_tests::cluster::*;
@@ -66,11 +68,12 @@ async fn stored_tokens_work_until_revoked_without_a_restart() {
     // A token added while the server runs works at once.
     let admin_token = add_token(&db.0, "ops", Role::Personal).await;
     create(&mut run_client(&url, Some(&admin_token)), games_spec(4, 4)).await;
-    Store::open(&db.0)
-        .unwrap()
-        .call(|c| token_rows::revoke(c, "host-1", now_ms()))
+    // As `token revoke host-1 --db` does, while the server runs.
+    let revoked = Accounts::new(Store::open(&db.0).unwrap())
+        .revoke_token(Actor::cli(), "host-1".to_owned())
         .await
         .unwrap();
+    assert!(revoked, "host-1 was working");
     let err = rpc.register(register()).await.unwrap_err();
     assert_eq!(err.code(), Code::Unauthenticated, "{err}");
     // Nothing stored holds the token text.

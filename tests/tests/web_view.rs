@@ -10,8 +10,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use xq_coordinator::game_export::{self, GameQuery};
-use xq_coordinator::store::Store;
 use xq_engine::Position;
 use xq_proto::pb;
 use xq_tests::binary;
@@ -202,12 +200,8 @@ fn replay_a_game(db: &std::path::Path, run: u64, base: &str, profile: &std::path
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let store = Store::open(db).expect("open the database");
-    let export = rt
-        .block_on(store.call(move |conn| game_export::export(conn, run, &GameQuery::default())))
-        .expect("stored games");
-    let exported = export
-        .games
+    let stored = rt.block_on(xq_tests::cluster::stored_games(db, run));
+    let exported = stored
         .iter()
         .find(|g| g.game.record.moves.len() >= 14)
         .expect("a game of 14 plies");

@@ -14,8 +14,8 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use xq_coordinator::book::DEFAULT_BOOK_PLIES;
 use xq_coordinator::in_process::Acting;
-use xq_coordinator::store::assets::{self, Asset};
-use xq_coordinator::store::now_ms;
+use xq_coordinator::service::now_ms;
+use xq_coordinator::service::registry::{Asset, check_asset_name};
 use xq_proto::{outln, pb};
 
 use super::registry::PlaceArgs;
@@ -104,7 +104,7 @@ fn add(
         Some(n) => n,
         None => default_name(file, book.is_some())?,
     };
-    assets::check_name(&name)?;
+    check_asset_name(&name)?;
     let mut coordinator = place.place()?.connect(Acting::For(user))?;
     let file = book.as_ref().map_or(file, |b| b.0.as_path());
     let (sha256, size) = std::fs::File::open(file)

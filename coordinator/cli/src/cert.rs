@@ -57,7 +57,7 @@ impl CertArgs {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let plan = issue::plan(|f| dir.join(f).exists(), self.force, self.new_ca)
             .with_context(|| format!("in {}", dir.display()))?;
-        let today = xq_coordinator::store::now_ms() / 86_400_000;
+        let today = xq_coordinator::service::now_ms() / 86_400_000;
         let ca = match plan {
             Plan::NewCa => issue::new_ca(today, self.ca_days)?,
             Plan::ExistingCa => Pems {

@@ -8,7 +8,7 @@ use clap::Args;
 use xq_coordinator::convert::MAX_EVENTS;
 use xq_coordinator::events::EventKind;
 use xq_coordinator::in_process::Acting;
-use xq_coordinator::store::utc;
+use xq_coordinator::service::utc;
 use xq_proto::{outln, pb};
 
 use super::registry::FileOrCoordinator;

@@ -16,7 +16,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 use xq_coordinator::in_process::{Acting, InProcess};
-use xq_coordinator::store::users::DEFAULT_ADMIN;
+use xq_coordinator::service::accounts::DEFAULT_ADMIN;
 use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader};
 use xq_proto::connect::Auth;
 use xq_proto::pb;

@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use xq_coordinator::auth::Role;
 use xq_coordinator::in_process::Acting;
-use xq_coordinator::store::utc;
+use xq_coordinator::service::utc;
 use xq_proto::{outln, pb};
 
 use super::registry::FileOrCoordinator;

@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use xq_coordinator::access::UserRole;
 use xq_coordinator::in_process::Acting;
-use xq_coordinator::store::utc;
+use xq_coordinator::service::utc;
 use xq_proto::{outln, pb};
 
 use super::registry::FileOrCoordinator;

@@ -16,7 +16,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use xq_coordinator::in_process::Acting;
 use xq_coordinator::releases::release_from_wire;
-use xq_coordinator::store::worker_releases::Release;
+use xq_coordinator::service::registry::Release;
 use xq_proto::worker_version::{self, PROGRAM};
 use xq_proto::{WorkerVersion, outln, pb};
 

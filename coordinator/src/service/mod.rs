@@ -71,7 +71,6 @@ use tokio::sync::broadcast;
 use crate::archive::OpeningBooks;
 use crate::pace::Paces;
 use crate::runs::RunStatus;
-use crate::store::Store;
 
 pub mod accounts;
 pub mod builds;
@@ -91,6 +90,11 @@ pub mod submit;
 #[cfg(test)]
 mod testing;
 
+/// What the doors hold and name without reaching into the store: its
+/// handle (opened by `serve`, local mode and the tests, then handed to
+/// [`Core::new`]), how it is opened, its error, and the clock and format
+/// the core stamps changes with.
+pub use crate::store::{Durability, Store, StoreError, StoreOptions, now_ms, utc};
 pub use check_lane::{Admission, CheckConfig, CheckLane};
 pub use config::SchedulerConfig;
 pub use heartbeat::HeartbeatAnswer;

@@ -65,6 +65,15 @@ pub struct WorkersView {
     pub versions: Vec<WorkerVersionRow>,
 }
 
+/// What the archive holds of one run ([`Queries::stored_games`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoredGames {
+    /// Games stored (those its retention keeps of the counted ones).
+    pub games: u64,
+    /// Bytes of their compressed batches, one DEFLATE blob per result.
+    pub bytes: u64,
+}
+
 /// A page of a run's stored games.
 #[derive(Debug, Clone)]
 pub struct GamesPage {
@@ -259,6 +268,17 @@ impl Queries<'_> {
                 Ok((status, players, stored))
             })
             .await
+    }
+
+    /// How many games of run `id` the archive stores and their compressed
+    /// bytes ([`games::stored_bytes`]): a result refused or ignored stores
+    /// none, an accepted one what its run keeps.
+    pub async fn stored_games(&self, id: u64) -> Result<StoredGames, StoreError> {
+        let (bytes, games) = self
+            .on()
+            .call(move |conn| games::stored_bytes(conn, id))
+            .await?;
+        Ok(StoredGames { games, bytes })
     }
 
     /// Every stored game of run `id` that passes `wanted` ([`game_export::export`]).

@@ -6,8 +6,6 @@
 //! Engine options and `--book` name an asset as `asset:<sha256>` or
 //! `asset:<name>`; [`resolve`] turns either into the SHA-256 the wire carries.
 
-use std::io::Read;
-
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{StoreError, blobs, events};
@@ -138,13 +136,14 @@ pub fn register(
 
 /// Stores what `source` yields (`new.size` bytes with SHA-256
 /// `new.sha256`, see [`blobs::insert`]) and [`register`]s it, in the
-/// caller's transaction (the database file's `asset add`). Adding the same
-/// bytes under the same name again, by its owner, changes nothing (the
-/// source is not read).
+/// caller's transaction (tests: the doors upload, then register). Adding
+/// the same bytes under the same name again, by its owner, changes nothing
+/// (the source is not read).
+#[cfg(test)]
 pub fn add(
     conn: &Connection,
     new: &NewAsset,
-    source: impl Read,
+    source: impl std::io::Read,
     owner: u64,
     actor: &Actor,
     now: i64,

@@ -8,8 +8,8 @@
 //!
 //! Two ways in:
 //!
-//! * [`insert`], in the caller's transaction (the database file's `engine
-//!   add` and `asset add`, which register the blob in the same transaction).
+//! * [`insert`], in the caller's transaction: the unit tests' way to store
+//!   a blob and register it in the same transaction (every door uploads).
 //! * An upload over the wire, which must not hold the one writer for as
 //!   long as its bytes take to arrive: [`begin_upload`] stores the row
 //!   marked pending (`pending_ms`), each chunk is committed on its own
@@ -22,11 +22,8 @@
 //! Readers ([`size`], [`write_to`], and through them downloads and
 //! registrations) see only complete blobs.
 
-use std::io::Read;
-
 use rusqlite::{Connection, OptionalExtension, params};
-use sha2::{Digest, Sha256};
-use xq_proto::blob::{BLOB_CHUNK_BYTES, MAX_BLOB_BYTES};
+use xq_proto::blob::BLOB_CHUNK_BYTES;
 
 use super::StoreError;
 
@@ -34,13 +31,17 @@ use super::StoreError;
 /// that blob is stored already (then `source` is not read). The bytes are
 /// hashed as they are written: a source that does not give exactly `size`
 /// bytes with that SHA-256 (a file changed since it was hashed) is refused,
-/// and the caller's transaction must then be rolled back.
+/// and the caller's transaction must then be rolled back. Tests only: the
+/// doors upload ([`begin_upload`]).
+#[cfg(test)]
 pub fn insert(
     conn: &Connection,
     sha256: &str,
     size: u64,
-    mut source: impl Read,
+    mut source: impl std::io::Read,
 ) -> Result<(), StoreError> {
+    use sha2::{Digest, Sha256};
+    use xq_proto::blob::MAX_BLOB_BYTES;
     if size > MAX_BLOB_BYTES {
         return Err(StoreError::invalid(
             "blob.size",
@@ -307,6 +308,9 @@ pub fn write_to(
 
 #[cfg(test)]
 mod tests {
+    use sha2::{Digest, Sha256};
+    use xq_proto::blob::MAX_BLOB_BYTES;
+
     use super::*;
 
     fn sha(bytes: &[u8]) -> String {

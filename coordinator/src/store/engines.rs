@@ -280,7 +280,8 @@ fn refuse_held(conn: &Connection, name: &str, arch: Option<Arch>) -> Result<(), 
 
 /// Stores the executable `source` yields (the one `new.engine` names; see
 /// [`blobs::insert`]) and [`register`]s `new`, in the caller's transaction
-/// (the database file's `engine add`).
+/// (tests: the doors upload, then register).
+#[cfg(test)]
 pub fn add(
     conn: &Connection,
     new: &NewEngine,

@@ -41,32 +41,51 @@
 //! * [`worker_releases`]: `xq-worker` executables by version and target,
 //!   and the required version; [`worker_versions`]: each worker's version
 //!   and update state against it.
+//!
+//! # Visibility
+//!
+//! Every module that reads or writes rows on a connection, and
+//! [`Store::call`] and [`Store::call_bulk`] that hand one out, is private
+//! to the crate: outside it,
+//! the doors (the gRPC services, the web view, the CLI) and the tests go
+//! through [`crate::service`], which re-exports what they name ([`Store`]
+//! as an opaque handle, [`StoreError`], [`StoreOptions`], [`now_ms`] and
+//! [`utc`]). Three modules touch no connection of the store's and stay
+//! public: [`backup`] (`xq-coordinator backup` and `restore`, which copy
+//! and check whole database files), [`migrations`] (the schema list
+//! `backup` checks a file's version against, and `migrate`, which the
+//! end-to-end tests' own fixture databases are built with), and
+//! [`game_codec`], the archive's stored form of a result's games as bytes,
+//! a pure format like a notation (the `result_check` bench times it).
 
-pub mod activity;
-pub mod assets;
+pub(crate) mod activity;
+pub(crate) mod assets;
 pub mod backup;
-pub mod batch;
-pub mod blobs;
-pub mod build_failures;
-pub mod engines;
+pub(crate) mod batch;
+pub(crate) mod blobs;
+pub(crate) mod build_failures;
+pub(crate) mod engines;
 pub(crate) mod events;
 pub mod game_codec;
-pub mod games;
-pub mod health;
+pub(crate) mod games;
+pub(crate) mod health;
 pub(crate) mod history;
-pub mod instruments;
+pub(crate) mod instruments;
 pub(crate) mod lease_results;
-pub mod leases;
+pub(crate) mod leases;
 pub mod migrations;
-pub mod runs;
+pub(crate) mod runs;
 pub(crate) mod serving;
 pub(crate) mod sessions;
-pub mod speeds;
-pub mod tokens;
-pub mod users;
-pub mod worker_releases;
-pub mod worker_versions;
-pub mod workers;
+pub(crate) mod speeds;
+pub(crate) mod tokens;
+pub(crate) mod users;
+pub(crate) mod worker_releases;
+pub(crate) mod worker_versions;
+pub(crate) mod workers;
+
+#[cfg(test)]
+mod schema_upgrade;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
@@ -195,7 +214,7 @@ impl Store {
     /// A second handle for reads that must not wait behind writes: a new
     /// read-only connection to the same file (WAL readers never block the
     /// writer), or this same connection for an in-memory database.
-    pub fn reader(&self) -> Result<Self, StoreError> {
+    pub(crate) fn reader(&self) -> Result<Self, StoreError> {
         let Some(path) = &self.path else {
             return Ok(self.clone());
         };
@@ -214,7 +233,7 @@ impl Store {
     }
 
     /// This connection's queue depth and batch times.
-    pub fn metrics(&self) -> &StoreMetrics {
+    pub(crate) fn metrics(&self) -> &StoreMetrics {
         &self.metrics
     }
 
@@ -253,13 +272,13 @@ impl Store {
 
     /// An empty call through the queue, answered once the calls queued
     /// before it are (the health check's probe).
-    pub async fn ping(&self) -> Result<(), StoreError> {
+    pub(crate) async fn ping(&self) -> Result<(), StoreError> {
         self.call(|_| Ok(())).await
     }
 
     /// Runs `f` on the connection's thread in the control lane, after the
     /// control calls queued before it and before every bulk call waiting.
-    pub async fn call<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(crate) async fn call<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
@@ -269,7 +288,7 @@ impl Store {
 
     /// Runs `f` on the connection's thread in the bulk lane (a result's
     /// write), after the control calls waiting ([`batch`]).
-    pub async fn call_bulk<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(crate) async fn call_bulk<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,

@@ -639,3 +639,9 @@ mod tests {
         );
     }
 }
+
+/// The store's path of a counted result timed per kind (ignored: a
+/// measurement).
+#[cfg(test)]
+#[path = "progress_write.rs"]
+mod progress_write;

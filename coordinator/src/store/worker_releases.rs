@@ -8,8 +8,6 @@
 //! target ([`for_target`]) and replaces itself. A release is never
 //! replaced: the same version and target name the same bytes forever.
 
-use std::io::Read;
-
 use rusqlite::{Connection, OptionalExtension, params};
 use xq_proto::WorkerVersion;
 
@@ -211,12 +209,13 @@ pub fn register(
 }
 
 /// Stores what `source` yields (see [`blobs::insert`]) and [`register`]s
-/// it, in the caller's transaction (the database file's `worker-release
-/// add`).
+/// it, in the caller's transaction (tests: the doors upload, then
+/// register).
+#[cfg(test)]
 pub fn add(
     conn: &Connection,
     new: &NewRelease,
-    source: impl Read,
+    source: impl std::io::Read,
     owner: u64,
     actor: &Actor,
     now: i64,

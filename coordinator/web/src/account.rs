@@ -27,8 +27,8 @@ use crate::pages::{Page, WebError, page};
 use crate::session::{self, CsrfForm, Visitor};
 use xq_coordinator::access::passwords::{self, PasswordError};
 use xq_coordinator::auth::sign_in::SignInError;
+use xq_coordinator::service::StoreError;
 use xq_coordinator::service::accounts::check_user_name;
-use xq_coordinator::store::StoreError;
 
 /// The TCP peer's address (unspecified when the server was not given it).
 #[derive(Debug, Clone, Copy)]

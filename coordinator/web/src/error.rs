@@ -2,7 +2,7 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use xq_coordinator::store::StoreError;
+use xq_coordinator::service::StoreError;
 
 /// Why a page could not be served.
 #[derive(Debug, thiserror::Error)]

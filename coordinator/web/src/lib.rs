@@ -79,10 +79,10 @@ use xq_coordinator::auth::Authenticator;
 use xq_coordinator::http::{BoxFuture, HttpView, ViewParts};
 use xq_coordinator::metrics::Metrics;
 use xq_coordinator::service::Core;
+use xq_coordinator::service::Store;
 use xq_coordinator::service::accounts::Accounts;
 use xq_coordinator::service::events::Events;
 use xq_coordinator::service::registry::{Registry, UploadQuota};
-use xq_coordinator::store::Store;
 
 /// Everything the handlers share.
 #[derive(Debug)]

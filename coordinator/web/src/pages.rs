@@ -18,8 +18,8 @@ use crate::Web;
 use crate::session::{CsrfForm, Visitor, acting};
 use crate::view::{self, Histories, LiveView, RunRow, SpecView};
 use xq_coordinator::runs::{RunKind, RunState, RunStatus, health};
+use xq_coordinator::service::now_ms;
 use xq_coordinator::service::queries::{RunWorkers, WorkerPlay, WorkerVersionRow, WorkersView};
-use xq_coordinator::store::now_ms;
 
 pub use crate::error::{Page, WebError};
 

@@ -22,8 +22,8 @@ use crate::session::{self, Visitor};
 use xq_coordinator::access::{Role, tokens};
 use xq_coordinator::auth::sign_in::SignInError;
 use xq_coordinator::events::Actor;
+use xq_coordinator::service::StoreError;
 use xq_coordinator::service::accounts::User;
-use xq_coordinator::store::StoreError;
 
 #[derive(Debug, Serialize)]
 struct TokenView {

@@ -17,8 +17,8 @@ use crate::pages::{Page, WebError, page};
 use crate::session::{Visitor, forbidden};
 use xq_coordinator::access::UserRole;
 use xq_coordinator::events::Actor;
+use xq_coordinator::service::StoreError;
 use xq_coordinator::service::accounts::{NewUser, User, UserChange};
-use xq_coordinator::store::StoreError;
 
 #[derive(Debug, Serialize)]
 struct UserRow {

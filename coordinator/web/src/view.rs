@@ -38,7 +38,7 @@ fn num(value: f64, decimals: usize) -> Num {
     }
 }
 
-pub use xq_coordinator::store::utc;
+pub use xq_coordinator::service::utc;
 
 /// A worker's machine as the workers page shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

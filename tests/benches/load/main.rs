@@ -151,8 +151,9 @@ use anyhow::{Context, bail, ensure};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 use xq_coordinator::auth::{Role, tokens};
-use xq_coordinator::service::SchedulerConfig;
-use xq_coordinator::store::{Durability, Store, StoreOptions, now_ms, tokens as token_rows};
+use xq_coordinator::events::Actor;
+use xq_coordinator::service::accounts::Accounts;
+use xq_coordinator::service::{Durability, SchedulerConfig, Store, StoreOptions};
 use xq_proto::connect::Auth;
 use xq_proto::pb;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
@@ -311,27 +312,27 @@ async fn prepare(db: &TempDb, config: &Config) -> anyhow::Result<(String, Vec<St
     let worker_tokens: Vec<String> = (0..config.workers)
         .map(|_| tokens::generate())
         .collect::<Result<_, _>>()?;
-    let hashes: Vec<_> = worker_tokens.iter().map(|t| tokens::hash(t)).collect();
-    let admin_hash = tokens::hash(&admin);
-    store
-        .call(move |conn| {
-            // A savepoint: a transaction of its own where the store's calls
-            // have none (1eccc4c), nested where they run in the writer's batch.
-            let tx = conn.savepoint()?;
-            let owner = xq_coordinator::store::users::ensure(
-                &tx,
-                "admin",
-                xq_coordinator::access::UserRole::Admin,
-                now_ms(),
-            )?;
-            token_rows::insert(&tx, "admin", Role::Personal, owner, &admin_hash, now_ms())?;
-            for (i, h) in hashes.iter().enumerate() {
-                token_rows::insert(&tx, &format!("load-{i}"), Role::Worker, owner, h, now_ms())?;
-            }
-            tx.commit()?;
-            Ok(())
-        })
-        .await?;
+    // As `token add --db` makes them: the accounts service, as the file's
+    // administrator acting for the user `admin` (made here), each token one
+    // transaction with its event; all asked at once, so that the store's
+    // group commit writes hundreds of them per commit.
+    let accounts = Accounts::new(store);
+    let owner = accounts.named_or_admin(None).await?;
+    let actor = Actor::cli_for(Some(owner));
+    let wanted = std::iter::once(("admin".to_owned(), Role::Personal, &admin)).chain(
+        worker_tokens
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (format!("load-{i}"), Role::Worker, t)),
+    );
+    let mut adding = tokio::task::JoinSet::new();
+    for (name, role, token) in wanted {
+        let (accounts, actor, hash) = (accounts.clone(), actor.clone(), tokens::hash(token));
+        adding.spawn(async move { accounts.create_token(actor, name, role, hash).await });
+    }
+    while let Some(added) = adding.join_next().await {
+        added??;
+    }
     Ok((admin, worker_tokens))
 }
 

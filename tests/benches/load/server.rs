@@ -18,8 +18,7 @@ use xq_coordinator::auth::RateLimits;
 use xq_coordinator::http::Http;
 use xq_coordinator::pace::PaceConfig;
 use xq_coordinator::server::{self, ServerConfig};
-use xq_coordinator::service::SchedulerConfig;
-use xq_coordinator::store::{Durability, Store, StoreOptions};
+use xq_coordinator::service::{Durability, SchedulerConfig, Store, StoreOptions};
 use xq_web::WebView;
 
 /// The hidden argument that makes the bench the server: `SERVE_ARG DB SYNC

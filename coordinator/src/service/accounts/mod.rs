@@ -17,7 +17,9 @@ use rusqlite::Connection;
 pub use crate::store::tokens::{
     Found as FoundToken, MAX_NAME as MAX_TOKEN_NAME, TokenRow, check_name as check_token_name,
 };
-pub use crate::store::users::{MAX_NAME as MAX_USER_NAME, User, check_name as check_user_name};
+pub use crate::store::users::{
+    DEFAULT_ADMIN, MAX_NAME as MAX_USER_NAME, User, check_name as check_user_name,
+};
 pub use users::{NewUser, UserChange};
 
 use crate::access::UserRole;

@@ -1,19 +1,21 @@
 //! The store's path of one counted result, per run kind, timed: the run's
 //! totals added, the run read back, its kind's `apply`, and what the kind
-//! returned written (`store::runs::save_effects`). Ignored by default; run
-//! it with `cargo test -p xq-coordinator --test progress_write -- --ignored
+//! returned written ([`runs::save_effects`]). Ignored by default; run it
+//! with `cargo test -p xq-coordinator --lib progress_write -- --ignored
 //! --nocapture` (the dev profile is optimized). It uses only store and kind
-//! functions whose signatures issue 48 kept, so the same file measures the
-//! code before and after it.
+//! functions whose signatures issue 48 kept, so the same test measures the
+//! code before and after it (it was `coordinator/tests/progress_write.rs`
+//! until the store's modules became private to the crate).
 
 use std::time::Instant;
 
 use rusqlite::Connection;
-use xq_coordinator::runs::{Lease, LeaseState, Registry, RunSpec, RunState, Slice};
-use xq_coordinator::store::migrations;
-use xq_coordinator::store::runs::{self, Cause};
 use xq_proto::variant_stats::VariantStats;
 use xq_proto::{BatchOutcome, Pentanomial, Totals, Wdl};
+
+use crate::runs::{Lease, LeaseState, Registry, RunSpec, RunState, Slice};
+use crate::store::migrations;
+use crate::store::runs::{self, Cause};
 
 const SETTINGS: &str = r#""settings":{"limit":{"nodes":200},"hash_mb":1,"rules":"standard",
     "openings":{"builtin":{"random_plies":4}},"seed":1,"adjudication":{"resign_cp":1000,

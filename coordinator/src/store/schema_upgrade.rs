@@ -5,21 +5,27 @@
 //! 1, then the frozen data file `fixtures/schema/v1.sql` (what a coordinator
 //! at that version wrote, in its stored JSON format of the time), migration
 //! 2, `v2.sql`, and so on up to `vK.sql`.
+//!
+//! The current coordinator reads the upgraded file with the store's own
+//! row-level functions, which are private to the crate: hence a unit test
+//! beside them (it was `coordinator/tests/schema_upgrade.rs`). The data
+//! files stay in `coordinator/tests/fixtures/schema`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension};
-use xq_coordinator::access::{Role, UserRole, passwords};
-use xq_coordinator::runs::{KindSpec, Progress, RunState, RunStatus, SpeedRule, VariantTotals};
-use xq_coordinator::stats::sprt::SprtState;
-use xq_coordinator::store::migrations::{self, MIGRATIONS};
-use xq_coordinator::store::{
+use xq_proto::Arch;
+use xq_proto::capacity::{GameNeeds, SpeedMethod};
+
+use crate::access::{Role, UserRole, passwords};
+use crate::runs::{KindSpec, Progress, RunState, RunStatus, SpeedRule, VariantTotals};
+use crate::stats::sprt::SprtState;
+use crate::store::migrations::{self, MIGRATIONS};
+use crate::store::{
     Store, activity, assets, backup, blobs, build_failures, engines, leases, runs, speeds, tokens,
     users, worker_releases, worker_versions, workers,
 };
-use xq_proto::Arch;
-use xq_proto::capacity::{GameNeeds, SpeedMethod};
 
 /// A time after every fixture's lease deadline but lease 4's.
 const NOW: i64 = 1_800_000_000_000;
@@ -114,7 +120,7 @@ fn made_by(version: usize) -> TempFile {
 struct ReadBack {
     runs: Vec<RunStatus>,
     spsa_history: Vec<(u64, Vec<f64>)>,
-    leases: Vec<xq_coordinator::runs::Lease>,
+    leases: Vec<crate::runs::Lease>,
 }
 
 fn read_back(path: &Path) -> ReadBack {
@@ -136,7 +142,7 @@ fn read_back(path: &Path) -> ReadBack {
         let leases = ids
             .into_iter()
             .map(|id| Ok(leases::load(conn, id as u64)?.expect("lease")))
-            .collect::<Result<_, xq_coordinator::store::StoreError>>()?;
+            .collect::<Result<_, crate::store::StoreError>>()?;
         Ok(ReadBack {
             runs,
             spsa_history,
@@ -836,18 +842,14 @@ fn dangling(conn: &Connection) -> bool {
 /// excluded with its reason; runs from before per-lease results have none.
 fn check_worker_health(path: &Path) {
     let conn = Connection::open(path).unwrap();
-    let health = xq_coordinator::store::health::for_run(&conn, 10).unwrap();
+    let health = crate::store::health::for_run(&conn, 10).unwrap();
     let rows: Vec<_> = health
         .iter()
         .map(|h| (h.sums.worker_id, h.sums.pairs, h.standing.excluded()))
         .collect();
     assert_eq!(rows, [(4, 2, false), (5, 2, true)]);
     assert!(health[1].standing.flag().unwrap().contains("residual 9.12"));
-    assert!(
-        xq_coordinator::store::health::for_run(&conn, 7)
-            .unwrap()
-            .is_empty()
-    );
+    assert!(crate::store::health::for_run(&conn, 7).unwrap().is_empty());
     let nps: Option<i64> = conn
         .query_row("SELECT bench_nps FROM workers WHERE id = 4", [], |r| {
             r.get(0)
@@ -865,7 +867,7 @@ fn check_builds(conn: &Connection, version: usize) {
         "a worker from version 1 builds nothing"
     );
     if version >= 11 {
-        let registered = xq_coordinator::store::activity::workers(conn, 0).unwrap();
+        let registered = crate::store::activity::workers(conn, 0).unwrap();
         let four = registered.iter().find(|w| w.id == 4).unwrap();
         assert_eq!(four.bench_nps, Some(812_000));
     }
