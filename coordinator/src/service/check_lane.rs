@@ -11,7 +11,8 @@
 //!   are admitted at once (decoding, queued for a check, being checked, or
 //!   waiting for the writer). A result that finds no room is refused before
 //!   its message is read ([`CheckLane::try_admit`]), with a delay after
-//!   which to try again; the worker keeps its lease alive meanwhile. The
+//!   which to try again, which grows with the share of submissions refused;
+//!   the worker keeps its lease alive meanwhile. The
 //!   results in the coordinator's memory are thus bounded by `admitted` ×
 //!   the largest message it decodes, whatever the offered load.
 //! * **Threads of their own, below the rest.** Checks run on
@@ -55,12 +56,13 @@ pub struct CheckConfig {
 }
 
 impl Default for CheckConfig {
-    /// One thread per core, four results admitted per thread: enough to
-    /// keep every thread busy while others decode or wait for the writer.
+    /// One thread per core, sixteen results admitted per thread: enough to
+    /// keep every thread busy while others decode or wait for the writer,
+    /// and to take a fleet's small results in bursts without refusing them.
     fn default() -> Self {
         CheckConfig {
             threads: 0,
-            admitted_per_thread: 4,
+            admitted_per_thread: 16,
         }
     }
 }
@@ -111,6 +113,9 @@ struct Inner {
     mean_ply_ns: AtomicU64,
     /// Results refused for load since the start.
     refused: AtomicU64,
+    /// The recent share of submissions refused, in millionths
+    /// (exponentially weighted): how many workers wait for a place.
+    pressure: AtomicU64,
 }
 
 impl CheckLane {
@@ -138,6 +143,7 @@ impl CheckLane {
                 mean_check_us: AtomicU64::new(10_000),
                 mean_ply_ns: AtomicU64::new(INITIAL_PLY_NS),
                 refused: AtomicU64::new(0),
+                pressure: AtomicU64::new(0),
             }),
         }
     }
@@ -145,8 +151,12 @@ impl CheckLane {
     /// A place for one more result, or how long to wait for one.
     pub fn try_admit(&self) -> Result<Admission, Busy> {
         match Arc::clone(&self.inner.admitted).try_acquire_owned() {
-            Ok(permit) => Ok(Admission(permit)),
+            Ok(permit) => {
+                smooth(&self.inner.pressure, 0);
+                Ok(Admission(permit))
+            }
             Err(_) => {
+                smooth(&self.inner.pressure, MILLION);
                 self.inner.refused.fetch_add(1, Ordering::Relaxed);
                 Err(Busy {
                     retry_after: self.pushback(),
@@ -181,13 +191,19 @@ impl CheckLane {
     }
 
     /// The time the admitted results take to drain at the recent pace,
-    /// doubled, within [`MIN_PUSHBACK`]..[`MAX_PUSHBACK`], spread by ±50 %
-    /// so that refused workers do not come back together.
+    /// times the submissions made per place that frees (1 ÷ the share of
+    /// them admitted, so that the waiting workers come back about as fast
+    /// as places free instead of each resending its result many times),
+    /// within [`MIN_PUSHBACK`]..[`MAX_PUSHBACK`], spread by ±50 % so that
+    /// refused workers do not come back together.
     fn pushback(&self) -> Duration {
         let mean = Duration::from_micros(self.inner.mean_check_us.load(Ordering::Relaxed));
-        let drain = mean * self.inner.capacity as u32 * 2 / self.inner.threads.max(1) as u32;
+        let drain = mean * self.inner.capacity as u32 / self.inner.threads.max(1) as u32;
+        let refused = self.inner.pressure.load(Ordering::Relaxed).min(MILLION - 1);
+        let tries = MILLION as f64 / (MILLION - refused) as f64;
         let spread: f64 = 0.5 + rand::random::<f64>();
         drain
+            .mul_f64(tries.min(100.0))
             .clamp(MIN_PUSHBACK, MAX_PUSHBACK)
             .mul_f64(spread)
             .min(MAX_PUSHBACK)
@@ -237,10 +253,14 @@ impl CheckLane {
 /// replay under the Chinese rules costs on a slow core.
 const INITIAL_PLY_NS: u64 = 2_000;
 
+/// One, in the millionths [`Inner::pressure`] counts in.
+const MILLION: u64 = 1_000_000;
+
 /// Moves the running mean `mean` an eighth of the way to `sample`.
 fn smooth(mean: &AtomicU64, sample: u64) {
     let old = mean.load(Ordering::Relaxed);
     mean.store(old - old / 8 + sample / 8, Ordering::Relaxed);
+    // Concurrent updates may lose one another's step; the mean stays a mean.
 }
 
 /// A check thread: lowers its priority, then runs jobs until the lane is gone.
