@@ -173,28 +173,9 @@ async fn play(
         }
         let pairs_done =
             (f64::from(pairs) * (beat_at - began).as_secs_f64() / playing.as_secs_f64()) as u32;
-        let request = pb::HeartbeatRequest {
-            worker_id,
-            leases: vec![pb::LeaseProgress {
-                lease_id: lease.lease_id,
-                pairs_done: pairs_done.min(pairs),
-            }],
-        };
-        let started = Instant::now();
-        match rpc.heartbeat(request).await {
-            Ok(a) => {
-                tally.answered(&plan.window, Call::Heartbeat, started);
-                let active = a
-                    .into_inner()
-                    .leases
-                    .first()
-                    .is_some_and(|l| l.state() == pb::LeaseState::Active);
-                if !active {
-                    tally.lost_leases += 1;
-                    return false;
-                }
-            }
-            Err(e) => tally.failed(&plan.window, Call::Heartbeat, started, e.code()),
+        let done = pairs_done.min(pairs);
+        if !beat(rpc, (worker_id, lease.lease_id, done), plan, tally).await {
+            return false;
         }
         beat_at += heartbeat;
     }
@@ -265,14 +246,15 @@ async fn submit(
     }
 }
 
-/// A heartbeat for a played lease whose result waits to be taken; a lease
-/// it finds lost is counted.
+/// A heartbeat for a lease `pairs_done` into its play (or played, its
+/// result waiting to be taken); false, and the lease counted lost, if the
+/// coordinator says it is no longer active.
 async fn beat(
     rpc: &mut WorkerClient,
     (worker_id, lease_id, pairs_done): (u64, u64, u32),
     plan: &Plan,
     tally: &mut Tally,
-) {
+) -> bool {
     let request = pb::HeartbeatRequest {
         worker_id,
         leases: vec![pb::LeaseProgress {
@@ -292,8 +274,12 @@ async fn beat(
             if !active {
                 tally.lost_leases += 1;
             }
+            active
         }
-        Err(e) => tally.failed(&plan.window, Call::Heartbeat, started, e.code()),
+        Err(e) => {
+            tally.failed(&plan.window, Call::Heartbeat, started, e.code());
+            true
+        }
     }
 }
 
