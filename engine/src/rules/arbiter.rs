@@ -324,15 +324,7 @@ impl Game {
                 Verdict::SideToMoveLoses(r) => ended(GameResult::win_for(!to_move), r),
             };
         }
-        let mut checks = [0u32; 2];
-        for (i, r) in self.records.iter().enumerate().skip(ply - clock.min(ply)) {
-            let mover = if i % 2 == 0 {
-                self.start.side_to_move()
-            } else {
-                !self.start.side_to_move()
-            };
-            checks[mover.index()] += u32::from(r.check);
-        }
+        let checks = self.records[ply - clock.min(ply)..].iter().map(|r| r.check);
         if self
             .rules
             .move_limit_reached(self.pos.halfmove_clock(), checks)

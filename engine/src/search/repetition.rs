@@ -175,7 +175,8 @@ fn verdict(cycle: &[HistoryEntry], pos: &Position, rules: &SearchRules) -> Score
 
 /// Whether the natural move limit draws at the last entry of `line`, the
 /// current position `pos`, counting the checks of the last `reversible` plies
-/// (art. 23.3: at most ten of a side's checks count).
+/// as the rule set's code does (art. 23.3: at most ten of a side's checks
+/// count; [`RuleSet::move_limit_reached`]).
 pub fn move_limit_reached(
     line: &[HistoryEntry],
     reversible: usize,
@@ -186,17 +187,10 @@ pub fn move_limit_reached(
     if plies < rules.natural_limit_plies() {
         return false;
     }
-    let mut checks = [0u32; 2];
-    for (back, e) in line.iter().rev().take(reversible).enumerate() {
-        // The move into the current position was the side not to move's.
-        let mover = if back % 2 == 0 {
-            !pos.side_to_move()
-        } else {
-            pos.side_to_move()
-        };
-        checks[mover.index()] += u32::from(e.gave_check);
-    }
-    rules.rules.move_limit_reached(plies, checks)
+    let known = &line[line.len() - reversible.min(line.len())..];
+    rules
+        .rules
+        .move_limit_reached(plies, known.iter().map(|e| e.gave_check))
 }
 
 #[cfg(test)]
