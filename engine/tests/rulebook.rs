@@ -814,6 +814,30 @@ const ENDINGS: &[Ending] = &[
         pikafish: "draw move-limit 109",
         standard: "draw move-limit 106",
     },
+    Ending {
+        article: "Pikafish: insufficient material (no attacking force)",
+        name: "the general takes the last chariot: advisors and an elephant remain",
+        fen: "3k1a3/2R6/b4a3/9/9/9/9/9/9/4K4 w - - 0 1",
+        moves: "c8d8 d9d8",
+        pikafish: "draw insufficient-material 2",
+        standard: "none",
+    },
+    Ending {
+        article: "Pikafish: insufficient material (a lone cannon, the mate test)",
+        name: "cannon and elephant against one advisor, no move leaves Black without a reply",
+        fen: "3k5/7C1/5a3/9/2b6/9/9/9/1R7/2B1K4 w - - 0 1",
+        moves: "b1b9 d9d8 b9d9 d8d9",
+        pikafish: "draw insufficient-material 4",
+        standard: "none",
+    },
+    Ending {
+        article: "Pikafish: insufficient material (a lone cannon, the mate test)",
+        name: "cannon against two advisors: no draw while Red has a move that leaves Black none",
+        fen: "9/3ka4/3a5/9/9/9/9/4K4/6C2/9 w - - 0 1",
+        moves: "e2e1",
+        pikafish: "draw insufficient-material 1",
+        standard: "none",
+    },
 ];
 
 fn outcome(case: &Case, rules: &str) -> (String, String) {

@@ -1,4 +1,5 @@
-//! Scoring repeated positions and the other rule-based draws inside the search.
+//! Scoring repeated positions and the other rule-based draws inside the search
+//! (the natural limit, and Pikafish's material draws under its code).
 //!
 //! The search keeps one [`HistoryEntry`] per position on the current line (game
 //! positions before the root, then the tree), each with the move that led to it.
@@ -12,7 +13,8 @@
 //! position (the cycle's first one) and classifies every move exactly, as the
 //! arbiter does.
 
-use crate::rules::{PlyEntry, RuleSet, Stalemate, Verdict, judge_cycle};
+use crate::rules::material_draw::{MaterialDraw, leaves_no_reply, material_draw};
+use crate::rules::{Code, PlyEntry, RuleSet, Stalemate, Verdict, judge_cycle};
 use crate::{Color, Move, Position};
 
 use super::{MATE_BOUND, Score};
@@ -191,6 +193,20 @@ pub fn move_limit_reached(
     rules
         .rules
         .move_limit_reached(plies, known.iter().map(|e| e.gave_check))
+}
+
+/// Whether `pos` is drawn for insufficient material: under the Pikafish code
+/// only, as Pikafish's `rule_judge` declares it (engine/PIKAFISH_RULES.md §6).
+/// A position without a legal move is left to the search (mated, as there).
+pub fn material_drawn(pos: &Position, rules: &SearchRules) -> bool {
+    if rules.rules.code != Code::Pikafish {
+        return false;
+    }
+    match material_draw(pos) {
+        MaterialDraw::No => false,
+        MaterialDraw::Direct => true,
+        MaterialDraw::UnlessMateInOne => pos.has_legal_move() && !leaves_no_reply(&mut pos.clone()),
+    }
 }
 
 #[cfg(test)]
