@@ -475,7 +475,10 @@ const CASES: &[Case] = &[
         asian: "draw repetition",
         pikafish: "draw repetition",
         fairy_stockfish: "draw",
-        natures: Some(("chase:i0,idle,chase:a0,idle", "idle,idle,idle,idle")),
+        // c8c0+ leaves only the block e1d0, after which the chariot takes the
+        // horse on a0 or the advisor, which the general may not take back
+        // (the generals would face): both are won.
+        natures: Some(("chase:i0,idle,chase:a0+e1,idle", "idle,idle,idle,idle")),
     },
     Case {
         article: "27.1, 29.1, 29.2 (the general's standing attack)",
@@ -581,6 +584,30 @@ const CASES: &[Case] = &[
         pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some(("mate-threat,idle,idle,idle", "idle,idle,idle,idle")),
+    },
+    Case {
+        article: "29.1 (通过连续照将吃子), 25.2 (一将一捉)",
+        name: "a check that the chased advisor must block, one check one chase",
+        fen: "9/3ck4/7R1/p5p2/6b2/2p6/P8/9/4A4/1r1K1A3 w - - 11 48",
+        // b3d3+ leaves only e1d2, and the cannon on d9 takes the advisor over the
+        // chariot: the advisor is won where it went.
+        moves: "d0d1 b0b3 d1d0 b3b0 d0d1 b0b3 d1d0 b3b0",
+        chinese: "red perpetual-check-and-chase",
+        asian: "draw repetition",
+        pikafish: "draw repetition",
+        fairy_stockfish: "draw",
+        natures: Some(("idle,chase:e1,idle,check", "idle,idle,idle,check")),
+    },
+    Case {
+        article: "29.1 (通过连续照将吃子), 27.4 (杀兼捉，按捉)",
+        name: "an advisor won through the check it must block: a chase, not a mate threat",
+        fen: "3c5/4k4/7R1/p5p2/6b2/2p6/P8/9/3KA4/1r3A3 w - - 5 45",
+        moves: "h7h6 b0b3 h6h7 b3b0 h7h6 b0b3 h6h7 b3b0",
+        chinese: "draw repetition",
+        asian: "draw repetition",
+        pikafish: "draw repetition",
+        fairy_stockfish: "draw",
+        natures: Some(("idle,chase:e1,idle,idle", "idle,idle,idle,idle")),
     },
 ];
 
