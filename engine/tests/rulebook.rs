@@ -583,7 +583,9 @@ const CASES: &[Case] = &[
         asian: "draw repetition",
         pikafish: "draw repetition",
         fairy_stockfish: "draw",
-        natures: Some(("mate-threat,idle,idle,idle", "idle,idle,idle,idle")),
+        // The chariots on i3 and h3 (then d8 and d5) offer to exchange, but each
+        // side also wins the other's through a check (e4d4+, h1f1+), taking first.
+        natures: Some(("chase:h3,chase:d5,idle,idle", "idle,idle,idle,idle")),
     },
     Case {
         article: "29.1 (通过连续照将吃子), 25.2 (一将一捉)",
@@ -608,6 +610,30 @@ const CASES: &[Case] = &[
         pikafish: "draw repetition",
         fairy_stockfish: "draw",
         natures: Some(("idle,chase:e1,idle,idle", "idle,idle,idle,idle")),
+    },
+    Case {
+        article: "29.1 (通过连续照将吃子), 28.5 (兑)",
+        name: "chariots facing, one of them won through a check: no exchange once the checker moves first",
+        fen: "1C2k4/4a4/b3R4/r7p/9/2p6/4P2R1/B8/2N6/3AKAr2 b - - 0 37",
+        // e7f7 faces the chariot on f6, an offer to exchange for Black to take up;
+        // but after h3h9+ and its answer Red takes first and wins it.
+        moves: "a6f6 e7f7 f6a6 f7e7 a6f6 e7f7 f6a6 f7e7",
+        chinese: "black perpetual-chase",
+        asian: "draw repetition",
+        pikafish: "draw repetition",
+        fairy_stockfish: "draw",
+        natures: Some(("chase:f0,chase:f6,idle,chase:g0", "chase:f0,idle,idle,idle")),
+    },
+    Case {
+        article: "29.1 (通过连续照将吃子), 28.5 (兑), 27.4 (杀兼捉，按捉)",
+        name: "a chariot won through a check after an offer to exchange: a chase, not a mate threat",
+        fen: "9/1R3k3/4br3/p1p1C1p1p/3r5/7R1/P1P1P1P1P/8B/4A4/1NBAK4 b - - 0 16",
+        moves: "f8f9 b8b5 f9f8 b5b8 f8f9 b8b5 f9f8 b5b8",
+        chinese: "black perpetual-check-and-chase",
+        asian: "draw repetition",
+        pikafish: "draw repetition",
+        fairy_stockfish: "draw",
+        natures: Some(("idle,chase:d5,idle,check", "idle,idle,idle,check")),
     },
 ];
 
