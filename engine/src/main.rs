@@ -56,7 +56,8 @@ enum Command {
     /// `result: red|black|draw reason: <reason> ply: <n>`, or `result: none`.
     ///
     /// Reasons: checkmate, stalemate, perpetual-check, perpetual-chase,
-    /// perpetual-check-and-chase, mutual-perpetual, repetition, move-limit.
+    /// perpetual-check-and-chase, mutual-perpetual, repetition, move-limit,
+    /// insufficient-material (`pikafish` rules only).
     /// Malformed input, an illegal move, or a move after the end exits with code 2.
     ///
     /// With `--batch`, reads games from standard input instead, one a line as

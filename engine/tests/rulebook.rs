@@ -10,7 +10,8 @@
 //! A third table holds, article by article, cycles that the Chinese code and
 //! Pikafish judge differently. The last table holds cycles whose Chinese verdict
 //! turns on one of the open readings of the 1999 text, under the standard reading and under the preset
-//! that takes the other one.
+//! that takes the other one. A last table holds game endings other than a repetition (the natural
+//! limit, insufficient material) under the Pikafish code, each frozen from Pikafish's own judgement.
 
 use xq_engine::{Game, Move, Position, RuleSet};
 
@@ -474,7 +475,10 @@ const CASES: &[Case] = &[
         asian: "draw repetition",
         pikafish: "draw repetition",
         fairy_stockfish: "draw",
-        natures: Some(("chase:i0,idle,chase:a0,idle", "idle,idle,idle,idle")),
+        // c8c0+ leaves only the block e1d0, after which the chariot takes the
+        // horse on a0 or the advisor, which the general may not take back
+        // (the generals would face): both are won.
+        natures: Some(("chase:i0,idle,chase:a0+e1,idle", "idle,idle,idle,idle")),
     },
     Case {
         article: "27.1, 29.1, 29.2 (the general's standing attack)",
@@ -579,7 +583,57 @@ const CASES: &[Case] = &[
         asian: "draw repetition",
         pikafish: "draw repetition",
         fairy_stockfish: "draw",
-        natures: Some(("mate-threat,idle,idle,idle", "idle,idle,idle,idle")),
+        // The chariots on i3 and h3 (then d8 and d5) offer to exchange, but each
+        // side also wins the other's through a check (e4d4+, h1f1+), taking first.
+        natures: Some(("chase:h3,chase:d5,idle,idle", "idle,idle,idle,idle")),
+    },
+    Case {
+        article: "29.1 (通过连续照将吃子), 25.2 (一将一捉)",
+        name: "a check that the chased advisor must block, one check one chase",
+        fen: "9/3ck4/7R1/p5p2/6b2/2p6/P8/9/4A4/1r1K1A3 w - - 11 48",
+        // b3d3+ leaves only e1d2, and the cannon on d9 takes the advisor over the
+        // chariot: the advisor is won where it went.
+        moves: "d0d1 b0b3 d1d0 b3b0 d0d1 b0b3 d1d0 b3b0",
+        chinese: "red perpetual-check-and-chase",
+        asian: "draw repetition",
+        pikafish: "draw repetition",
+        fairy_stockfish: "draw",
+        natures: Some(("idle,chase:e1,idle,check", "idle,idle,idle,check")),
+    },
+    Case {
+        article: "29.1 (通过连续照将吃子), 27.4 (杀兼捉，按捉)",
+        name: "an advisor won through the check it must block: a chase, not a mate threat",
+        fen: "3c5/4k4/7R1/p5p2/6b2/2p6/P8/9/3KA4/1r3A3 w - - 5 45",
+        moves: "h7h6 b0b3 h6h7 b3b0 h7h6 b0b3 h6h7 b3b0",
+        chinese: "draw repetition",
+        asian: "draw repetition",
+        pikafish: "draw repetition",
+        fairy_stockfish: "draw",
+        natures: Some(("idle,chase:e1,idle,idle", "idle,idle,idle,idle")),
+    },
+    Case {
+        article: "29.1 (通过连续照将吃子), 28.5 (兑)",
+        name: "chariots facing, one of them won through a check: no exchange once the checker moves first",
+        fen: "1C2k4/4a4/b3R4/r7p/9/2p6/4P2R1/B8/2N6/3AKAr2 b - - 0 37",
+        // e7f7 faces the chariot on f6, an offer to exchange for Black to take up;
+        // but after h3h9+ and its answer Red takes first and wins it.
+        moves: "a6f6 e7f7 f6a6 f7e7 a6f6 e7f7 f6a6 f7e7",
+        chinese: "black perpetual-chase",
+        asian: "draw repetition",
+        pikafish: "draw repetition",
+        fairy_stockfish: "draw",
+        natures: Some(("chase:f0,chase:f6,idle,chase:g0", "chase:f0,idle,idle,idle")),
+    },
+    Case {
+        article: "29.1 (通过连续照将吃子), 28.5 (兑), 27.4 (杀兼捉，按捉)",
+        name: "a chariot won through a check after an offer to exchange: a chase, not a mate threat",
+        fen: "9/1R3k3/4br3/p1p1C1p1p/3r5/7R1/P1P1P1P1P/8B/4A4/1NBAK4 b - - 0 16",
+        moves: "f8f9 b8b5 f9f8 b5b8 f8f9 b8b5 f9f8 b5b8",
+        chinese: "black perpetual-check-and-chase",
+        asian: "draw repetition",
+        pikafish: "draw repetition",
+        fairy_stockfish: "draw",
+        natures: Some(("idle,chase:d5,idle,check", "idle,idle,idle,check")),
     },
 ];
 
@@ -783,6 +837,62 @@ const DIFFERENCES: &[Difference] = &[
     },
 ];
 
+/// Game endings other than a repetition, each the first ending of a game
+/// under `pikafish`, frozen from Pikafish's own `rule_judge` (the harness of
+/// engine/PIKAFISH_RULES.md §8 in its game mode; the moves stop there), and
+/// under `standard`, both as `<result> <reason> <ply>` or `none`.
+struct Ending {
+    article: &'static str,
+    name: &'static str,
+    fen: &'static str,
+    moves: &'static str,
+    pikafish: &'static str,
+    standard: &'static str,
+}
+
+const ENDINGS: &[Ending] = &[
+    Ending {
+        article: "4.2.4, 23.3 (Pikafish's count: checks answering checks)",
+        name: "both sides past ten checks, checks answering checks",
+        fen: "1C6C/4ck3/8b/9/9/5pB2/9/9/9/4K1B2 w - - 28 15",
+        moves: "b9b8 e8e5 i9h9 f4e4 g4e2 e4d4 e2g4 d4e4 g0e2 f8f9 b8b3 e4f4 e0f0 e5f5 b3f3 f9e9 e2c0 f4e4 f3e3 e4f4 f0e0 f5g5 e3e2 g5c5 h9h4 c5g5 h4h1 g5a5 h1e1 e9d9 e2e4 a5a0 c0a2 d9d8 e0f0 a0d0 e1g1 d0d6 e4d4 d6f6 g1f1 f4e4 f1d1 d8e8 d1e1 e4f4 f0e0 f4f3 d4e4 e8f8 e4f4 f6e6 e1a1 f3e3 a1e1 e3d3 e1f1 f8e8 f1h1 d3e3 f4e4 e6i6 e4c4 i6e6 c4e4 e6b6 e4e6 i7g9 h1i1 g9i7 i1i5 b6b1 i5e5 e8f8 e5h5 b1b8 h5b5 b8c8 b5b8 c8c9 e6e8 f8f7 b8b7 c9c1 e8e7 f7f8 e7e9 f8e8 b7h7 i7g9 h7e7 c1c0 e0d0 c0b0 e7b7 b0b3 d0e0 g9e7 b7b6 e8d8 e0f0 d8e8 b6e6 e8d8 e6f6 b3b9 a2c0 b9b0 f0f1 e7c5 e9c9 b0b2 c9b9 b2i2 f6f9 i2i9 f9f3",
+        pikafish: "draw move-limit 117",
+        standard: "draw move-limit 104",
+    },
+    Ending {
+        article: "4.2.4, 23.3 (Pikafish's count: the ply of an eleventh check)",
+        name: "the limit reached on the ply of a check past ten, before its answer",
+        fen: "3a1a3/n3k4/b7b/p1p3c2/P7p/2P3c2/8P/3KCN3/4A4/5p3 w - - 26 61",
+        moves: "f2e4 e8f8 e4g5 g4g2 e1f2 d9e8 g5e6 f8f7 e6d8 i5i4 d8e6 f0e0 e6d8 e0f0 d8e6 g2g5 e2e0 g5g2 f2e1 g6f6 e0b0 f6f2 d2d1 g2g1 e1d0 f2f1 d1d2 e8d7 a5b5 a6a5 e6g5 f7f8 g5e6 f8e8 e6g7 e8e7 g7f5 e7e8 f5g7 e8e9 b0b3 g1g0 b3b4 g0g3 g7h9 f1i1 b4b1 i1d1 b1b2 a5a4 b2a2 i7g5 d0e1 f0g0 h9g7 g3c3 g7f5 d1c1 f5e3 f9e8 a2b2 e8f9 e1f2 c3a3 e3c2 c1i1 b2b1 a3a2 c2d4 i1i2 f2e1 e9e8 e1f0 g5i7 d4f5 e8f8 b1f1 f8e8 f5g7 e8f8 g7f5 i2f2 f5g3 f2h2 g3f5 f8e8 f5g7 e8d8 g7e6 d8d9 e6f8 f9e8 f1f3 h2h6 f3d3 h6d6 d3h3 a7c5 d2d1 a2d2 d1e1 d6e6 e1e0 d2e2 h3e3 e2g2 e3d3 e6d6 d3d1",
+        pikafish: "draw move-limit 109",
+        standard: "draw move-limit 106",
+    },
+    Ending {
+        article: "Pikafish: insufficient material (no attacking force)",
+        name: "the general takes the last chariot: advisors and an elephant remain",
+        fen: "3k1a3/2R6/b4a3/9/9/9/9/9/9/4K4 w - - 0 1",
+        moves: "c8d8 d9d8",
+        pikafish: "draw insufficient-material 2",
+        standard: "none",
+    },
+    Ending {
+        article: "Pikafish: insufficient material (a lone cannon, the mate test)",
+        name: "cannon and elephant against one advisor, no move leaves Black without a reply",
+        fen: "3k5/7C1/5a3/9/2b6/9/9/9/1R7/2B1K4 w - - 0 1",
+        moves: "b1b9 d9d8 b9d9 d8d9",
+        pikafish: "draw insufficient-material 4",
+        standard: "none",
+    },
+    Ending {
+        article: "Pikafish: insufficient material (a lone cannon, the mate test)",
+        name: "cannon against two advisors: no draw while Red has a move that leaves Black none",
+        fen: "9/3ka4/3a5/9/9/9/9/4K4/6C2/9 w - - 0 1",
+        moves: "e2e1",
+        pikafish: "draw insufficient-material 1",
+        standard: "none",
+    },
+];
+
 fn outcome(case: &Case, rules: &str) -> (String, String) {
     judged(case.name, case.fen, case.moves, rules)
 }
@@ -924,4 +1034,43 @@ fn asian_code_agrees_with_fairy_stockfish_but_for_the_listed_cases() {
             case.name
         );
     }
+}
+
+/// The first ending of `moves` played from `fen` under the preset string
+/// `rules`: `<result> <reason> <ply>`, or `none`.
+fn first_ending(fen: &str, moves: &str, rules: &str) -> String {
+    let rules: RuleSet = rules.parse().unwrap();
+    let mut game = Game::new(Position::from_fen(fen).unwrap(), rules);
+    for m in moves.split_whitespace() {
+        if game.outcome().is_some() {
+            break;
+        }
+        game.play(Move::parse_coords(m).unwrap()).unwrap();
+    }
+    game.outcome().map_or("none".to_string(), |o| {
+        format!("{} {} {}", o.result, o.reason, o.ply)
+    })
+}
+
+#[test]
+fn endings_other_than_repetition_under_the_pikafish_code_are_pikafish_s() {
+    let mut failures = Vec::new();
+    for e in ENDINGS {
+        for (rules, want) in [("pikafish", e.pikafish), ("standard", e.standard)] {
+            let got = first_ending(e.fen, e.moves, rules);
+            if got != want {
+                failures.push(format!(
+                    "{} (art. {}), {rules}: got {got}, want {want}",
+                    e.name, e.article
+                ));
+            }
+        }
+        let plies = e.moves.split_whitespace().count().to_string();
+        assert!(
+            e.pikafish.ends_with(&plies),
+            "{}: moves end at Pikafish's ending",
+            e.name
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

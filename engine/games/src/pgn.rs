@@ -166,6 +166,7 @@ pub fn ending_words(outcome: &Outcome) -> String {
         (Reason::MutualPerpetual, _) => "Draw by mutual perpetual attack".to_owned(),
         (Reason::Repetition, _) => "Draw by repetition".to_owned(),
         (Reason::MoveLimit, _) => "Draw by the move limit".to_owned(),
+        (Reason::InsufficientMaterial, _) => "Draw by insufficient material".to_owned(),
         (Reason::Adjudication, None) => "Draw by adjudication".to_owned(),
         (Reason::Adjudication, Some(w)) => format!("{} wins by adjudication", side_title(w)),
         (Reason::TimeForfeit, _) => format!("{loser} loses on time"),

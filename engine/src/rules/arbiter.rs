@@ -4,8 +4,9 @@ use std::fmt;
 
 use thiserror::Error;
 
+use crate::rules::material_draw::{MaterialDraw, leaves_no_reply, material_draw};
 use crate::rules::repetition::{Nature, PlyEntry, Verdict, classify_span, find_cycle, verdict};
-use crate::rules::{RuleSet, Stalemate};
+use crate::rules::{Code, RuleSet, Stalemate};
 use crate::{Color, Move, Piece, Position};
 
 /// Who won.
@@ -51,7 +52,7 @@ impl fmt::Display for GameResult {
 }
 
 /// Why a game ended: the one list for the arbiter, the game runner and reports.
-/// The arbiter gives the first eight; the last four are the runner's to give.
+/// The arbiter gives the first nine; the last four are the runner's to give.
 /// [`Reason::token`] is the stable lowercase kebab-case name used in output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reason {
@@ -76,6 +77,9 @@ pub enum Reason {
     Repetition,
     /// The natural move limit (art. 4.2.4): a draw.
     MoveLimit,
+    /// Too little material for either side to win, as Pikafish's rules judge it
+    /// (`pikafish` code only; engine/PIKAFISH_RULES.md §6): a draw.
+    InsufficientMaterial,
     /// The game runner adjudicated the result (score or tablebase rules).
     Adjudication,
     /// A side ran out of time.
@@ -88,7 +92,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in declaration order.
-    pub const ALL: [Reason; 12] = [
+    pub const ALL: [Reason; 13] = [
         Reason::Checkmate,
         Reason::Stalemate,
         Reason::PerpetualCheck,
@@ -97,6 +101,7 @@ impl Reason {
         Reason::MutualPerpetual,
         Reason::Repetition,
         Reason::MoveLimit,
+        Reason::InsufficientMaterial,
         Reason::Adjudication,
         Reason::TimeForfeit,
         Reason::IllegalMove,
@@ -105,8 +110,8 @@ impl Reason {
 
     /// The lowercase kebab-case name: `checkmate`, `stalemate`, `perpetual-check`,
     /// `perpetual-chase`, `perpetual-check-and-chase`, `mutual-perpetual`,
-    /// `repetition`, `move-limit`, `adjudication`, `time-forfeit`, `illegal-move`,
-    /// `resignation`.
+    /// `repetition`, `move-limit`, `insufficient-material`, `adjudication`,
+    /// `time-forfeit`, `illegal-move`, `resignation`.
     pub fn token(self) -> &'static str {
         match self {
             Reason::Checkmate => "checkmate",
@@ -117,6 +122,7 @@ impl Reason {
             Reason::MutualPerpetual => "mutual-perpetual",
             Reason::Repetition => "repetition",
             Reason::MoveLimit => "move-limit",
+            Reason::InsufficientMaterial => "insufficient-material",
             Reason::Adjudication => "adjudication",
             Reason::TimeForfeit => "time-forfeit",
             Reason::IllegalMove => "illegal-move",
@@ -287,8 +293,12 @@ impl Game {
     }
 
     /// Whether the current position ends the game, in order: no legal move, then
-    /// repetition, then the natural move limit. Records the natures of a judged
-    /// repetition's moves.
+    /// repetition, then the natural move limit; under the Pikafish code also
+    /// insufficient material, in the order of Pikafish's `rule_judge`, which
+    /// its search calls before it looks for moves: a draw at once first (the
+    /// material changes only by a capture, so no repetition or limit can come
+    /// before it), a draw unless a mate in one last. Records the natures of a
+    /// judged repetition's moves.
     fn judge(&mut self) -> Option<Outcome> {
         let ply = self.records.len();
         let to_move = self.pos.side_to_move();
@@ -299,6 +309,14 @@ impl Game {
                 ply,
             })
         };
+        let material = if self.rules.code == Code::Pikafish {
+            material_draw(&self.pos)
+        } else {
+            MaterialDraw::No
+        };
+        if material == MaterialDraw::Direct {
+            return ended(GameResult::Draw, Reason::InsufficientMaterial);
+        }
         if !self.pos.has_legal_move() {
             return if self.pos.in_check() {
                 ended(GameResult::win_for(!to_move), Reason::Checkmate)
@@ -324,20 +342,15 @@ impl Game {
                 Verdict::SideToMoveLoses(r) => ended(GameResult::win_for(!to_move), r),
             };
         }
-        let mut checks = [0u32; 2];
-        for (i, r) in self.records.iter().enumerate().skip(ply - clock.min(ply)) {
-            let mover = if i % 2 == 0 {
-                self.start.side_to_move()
-            } else {
-                !self.start.side_to_move()
-            };
-            checks[mover.index()] += u32::from(r.check);
-        }
+        let checks = self.records[ply - clock.min(ply)..].iter().map(|r| r.check);
         if self
             .rules
             .move_limit_reached(self.pos.halfmove_clock(), checks)
         {
             return ended(GameResult::Draw, Reason::MoveLimit);
+        }
+        if material == MaterialDraw::UnlessMateInOne && !leaves_no_reply(&mut self.pos) {
+            return ended(GameResult::Draw, Reason::InsufficientMaterial);
         }
         None
     }

@@ -21,7 +21,11 @@
 //! Under the Chinese code a side also threatens a target it wins by a check and
 //! then a capture (art. 29.1, "通过连续照将吃子"; one check, see [`CHECKS_BEFORE_CAPTURE`]):
 //! a quiet checking move after every reply to which some piece wins the target as
-//! above, the mate test included. No check is set aside after the reply: a reply
+//! above, the mate test included, but for the offer to exchange: the checking
+//! side moves first and takes first, so an equal target that could take back
+//! offers no exchange after the reply. The target is followed through the reply: a
+//! target that blocks the check (or takes the checking piece) is won where it
+//! went. No check is set aside after the reply: a reply
 //! that checks back must be answered, so only a capture that answers it counts.
 //! Such a threat is keyed by the checking piece, over all its checking moves; it is
 //! *minor* when after some reply only the general or a soldier wins the target.
@@ -179,10 +183,19 @@ fn threatens(pos: &Position, a: Square, t: Square, standing: Bitboard) -> bool {
     let (Some(attacker), Some(target)) = (pos.piece_at(a), pos.piece_at(t)) else {
         return false;
     };
-    let occ = pos.occupied();
+    wins(pos, a, t, standing) && !offers_exchange(pos, a, attacker, t, target, standing)
+}
+
+/// Whether the piece on `a`, its side to move, wins the enemy piece on `t`: a
+/// target of material value, a legal capture, an exchange that gains; the
+/// conditions of [`threatens`] but the offer to exchange, which needs the
+/// target's side to move first.
+fn wins(pos: &Position, a: Square, t: Square, standing: Bitboard) -> bool {
+    let (Some(attacker), Some(target)) = (pos.piece_at(a), pos.piece_at(t)) else {
+        return false;
+    };
     is_chase_target(target, t)
-        && capture_is_safe(pos, attacker.color(), a, t, occ, standing)
-        && !offers_exchange(pos, a, attacker, t, target, standing)
+        && capture_is_safe(pos, attacker.color(), a, t, pos.occupied(), standing)
         && see(pos, a, t, standing) > 0
 }
 
@@ -271,7 +284,9 @@ fn threats_through_checks(pos: &mut Position) -> ThroughChecks {
 /// The targets among `candidates` that `by` wins after every one of `replies`
 /// (legal in `pos`, the other side to move), and those of them that a piece
 /// other than the general or a soldier wins after every reply, as [`winners`]
-/// finds them. `pos` is left as it was.
+/// finds them; a target that a reply moves (to block the check, say) is
+/// followed to its new point. Both sets name the targets by their points in
+/// `pos`. `pos` is left as it was.
 fn won_after_every_reply(
     pos: &mut Position,
     by: Color,
@@ -281,11 +296,15 @@ fn won_after_every_reply(
 ) -> (Bitboard, Bitboard) {
     let (mut targets, mut major) = (candidates, candidates);
     for &reply in replies {
+        // A target that answers the check itself (blocks it, steps onto the
+        // line or takes the checking piece) is looked for where it went.
+        let moved = targets.contains(reply.from());
         let undo = pos.make(reply);
-        let (here, here_major) = winners(pos, by, targets, exact);
+        let (here, here_major) = winners(pos, by, follow(targets, reply), exact);
         pos.unmake(undo);
-        targets &= here;
-        major &= here_major;
+        let back = |won: Bitboard| if moved { follow_back(won, reply) } else { won };
+        targets &= back(here);
+        major &= back(here_major);
         if targets.is_empty() {
             break;
         }
@@ -293,8 +312,28 @@ fn won_after_every_reply(
     (targets, major & targets)
 }
 
+/// `set` with the piece on `mv`'s origin, if in it, moved to its target: a
+/// chased piece followed as it moves.
+pub(crate) fn follow(mut set: Bitboard, mv: Move) -> Bitboard {
+    if set.contains(mv.from()) {
+        set.remove(mv.from());
+        set.insert(mv.to());
+    }
+    set
+}
+
+/// `set` with the piece on `mv`'s target, if in it, back on its origin.
+fn follow_back(mut set: Bitboard, mv: Move) -> Bitboard {
+    if set.contains(mv.to()) {
+        set.remove(mv.to());
+        set.insert(mv.from());
+    }
+    set
+}
+
 /// The enemy pieces among `targets` that `by` (to move in `pos`) may win at once:
-/// some piece of `by` threatens the target with no check set aside, and, when
+/// some piece of `by` wins the target ([`wins`], no offer to exchange: `by`
+/// moves first) with no check set aside, and, when
 /// `exact`, its capture does not let the other side mate at once; then also
 /// the targets some piece other than the general or a soldier wins so. Without
 /// `exact` the first set is a superset of the exact one, found without the mate
@@ -307,9 +346,11 @@ fn winners(pos: &Position, by: Color, targets: Bitboard, exact: bool) -> (Bitboa
         if pos.piece_at(t).is_none_or(|p| p.color() == by) {
             continue;
         }
+        // `by` is to move: it takes first, so an equal target that could take
+        // back offers no exchange here (兑 needs the target's side to move).
         let wins = |mut attackers: Bitboard| {
             Iterator::any(&mut attackers, |a| {
-                threatens(pos, a, t, Bitboard::EMPTY) && !(exact && capture_gets_mated(pos, a, t))
+                wins(pos, a, t, Bitboard::EMPTY) && !(exact && capture_gets_mated(pos, a, t))
             })
         };
         let attackers = pos.attackers_to(t, by, occ);

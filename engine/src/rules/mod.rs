@@ -11,6 +11,8 @@
 //! - [`chase`]: which pieces a move chases (捉) under the Chinese and Asian codes;
 //! - [`pikafish`]: which pieces a move chases under the Pikafish code;
 //! - [`mate`]: mates by checks, for mate threats (杀);
+//! - [`material_draw`]: Pikafish's draws for insufficient material, for the
+//!   Pikafish code;
 //! - [`plain_draw`]: plain draws on material, for art. 27.3;
 //! - [`see`]: static exchange evaluation, for chase judgement;
 //! - [`replay`]: checking a game record against the rules ([`replay()`]).
@@ -26,6 +28,7 @@
 pub mod arbiter;
 pub mod chase;
 pub mod mate;
+pub mod material_draw;
 pub mod pikafish;
 pub mod plain_draw;
 pub mod repetition;

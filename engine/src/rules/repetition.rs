@@ -61,12 +61,12 @@
 //! With `perpetual_check_loses` off a check counts as idle; with `chase_rule` off
 //! chases and mate threats count as idle.
 
-use crate::rules::chase::{Chase, chased_by};
+use crate::rules::chase::{Chase, chased_by, follow};
 use crate::rules::mate::{mate_threat_stands, threatens_mate};
 use crate::rules::pikafish;
 use crate::rules::ruleset::Code;
 use crate::rules::{Reason, RuleSet};
-use crate::{Bitboard, Move, Position};
+use crate::{Move, Position};
 
 /// One ply of history, as repetition judgement needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
@@ -370,15 +370,6 @@ fn asian_conduct(plies: &[Ply], rules: &RuleSet) -> [Conduct; 2] {
     })
 }
 
-/// `set` with the piece on `mv`'s origin (if in it) moved to its target.
-fn follow(mut set: Bitboard, mv: Move) -> Bitboard {
-    if set.contains(mv.from()) {
-        set.remove(mv.from());
-        set.insert(mv.to());
-    }
-    set
-}
-
 /// The verdict given the conduct of the side to move and of the other side.
 fn decide(to_move: Conduct, mover: Conduct) -> Verdict {
     use Conduct::PerpetualCheck as Pc;
@@ -396,7 +387,7 @@ fn decide(to_move: Conduct, mover: Conduct) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Square;
+    use crate::{Bitboard, Square};
 
     fn nature(c: char) -> Nature {
         let target = Bitboard::from_square(Square::parse("e5").unwrap());

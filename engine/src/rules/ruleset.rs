@@ -335,24 +335,67 @@ impl RuleSet {
     }
 
     /// Whether the natural move limit draws after `plies` plies without a
-    /// capture, of which `checks[c]` were checks by `c` (indexed by
-    /// [`Color::index`]). Art. 23.3 counts at most [`COUNTED_CHECKS`] of the
-    /// claimant's checks toward the limit; an engine game has no claimant, so the
-    /// side with more checks is taken as the one counted against (the draw comes
-    /// only when either side could claim it), as the Asian rules read too.
-    /// Under the Pikafish code each side's checks beyond its tenth, and the
-    /// replies to them, do not count (engine/PIKAFISH_RULES.md §6).
-    pub fn move_limit_reached(&self, plies: u32, checks: [u32; 2]) -> bool {
+    /// capture. `checks` says, oldest first, whether each of the last
+    /// `checks.len()` of those plies gave check, the last being the move into the
+    /// current position; the plies before them (a start position's clock) count
+    /// as plies without a check.
+    ///
+    /// Art. 23.3 counts at most [`COUNTED_CHECKS`] of the claimant's checks
+    /// toward the limit; an engine game has no claimant, so under the Chinese and
+    /// Asian codes the side with more checks is taken as the one counted against
+    /// (the draw comes only when either side could claim it): two plies back for
+    /// each of its checks beyond the tenth. The Pikafish code counts as
+    /// Pikafish's `do_move` does (engine/PIKAFISH_RULES.md §6): a ply does not
+    /// count when it is its side's eleventh or later check, or when it answers a
+    /// check while the other side has given more than ten.
+    pub fn move_limit_reached<I>(&self, plies: u32, checks: I) -> bool
+    where
+        I: IntoIterator<Item = bool>,
+        I::IntoIter: ExactSizeIterator,
+    {
         let Some(limit) = self.move_limit_plies() else {
             return false;
         };
-        let [red, black] = checks.map(|c| c.saturating_sub(COUNTED_CHECKS));
-        let excess = match self.code {
-            Code::Chinese | Code::Asian => red.max(black),
-            Code::Pikafish => red + black,
+        // Checks only ever take plies off the count.
+        if plies < limit {
+            return false;
+        }
+        let checks = checks.into_iter();
+        let earlier = plies.saturating_sub(u32::try_from(checks.len()).unwrap_or(u32::MAX));
+        let counted = match self.code {
+            Code::Chinese | Code::Asian => {
+                let mut given = [0u32; 2];
+                for (i, check) in checks.enumerate() {
+                    given[i % 2] += u32::from(check);
+                }
+                let excess = given.map(|c| c.saturating_sub(COUNTED_CHECKS));
+                plies.saturating_sub(2 * excess[0].max(excess[1]))
+            }
+            Code::Pikafish => earlier.saturating_add(pikafish_counted_plies(checks)),
         };
-        plies.saturating_sub(2 * excess) >= limit
+        counted >= limit
     }
+}
+
+/// How many of the plies whose checks `checks` gives (oldest first, the first
+/// one after a capture or the start) Pikafish counts toward the natural limit:
+/// all but a side's checks beyond its tenth and, when the other side has given
+/// more than ten, the plies that answer its check (engine/PIKAFISH_RULES.md §6).
+fn pikafish_counted_plies(checks: impl Iterator<Item = bool>) -> u32 {
+    // Checks given since the first ply, by the side of even and of odd plies.
+    let mut given = [0u32; 2];
+    let mut counted = 0;
+    // Whether the mover is in check: the ply before gave check.
+    let mut answering = false;
+    for (i, check) in checks.enumerate() {
+        let (us, them) = (i % 2, 1 - i % 2);
+        given[us] += u32::from(check);
+        let uncounted =
+            (check && given[us] > COUNTED_CHECKS) || (answering && given[them] > COUNTED_CHECKS);
+        counted += u32::from(!uncounted);
+        answering = check;
+    }
+    counted
 }
 
 impl FromStr for RuleSet {
@@ -522,25 +565,59 @@ mod tests {
         assert!(RuleSet::from_toml("repetition_count = 1").is_err());
     }
 
+    /// Check flags of `plies` plies: the side of the first ply checks on the
+    /// plies of `first`, the other side on those of `second` (0-based).
+    fn checks(plies: usize, first: &[usize], second: &[usize]) -> Vec<bool> {
+        (0..plies)
+            .map(|i| {
+                let mine = if i % 2 == 0 { first } else { second };
+                mine.contains(&i)
+            })
+            .collect()
+    }
+
     #[test]
     fn move_limit_counts_ten_checks_of_a_side() {
         let r = RuleSet::STANDARD;
-        assert!(!r.move_limit_reached(119, [0, 0]));
-        assert!(r.move_limit_reached(120, [10, 10]));
-        assert!(!r.move_limit_reached(120, [11, 3]));
-        assert!(r.move_limit_reached(122, [3, 11]));
-        assert!(r.move_limit_reached(122, [11, 11]));
-        let pikafish: RuleSet = "pikafish".parse().unwrap();
-        assert!(pikafish.move_limit_reached(122, [3, 11]));
-        assert!(!pikafish.move_limit_reached(122, [11, 11]));
-        assert!(pikafish.move_limit_reached(124, [11, 11]));
-        assert!(!r.move_limit_reached(129, [15, 0]));
-        assert!(r.move_limit_reached(130, [15, 0]));
+        let evens = |n: usize| (0..n).map(|k| 2 * k).collect::<Vec<_>>();
+        let odds = |n: usize| (0..n).map(|k| 2 * k + 1).collect::<Vec<_>>();
+        assert!(!r.move_limit_reached(119, checks(119, &[], &[])));
+        assert!(r.move_limit_reached(120, checks(120, &evens(10), &odds(10))));
+        assert!(!r.move_limit_reached(120, checks(120, &evens(11), &odds(3))));
+        assert!(r.move_limit_reached(122, checks(122, &evens(3), &odds(11))));
+        assert!(r.move_limit_reached(122, checks(122, &evens(11), &odds(11))));
+        assert!(!r.move_limit_reached(129, checks(129, &evens(15), &[])));
+        assert!(r.move_limit_reached(130, checks(130, &evens(15), &[])));
+        // Plies before the known ones (a start position's clock) have no checks.
+        assert!(r.move_limit_reached(120, checks(20, &evens(10), &[])));
         let off = RuleSet {
             move_limit: 0,
             ..RuleSet::STANDARD
         };
-        assert!(!off.move_limit_reached(1000, [0, 0]));
+        assert!(!off.move_limit_reached(1000, checks(0, &[], &[])));
+    }
+
+    #[test]
+    fn pikafish_counts_the_plies_its_do_move_counts() {
+        // An eleventh check and its answer do not count.
+        let plies = |first: &[usize], second: &[usize], n: usize| {
+            pikafish_counted_plies(checks(n, first, second).into_iter())
+        };
+        let evens = |n: usize| (0..n).map(|k| 2 * k).collect::<Vec<_>>();
+        assert_eq!(plies(&evens(11), &[], 22), 20);
+        // ... but the answer does count while the checking side has given ten.
+        assert_eq!(plies(&evens(10), &[], 20), 20);
+        // The ply of an eleventh check, before its answer: one ply off.
+        assert_eq!(plies(&evens(11), &[], 21), 20);
+        // Both sides past ten, each check answering a check: the three checks
+        // past ten are off, and only the quiet answer to the last one besides:
+        // four plies, not two for each check past ten (six).
+        let red = [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22];
+        let black = [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21];
+        assert_eq!(plies(&red, &black, 24), 24 - 4);
+        let pikafish: RuleSet = "pikafish".parse().unwrap();
+        assert!(pikafish.move_limit_reached(124, checks(24, &red, &black)));
+        assert!(!pikafish.move_limit_reached(123, checks(24, &red, &black)));
     }
 
     #[test]

@@ -367,7 +367,8 @@ impl Worker<'_> {
     }
 
     /// The rule-based outcome of the current node, if the game would be over here
-    /// by repetition or by the natural move limit.
+    /// by repetition, by the natural move limit or (Pikafish code) for
+    /// insufficient material.
     fn rule_outcome(&self, pos: &Position, ply: usize) -> Option<Score> {
         let now = self.line.len() - 1;
         let floor = self.null_floor.last().copied().unwrap_or(0);
@@ -380,6 +381,9 @@ impl Worker<'_> {
             if pos.in_check() && !pos.has_legal_move() {
                 return Some(-MATE + ply as Score);
             }
+            return Some(self.rules.draw_score(pos.side_to_move()));
+        }
+        if repetition::material_drawn(pos, self.rules) {
             return Some(self.rules.draw_score(pos.side_to_move()));
         }
         None

@@ -1,4 +1,5 @@
-//! Scoring repeated positions and the other rule-based draws inside the search.
+//! Scoring repeated positions and the other rule-based draws inside the search
+//! (the natural limit, and Pikafish's material draws under its code).
 //!
 //! The search keeps one [`HistoryEntry`] per position on the current line (game
 //! positions before the root, then the tree), each with the move that led to it.
@@ -12,7 +13,8 @@
 //! position (the cycle's first one) and classifies every move exactly, as the
 //! arbiter does.
 
-use crate::rules::{PlyEntry, RuleSet, Stalemate, Verdict, judge_cycle};
+use crate::rules::material_draw::{MaterialDraw, leaves_no_reply, material_draw};
+use crate::rules::{Code, PlyEntry, RuleSet, Stalemate, Verdict, judge_cycle};
 use crate::{Color, Move, Position};
 
 use super::{MATE_BOUND, Score};
@@ -175,7 +177,8 @@ fn verdict(cycle: &[HistoryEntry], pos: &Position, rules: &SearchRules) -> Score
 
 /// Whether the natural move limit draws at the last entry of `line`, the
 /// current position `pos`, counting the checks of the last `reversible` plies
-/// (art. 23.3: at most ten of a side's checks count).
+/// as the rule set's code does (art. 23.3: at most ten of a side's checks
+/// count; [`RuleSet::move_limit_reached`]).
 pub fn move_limit_reached(
     line: &[HistoryEntry],
     reversible: usize,
@@ -186,17 +189,24 @@ pub fn move_limit_reached(
     if plies < rules.natural_limit_plies() {
         return false;
     }
-    let mut checks = [0u32; 2];
-    for (back, e) in line.iter().rev().take(reversible).enumerate() {
-        // The move into the current position was the side not to move's.
-        let mover = if back % 2 == 0 {
-            !pos.side_to_move()
-        } else {
-            pos.side_to_move()
-        };
-        checks[mover.index()] += u32::from(e.gave_check);
+    let known = &line[line.len() - reversible.min(line.len())..];
+    rules
+        .rules
+        .move_limit_reached(plies, known.iter().map(|e| e.gave_check))
+}
+
+/// Whether `pos` is drawn for insufficient material: under the Pikafish code
+/// only, as Pikafish's `rule_judge` declares it (engine/PIKAFISH_RULES.md §6).
+/// A position without a legal move is left to the search (mated, as there).
+pub fn material_drawn(pos: &Position, rules: &SearchRules) -> bool {
+    if rules.rules.code != Code::Pikafish {
+        return false;
     }
-    rules.rules.move_limit_reached(plies, checks)
+    match material_draw(pos) {
+        MaterialDraw::No => false,
+        MaterialDraw::Direct => true,
+        MaterialDraw::UnlessMateInOne => pos.has_legal_move() && !leaves_no_reply(&mut pos.clone()),
+    }
 }
 
 #[cfg(test)]
