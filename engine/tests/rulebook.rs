@@ -635,6 +635,22 @@ const CASES: &[Case] = &[
         fairy_stockfish: "draw",
         natures: Some(("idle,chase:d5,idle,check", "idle,idle,idle,check")),
     },
+    Case {
+        article: "28.2 (连续照将，将死对方), 26.3",
+        name: "a mate threat of five checks against a perpetual chase: both forbidden",
+        fen: "2baka3/9/3r4b/8C/P3pN3/2R6/3c4P/1p6N/2nKA4/2B2A3 b - - 21 34",
+        // Red chases with every move; Black's d5d7 leaves it a mate by five
+        // checks (four are not enough), so Black has no idle move either.
+        moves: "d7d5 c4b4 d5d7 b4c4 d7d5 c4b4 d5d7 b4c4",
+        chinese: "draw mutual-perpetual",
+        asian: "draw repetition",
+        pikafish: "draw repetition",
+        fairy_stockfish: "draw",
+        natures: Some((
+            "chase:a5,chase:b2,mate-threat,chase:c1+c9",
+            "chase:a5,chase:b2,idle,chase:c1+c9",
+        )),
+    },
 ];
 
 /// A cycle whose verdict under the Chinese code depends on one of the open

@@ -43,9 +43,11 @@ from Pikafish's `Position::rule_judge`):
 CMD reads `fen | moves` lines on stdin and answers one line each, starting
 with `win`, `loss` or `draw` for the side to move after the last move (a
 reason may follow after a colon, then free text), or anything else for no
-verdict. The agreement of `chinese`, `asian` and `pikafish` with it is printed
+verdict; `early <verdict>:<branch> ply <n>` when the game ends before the last
+move. The agreement of `chinese`, `asian` and `pikafish` with it is printed
 by the judge's reason, every cycle on which `pikafish` differs from it is
-listed, and `--write-judged` freezes a sample as
+listed (the cycles it ends early by result, reason and ply), and
+`--write-judged` freezes a sample as
 `fen | moves | chinese | asian | judge | judge's detail` lines. Without
 `--judge` nothing changes.
 """
@@ -54,6 +56,7 @@ import argparse
 import collections
 import json
 import random
+import re
 import subprocess
 import sys
 
@@ -423,6 +426,23 @@ def parse_ours(line, fen):
     return v, reason, natures
 
 
+ENDING = re.compile(r"result: (red|black|draw) reason: ([a-z-]+) ply: (\d+)")
+
+
+def first_ending(line, fen):
+    """(win|loss|draw for the side to move then, reason, ply) of the first ending an
+    answer line names, also when it comes before the last move (the error for a move
+    after the end names it); None when the game does not end."""
+    m = ENDING.search(line)
+    if not m:
+        return None
+    result, reason, ply = m.group(1), m.group(2), int(m.group(3))
+    stm_start = side_of(fen)
+    stm = stm_start if ply % 2 == 0 else ("b" if stm_start == "w" else "w")
+    v = "draw" if result == "draw" else "win" if (result == "red") == (stm == "w") else "loss"
+    return v, reason, ply
+
+
 def point(sq):
     return (ord(sq[0]) - 97, int(sq[1]))
 
@@ -610,6 +630,18 @@ def external_judge(command, cases):
     return verdicts
 
 
+def judge_early(detail):
+    """(verdict, branch, ply) of an external judge's `early <verdict>:<branch> ply <n>`
+    answer, or None."""
+    m = re.match(r"early (win|loss|draw):([a-z-]+) ply (\d+)", detail or "")
+    return (m.group(1), m.group(2), int(m.group(3))) if m else None
+
+
+# A judge's reasons for endings outside a repetition, as our reason tokens.
+JUDGE_ENDINGS = {"move-limit": "move-limit", "insufficient-material": "insufficient-material",
+                 "checkmate": "checkmate", "stalemate": "stalemate"}
+
+
 def judged_sample(cases, name, size, seed):
     """A fixed sample for --write-judged: every cycle the judge finds decisive or on
     which it differs from `asian`; then half the room for cycles on which it differs
@@ -650,6 +682,17 @@ def summarise_judge(args, cases):
     for c in differ:
         print(f"pikafish differs: {c['fen']} | {' '.join(c['moves'])} | "
               f"{c['pikafish'][0]}:{c['pikafish'][1]} | {name} {c['judge'][0]}:{c['judge'][1]}")
+    # Cycles the judge ends before their last move (a material draw, say): the
+    # pikafish code must end them at the same ply, with the same result and reason.
+    early = [(c, judge_early(c["judge"][2])) for c in cases if judge_early(c["judge"][2])]
+    same = [c for c, e in early
+            if c.get("pikafish_end") == (e[0], JUDGE_ENDINGS.get(e[1], e[1]), e[2])]
+    print(f"{name} ends {len(early)} cycles before their last move; "
+          f"code pikafish ends {len(same)} of them alike (result, reason, ply)")
+    for c, e in early:
+        if c not in same:
+            print(f"pikafish ends differently: {c['fen']} | {' '.join(c['moves'])} | "
+                  f"{c.get('pikafish_end')} | {name} {e}")
     if args.write_judged:
         pick = judged_sample(judged, name, args.judged_sample, args.seed)
         agree = {code: sum(c[code][0] == c["judge"][0] for c in pick) for code in ("chinese", "asian")}
@@ -734,6 +777,8 @@ def summarise(args, cases, positions):
     for rules, code in (("standard", "chinese"), ("asian", "asian"), ("pikafish", "pikafish")):
         for c, line in zip(cases, ours(args.engine, rules, games)):
             c[code] = parse_ours(line, c["fen"])
+            if code == "pikafish":
+                c["pikafish_end"] = first_ending(line, c["fen"])
     if args.judge:
         for c, v in zip(cases, external_judge(args.judge, cases)):
             c["judge"] = v

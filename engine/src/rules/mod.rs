@@ -20,7 +20,7 @@
 //! Interpretations (engine/RULES.md §5 gives each next to its article):
 //! - perpetual check is judged exactly; chases with a static exchange evaluation
 //!   on legal captures, threats through one check, and a mate-in-one test;
-//!   mate threats up to [`mate::MATE_THREAT_CHECKS`] checks within a budget of
+//!   mate threats by checks of any number, exact within a budget of
 //!   [`mate::MATE_SEARCH_NODES`] moves;
 //! - a forbidden side loses at the first judged repetition (the rules make it vary
 //!   first, art. 24.3).
