@@ -10,7 +10,7 @@
 use std::time::Instant;
 
 use xq_engine::rules::repetition::classify;
-use xq_engine::rules::{PlyEntry, judge_cycle};
+use xq_engine::rules::{MateMemo, PlyEntry, judge_cycle};
 use xq_engine::{Move, Position, RuleSet};
 
 struct Cycle {
@@ -74,7 +74,14 @@ fn main() {
             let mut judged = 0;
             for c in &cycles {
                 judged += usize::from(
-                    judge_cycle(std::hint::black_box(&c.stack), 3, &rules, &c.pos).is_some(),
+                    judge_cycle(
+                        std::hint::black_box(&c.stack),
+                        3,
+                        &rules,
+                        &c.pos,
+                        &mut MateMemo::default(),
+                    )
+                    .is_some(),
                 );
             }
             assert_eq!(judged, cycles.len(), "every cycle is judged");
@@ -87,7 +94,14 @@ fn main() {
             .map(|(i, c)| {
                 let (us, _) = best_of_three(|| {
                     usize::from(
-                        judge_cycle(std::hint::black_box(&c.stack), 3, &rules, &c.pos).is_some(),
+                        judge_cycle(
+                            std::hint::black_box(&c.stack),
+                            3,
+                            &rules,
+                            &c.pos,
+                            &mut MateMemo::default(),
+                        )
+                        .is_some(),
                     )
                 });
                 (us, i)
@@ -99,7 +113,7 @@ fn main() {
             for c in &cycles {
                 let mut pos = c.start.clone();
                 for &mv in &c.moves {
-                    std::hint::black_box(classify(&mut pos, mv, &rules));
+                    std::hint::black_box(classify(&mut pos, mv, &rules, &mut MateMemo::default()));
                     pos.make(mv);
                     n += 1;
                 }

@@ -7,8 +7,8 @@
 
 mod common;
 
-use xq_engine::rules::RuleSet;
 use xq_engine::rules::repetition::classify;
+use xq_engine::rules::{MateMemo, RuleSet};
 use xq_engine::{Move, Position};
 
 struct Line<'a> {
@@ -67,7 +67,7 @@ fn natures(line: &Line) -> Vec<String> {
     line.moves
         .iter()
         .map(|&m| {
-            let n = classify(&mut pos, m, &rules);
+            let n = classify(&mut pos, m, &rules, &mut MateMemo::default());
             pos.make(m);
             if n.check {
                 "check".to_string()

@@ -4,6 +4,7 @@ use std::fmt;
 
 use thiserror::Error;
 
+use crate::rules::mate::MateMemo;
 use crate::rules::material_draw::{MaterialDraw, leaves_no_reply, material_draw};
 use crate::rules::repetition::{Nature, PlyEntry, Verdict, classify_span, find_cycle, verdict};
 use crate::rules::{Code, RuleSet, Stalemate};
@@ -331,7 +332,12 @@ impl Game {
         let start = self.stack.len() - 1 - clock.min(ply);
         let since_capture = &self.stack[start..];
         if let Some(first) = find_cycle(since_capture, self.rules.repetition_count) {
-            let plies = classify_span(&self.pos, &since_capture[first + 1..], &self.rules);
+            let plies = classify_span(
+                &self.pos,
+                &since_capture[first + 1..],
+                &self.rules,
+                &mut MateMemo::default(),
+            );
             let first_record = start + first;
             for (record, p) in self.records[first_record..].iter_mut().zip(&plies) {
                 record.judged = Some(p.nature);

@@ -14,7 +14,7 @@
 //! stack.last()  = the current position
 //! ```
 //!
-//! [`judge_cycle`]`(&stack, occurrences, &rules, &pos)` answers: has the current
+//! [`judge_cycle`]`(&stack, occurrences, &rules, &pos, &mut memo)` answers: has the current
 //! position `pos` occurred `occurrences` times (counting this one) among the
 //! positions with the same side to move, and if so, what is the verdict, as a
 //! [`Verdict`] relative to the side to move. The arbiter passes
@@ -62,7 +62,7 @@
 //! chases and mate threats count as idle.
 
 use crate::rules::chase::{Chase, chased_by, follow};
-use crate::rules::mate::{mate_threat_stands, threatens_mate};
+use crate::rules::mate::{MateMemo, mate_threat_stands, threatens_mate};
 use crate::rules::pikafish;
 use crate::rules::ruleset::Code;
 use crate::rules::{Reason, RuleSet};
@@ -124,8 +124,9 @@ impl Nature {
     }
 }
 
-/// Classifies `mv` (legal in `pos`) under `rules`. `pos` is left as it was.
-pub fn classify(pos: &mut Position, mv: Move, rules: &RuleSet) -> Nature {
+/// Classifies `mv` (legal in `pos`) under `rules`, the mate-threat tests
+/// answered from `memo` where they were made before. `pos` is left as it was.
+pub fn classify(pos: &mut Position, mv: Move, rules: &RuleSet, memo: &mut MateMemo) -> Nature {
     let check = pos.gives_check(mv);
     let mut nature = Nature {
         check,
@@ -145,8 +146,8 @@ pub fn classify(pos: &mut Position, mv: Move, rules: &RuleSet) -> Nature {
     nature.mate_threat = chinese
         && !check
         && nature.chase.major.is_empty()
-        && threatens_mate(pos, mv)
-        && !(rules.new_mate_threats && mate_threat_stands(pos));
+        && threatens_mate(pos, mv, memo)
+        && !(rules.new_mate_threats && mate_threat_stands(pos, memo));
     nature
 }
 
@@ -228,11 +229,17 @@ pub fn find_cycle(stack: &[PlyEntry], occurrences: u32) -> Option<usize> {
 }
 
 /// Classifies the moves of `span` (the entries after a cycle's first position)
-/// by replaying them from `pos`, the position the span starts from (and ends in).
-/// A move that is missing or does not replay, and every move after it, keeps
-/// only its check flag. A move the span plays again from the same position
-/// (a cycle repeated) is classified once: its nature depends on nothing else.
-pub fn classify_span(pos: &Position, span: &[PlyEntry], rules: &RuleSet) -> Vec<Ply> {
+/// by replaying them from `pos`, the position the span starts from (and ends in),
+/// with `memo` for the mate-threat tests. A move that is missing or does not
+/// replay, and every move after it, keeps only its check flag. A move the span
+/// plays again from the same position (a cycle repeated) is classified once:
+/// its nature depends on nothing else.
+pub fn classify_span(
+    pos: &Position,
+    span: &[PlyEntry],
+    rules: &RuleSet,
+    memo: &mut MateMemo,
+) -> Vec<Ply> {
     let mut replay = Some(pos.clone());
     let mut seen: Vec<(u64, Move, Nature)> = Vec::with_capacity(span.len());
     span.iter()
@@ -243,7 +250,7 @@ pub fn classify_span(pos: &Position, span: &[PlyEntry], rules: &RuleSet) -> Vec<
                     let nature = match seen.iter().find(|&&(h, m, _)| h == key && m == mv) {
                         Some(&(_, _, nature)) => nature,
                         None => {
-                            let nature = classify(p, mv, rules);
+                            let nature = classify(p, mv, rules, memo);
                             seen.push((key, mv, nature));
                             nature
                         }
@@ -266,16 +273,18 @@ pub fn classify_span(pos: &Position, span: &[PlyEntry], rules: &RuleSet) -> Vec<
 
 /// Judges the current position `pos` (`stack.last()`) if it is the
 /// `occurrences`-th occurrence of its position; `None` otherwise. See the module
-/// docs for the stack's layout and the verdict.
+/// docs for the stack's layout and the verdict; `memo` keeps the answers of the
+/// mate-threat tests for the next call.
 pub fn judge_cycle(
     stack: &[PlyEntry],
     occurrences: u32,
     rules: &RuleSet,
     pos: &Position,
+    memo: &mut MateMemo,
 ) -> Option<Verdict> {
     let first = find_cycle(stack, occurrences)?;
     Some(verdict(
-        &classify_span(pos, &stack[first + 1..], rules),
+        &classify_span(pos, &stack[first + 1..], rules, memo),
         rules,
     ))
 }

@@ -22,6 +22,7 @@ pub use repetition::{HistoryEntry, PERPETUAL_LOSS, SearchRules};
 
 use crate::eval::{Evaluator, Psq, see_value};
 use crate::params::Params;
+use crate::rules::MateMemo;
 use crate::{Color, Kind, Move, Position, Undo};
 use ordering::{History, Picker};
 use tt::{Bound, Tt};
@@ -104,6 +105,9 @@ pub struct Searcher {
     tt: Tt,
     history: History,
     killers: Vec<[Option<Move>; 2]>,
+    /// The mate-threat answers of in-tree repetition judgements (kept across
+    /// searches: an answer depends on its position alone).
+    mate_memo: MateMemo,
 }
 
 impl Default for Searcher {
@@ -120,6 +124,7 @@ impl Searcher {
             tt: Tt::new(hash_mb),
             history: History::default(),
             killers: vec![[None; 2]; MAX_PLY + 2],
+            mate_memo: MateMemo::default(),
         }
     }
 
@@ -170,6 +175,7 @@ impl Searcher {
             tt: &mut self.tt,
             history: &mut self.history,
             killers: &mut self.killers,
+            mate_memo: &mut self.mate_memo,
             params,
             rules,
             eval: Evaluator::new(params),
@@ -212,6 +218,7 @@ struct Worker<'a> {
     tt: &'a mut Tt,
     history: &'a mut History,
     killers: &'a mut [[Option<Move>; 2]],
+    mate_memo: &'a mut MateMemo,
     params: &'a Params,
     rules: &'a SearchRules,
     eval: Evaluator,
@@ -369,12 +376,18 @@ impl Worker<'_> {
     /// The rule-based outcome of the current node, if the game would be over here
     /// by repetition, by the natural move limit or (Pikafish code) for
     /// insufficient material.
-    fn rule_outcome(&self, pos: &Position, ply: usize) -> Option<Score> {
+    fn rule_outcome(&mut self, pos: &Position, ply: usize) -> Option<Score> {
         let now = self.line.len() - 1;
         let floor = self.null_floor.last().copied().unwrap_or(0);
         let reversible = (pos.halfmove_clock() as usize).min(now - floor);
-        if let Some(s) = repetition::judge(&self.line, self.root_index, reversible, pos, self.rules)
-        {
+        if let Some(s) = repetition::judge(
+            &self.line,
+            self.root_index,
+            reversible,
+            pos,
+            self.rules,
+            self.mate_memo,
+        ) {
             return Some(s);
         }
         if repetition::move_limit_reached(&self.line, reversible, pos, self.rules) {

@@ -14,7 +14,7 @@
 //! arbiter does.
 
 use crate::rules::material_draw::{MaterialDraw, leaves_no_reply, material_draw};
-use crate::rules::{Code, PlyEntry, RuleSet, Stalemate, Verdict, judge_cycle};
+use crate::rules::{Code, MateMemo, PlyEntry, RuleSet, Stalemate, Verdict, judge_cycle};
 use crate::{Color, Move, Position};
 
 use super::{MATE_BOUND, Score};
@@ -130,13 +130,15 @@ pub const PERPETUAL_LOSS: Score = MATE_BOUND - 2000;
 /// repetition count. `reversible` is how many plies back a repetition may lie
 /// (captures and null moves cut it). Returns `None` when the position is not
 /// judged a repetition, else the score for the side to move (cp; a draw, or
-/// ±[`PERPETUAL_LOSS`]).
+/// ±[`PERPETUAL_LOSS`]). `memo` keeps the answers of the mate-threat tests
+/// from one call to the next (the search judges the same cycles at many nodes).
 pub fn judge(
     line: &[HistoryEntry],
     root: usize,
     reversible: usize,
     pos: &Position,
     rules: &SearchRules,
+    memo: &mut MateMemo,
 ) -> Option<Score> {
     let now = line.len().checked_sub(1)?;
     let hash = line[now].hash;
@@ -150,7 +152,7 @@ pub fn judge(
         }
         occurrences += 1;
         if i >= root || occurrences >= rules.rules.repetition_count {
-            return Some(verdict(&line[i..=now], pos, rules));
+            return Some(verdict(&line[i..=now], pos, rules, memo));
         }
     }
     None
@@ -158,7 +160,12 @@ pub fn judge(
 
 /// The outcome of the cycle `cycle` (its first and last positions are the same,
 /// the last being `pos`), for the side to move in `pos`.
-fn verdict(cycle: &[HistoryEntry], pos: &Position, rules: &SearchRules) -> Score {
+fn verdict(
+    cycle: &[HistoryEntry],
+    pos: &Position,
+    rules: &SearchRules,
+    memo: &mut MateMemo,
+) -> Score {
     let stack: Vec<PlyEntry> = cycle
         .iter()
         .enumerate()
@@ -168,7 +175,7 @@ fn verdict(cycle: &[HistoryEntry], pos: &Position, rules: &SearchRules) -> Score
             mv: if i == 0 { None } else { e.mv },
         })
         .collect();
-    match judge_cycle(&stack, 2, &rules.rules, pos) {
+    match judge_cycle(&stack, 2, &rules.rules, pos, memo) {
         Some(Verdict::SideToMoveWins(_)) => PERPETUAL_LOSS,
         Some(Verdict::SideToMoveLoses(_)) => -PERPETUAL_LOSS,
         Some(Verdict::Draw(_)) | None => rules.draw_score(pos.side_to_move()),
@@ -239,26 +246,67 @@ mod tests {
         // indices 4 and 2 were the opponent's, into indices 3 and 1 `stm`'s.
         let them_check = line(&[(1, false), (2, false), (3, true), (4, false), (1, true)]);
         assert_eq!(
-            judge(&them_check, 0, 10, &to_move(Color::Red), &rules),
+            judge(
+                &them_check,
+                0,
+                10,
+                &to_move(Color::Red),
+                &rules,
+                &mut MateMemo::default()
+            ),
             Some(PERPETUAL_LOSS)
         );
         let us_check = line(&[(1, false), (2, true), (3, false), (4, true), (1, false)]);
         assert_eq!(
-            judge(&us_check, 0, 10, &to_move(Color::Red), &rules),
+            judge(
+                &us_check,
+                0,
+                10,
+                &to_move(Color::Red),
+                &rules,
+                &mut MateMemo::default()
+            ),
             Some(-PERPETUAL_LOSS)
         );
         let both = line(&[(1, false), (2, true), (3, true), (4, true), (1, true)]);
-        assert_eq!(judge(&both, 0, 10, &to_move(Color::Black), &rules), Some(0));
+        assert_eq!(
+            judge(
+                &both,
+                0,
+                10,
+                &to_move(Color::Black),
+                &rules,
+                &mut MateMemo::default()
+            ),
+            Some(0)
+        );
         let contempt = SearchRules {
             draw_value_red_cp: -40,
             ..rules
         };
         let quiet = line(&[(1, false), (2, false), (3, false), (4, false), (1, false)]);
         assert_eq!(
-            judge(&quiet, 0, 10, &to_move(Color::Black), &contempt),
+            judge(
+                &quiet,
+                0,
+                10,
+                &to_move(Color::Black),
+                &contempt,
+                &mut MateMemo::default()
+            ),
             Some(40)
         );
-        assert_eq!(judge(&quiet, 0, 3, &to_move(Color::Black), &contempt), None);
+        assert_eq!(
+            judge(
+                &quiet,
+                0,
+                3,
+                &to_move(Color::Black),
+                &contempt,
+                &mut MateMemo::default()
+            ),
+            None
+        );
     }
 
     #[test]
@@ -280,7 +328,17 @@ mod tests {
     fn game_history_needs_the_standard_count() {
         let rules = SearchRules::default();
         let once = line(&[(1, false), (2, false), (3, false), (4, false), (1, false)]);
-        assert_eq!(judge(&once, 4, 10, &to_move(Color::Red), &rules), None);
+        assert_eq!(
+            judge(
+                &once,
+                4,
+                10,
+                &to_move(Color::Red),
+                &rules,
+                &mut MateMemo::default()
+            ),
+            None
+        );
         let twice = line(&[
             (1, false),
             (2, false),
@@ -292,6 +350,16 @@ mod tests {
             (4, false),
             (1, false),
         ]);
-        assert_eq!(judge(&twice, 8, 10, &to_move(Color::Red), &rules), Some(0));
+        assert_eq!(
+            judge(
+                &twice,
+                8,
+                10,
+                &to_move(Color::Red),
+                &rules,
+                &mut MateMemo::default()
+            ),
+            Some(0)
+        );
     }
 }
