@@ -1,5 +1,5 @@
 //! The real engines the tests play: Debian's `fairy-stockfish` and `sjaakii`,
-//! which `.ci/run` installs. A missing one fails the test with the command
+//! which `tests/run` installs. A missing one fails the test with the command
 //! that installs it; it never passes silently.
 
 use std::path::{Path, PathBuf};
@@ -25,7 +25,7 @@ pub fn installed(name: &str, install: &str) -> PathBuf {
 pub fn fairy_stockfish() -> PathBuf {
     installed(
         "fairy-stockfish",
-        "install it with `apt-get update && apt-get install -y fairy-stockfish` (.ci/run does)",
+        "install it with `apt-get update && apt-get install -y fairy-stockfish` (tests/run does)",
     )
 }
 
@@ -33,6 +33,6 @@ pub fn fairy_stockfish() -> PathBuf {
 pub fn sjaak() -> PathBuf {
     installed(
         "sjaakii",
-        "install it with `apt-get update && apt-get install -y sjaakii` (.ci/run does)",
+        "install it with `apt-get update && apt-get install -y sjaakii` (tests/run does)",
     )
 }

@@ -15,6 +15,7 @@ pub mod engines;
 pub mod invariants;
 pub mod procs;
 pub mod proxy;
+pub mod tools;
 pub mod web;
 
 use std::path::PathBuf;

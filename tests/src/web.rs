@@ -168,7 +168,7 @@ pub fn chromium() -> PathBuf {
     }
     panic!(
         "no headless browser found: the web view's browser test needs Chromium \
-         (Debian: `apt-get update && apt-get install -y chromium`; .ci/run installs it)"
+         (Debian: `apt-get update && apt-get install -y chromium`; tests/run installs it)"
     );
 }
 

@@ -2,13 +2,14 @@
 //! records (`tests/fixtures/books/`, whose README gives their sources): the same
 //! five master games written in Chinese, full-width WXF, 一字三码 and ICCS make the
 //! same book; games that cannot give an opening are reported by number and
-//! reason. Fairy-Stockfish (pyffish, `XQ_PYTHON`) checks the games and the book.
+//! reason. Fairy-Stockfish (pyffish, [`xq_tests::tools::python`]) checks the games and the book.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use xq_engine::{Move, Position};
 use xq_tests::cluster::TempDb;
+use xq_tests::tools::{PYTHON_HINT, python};
 
 const PLIES: usize = 16;
 
@@ -208,10 +209,6 @@ fn asset_add_of_a_pgn_file_stores_its_book() {
     );
 }
 
-fn python() -> String {
-    std::env::var("XQ_PYTHON").unwrap_or_else(|_| "python3".to_owned())
-}
-
 #[test]
 fn fairy_stockfish_agrees_with_the_games_and_the_book() {
     let dir = std::env::temp_dir().join(format!("xq-books-ff-{}", std::process::id()));
@@ -226,12 +223,12 @@ fn fairy_stockfish_agrees_with_the_games_and_the_book() {
         .arg(&book)
         .arg(PLIES.to_string())
         .output()
-        .unwrap_or_else(|e| panic!("cannot run {} (set XQ_PYTHON): {e}", python()));
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}; {PYTHON_HINT}", python().display()));
     let stderr = text(&out.stderr);
     assert!(
         !stderr.contains("ModuleNotFoundError"),
-        "pyffish is not installed for {}: pip install -r tests/py/requirements.txt\n{stderr}",
-        python()
+        "pyffish is not installed for {}: {PYTHON_HINT}\n{stderr}",
+        python().display()
     );
     assert!(out.status.success(), "{}{stderr}", text(&out.stdout));
     assert_eq!(text(&out.stdout), "5 games agree with Fairy-Stockfish\n");

@@ -359,7 +359,7 @@ mod registry {
         added
     }
 
-    /// Fairy-Stockfish (Debian's `fairy-stockfish`, which `.ci/run` installs),
+    /// Fairy-Stockfish (Debian's `fairy-stockfish`, which `tests/run` installs),
     /// registered with its 1-10 dialect stated, against the built-in engine.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn fairy_stockfish_from_the_registry_plays_through_a_served_coordinator() {
@@ -372,7 +372,7 @@ mod registry {
         assert!(!added.contains("signature none"), "{added}");
     }
 
-    /// Sjaak II (Debian's `sjaakii`, which `.ci/run` installs) prints no bench
+    /// Sjaak II (Debian's `sjaakii`, which `tests/run` installs) prints no bench
     /// count: registered without one, it plays from the registry.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sjaak_ii_registered_without_a_bench_plays_through_a_served_coordinator() {

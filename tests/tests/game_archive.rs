@@ -131,13 +131,19 @@ async fn a_cluster_sprt_stores_every_game_and_pgn_writes_them() {
         .expect("run xq-coordinator pgn");
     assert!(!refused.status.success());
     server.stop().await;
-    let python = std::env::var("XQ_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let python = xq_tests::tools::python();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("py/check_pgn.py");
     let out = Command::new(&python)
         .arg(&script)
         .arg(&all)
         .output()
-        .unwrap_or_else(|e| panic!("cannot run {python} (set XQ_PYTHON): {e}"));
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run {}: {e}; {}",
+                python.display(),
+                xq_tests::tools::PYTHON_HINT
+            )
+        });
     assert!(
         out.status.success(),
         "{}{}",

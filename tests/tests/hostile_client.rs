@@ -45,8 +45,8 @@
 //! [`drawn`] makes them): a line `{"drawn": HEX}` is answered with the
 //! encoded `GameResults` in hex.
 //!
-//! Needs grpcio and grpcio-tools in `XQ_PYTHON`'s environment
-//! (`tests/py/requirements.txt`; `.ci/run` installs them).
+//! Needs grpcio and grpcio-tools in [`xq_tests::tools::python`]'s environment
+//! (`tests/py/requirements.txt`; `tests/run` installs them).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -64,6 +64,7 @@ use xq_coordinator::service::Store;
 use xq_coordinator::service::accounts::{Accounts, NewUser};
 use xq_proto::pb;
 use xq_tests::cluster::*;
+use xq_tests::tools::PYTHON_HINT;
 
 const PASSWORD: &str = "hostile-test-words";
 
@@ -79,7 +80,7 @@ async fn a_foreign_client_gets_named_refusals_and_nothing_is_counted() {
     spec.batch_pairs = 2;
     let run = create(&mut admin, spec).await;
 
-    let python = std::env::var("XQ_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let python = xq_tests::tools::python();
     let tests = Path::new(env!("CARGO_MANIFEST_DIR"));
     let address = server.url().trim_start_matches("http://").to_owned();
     let client = tokio::task::spawn_blocking(move || {
@@ -98,15 +99,14 @@ async fn a_foreign_client_gets_named_refusals_and_nothing_is_counted() {
             .arg("--proto-dir")
             .arg(tests.join("../proto"))
             .output()
-            .unwrap_or_else(|e| panic!("cannot run {python} (set XQ_PYTHON): {e}"))
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}; {PYTHON_HINT}", python.display()))
     })
     .await
     .unwrap();
     let stdout = String::from_utf8_lossy(&client.stdout);
     assert!(
         client.status.success(),
-        "the foreign client (needs grpcio and grpcio-tools: pip install -r \
-         tests/py/requirements.txt, then set XQ_PYTHON):\n{stdout}\n{}",
+        "the foreign client (needs grpcio and grpcio-tools: {PYTHON_HINT}):\n{stdout}\n{}",
         String::from_utf8_lossy(&client.stderr)
     );
     let report: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
@@ -222,7 +222,7 @@ async fn seed(db: &Path, token_name: &str, role: Role, token: &str) {
 /// Runs `python -m hostile GROUP` against `server`, answering its requests
 /// for honest results; its report.
 async fn hostile(group: &'static str, server: &TestServer, db: &Path, runs: &[u64]) -> Value {
-    let python = std::env::var("XQ_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let python = xq_tests::tools::python();
     let tests = Path::new(env!("CARGO_MANIFEST_DIR"));
     let address = server.url().trim_start_matches("http://").to_owned();
     let runs = runs
@@ -246,7 +246,7 @@ async fn hostile(group: &'static str, server: &TestServer, db: &Path, runs: &[u6
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot run {python} (set XQ_PYTHON): {e}"));
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}; {PYTHON_HINT}", python.display()));
         let mut stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut last = String::new();
@@ -266,9 +266,8 @@ async fn hostile(group: &'static str, server: &TestServer, db: &Path, runs: &[u6
         let stderr = String::from_utf8_lossy(&out.stderr);
         let report: Value = serde_json::from_str(&last).unwrap_or_else(|e| {
             panic!(
-                "the hostile client (needs grpcio and grpcio-tools: pip install -r \
-                 tests/py/requirements.txt, then set XQ_PYTHON) printed no report ({e}):\n\
-                 {last}\n{stderr}"
+                "the hostile client (needs grpcio and grpcio-tools: {PYTHON_HINT}) \
+                 printed no report ({e}):\n{last}\n{stderr}"
             )
         });
         let failed = &report["failed"];

@@ -1,16 +1,12 @@
 //! End-to-end: the PGN that `xq-worker play --pgn` writes, read by independent
 //! Xiangqi readers from PyPI (cchess and Fairy-Stockfish's pyffish, see
-//! `tests/py/check_pgn.py`). `.ci/run` installs them; `XQ_PYTHON` names the
-//! interpreter that has them (default `python3`).
+//! `tests/py/check_pgn.py`), run by [`xq_tests::tools::python`].
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use xq_tests::binary;
-
-fn python() -> String {
-    std::env::var("XQ_PYTHON").unwrap_or_else(|_| "python3".to_owned())
-}
+use xq_tests::tools::{PYTHON_HINT, python};
 
 fn play(dir: &Path, notation: &str) -> PathBuf {
     let pgn = dir.join(format!("games-{notation}.pgn"));
@@ -54,14 +50,13 @@ fn independent_readers_read_every_game_in_every_notation() {
         .arg(&script)
         .args(&files)
         .output()
-        .unwrap_or_else(|e| panic!("cannot run {} (set XQ_PYTHON): {e}", python()));
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}; {PYTHON_HINT}", python().display()));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         !stderr.contains("ModuleNotFoundError"),
-        "the PGN readers are not installed for {}: run .ci/run, or \
-         pip install -r tests/py/requirements.txt\n{stderr}",
-        python()
+        "the PGN readers are not installed for {}: {PYTHON_HINT}\n{stderr}",
+        python().display()
     );
     assert!(out.status.success(), "{stdout}{stderr}");
     assert_eq!(stdout.matches("12 games read").count(), 3, "{stdout}");

@@ -1,6 +1,6 @@
 //! End-to-end: engines nobody here wrote, against the built-in engine through
 //! `xq-worker play`. Fairy-Stockfish and Sjaak II are Debian packages that
-//! `.ci/run` installs; a test that cannot find its engine fails and says how to
+//! `tests/run` installs; a test that cannot find its engine fails and says how to
 //! install it. ElephantEye is built from source (see worker/ENGINES.md), so its test is
 //! ignored by default and fails the same way when run without it.
 

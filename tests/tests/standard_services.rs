@@ -7,7 +7,7 @@
 //! watches the status, which turns NOT_SERVING when the coordinator stops.
 //!
 //! Needs `buf` from npm's `@bufbuild/buf` at `target/buf/node_modules/.bin/buf`
-//! (`.ci/run` installs it) or at `XQ_BUF`.
+//! (`tests/run` installs it) or at `XQ_BUF`.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -17,17 +17,7 @@ use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 use xq_tests::procs::Served;
-
-/// The `buf` executable: `XQ_BUF`, or where `.ci/run` installs it.
-fn buf() -> PathBuf {
-    if let Some(path) = std::env::var_os("XQ_BUF") {
-        return path.into();
-    }
-    let exe = std::env::current_exe().unwrap();
-    // <target>/<profile>/deps/<test>: the target folder is three up.
-    let target = exe.ancestors().nth(3).unwrap();
-    target.join("buf/node_modules/.bin/buf")
-}
+use xq_tests::tools::buf;
 
 /// `buf curl --protocol grpc --http2-prior-knowledge ARGS…`.
 fn buf_curl(args: &[&str]) -> Output {
@@ -38,7 +28,7 @@ fn buf_curl(args: &[&str]) -> Output {
         .output()
         .unwrap_or_else(|e| {
             panic!(
-                "cannot run {} ({e}): npm install --prefix target/buf @bufbuild/buf@1.75.0, or set XQ_BUF",
+                "cannot run {} ({e}): run tests/run once (it installs target/buf), or set XQ_BUF",
                 buf.display()
             )
         })

@@ -244,7 +244,7 @@ fn one_line_self_signed(dir: &TempDir) -> (PathBuf, PathBuf) {
             "subjectAltName=DNS:localhost,IP:127.0.0.1",
         ])
         .output()
-        .expect("openssl (.ci/run installs it)");
+        .expect("openssl (tests/run installs it)");
     assert!(
         out.status.success(),
         "openssl req: {}",

@@ -472,7 +472,7 @@ fn the_systemd_unit_verifies() {
         .map(Path::new)
         .find(|p| p.exists());
     let Some(analyze) = analyze else {
-        eprintln!("skipped: systemd-analyze is not installed (.ci/run installs systemd)");
+        eprintln!("skipped: systemd-analyze is not installed (tests/run installs systemd)");
         return;
     };
     let unit_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../worker/xq-worker.service");
