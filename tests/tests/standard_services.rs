@@ -9,7 +9,6 @@
 //! Needs `buf` from npm's `@bufbuild/buf` at `target/buf/node_modules/.bin/buf`
 //! (`tests/run` installs it) or at `XQ_BUF`.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::Duration;
 
