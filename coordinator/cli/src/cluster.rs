@@ -24,8 +24,8 @@ use xq_worker::BatchPlayer;
 use super::display::{self, Admin};
 use super::registry::{Coordinator, PlaceArgs};
 use super::remote::Remote;
-use xq_coordinator::in_process::Acting;
 use super::report_variants;
+use xq_coordinator::in_process::Acting;
 use xq_coordinator::run_args::{
     DatagenRunArgs, GamesRunArgs, KindArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs,
 };

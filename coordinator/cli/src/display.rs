@@ -4,10 +4,10 @@
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio_stream::StreamExt;
 use tonic::transport::Channel;
-pub use xq_coordinator::report::summary::{json as summary_json, state};
 use xq_coordinator::report::summary::{
     DatagenSummary, keep_games, kind, kind_spec, run_kind, sprt_state,
 };
+pub use xq_coordinator::report::summary::{json as summary_json, state};
 use xq_coordinator::runs::RunKind;
 use xq_coordinator::runs::change::DEFAULT_SHARE;
 use xq_coordinator::runs::spsa::paste_back;

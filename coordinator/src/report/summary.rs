@@ -262,6 +262,9 @@ mod tests {
             updated_unix_ms: 10_000,
             ..s
         };
-        assert_eq!(json(&fresh)["positions_per_second"], serde_json::Value::Null);
+        assert_eq!(
+            json(&fresh)["positions_per_second"],
+            serde_json::Value::Null
+        );
     }
 }

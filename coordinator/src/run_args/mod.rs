@@ -107,7 +107,12 @@ pub struct MatchArgs {
     seed: u64,
     /// Game pairs per lease (0 = the kind's default: 8; spsa: the pairs each
     /// θ+/θ− perturbation plays, 4, OpenBench's "pairs per point").
-    #[arg(long, value_name = "N", default_value_t = 0, alias = "pairs-per-iteration")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        alias = "pairs-per-iteration"
+    )]
     batch_pairs: u32,
     /// Higher runs get workers first.
     #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
