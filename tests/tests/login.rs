@@ -363,8 +363,16 @@ fn serve_warns_only_when_nobody_can_authenticate() {
     let served_log = |db: &Path, name: &str| {
         let log = dir.join(name);
         let mut server = Coordinator::start(db, 0, &[], &log);
+        // The server logs this once its start-up checks are done.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let mut text = String::new();
+        while !text.contains("coordinator listening") && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+            text = std::fs::read_to_string(&log).unwrap_or_default();
+        }
         server.interrupt();
-        std::fs::read_to_string(&log).unwrap()
+        assert!(text.contains("coordinator listening"), "{text}");
+        text
     };
     let empty = dir.join("empty.db");
     let log = served_log(&empty, "empty.log");
