@@ -231,7 +231,6 @@ fn datagen_lines(s: &pb::RunStatus) -> String {
 }
 
 /// A human summary of a run.
-
 pub fn summary_text(s: &pb::RunStatus) -> String {
     let t = s.totals.clone().unwrap_or_default();
     let mut out = format!(

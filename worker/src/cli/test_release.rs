@@ -54,7 +54,7 @@ impl TestReleaseArgs {
             .with_context(|| format!("cannot run {} --version", out.display()))?;
         let text = String::from_utf8_lossy(&said.stdout);
         let expected = format!("{} {}", xq_proto::worker_version::PROGRAM, self.version);
-        if !text.lines().next().is_some_and(|l| l.trim() == expected) {
+        if text.lines().next().map(str::trim) != Some(expected.as_str()) {
             bail!(
                 "{} --version printed {:?}, not {expected:?}",
                 out.display(),
