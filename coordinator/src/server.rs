@@ -217,10 +217,14 @@ pub async fn run_with_web(
     }
     let metrics = Arc::new(Metrics::new(store.metrics()));
     let reader = store.reader()?;
-    let stored = Accounts::new(reader.clone()).working_tokens().await?;
-    if stored == 0 && config.tokens.is_empty() {
+    let known = Accounts::new(reader.clone());
+    let stored = known.working_tokens().await?;
+    let signing_in = known.users_who_sign_in().await?;
+    if stored == 0 && signing_in == 0 && config.tokens.is_empty() {
         tracing::warn!(
-            "no access tokens: every call will be refused; make one with `xq-coordinator token add`"
+            "nobody can authenticate (no access token, no user with a password): every call \
+             will be refused; make a user with `xq-coordinator user add NAME --role admin \
+             --password-stdin` or a token with `xq-coordinator token add`"
         );
     }
     let auth = Arc::new(

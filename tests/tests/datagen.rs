@@ -225,6 +225,27 @@ async fn a_served_datagen_run_exports_its_stored_positions_in_both_formats() {
     left.sort();
     assert_eq!(left, ["d.bin", "d.txt", "db.bin"]);
     server.stop().await;
+
+    // The database file answers `report` and `status` (`--db`), with the
+    // positions and their rate.
+    let report: serde_json::Value = serde_json::from_str(&xq_tests::coordinator_cli([
+        "report", &run_arg, "--json", "--db", &db_path,
+    ]))
+    .expect("report --json");
+    assert_eq!(report["kind"], "datagen");
+    assert_eq!(report["positions"], totals.total_plies);
+    let rate = report["positions_per_second"].as_f64().expect("a rate");
+    assert!(rate > 0.0, "{report}");
+    let listed = xq_tests::coordinator_cli(["status", "--db", &db_path]);
+    assert!(listed.contains("datagen e2e"), "{listed}");
+    let detail = xq_tests::coordinator_cli(["status", &run_arg, "--db", &db_path]);
+    assert!(
+        detail.contains(&format!(
+            "positions    {} (plies played), ",
+            totals.total_plies
+        )),
+        "{detail}"
+    );
 }
 
 /// A book's lines followed by random plies (`--book FILE --random-plies 3`):

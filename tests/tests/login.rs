@@ -154,6 +154,11 @@ async fn a_developer_signs_in_and_speaks_through_the_stored_token() {
             let err = refused(&ana_dir, &["stop", &bo_run], "");
             assert!(err.contains(DENIED), "{err}");
             assert!(err.contains("only their own runs"), "{err}");
+            // The coordinator's words lead; tonic's only follow.
+            assert!(
+                err.find("only their own runs") < err.find(DENIED) && !err.contains("code:"),
+                "{err}"
+            );
             let err = refused(&ana_dir, &["approve", &bo_run], "");
             assert!(
                 err.contains(DENIED) && err.contains("a developer may not"),
@@ -346,4 +351,34 @@ async fn a_developer_signs_in_and_speaks_through_the_stored_token() {
     for dir in [ana_dir, bo_dir] {
         let _ = std::fs::remove_dir_all(dir);
     }
+}
+
+/// `serve` warns that every call will be refused only when nobody can
+/// authenticate: no token and no user with a password.
+#[test]
+fn serve_warns_only_when_nobody_can_authenticate() {
+    use xq_tests::procs::{Coordinator, TempDir};
+    const WARNING: &str = "nobody can authenticate";
+    let dir = TempDir::new("serve-warning");
+    let served_log = |db: &Path, name: &str| {
+        let log = dir.join(name);
+        let mut server = Coordinator::start(db, 0, &[], &log);
+        // The server logs this once its start-up checks are done.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let mut text = String::new();
+        while !text.contains("coordinator listening") && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+            text = std::fs::read_to_string(&log).unwrap_or_default();
+        }
+        server.interrupt();
+        assert!(text.contains("coordinator listening"), "{text}");
+        text
+    };
+    let empty = dir.join("empty.db");
+    let log = served_log(&empty, "empty.log");
+    assert!(log.contains(WARNING), "{log}");
+    let users = dir.join("users.db");
+    add_user(&users, "cy", "admin", "cy-login-words");
+    let log = served_log(&users, "users.log");
+    assert!(!log.contains(WARNING), "{log}");
 }

@@ -106,11 +106,12 @@ async fn a_cluster_made_with_cert_serves_tls_and_a_worker_plays_a_run_over_it() 
     ] {
         assert!(out.contains(needle), "{needle}: {out}");
     }
-    assert!(out.contains("xq-coordinator serve"), "{out}");
-    assert!(
-        out.contains("xq-worker work --coordinator https://localhost:50051 --ca ca.pem"),
-        "{out}"
+    assert!(out.contains("xq-coordinator serve --db xq.db"), "{out}");
+    let ca_line = format!(
+        "xq-worker work --coordinator https://localhost:50051 --ca {}",
+        certs.join("ca.pem").display()
     );
+    assert!(out.contains(&ca_line), "{out}");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

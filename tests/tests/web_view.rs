@@ -48,6 +48,25 @@ async fn pages_answer_with_the_right_status_and_only_admins_may_stop_or_create()
         let answer = web::get(&format!("{base}{path}")).await;
         assert_eq!(answer.status.as_u16(), code, "GET {path}: {}", answer.body);
     }
+    // A browser gets refusals as pages of the site, with its navigation;
+    // scripts keep the plain text.
+    let browser = [("accept", "text/html,application/xhtml+xml,*/*;q=0.8")];
+    for path in ["/no/such/page", "/runs/999"] {
+        let page = web::request(http::Method::GET, &format!("{base}{path}"), &browser, "").await;
+        assert_eq!(page.status.as_u16(), 404, "{path}");
+        assert!(
+            page.body.contains("<nav>")
+                && page.body.contains("404 Not Found")
+                && page.body.contains("id=\"error-message\""),
+            "{path}: {}",
+            page.body
+        );
+        let plain = web::get(&format!("{base}{path}")).await;
+        assert!(plain.body.starts_with("404 Not Found: "), "{}", plain.body);
+    }
+    let not_found =
+        web::request(http::Method::GET, &format!("{base}/runs/999"), &browser, "").await;
+    assert!(not_found.body.contains("no run 999"), "{}", not_found.body);
     let long = web::get(&format!("{base}/?kind={}", "k".repeat(6000))).await;
     assert_eq!(long.status.as_u16(), 400);
     assert!(
@@ -91,6 +110,21 @@ async fn pages_answer_with_the_right_status_and_only_admins_may_stop_or_create()
     )
     .await;
     assert_eq!(worker.status.as_u16(), 403, "{}", worker.body);
+    let forbidden = web::post_form(
+        &stop,
+        &[
+            ("authorization", &format!("Bearer {WORKER_TOKEN}")),
+            browser[0],
+        ],
+        "",
+    )
+    .await;
+    assert_eq!(forbidden.status.as_u16(), 403);
+    assert!(
+        forbidden.body.contains("<nav>") && forbidden.body.contains("403 Forbidden"),
+        "{}",
+        forbidden.body
+    );
     assert_eq!(status(&mut grpc, run).await.state(), pb::RunState::Active);
     let clone = web::post_form(&format!("{base}/runs/{run}/clone"), &[], "").await;
     assert_eq!(clone.status.as_u16(), 401);

@@ -23,7 +23,7 @@ use xq_tests::cluster::{
 };
 use xq_tests::procs::{TempDir, Worker};
 use xq_tests::{binary, web};
-use xq_worker::version::{MARK, TARGET, VERSION_SLOT};
+use xq_worker::version::TARGET;
 
 /// `xq-coordinator ARGS…`: its output, whatever its exit (no stored login).
 fn cli(args: &[&str]) -> Output {
@@ -39,29 +39,24 @@ fn cli(args: &[&str]) -> Output {
 }
 
 /// A copy of the build's worker at `to`, executable, with its version slot
-/// saying `version`.
+/// saying `version`: what `xq-worker make-test-release` writes.
 fn worker_copy(to: &Path, version: &str) -> PathBuf {
-    let mut bytes = std::fs::read(binary("xq-worker")).expect("read the worker");
-    let built = xq_worker::version::version();
-    let mut old = MARK.to_vec();
-    old.extend_from_slice(built.as_bytes());
-    old.push(0);
-    let mut slot = vec![0u8; VERSION_SLOT];
-    slot[..MARK.len()].copy_from_slice(MARK);
-    slot[MARK.len()..MARK.len() + version.len()].copy_from_slice(version.as_bytes());
-    let at: Vec<usize> = bytes
-        .windows(old.len())
-        .enumerate()
-        .filter(|(_, w)| *w == old.as_slice())
-        .map(|(i, _)| i)
-        .collect();
-    assert!(!at.is_empty(), "the worker carries its version slot");
-    for i in at {
-        bytes[i..i + VERSION_SLOT].copy_from_slice(&slot);
-    }
     std::fs::create_dir_all(to.parent().expect("a folder")).expect("mkdir");
-    std::fs::write(to, &bytes).expect("write the copy");
-    make_executable(to);
+    let out = Command::new(binary("xq-worker"))
+        .args(["make-test-release", "--version", version, "--out"])
+        .arg(to)
+        .output()
+        .expect("run xq-worker make-test-release");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains(&format!("xq-worker {version} (from ")),
+        "{said}"
+    );
     to.to_owned()
 }
 

@@ -102,12 +102,16 @@ impl CertArgs {
         outln!("")?;
         outln!("on the coordinator:")?;
         outln!(
-            "  xq-coordinator serve --listen 0.0.0.0:50051 --tls-cert {} --tls-key {}",
+            "  xq-coordinator serve --db xq.db --listen 0.0.0.0:50051 --http 0.0.0.0:8080 \
+             --tls-cert {} --tls-key {}",
             path(SERVER_CERT),
             path(SERVER_KEY)
         )?;
-        outln!("on each worker (with its copy of {CA_CERT}):")?;
-        outln!("  xq-worker work --coordinator https://{host}:50051 --ca {CA_CERT} --token TOKEN")?;
+        outln!("on each worker (with its copy of {CA_CERT}, here where it is now):")?;
+        outln!(
+            "  xq-worker work --coordinator https://{host}:50051 --ca {} --token TOKEN",
+            path(CA_CERT)
+        )?;
         Ok(())
     }
 }

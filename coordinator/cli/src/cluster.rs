@@ -22,8 +22,10 @@ use xq_web::WebView;
 use xq_worker::BatchPlayer;
 
 use super::display::{self, Admin};
+use super::registry::{Coordinator, PlaceArgs};
 use super::remote::Remote;
 use super::report_variants;
+use xq_coordinator::in_process::Acting;
 use xq_coordinator::run_args::{
     DatagenRunArgs, GamesRunArgs, KindArgs, SprtRunArgs, SpsaRunArgs, VariantsRunArgs,
 };
@@ -248,14 +250,21 @@ impl<T: Args + KindArgs> CreateArgs<T> {
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     #[command(flatten)]
-    remote: Remote,
+    place: PlaceArgs,
     run: Option<u64>,
+}
+
+/// The services of the place `args` name (a database file must exist), as
+/// its administrator on a file.
+fn reader(args: PlaceArgs) -> anyhow::Result<Coordinator> {
+    args.place()?.existing()?.connect(Acting::Administrator)
 }
 
 impl StatusArgs {
     pub fn run(self) -> anyhow::Result<()> {
-        let (rt, mut admin) = self.remote.connect()?;
-        rt.block_on(async {
+        let coordinator = reader(self.place)?;
+        let mut admin = coordinator.runs();
+        coordinator.block_on(async {
             match self.run {
                 Some(id) => {
                     let (run, answer) = get_all(&mut admin, id, false).await?;
@@ -353,7 +362,7 @@ impl WatchArgs {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     #[command(flatten)]
-    remote: Remote,
+    place: PlaceArgs,
     run: u64,
     /// Print the SPSA history (variants runs: one row per variant) as CSV only.
     #[arg(long, conflicts_with = "json")]
@@ -370,8 +379,9 @@ pub struct ReportArgs {
 
 impl ReportArgs {
     pub fn run(self) -> anyhow::Result<()> {
-        let (rt, mut admin) = self.remote.connect()?;
-        let (run, answer) = rt.block_on(get_all(&mut admin, self.run, true))?;
+        let coordinator = reader(self.place)?;
+        let mut admin = coordinator.runs();
+        let (run, answer) = coordinator.block_on(get_all(&mut admin, self.run, true))?;
         let pb::GetRunResponse {
             history: rows,
             failures,
@@ -416,7 +426,7 @@ impl ReportArgs {
             if !rows.is_empty() {
                 out!("\n{}", display::history(&run, &rows, false))?;
             }
-            out!("{}", rt.block_on(linked(&mut admin, &run))?)?;
+            out!("{}", coordinator.block_on(linked(&mut admin, &run))?)?;
         }
         Ok(())
     }

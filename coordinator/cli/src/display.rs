@@ -4,8 +4,10 @@
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio_stream::StreamExt;
 use tonic::transport::Channel;
+use xq_coordinator::report::summary::{
+    DatagenSummary, keep_games, kind, kind_spec, run_kind, sprt_state,
+};
 pub use xq_coordinator::report::summary::{json as summary_json, state};
-use xq_coordinator::report::summary::{keep_games, kind, kind_spec, run_kind, sprt_state};
 use xq_coordinator::runs::RunKind;
 use xq_coordinator::runs::change::DEFAULT_SHARE;
 use xq_coordinator::runs::spsa::paste_back;
@@ -211,20 +213,24 @@ fn overrun_note(sorted_ms: &[u64]) -> String {
     format!(" (overrun median {median} ms, max {max} ms)")
 }
 
-/// A human summary of a run.
-/// A datagen run's own lines: positions played, Red's results, the export.
+/// A datagen run's own lines: positions played and their rate, Red's
+/// results, the export.
 fn datagen_lines(s: &pb::RunStatus) -> String {
-    let Some(v) = s.variants.first() else {
+    let (Some(v), Some(d)) = (s.variants.first(), DatagenSummary::of(s)) else {
         return String::new();
     };
     let r = v.stats.clone().unwrap_or_default();
+    let rate = d
+        .positions_per_second
+        .map_or_else(|| "-".to_owned(), |p| format!("{p:.0}"));
     format!(
-        "  positions    {} (plies played)\n  results      {}/{}/{} (Red wins/draws/Black wins)\n  \
+        "  positions    {} (plies played), {rate} per second\n  results      {}/{}/{} (Red wins/draws/Black wins)\n  \
          export       xq-coordinator datagen-export {} --format text|bin --out FILE\n",
-        v.total_plies, r.red_wins, r.draws, r.black_wins, s.run_id
+        d.positions, r.red_wins, r.draws, r.black_wins, s.run_id
     )
 }
 
+/// A human summary of a run.
 pub fn summary_text(s: &pb::RunStatus) -> String {
     let t = s.totals.clone().unwrap_or_default();
     let mut out = format!(

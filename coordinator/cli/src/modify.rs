@@ -6,6 +6,7 @@
 
 use anyhow::bail;
 use clap::Args;
+use xq_coordinator::run_args::Size;
 use xq_proto::{outln, pb};
 
 use super::display;
@@ -17,13 +18,11 @@ pub struct ModifyArgs {
     #[command(flatten)]
     remote: Remote,
     run: u64,
-    /// The new cap in games over the whole run (an even number; a variants
-    /// run: over all its variants). Not below the games already handed out.
-    #[arg(long, conflicts_with = "pairs")]
-    games: Option<u64>,
-    /// The new cap in game pairs over the whole run (half of --games).
-    #[arg(long)]
-    pairs: Option<u64>,
+    /// The new cap (`--games N` or `--pairs N`, the run commands' flags),
+    /// over the whole run (a variants run: over all its variants); not
+    /// below the games already handed out.
+    #[command(flatten)]
+    size: Size,
     /// The new priority: higher runs get workers first.
     #[arg(long, allow_hyphen_values = true)]
     priority: Option<i32>,
@@ -44,13 +43,7 @@ impl ModifyArgs {
                  the statistics; start a new run"
             );
         }
-        let pairs = match (self.games, self.pairs) {
-            (Some(g), _) if g % 2 == 1 => {
-                bail!("--games {g}: games come in pairs, give an even number")
-            }
-            (Some(g), _) => Some(g / 2),
-            (None, p) => p,
-        };
+        let pairs = self.size.pairs()?;
         if pairs.is_none() && self.priority.is_none() && self.share.is_none() {
             bail!("nothing to change: give --games or --pairs, --priority or --share");
         }
@@ -134,4 +127,59 @@ fixed_flags! {
     draw_moves = "draw-moves", "the adjudication";
     draw_after = "draw-after", "the adjudication";
     max_plies = "max-plies", "the adjudication";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+    use xq_coordinator::run_args::RunArgs;
+
+    #[derive(Debug, clap::Parser)]
+    struct Modify {
+        #[command(flatten)]
+        args: ModifyArgs,
+    }
+
+    /// Every flag `modify` refuses by name is one a run command takes, so
+    /// a flag renamed there cannot linger here under its old name.
+    #[test]
+    fn the_refused_flags_are_the_run_commands_flags() {
+        let runs = RunArgs::command();
+        let taken: Vec<String> = runs
+            .get_subcommands()
+            .flat_map(|kind| kind.get_arguments())
+            .filter_map(|a| a.get_long().map(str::to_owned))
+            .collect();
+        let modify = Modify::command();
+        let refused: Vec<&str> = modify
+            .get_arguments()
+            .filter(|a| a.is_hide_set())
+            .filter_map(|a| a.get_long())
+            .collect();
+        assert!(refused.len() > 30, "{refused:?}");
+        for flag in refused {
+            assert!(
+                taken.iter().any(|t| t == flag),
+                "modify refuses --{flag}, which no run command takes"
+            );
+        }
+        for shared in ["games", "pairs", "priority"] {
+            assert!(modify.get_arguments().any(|a| a.get_long() == Some(shared)));
+            assert!(taken.iter().any(|t| t == shared), "--{shared}");
+        }
+    }
+
+    #[test]
+    fn modify_takes_the_run_commands_length() {
+        let parse = |args: &[&str]| {
+            Modify::try_parse_from(["modify", "7"].iter().chain(args))
+                .map_err(|e| e.to_string())
+                .and_then(|m| m.args.size.pairs().map_err(|e| e.to_string()))
+        };
+        assert_eq!(parse(&["--games", "300"]), Ok(Some(150)));
+        assert_eq!(parse(&["--pairs", "150"]), Ok(Some(150)));
+        assert_eq!(parse(&["--max-games", "300"]), Ok(Some(150)));
+        assert!(parse(&["--games", "301"]).unwrap_err().contains("even"));
+    }
 }

@@ -144,9 +144,12 @@ impl Remote {
 /// [`explain`].
 static DIALED: std::sync::Mutex<Option<Dialed>> = std::sync::Mutex::new(None);
 
-/// `error` in plain words when it is a call's `Status` that a connection's
-/// [`ConnectFailure`] explains (a certificate the client refuses, TLS on one
-/// side only); else `error` as it is (a refusal keeps the status's words).
+/// `error` as the command line says it, the one conversion of a call's
+/// `Status` for every command: in plain words when a connection's
+/// [`ConnectFailure`] explains it (a certificate the client refuses, TLS on
+/// one side only); else each cause in turn (once: transport errors repeat
+/// their sources' words), a `Status` by the coordinator's message first and
+/// then the kind of refusal ([`status_text`]).
 pub fn explain(error: anyhow::Error) -> anyhow::Error {
     let dialed = DIALED.lock().ok().and_then(|d| d.clone());
     let found = error
@@ -154,9 +157,38 @@ pub fn explain(error: anyhow::Error) -> anyhow::Error {
         .zip(dialed)
         .and_then(|(status, dialed)| ConnectFailure::of_status(status, &dialed))
         .filter(|failure| !failure.is_refusal());
-    match found {
-        Some(failure) => failure.into(),
-        None => error,
+    if let Some(failure) = found {
+        return failure.into();
+    }
+    if !error.chain().any(|e| e.is::<tonic::Status>()) {
+        return error;
+    }
+    let mut causes: Vec<String> = Vec::new();
+    for cause in error.chain() {
+        let text = match cause.downcast_ref::<tonic::Status>() {
+            Some(status) => status_text(status),
+            None => cause.to_string(),
+        };
+        if !causes.iter().any(|c| c.starts_with(&text)) {
+            causes.push(text);
+        }
+    }
+    anyhow::anyhow!(causes.join(": "))
+}
+
+/// A call's `Status` in words: its message, then tonic's description of
+/// its code in parentheses (`run 3 is not yours (the caller does not have
+/// permission …)`); the description alone when there is no message.
+pub fn status_text(status: &tonic::Status) -> String {
+    let description = status.code().description();
+    let mut lowered = description.chars();
+    let kind = match lowered.next() {
+        Some(first) => first.to_lowercase().chain(lowered).collect(),
+        None => String::new(),
+    };
+    match status.message() {
+        "" => kind,
+        message => format!("{message} ({kind})"),
     }
 }
 
@@ -215,6 +247,22 @@ mod tests {
             url: url.to_owned(),
             token: token.map(str::to_owned),
         }
+    }
+
+    #[test]
+    fn a_status_leads_with_its_message() {
+        let denied = anyhow::Error::new(tonic::Status::permission_denied("run 3 is not yours"))
+            .context("cannot stop run 3");
+        let text = format!("{:#}", explain(denied));
+        assert!(
+            text.starts_with("cannot stop run 3: run 3 is not yours (the caller does not have"),
+            "{text}"
+        );
+        assert!(!text.contains("code:"), "{text}");
+        let bare = explain(tonic::Status::not_found("").into()).to_string();
+        assert_eq!(bare, "some requested entity was not found");
+        let plain = explain(anyhow::anyhow!("no database file x.db")).to_string();
+        assert_eq!(plain, "no database file x.db");
     }
 
     #[test]

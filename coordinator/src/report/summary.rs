@@ -41,6 +41,44 @@ pub struct Summary {
     pub sprt: Option<SprtSummary>,
     #[serde(flatten)]
     pub spsa: Option<SpsaSummary>,
+    #[serde(flatten)]
+    pub datagen: Option<DatagenSummary>,
+}
+
+/// A datagen run's output so far.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DatagenSummary {
+    /// Positions played: every ply of every counted game, openings
+    /// included (the export keeps the scored, filtered ones).
+    pub positions: u64,
+    /// Positions per second over the run's life so far (its creation to its
+    /// last counted result); `None` before a result.
+    pub positions_per_second: Option<f64>,
+}
+
+/// `positions` per second between `created_ms` and `updated_ms` (Unix
+/// milliseconds); `None` when no time has passed.
+pub fn positions_per_second(positions: u64, created_ms: i64, updated_ms: i64) -> Option<f64> {
+    let seconds = (updated_ms - created_ms) as f64 / 1000.0;
+    (seconds > 0.0).then(|| positions as f64 / seconds)
+}
+
+impl DatagenSummary {
+    /// A datagen run's (`None` for another kind).
+    pub fn of(s: &pb::RunStatus) -> Option<DatagenSummary> {
+        if run_kind(s) != Some(RunKind::Datagen) {
+            return None;
+        }
+        let positions = s.variants.first().map_or(0, |v| v.total_plies);
+        Some(DatagenSummary {
+            positions,
+            positions_per_second: positions_per_second(
+                positions,
+                s.created_unix_ms,
+                s.updated_unix_ms,
+            ),
+        })
+    }
 }
 
 /// An SPRT run's test.
@@ -144,6 +182,7 @@ impl Summary {
                 iterations: sp.iter,
                 theta: sp.theta.iter().map(|p| (p.name.clone(), p.value)).collect(),
             }),
+            datagen: DatagenSummary::of(s),
         }
     }
 
@@ -196,5 +235,36 @@ mod tests {
         assert_eq!(v["iterations"], 3);
         assert_eq!(v["theta"]["x"], 2.5);
         assert!(v.get("llr").is_none());
+        assert!(v.get("positions").is_none());
+    }
+
+    #[test]
+    fn a_datagen_summary_has_its_positions_and_their_rate() {
+        let s = pb::RunStatus {
+            run_id: 2,
+            spec: Some(pb::RunSpec {
+                kind: Some(pb::run_spec::Kind::Datagen(pb::DatagenSpec::default())),
+                ..Default::default()
+            }),
+            created_unix_ms: 10_000,
+            updated_unix_ms: 14_000,
+            variants: vec![pb::VariantTotals {
+                total_plies: 1_000,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let v = json(&s);
+        assert_eq!(v["kind"], "datagen");
+        assert_eq!(v["positions"], 1_000);
+        assert_eq!(v["positions_per_second"], 250.0, "1,000 plies in 4 s");
+        let fresh = pb::RunStatus {
+            updated_unix_ms: 10_000,
+            ..s
+        };
+        assert_eq!(
+            json(&fresh)["positions_per_second"],
+            serde_json::Value::Null
+        );
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 use xq_proto::pb;
 
-use super::{Files, KindArgs, MatchArgs, options, params};
+use super::{Files, KindArgs, MatchArgs, Size, options, params};
 use crate::runs::RunKind;
 
 /// One engine plays itself `--pairs` game pairs at `--nodes N` from the
@@ -22,9 +22,8 @@ pub struct DatagenRunArgs {
     /// Parameter overrides of the built-in engine (TOML `name = value`).
     #[arg(long)]
     params: Option<PathBuf>,
-    /// Game pairs to play.
-    #[arg(long)]
-    pairs: u64,
+    #[command(flatten)]
+    size: Size,
     #[command(flatten)]
     settings: MatchArgs,
 }
@@ -43,7 +42,7 @@ impl KindArgs for DatagenRunArgs {
             engine: self.engine.clone().unwrap_or_default(),
             engine_options: options(&self.engine_options)?,
             params: params::overrides(self.params.as_deref(), files)?,
-            pairs: self.pairs,
+            pairs: self.size.required_pairs()?,
         }))
     }
 }

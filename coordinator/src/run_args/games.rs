@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 use xq_proto::pb;
 
-use super::{EngineArgs, Files, KindArgs, MatchArgs, params};
+use super::{EngineArgs, Files, KindArgs, MatchArgs, Size, params};
 use crate::runs::RunKind;
 
 /// A fixed number of game pairs of `--dev` against `--base`.
@@ -17,9 +17,8 @@ pub struct GamesRunArgs {
     /// Parameter overrides of the second player.
     #[arg(long)]
     base: Option<PathBuf>,
-    /// Game pairs to play.
-    #[arg(long)]
-    pairs: u64,
+    #[command(flatten)]
+    size: Size,
     #[command(flatten)]
     engines: EngineArgs,
     #[command(flatten)]
@@ -39,7 +38,7 @@ impl KindArgs for GamesRunArgs {
         Ok(pb::run_spec::Kind::Games(pb::GamesSpec {
             dev_params: params::overrides(self.dev.as_deref(), files)?,
             base_params: params::overrides(self.base.as_deref(), files)?,
-            pairs: self.pairs,
+            pairs: self.size.required_pairs()?,
             engines: self.engines.choice()?,
         }))
     }

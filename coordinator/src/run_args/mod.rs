@@ -14,6 +14,7 @@ mod datagen;
 mod engines;
 mod games;
 pub mod params;
+mod size;
 mod sprt;
 mod spsa;
 mod variants;
@@ -22,6 +23,7 @@ pub use datagen::DatagenRunArgs;
 pub use engines::EngineArgs;
 use engines::options;
 pub use games::GamesRunArgs;
+pub use size::Size;
 pub use sprt::{ModelArg, SprtRunArgs};
 pub use spsa::SpsaRunArgs;
 pub use variants::VariantsRunArgs;
@@ -103,8 +105,14 @@ pub struct MatchArgs {
     /// Opening seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Game pairs per lease (0 = 8 for sprt/games; spsa: the pairs per iteration).
-    #[arg(long, default_value_t = 0)]
+    /// Game pairs per lease (0 = the kind's default: 8; spsa: the pairs each
+    /// θ+/θ− perturbation plays, 4, OpenBench's "pairs per point").
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        alias = "pairs-per-iteration"
+    )]
     batch_pairs: u32,
     /// Higher runs get workers first.
     #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
@@ -259,7 +267,8 @@ pub enum FieldsError {
 
 impl RunArgs {
     /// The arguments of a `kind` run from `fields`, each named as its flag
-    /// without the dashes (`elo0`, `dev-engine`, `nodes`) and parsed by the
+    /// without the dashes (`elo0`, `dev-engine`, `nodes`; an old spelling
+    /// the flag keeps as an alias too) and parsed by the
     /// same clap definitions as the command line. Empty values are left
     /// out; a switch is set by `on` or `true`; a repeatable flag takes one
     /// value per line.
@@ -276,7 +285,11 @@ impl RunArgs {
             }
             let arg = sub
                 .get_arguments()
-                .find(|a| a.get_long() == Some(name.as_str()))
+                .find(|a| {
+                    a.get_long() == Some(name.as_str())
+                        || a.get_all_aliases()
+                            .is_some_and(|all| all.contains(&name.as_str()))
+                })
                 .ok_or_else(|| FieldsError::Field {
                     kind: kind.to_owned(),
                     field: name.clone(),

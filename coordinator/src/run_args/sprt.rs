@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use xq_proto::pb;
 
-use super::{EngineArgs, Files, KindArgs, MatchArgs, params};
+use super::{EngineArgs, Files, KindArgs, MatchArgs, Size, params};
 use crate::runs::RunKind;
 use crate::stats::EloModel;
 
@@ -28,9 +28,8 @@ pub struct SprtRunArgs {
     alpha: f64,
     #[arg(long, default_value_t = 0.05)]
     beta: f64,
-    /// Stop after this many games without a verdict (0 = no cap).
-    #[arg(long, default_value_t = 0)]
-    max_games: u64,
+    #[command(flatten)]
+    size: Size,
     #[command(flatten)]
     engines: EngineArgs,
     #[command(flatten)]
@@ -80,7 +79,7 @@ impl KindArgs for SprtRunArgs {
             alpha: self.alpha,
             beta: self.beta,
             model: pb::EloModel::from(self.model).into(),
-            max_games: self.max_games,
+            max_games: self.size.pairs()?.map_or(0, |p| 2 * p),
             engines: self.engines.choice()?,
         }))
     }

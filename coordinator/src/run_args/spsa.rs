@@ -6,7 +6,7 @@ use anyhow::bail;
 use clap::Args;
 use xq_proto::pb;
 
-use super::{Files, KindArgs, MatchArgs, options, params};
+use super::{Files, KindArgs, MatchArgs, Size, options, params};
 use crate::runs::RunKind;
 
 /// An SPSA tuning run.
@@ -16,9 +16,8 @@ pub struct SpsaRunArgs {
     /// lines `name, int|float, start, min, max[, c_end, r_end]`.
     #[arg(long)]
     params: PathBuf,
-    /// Games in the whole run.
-    #[arg(long)]
-    games: u64,
+    #[command(flatten)]
+    size: Size,
     /// Registered engine (`engine add`) to tune through its spin options
     /// instead of the built-in engine.
     #[arg(long)]
@@ -26,9 +25,6 @@ pub struct SpsaRunArgs {
     /// An option of the tuned engine, `NAME=VALUE` (repeatable).
     #[arg(long = "engine-option")]
     engine_options: Vec<String>,
-    /// Game pairs each θ+/θ− perturbation plays (default 4; the lease size).
-    #[arg(long, default_value_t = 0)]
-    pairs_per_iteration: u32,
     /// When the tune ends, verify it with an SPRT of the tuned values against
     /// the start values, e.g. `--verify 0,5` (normalized Elo).
     #[arg(long, value_name = "ELO0,ELO1", allow_hyphen_values = true)]
@@ -49,10 +45,10 @@ impl KindArgs for SpsaRunArgs {
     fn kind_spec(&self, files: &dyn Files) -> anyhow::Result<pb::run_spec::Kind> {
         Ok(pb::run_spec::Kind::Spsa(pb::SpsaSpec {
             params: params::spsa(&self.params, files)?,
-            games: self.games,
+            games: 2 * self.size.required_pairs()?,
             engine: self.engine.clone().unwrap_or_default(),
             engine_options: options(&self.engine_options)?,
-            pairs_per_iteration: self.pairs_per_iteration,
+            pairs_per_iteration: 0,
             verify: self.verify.as_deref().map(verify_bounds).transpose()?,
         }))
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 use xq_proto::pb;
 
-use super::{Files, KindArgs, MatchArgs, params};
+use super::{Files, KindArgs, MatchArgs, Size, params};
 use crate::runs::RunKind;
 
 /// Rule variants compared with one engine: `--rules a,b,…` (the first is the
@@ -15,9 +15,8 @@ pub struct VariantsRunArgs {
     /// Parameter overrides of the engine (both players).
     #[arg(long)]
     params: Option<PathBuf>,
-    /// Game pairs per variant.
-    #[arg(long)]
-    pairs: u64,
+    #[command(flatten)]
+    size: Size,
     #[command(flatten)]
     settings: MatchArgs,
 }
@@ -46,7 +45,7 @@ impl KindArgs for VariantsRunArgs {
         Ok(pb::run_spec::Kind::Variants(pb::VariantsSpec {
             rules: self.rule_list(),
             params: params::overrides(self.params.as_deref(), files)?,
-            pairs: self.pairs,
+            pairs: self.size.required_pairs()?,
         }))
     }
 

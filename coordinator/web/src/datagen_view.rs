@@ -2,6 +2,7 @@
 //! Red's results and the games' lengths, from the run's Red-view totals.
 
 use serde::Serialize;
+use xq_coordinator::report::summary::positions_per_second;
 use xq_coordinator::runs::RunStatus;
 use xq_proto::variant_stats::{PLIES_BUCKET, PLIES_BUCKETS};
 
@@ -11,7 +12,8 @@ pub struct DatagenView {
     /// Positions played (every ply of every counted game, openings included;
     /// the export keeps the scored, filtered ones).
     pub positions: u64,
-    /// Positions per second of the run's life so far (first result to last).
+    /// Positions per second of the run's life so far (its creation to its
+    /// last counted result).
     pub per_second: Option<f64>,
     pub games: u64,
     /// Games won by Red, drawn, won by Black.
@@ -26,7 +28,6 @@ impl DatagenView {
     pub fn new(status: &RunStatus) -> Option<DatagenView> {
         let totals = status.progress.datagen()?;
         let s = &totals.stats;
-        let seconds = (status.updated_ms - status.created_ms) as f64 / 1000.0;
         let lengths = s
             .plies_histogram
             .iter()
@@ -44,7 +45,11 @@ impl DatagenView {
             .collect();
         Some(DatagenView {
             positions: totals.total_plies,
-            per_second: (seconds > 0.0).then(|| totals.total_plies as f64 / seconds),
+            per_second: positions_per_second(
+                totals.total_plies,
+                status.created_ms,
+                status.updated_ms,
+            ),
             games: s.red_wins + s.draws + s.black_wins,
             results: [s.red_wins, s.draws, s.black_wins],
             lengths,

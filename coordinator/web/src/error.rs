@@ -66,6 +66,9 @@ impl IntoResponse for WebError {
             tracing::error!(error = %self, "web view");
         }
         let mut response = (status, format!("{status}: {self}\n")).into_response();
+        response
+            .extensions_mut()
+            .insert(ErrorText(self.to_string()));
         if status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
@@ -75,5 +78,10 @@ impl IntoResponse for WebError {
         response
     }
 }
+
+/// The message of an answer made from a [`WebError`], kept in its
+/// extensions for [`crate::error_page`], which renders it as a page.
+#[derive(Debug, Clone)]
+pub struct ErrorText(pub String);
 
 pub type Page = Result<Response, WebError>;

@@ -29,7 +29,8 @@
 //! * [`sources`]: a run's source engines and failed builds, for its page.
 //! * [`run_charts`]: which charts a run has (also `report --plot`'s).
 //! * [`charts`]: plotters line and bar charts, SVG or PNG.
-//! * [`error`]: why a page could not be served.
+//! * [`error`]: why a page could not be served; [`error_page`]: that
+//!   answer as a page of the site, for a browser.
 //! * [`pages`]: the handlers of runs, workers, engines and metrics.
 //! * [`downloads`]: worker releases served to volunteers without Rust.
 //! * [`engine_upload`]: an engine uploaded from the engines page.
@@ -51,6 +52,7 @@ pub mod datagen_view;
 pub mod downloads;
 pub mod engine_upload;
 pub mod error;
+pub mod error_page;
 pub mod events;
 pub mod games;
 pub mod new_run;
@@ -124,6 +126,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("users.html", include_str!("templates/users.html")),
     ("account.html", include_str!("templates/account.html")),
     ("downloads.html", include_str!("templates/downloads.html")),
+    ("error.html", include_str!("templates/error.html")),
 ];
 
 impl Web {
@@ -236,6 +239,10 @@ pub fn router(web: Arc<Web>) -> Router {
         .route("/static/board.js", get(pages::board_script))
         .route("/static/new_run.js", get(pages::new_run_script))
         .fallback(pages::not_found)
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&web),
+            error_page::html,
+        ))
         .layer(middleware::from_fn_with_state(
             Arc::clone(&web),
             session::csrf_cookie,

@@ -3,6 +3,7 @@
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod play;
+mod test_release;
 mod work;
 
 /// Xiangqi worker: plays games for matches and for the cluster.
@@ -19,6 +20,9 @@ enum Command {
     Play(Box<play::PlayArgs>),
     /// Registers with a coordinator and plays leased games until Ctrl-C.
     Work(Box<work::WorkArgs>),
+    /// Writes a copy of this worker that reports another version (its
+    /// version slot patched), to try the self-update without a rebuild.
+    MakeTestRelease(test_release::TestReleaseArgs),
 }
 
 impl Cli {
@@ -39,6 +43,7 @@ impl Cli {
         match self.command {
             Command::Play(args) => args.run(),
             Command::Work(args) => args.run(),
+            Command::MakeTestRelease(args) => args.run(),
         }
     }
 }

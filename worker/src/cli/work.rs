@@ -18,8 +18,9 @@ pub struct WorkArgs {
     /// Coordinator address, e.g. http://127.0.0.1:50051 (https://… with TLS).
     #[arg(long)]
     coordinator: String,
-    /// Worker (or admin) token from `xq-coordinator token add`, sent as
-    /// `authorization: Bearer <TOKEN>`.
+    /// Worker token (role worker: `xq-coordinator token add --role worker
+    /// NAME`, or the web view's account page), sent as `authorization:
+    /// Bearer <TOKEN>`.
     #[arg(long, env = "XQ_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// PEM file of the CA that signed the coordinator's TLS certificate

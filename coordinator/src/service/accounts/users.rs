@@ -34,6 +34,17 @@ impl Accounts {
         self.store.call(|conn| users::list(conn)).await
     }
 
+    /// How many users have a password, so can sign in and get a personal
+    /// token.
+    pub async fn users_who_sign_in(&self) -> Result<usize, StoreError> {
+        Ok(self
+            .users()
+            .await?
+            .iter()
+            .filter(|u| u.has_password)
+            .count())
+    }
+
     /// Every user, by name, for `actor`, an admin.
     pub async fn users_for(&self, actor: Actor) -> Result<Vec<User>, StoreError> {
         self.store
