@@ -102,12 +102,17 @@ impl CertArgs {
         outln!("")?;
         outln!("on the coordinator:")?;
         outln!(
-            "  xq-coordinator serve --listen 0.0.0.0:50051 --tls-cert {} --tls-key {}",
+            "  xq-coordinator serve --listen 0.0.0.0:50051 --http 0.0.0.0:8080 --tls-cert {} --tls-key {}",
             path(SERVER_CERT),
             path(SERVER_KEY)
         )?;
-        outln!("on each worker (with its copy of {CA_CERT}):")?;
-        outln!("  xq-worker work --coordinator https://{host}:50051 --ca {CA_CERT} --token TOKEN")?;
+        outln!("  (the web view is then https://{host}:8080/, with the same certificate)")?;
+        outln!(
+            "on each worker (with its copy of {CA_CERT}, and the token in a file of mode 0600):"
+        )?;
+        outln!(
+            "  xq-worker work --coordinator https://{host}:50051 --ca {CA_CERT} --token-file worker.token"
+        )?;
         Ok(())
     }
 }
