@@ -6,7 +6,9 @@
 //! `https://` and a plain-HTTP form is refused in words; five wrong
 //! passwords from one address lock that address out of the name, while the
 //! right password from another address signs in. The database and its
-//! `-wal` and `-shm` are the owner's only.
+//! `-wal` and `-shm` are the owner's only. Behind a trusted proxy
+//! (`--trusted-proxy`) the same holds for the clients its `X-Forwarded-For`
+//! names, and nobody else's `X-Forwarded-For` is believed.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
@@ -21,10 +23,12 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use xq_coordinator::server::ServerConfig;
 use xq_coordinator::tls::CertificateInfo;
 use xq_coordinator::tls::accept::PLAIN_BROWSER_ANSWER;
 use xq_tests::accounts::add_user;
 use xq_tests::browser::Browser;
+use xq_tests::cluster::{TempDb, TestServer, fast_config};
 use xq_tests::coordinator_cli;
 use xq_tests::procs::{Coordinator, TempDir};
 use xq_tests::web::{self, Answer, form_csrf, set_cookie};
@@ -272,4 +276,67 @@ async fn the_web_view_speaks_tls_with_the_clusters_certificate_and_guessing_lock
         .expect("a session cookie")
         .to_owned();
     assert!(set.contains("; Secure"), "{set}");
+}
+
+/// A sign-in over plain HTTP to `base` with `forwarded` as the request's
+/// `X-Forwarded-For`.
+async fn sign_in_forwarded(base: &str, forwarded: &str, name: &str, password: &str) -> Answer {
+    let page = web::get(&format!("{base}/sign-in")).await;
+    let cookie = format!("xq_csrf={}", set_cookie(&page, "xq_csrf"));
+    let csrf = form_csrf(&page.body);
+    web::post_form(
+        &format!("{base}/sign-in"),
+        &[("cookie", &cookie), ("x-forwarded-for", forwarded)],
+        &format!("name={name}&password={password}&csrf={csrf}"),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_trusted_proxy_each_forwarded_client_is_counted_and_nobody_elses_header() {
+    let db = TempDb::new("web-proxy");
+    add_user(&db.0, "cy", "approver", PASSWORD);
+    let config = ServerConfig {
+        trusted_proxies: vec!["127.0.0.1".parse().unwrap()],
+        ..fast_config(std::time::Duration::from_secs(30))
+    };
+    let server = TestServer::start_with_web("127.0.0.1:0", &db.0, config).await;
+    let base = server.web_url();
+    // The client wrote 10.9.9.9 itself; the proxy appended 198.51.100.7.
+    for _ in 0..5 {
+        let wrong = sign_in_forwarded(&base, "10.9.9.9, 198.51.100.7", "cy", "guess").await;
+        assert_eq!(wrong.status, StatusCode::UNAUTHORIZED, "{}", wrong.body);
+    }
+    let locked = sign_in_forwarded(&base, "198.51.100.7", "cy", PASSWORD).await;
+    assert_eq!(
+        locked.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{}",
+        locked.body
+    );
+    let other = sign_in_forwarded(&base, "198.51.100.8", "cy", PASSWORD).await;
+    assert_eq!(other.status, StatusCode::SEE_OTHER, "{}", other.body);
+    server.stop().await;
+
+    // Without --trusted-proxy the header counts for nothing: five failures
+    // "from" five addresses are five from this one.
+    let server = TestServer::start_with_web(
+        "127.0.0.1:0",
+        &db.0,
+        fast_config(std::time::Duration::from_secs(30)),
+    )
+    .await;
+    let base = server.web_url();
+    for i in 0..5 {
+        let wrong = sign_in_forwarded(&base, &format!("203.0.113.{i}"), "cy", "guess").await;
+        assert_eq!(wrong.status, StatusCode::UNAUTHORIZED, "{}", wrong.body);
+    }
+    let locked = sign_in_forwarded(&base, "203.0.113.77", "cy", PASSWORD).await;
+    assert_eq!(
+        locked.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{}",
+        locked.body
+    );
+    server.stop().await;
 }
