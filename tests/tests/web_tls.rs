@@ -8,7 +8,8 @@
 //! right password from another address signs in. The database and its
 //! `-wal` and `-shm` are the owner's only. Behind a trusted proxy
 //! (`--trusted-proxy`) the same holds for the clients its `X-Forwarded-For`
-//! names, and nobody else's `X-Forwarded-For` is believed.
+//! names, and nobody else's `X-Forwarded-For` is believed. `--http-plain`
+//! keeps the web view in plain HTTP (for a TLS proxy) beside a TLS gRPC port.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
@@ -339,4 +340,38 @@ async fn behind_a_trusted_proxy_each_forwarded_client_is_counted_and_nobody_else
         locked.body
     );
     server.stop().await;
+}
+
+#[test]
+fn http_plain_keeps_the_web_view_plain_beside_a_tls_grpc_port() {
+    let dir = TempDir::new("web-plain");
+    let certs = dir.join("certs");
+    let certs_arg = certs.to_str().expect("UTF-8 path");
+    coordinator_cli(["cert", "--dir", certs_arg, "--ip", "127.0.0.1"]);
+    let (cert, key) = (
+        certs.join("coordinator.pem"),
+        certs.join("coordinator-key.pem"),
+    );
+    let coordinator = Coordinator::start(
+        &dir.join("xq.db"),
+        0,
+        &[
+            "--tls-cert",
+            cert.to_str().expect("UTF-8 path"),
+            "--tls-key",
+            key.to_str().expect("UTF-8 path"),
+            "--http",
+            "127.0.0.1:0",
+            "--http-plain",
+            "--secure-cookies",
+        ],
+        &dir.join("coordinator.log"),
+    );
+    let base = coordinator.web.clone().expect("the web view's address");
+    assert!(base.starts_with("http://"), "{base}");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let page = rt.block_on(web::get(&format!("{base}sign-in")));
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    let set = page.headers["set-cookie"].to_str().unwrap().to_owned();
+    assert!(set.contains("; Secure"), "{set}");
 }
