@@ -33,6 +33,11 @@ pub struct ViewParts {
     pub metrics: Arc<Metrics>,
     /// Mark cookies `Secure`: the view is reached over HTTPS.
     pub secure_cookies: bool,
+    /// Serve HTTPS with this certificate (the gRPC port's,
+    /// [`crate::tls::accept::web_incoming`]); plain HTTP if `None`.
+    pub tls: Option<crate::tls::ServerTls>,
+    /// Reverse proxies whose `X-Forwarded-For` names the client.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
     /// Whether `/sign-up` makes accounts.
     pub open_sign_up: bool,
     /// How many bytes of blobs one user's uploads may store (the upload form).

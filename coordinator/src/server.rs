@@ -126,14 +126,23 @@ pub struct ServerConfig {
     pub limits: RateLimits,
     /// Sign-in attempts per address and failures per name.
     pub sign_in: SignInLimits,
-    /// Serve TLS with this checked certificate chain and key ([`crate::tls`]);
-    /// plain HTTP/2 if `None`.
+    /// Serve TLS with this checked certificate chain and key ([`crate::tls`])
+    /// on the gRPC port and, unless `plain_web`, on the web view's; plain
+    /// HTTP if `None`.
     pub tls: Option<crate::tls::ServerTls>,
+    /// The web view speaks plain HTTP even with `tls` (a TLS proxy in front
+    /// of it terminates HTTPS).
+    pub plain_web: bool,
+    /// The addresses of reverse proxies in front of the web view: a request
+    /// from one of them is counted against the client address its
+    /// `X-Forwarded-For` names (sign-in limits), not against the proxy's.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
     /// Largest request message decoded, in bytes; larger ones are refused
     /// with OUT_OF_RANGE (tonic's decoder) before any handler runs.
     pub max_message_bytes: usize,
-    /// The web view is reached over HTTPS (a TLS proxy in front of it):
-    /// its session and CSRF cookies are marked `Secure`.
+    /// The web view is reached over HTTPS through a TLS proxy in front of
+    /// it: its session and CSRF cookies are marked `Secure` (as they are
+    /// anyway when the view serves TLS itself).
     pub secure_cookies: bool,
     /// Anyone may make a developer account on the web view (`/sign-up`);
     /// otherwise only admins add users.
@@ -157,6 +166,8 @@ impl Default for ServerConfig {
             limits: RateLimits::default(),
             sign_in: SignInLimits::default(),
             tls: None,
+            plain_web: false,
+            trusted_proxies: Vec::new(),
             max_message_bytes: MAX_MESSAGE_BYTES,
             secure_cookies: false,
             open_sign_up: true,
@@ -247,18 +258,21 @@ pub async fn run_with_web(
             listener: http,
             view,
         }) => {
+            let tls = config.tls.clone().filter(|_| !config.plain_web);
             let parts = ViewParts {
                 reader: core.views().clone(),
                 store: store.clone(),
                 core: core.clone(),
-                secure_cookies: config.secure_cookies,
+                secure_cookies: config.secure_cookies || tls.is_some(),
+                tls,
+                trusted_proxies: config.trusted_proxies.clone(),
                 open_sign_up: config.open_sign_up,
                 upload_quota: config.upload_quota,
                 auth: Arc::clone(&auth),
                 metrics: Arc::clone(&metrics),
             };
             let mut stop = signal.clone();
-            tracing::info!(addr = ?http.local_addr().ok(), "web view listening");
+            tracing::info!(addr = ?http.local_addr().ok(), tls = parts.tls.is_some(), "web view listening");
             Some(tokio::spawn(view.serve(
                 http,
                 parts,

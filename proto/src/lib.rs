@@ -26,6 +26,7 @@
 //! - [`engine_source`]: engines built from a git commit ([`EngineSource`]),
 //!   the build tools a worker reports, a failed build's log tail;
 //! - [`openings`]: [`OpeningSource`] and the opening-line format;
+//! - [`private`]: files and folders created readable by their owner only;
 //! - [`work`]: what a lease asks for ([`WorkSpec`], [`PlayerSpec`],
 //!   [`EngineRef`] with its [`EngineBinary`] builds, [`OpeningSlice`]);
 //! - [`results`]: [`Score`], [`Totals`] (the one totals record) and a lease's
@@ -63,6 +64,7 @@ pub mod game_record;
 pub mod limit;
 pub mod machine;
 pub mod openings;
+pub mod private;
 pub mod results;
 pub mod rule_set;
 pub mod uci_variant;

@@ -33,7 +33,12 @@ pub struct Browser {
 impl Browser {
     /// Starts Chromium with its profile in `profile` and a `width`×`height`
     /// window, and attaches to a new blank page.
-    pub fn start(profile: &Path, (width, height): (u32, u32)) -> Browser {
+    pub fn start(profile: &Path, size: (u32, u32)) -> Browser {
+        Browser::start_with(profile, size, &[])
+    }
+
+    /// [`Browser::start`] with `extra` command-line flags.
+    pub fn start_with(profile: &Path, (width, height): (u32, u32), extra: &[String]) -> Browser {
         // The shell maps our pipes onto the fds the protocol uses; no unsafe
         // fd juggling in this process.
         let mut child = Command::new("bash")
@@ -44,6 +49,7 @@ impl Browser {
             .arg("--remote-debugging-pipe")
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg(format!("--window-size={width},{height}"))
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

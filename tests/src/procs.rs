@@ -18,11 +18,15 @@ use crate::binary;
 pub struct Coordinator {
     child: Child,
     pub addr: SocketAddr,
+    /// The web view's address as `serve` printed it (`http://…/` or
+    /// `https://…/`), when started with `--http`.
+    pub web: Option<String>,
 }
 
 impl Coordinator {
     /// Serves `db` on `127.0.0.1:port` (0: any free port) with `extra` flags;
-    /// waits for its "listening on" line. Its log goes to `log`.
+    /// waits for its "listening on" line (and with `--http`, its "web view
+    /// on" line). Its log goes to `log`.
     pub fn start(db: &Path, port: u16, extra: &[&str], log: &Path) -> Self {
         let listen = format!("127.0.0.1:{port}");
         let mut child = Command::new(binary("xq-coordinator"))
@@ -41,13 +45,15 @@ impl Coordinator {
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(addr) = line.strip_prefix("listening on ") {
-                    let _ = tx.send(addr.parse::<SocketAddr>().expect("address"));
+                for prefix in ["listening on ", "web view on "] {
+                    if let Some(at) = line.strip_prefix(prefix) {
+                        let _ = tx.send(at.to_owned());
+                    }
                 }
             }
         });
-        let addr = match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(addr) => addr,
+        let mut next = || match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(line) => line,
             Err(_) => {
                 let _ = child.kill();
                 panic!(
@@ -56,7 +62,9 @@ impl Coordinator {
                 );
             }
         };
-        Coordinator { child, addr }
+        let addr = next().parse::<SocketAddr>().expect("address");
+        let web = extra.contains(&"--http").then(&mut next);
+        Coordinator { child, addr, web }
     }
 
     pub fn url(&self) -> String {

@@ -57,8 +57,8 @@ fn a_developer_signs_up_and_submits_an_approver_approves_and_refusals_hold() {
         .unwrap();
     let db = TempDb::new("web-accounts");
     add_user(&db.0, "cy", "approver", APPROVER_PASSWORD);
-    // Addresses get many attempts here, so that the lock of a name is what
-    // refuses (the per-address bucket has its unit test).
+    // Addresses get many attempts here, so that the lock-out of an address
+    // from a name is what refuses (the per-address bucket has its unit test).
     let config = ServerConfig {
         sign_in: SignInLimits {
             per_address: Rate {
@@ -245,7 +245,8 @@ fn a_developer_signs_up_and_submits_an_approver_approves_and_refusals_hold() {
     b.open(&format!("{base}/"));
     assert_eq!(me(&mut b), Value::Null);
 
-    // Repeated wrong passwords lock the name, even for the right one.
+    // Repeated wrong passwords lock this address out of the name, even for
+    // the right password (another address is not: tests/web_tls.rs).
     for _ in 0..5 {
         let wrong = sign_in(&mut b, &base, "dana", "guess guess");
         assert!(wrong.contains("wrong user name or password"), "{wrong}");

@@ -75,7 +75,7 @@ impl Download {
         sha256: &str,
         what: impl Into<String>,
     ) -> Result<Download, CacheError> {
-        std::fs::create_dir_all(dir).map_err(io_error(dir))?;
+        xq_proto::private::create_dir_all(dir).map_err(io_error(dir))?;
         let dest = path(dir, sha256);
         let file = AtomicFile::create(&dest).map_err(io_error(&dest))?;
         Ok(Download {

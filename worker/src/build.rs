@@ -244,7 +244,7 @@ pub fn build(
 ) -> Result<Built, BuildError> {
     let key = cache_key(source, &config.arch);
     for sub in ["repos", "work", "built", "logs"] {
-        std::fs::create_dir_all(config.dir.join(sub))
+        xq_proto::private::create_dir_all(&config.dir.join(sub))
             .map_err(|e| io_failure("cannot make the build cache", &config.dir, e))?;
     }
     let _key_lock = lock(&config.dir.join("built").join(format!("{key}.lock")))?;

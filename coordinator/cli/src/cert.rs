@@ -107,9 +107,13 @@ impl CertArgs {
             path(SERVER_CERT),
             path(SERVER_KEY)
         )?;
-        outln!("on each worker (with its copy of {CA_CERT}, here where it is now):")?;
+        outln!("  (the web view is then https://{host}:8080/, with the same certificate)")?;
         outln!(
-            "  xq-worker work --coordinator https://{host}:50051 --ca {} --token TOKEN",
+            "on each worker (with its copy of {CA_CERT}, here where it is now, and the token \
+             in a file of mode 0600):"
+        )?;
+        outln!(
+            "  xq-worker work --coordinator https://{host}:50051 --ca {} --token-file worker.token",
             path(CA_CERT)
         )?;
         Ok(())

@@ -48,8 +48,20 @@ pub struct ServeArgs {
     listen: SocketAddr,
     /// Also serve the web view and `/metrics` on this address (read-only for
     /// anyone who can reach it; stopping or creating a run needs a personal token).
+    /// With --tls-cert it serves HTTPS with the same certificate, unless
+    /// --http-plain.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
+    /// Serve the web view as plain HTTP even with --tls-cert: only for a TLS
+    /// proxy in front of --http (passwords, session cookies and the tokens
+    /// shown on /account would otherwise cross the network in clear).
+    #[arg(long, requires = "http")]
+    http_plain: bool,
+    /// The address of a reverse proxy in front of --http (repeatable): the
+    /// sign-in limits count a request from it against the client address
+    /// its `X-Forwarded-For` names, not against the proxy's.
+    #[arg(long, value_name = "IP", requires = "http")]
+    trusted_proxy: Vec<std::net::IpAddr>,
     /// Lease time-to-live in seconds (extended by every heartbeat); workers
     /// are told to beat every sixth of it, so N workers send 6·N/SECS
     /// heartbeats a second (100,000 workers want about 360).
@@ -57,7 +69,7 @@ pub struct ServeArgs {
     lease_secs: u64,
     /// TLS certificate chain (PEM, the server's certificate first, e.g.
     /// coordinator.pem from `xq-coordinator cert`); with --tls-key, serves
-    /// TLS only. A certificate no client would accept (a CA certificate,
+    /// TLS only, on the gRPC port and the web view's (--http). A certificate no client would accept (a CA certificate,
     /// expired, naming no host) or a key that is not its own is refused.
     #[arg(long, requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -92,9 +104,10 @@ pub struct ServeArgs {
     /// worker was told were accepted (they are then played again).
     #[arg(long, value_parser = ["full", "normal"], default_value = "full")]
     sync: String,
-    /// The web view is reached over HTTPS (a TLS proxy in front of
-    /// --http): its session and CSRF cookies get `Secure`. (A request a
-    /// proxy marks `X-Forwarded-Proto: https` gets them anyway.)
+    /// The web view is reached over HTTPS through a TLS proxy in front of
+    /// --http: its session and CSRF cookies get `Secure`. (They always do
+    /// when the view serves TLS itself, and on a request a proxy marks
+    /// `X-Forwarded-Proto: https`.)
     #[arg(long)]
     secure_cookies: bool,
     /// Nobody makes an account on the web view's sign-up page; only admins
@@ -148,6 +161,11 @@ impl ServeArgs {
         };
         let store = Store::open_with(&self.db, options)
             .with_context(|| format!("cannot open database {}", self.db.display()))?;
+        let web_scheme = if self.tls_cert.is_some() && !self.http_plain {
+            "https"
+        } else {
+            "http"
+        };
         let tls = match (&self.tls_cert, &self.tls_key) {
             (Some(cert), Some(key)) => Some(super::cert::server_tls(cert, key)?),
             _ => None,
@@ -185,6 +203,8 @@ impl ServeArgs {
                 },
             },
             tls,
+            plain_web: self.http_plain,
+            trusted_proxies: self.trusted_proxy,
             secure_cookies: self.secure_cookies,
             open_sign_up: !self.no_sign_up,
             upload_quota: UploadQuota {
@@ -206,7 +226,7 @@ impl ServeArgs {
                         .await
                         .with_context(|| format!("cannot listen on {at} for the web view"))?;
                     let addr = http.local_addr().context("web view address")?;
-                    outln!("web view on http://{addr}/")?;
+                    outln!("web view on {web_scheme}://{addr}/")?;
                     Some(Http::new(http, WebView))
                 }
                 None => None,

@@ -16,7 +16,8 @@
 //! The copy is written to `FILE.partial`, switched to a self-contained
 //! rollback-journal file, checked ([`inspect`]), synced, and only then
 //! renamed over `FILE`: a failed or interrupted backup never leaves a
-//! half-written file under the backup's name.
+//! half-written file under the backup's name. Like the database, the copy
+//! (and a restore's new target) is created readable by its owner only.
 //!
 //! # Restore
 //!
@@ -150,6 +151,8 @@ pub fn backup(db: &Path, dest: &Path, options: BackupOptions) -> Result<BackupRe
     check_schema(&src, db)?;
     let partial = partial_path(dest);
     remove_if_exists(&partial)?;
+    // A backup holds what the database does: private from its first byte.
+    xq_proto::private::create_file_if_missing(&partial).map_err(io(&partial))?;
     let (steps, longest_step) = {
         let mut out = Connection::open(&partial).map_err(sqlite(&partial))?;
         let copy = Backup::new(&src, &mut out).map_err(sqlite(&partial))?;
@@ -324,6 +327,7 @@ fn install(
             sqlite(target)(e)
         }
     };
+    xq_proto::private::create_file_if_missing(target).map_err(io(target))?;
     let mut conn = Connection::open(target).map_err(sqlite(target))?;
     conn.busy_timeout(Duration::ZERO).map_err(sqlite(target))?;
     // Keep every lock this connection takes until it closes; leaving WAL

@@ -123,6 +123,9 @@ pub enum StoreError {
     Unsynced(String),
     #[error("the store's worker thread failed: {0}")]
     Join(String),
+    /// The database file could not be created.
+    #[error("{0}")]
+    Io(String),
 }
 
 impl StoreError {
@@ -185,8 +188,35 @@ const STATEMENT_CACHE: usize = 64;
 /// How long a connection waits for a lock held by another process.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Creates the database file at `path` private unless it exists (or is
+/// SQLite's in-memory name); warns when an existing one is open to others.
+pub(crate) fn create_private(path: &Path) -> Result<(), StoreError> {
+    if path.as_os_str().is_empty() || path == Path::new(":memory:") {
+        return Ok(());
+    }
+    let created = xq_proto::private::create_file_if_missing(path).map_err(|e| {
+        StoreError::Io(format!(
+            "cannot create the database {}: {e}",
+            path.display()
+        ))
+    })?;
+    let open = xq_proto::private::open_to_others(path);
+    if !created && open != 0 {
+        tracing::warn!(
+            path = %path.display(),
+            mode = format!("{open:03o}"),
+            "other users may read the database (password, token and session hashes): \
+             `chmod 600` it and its -wal and -shm files"
+        );
+    }
+    Ok(())
+}
+
 impl Store {
-    /// Opens (creating if needed) and migrates the database at `path`.
+    /// Opens (creating if needed) and migrates the database at `path`. A new
+    /// database is created readable by its owner only (0600), and so are its
+    /// `-wal` and `-shm` (SQLite gives them the database file's mode); an
+    /// existing one that others may read is opened with a warning.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         Self::open_with(path, StoreOptions::default())
     }
@@ -194,6 +224,7 @@ impl Store {
     /// [`Store::open`] with options.
     pub fn open_with(path: impl AsRef<Path>, options: StoreOptions) -> Result<Self, StoreError> {
         let path = path.as_ref();
+        create_private(path)?;
         let conn = Connection::open(path)?;
         // WAL: readers never block the writer and a crash loses nothing committed.
         conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -370,6 +401,27 @@ pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
 #[cfg(test)]
 mod tests {
     use super::utc;
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_new_database_and_its_wal_and_shm_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("xq-store-mode-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("xq.db");
+        let store = super::Store::open(&db).unwrap();
+        let reader = store.reader().unwrap();
+        crate::service::accounts::Accounts::new(reader)
+            .working_tokens()
+            .await
+            .unwrap();
+        for name in ["xq.db", "xq.db-wal", "xq.db-shm"] {
+            let meta = std::fs::metadata(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{name}");
+        }
+        drop(store);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn utc_formats_unix_ms() {

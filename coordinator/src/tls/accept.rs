@@ -7,7 +7,10 @@
 //! * a client whose first bytes are not a TLS record (0x16) but plain HTTP/2
 //!   (`PRI * HTTP/2.0`) or HTTP/1 gets an answer it can show: an HTTP/2
 //!   GOAWAY (INADEQUATE_SECURITY) or an HTTP/1 `400`, both saying
-//!   [`PLAIN_CLIENT_ANSWER`].
+//!   [`PLAIN_CLIENT_ANSWER`] on the gRPC port; on the web view's port
+//!   ([`web_incoming`]) a browser's plain `GET` is redirected to the same
+//!   address over `https://` and anything else gets a `400` saying
+//!   [`PLAIN_BROWSER_ANSWER`].
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -26,16 +29,42 @@ use super::ServerTls;
 /// What a plain-text client on the TLS port is told.
 pub const PLAIN_CLIENT_ANSWER: &str = "this port speaks TLS: use https:// and --ca";
 
+/// What a plain-HTTP client of the web view's TLS port is told.
+pub const PLAIN_BROWSER_ANSWER: &str =
+    "this address serves the web view over TLS only: use https://";
+
 /// How long a client has from its connection to the end of the handshake.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Connections with TLS up, for `serve_with_incoming_shutdown`.
-pub type Incoming = ReceiverStream<Result<TlsStream<TcpStream>, Infallible>>;
+/// A connection with TLS up.
+pub type Stream = TlsStream<TcpStream>;
 
-/// Accepts on `listener` until the returned stream is dropped (tonic drops
-/// it when the server stops).
+/// Connections with TLS up, for `serve_with_incoming_shutdown`.
+pub type Incoming = ReceiverStream<Result<Stream, Infallible>>;
+
+/// Which service a TLS port carries, which decides its ALPN and what a
+/// plain-text client is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Port {
+    /// gRPC (ALPN `h2`).
+    Grpc,
+    /// The web view (ALPN `http/1.1`).
+    Web,
+}
+
+/// The gRPC port's connections: accepts on `listener` until the returned
+/// stream is dropped (tonic drops it when the server stops).
 pub fn incoming(listener: TcpListener, tls: &ServerTls) -> Incoming {
-    let acceptor = TlsAcceptor::from(tls.config.clone());
+    accept_loop(listener, TlsAcceptor::from(tls.config.clone()), Port::Grpc)
+}
+
+/// The web view's connections, with the same certificate as the gRPC port:
+/// accepts on `listener` until the returned stream is dropped.
+pub fn web_incoming(listener: TcpListener, tls: &ServerTls) -> Incoming {
+    accept_loop(listener, TlsAcceptor::from(tls.web.clone()), Port::Web)
+}
+
+fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, port: Port) -> Incoming {
     let (tx, rx) = mpsc::channel(64);
     tokio::spawn(async move {
         loop {
@@ -49,7 +78,7 @@ pub fn incoming(listener: TcpListener, tls: &ServerTls) -> Incoming {
                     tokio::spawn(async move {
                         let shaken = tokio::time::timeout(
                             HANDSHAKE_TIMEOUT,
-                            handshake(tcp, peer, &acceptor),
+                            handshake(tcp, peer, &acceptor, port),
                         )
                         .await;
                         match shaken {
@@ -114,6 +143,7 @@ async fn handshake(
     tcp: TcpStream,
     peer: SocketAddr,
     acceptor: &TlsAcceptor,
+    port: Port,
 ) -> Option<TlsStream<TcpStream>> {
     let mut first = [0u8; 16];
     let n = match tcp.peek(&mut first).await {
@@ -134,7 +164,15 @@ async fn handshake(
                 "a client spoke plain HTTP/2 to this TLS port (a worker or client given \
                  http:// instead of https://); answered with a GOAWAY saying: {PLAIN_CLIENT_ANSWER}"
             );
-            answer_plain(tcp, &goaway(PLAIN_CLIENT_ANSWER), holds_request).await;
+            answer_plain(tcp, holds_request, |_| goaway(PLAIN_CLIENT_ANSWER)).await;
+            None
+        }
+        Opening::Http1 if port == Port::Web => {
+            tracing::info!(
+                %peer,
+                "a browser spoke plain HTTP to the web view's TLS port; answered with https://"
+            );
+            answer_plain(tcp, request_head_complete, web_refusal).await;
             None
         }
         Opening::Http1 => {
@@ -142,8 +180,8 @@ async fn handshake(
                 %peer,
                 "a client spoke plain HTTP/1 to this TLS port; answered 400: {PLAIN_CLIENT_ANSWER}"
             );
-            answer_plain(tcp, &http1_refusal(PLAIN_CLIENT_ANSWER), |b| {
-                b.windows(4).any(|w| w == b"\r\n\r\n")
+            answer_plain(tcp, request_head_complete, |_| {
+                http1_refusal(PLAIN_CLIENT_ANSWER)
             })
             .await;
             None
@@ -156,11 +194,16 @@ async fn handshake(
 }
 
 /// Reads what the client sends until `complete` says its request is in
-/// (for at most a second), writes `answer`, and closes after the client has
-/// had a moment to read it. Answering before the request is in would fail
-/// the request as a closed connection, without the answer; closing with
-/// unread input would reset the connection, and the answer with it.
-async fn answer_plain(mut tcp: TcpStream, answer: &[u8], complete: fn(&[u8]) -> bool) {
+/// (for at most a second), writes the `answer` to what it read, and closes
+/// after the client has had a moment to read it. Answering before the
+/// request is in would fail the request as a closed connection, without the
+/// answer; closing with unread input would reset the connection, and the
+/// answer with it.
+async fn answer_plain(
+    mut tcp: TcpStream,
+    complete: fn(&[u8]) -> bool,
+    answer: impl FnOnce(&[u8]) -> Vec<u8>,
+) {
     let mut sink = [0u8; 4096];
     let mut seen = Vec::new();
     let _ = tokio::time::timeout(Duration::from_secs(1), async {
@@ -172,7 +215,7 @@ async fn answer_plain(mut tcp: TcpStream, answer: &[u8], complete: fn(&[u8]) -> 
         }
     })
     .await;
-    if tcp.write_all(answer).await.is_err() {
+    if tcp.write_all(&answer(&seen)).await.is_err() {
         return;
     }
     let _ = tcp.shutdown().await;
@@ -180,6 +223,11 @@ async fn answer_plain(mut tcp: TcpStream, answer: &[u8], complete: fn(&[u8]) -> 
         while matches!(tcp.read(&mut sink).await, Ok(n) if n > 0) {}
     })
     .await;
+}
+
+/// Whether `bytes` hold an HTTP/1 request's head (up to its blank line).
+fn request_head_complete(bytes: &[u8]) -> bool {
+    bytes.windows(4).any(|w| w == b"\r\n\r\n")
 }
 
 /// Whether `bytes`, an HTTP/2 client's first bytes, hold its connection
@@ -224,6 +272,47 @@ fn http1_refusal(message: &str) -> Vec<u8> {
         message.len() + 1
     )
     .into_bytes()
+}
+
+/// The web port's answer to a plain HTTP/1 request `head`: a `GET` or
+/// `HEAD` with a plain `Host` is sent to the same host, port and path over
+/// `https://` (`301`); anything else (a form's `POST`, whose body has
+/// already crossed in clear, or an odd request) is a `400` saying
+/// [`PLAIN_BROWSER_ANSWER`].
+pub fn web_refusal(head: &[u8]) -> Vec<u8> {
+    match https_location(head) {
+        Some(location) => {
+            let body = format!("{PLAIN_BROWSER_ANSWER} ({location})\n");
+            format!(
+                "HTTP/1.1 301 Moved Permanently\r\nlocation: {location}\r\n\
+                 content-type: text/plain\r\nconnection: close\r\n\
+                 content-length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .into_bytes()
+        }
+        None => http1_refusal(PLAIN_BROWSER_ANSWER),
+    }
+}
+
+/// `https://{host}{path}` for a `GET` or `HEAD` request head whose Host and
+/// path hold only the characters of a plain host name or address and path.
+fn https_location(head: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(head).ok()?;
+    let mut lines = text.split("\r\n");
+    let mut request = lines.next()?.split(' ');
+    let (method, path) = (request.next()?, request.next()?);
+    if !matches!(method, "GET" | "HEAD") || !path.starts_with('/') || path.starts_with("//") {
+        return None;
+    }
+    let host = lines.find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("host").then(|| value.trim())
+    })?;
+    let plain_host = |c: char| c.is_ascii_alphanumeric() || ".-:[]".contains(c);
+    let plain_path = |c: char| c.is_ascii_graphic() && !"\"<>\\^`{|}".contains(c);
+    (!host.is_empty() && host.chars().all(plain_host) && path.chars().all(plain_path))
+        .then(|| format!("https://{host}{path}"))
 }
 
 fn log_failed_handshake(peer: SocketAddr, error: &std::io::Error) {
@@ -317,6 +406,36 @@ mod tests {
         );
         bytes.extend([0, 0, 0, 1, 0, 0, 3, 0x1, 0x4, 0, 0, 0, 1]);
         assert!(holds_request(&bytes), "HEADERS on stream 1");
+    }
+
+    #[test]
+    fn a_browser_get_is_sent_to_https_and_a_post_is_refused() {
+        let get = b"GET /runs/3?x=1 HTTP/1.1\r\nHost: cluster.example:8080\r\n\r\n";
+        let text = String::from_utf8(web_refusal(get)).unwrap();
+        assert!(text.starts_with("HTTP/1.1 301 "), "{text}");
+        assert!(
+            text.contains("\r\nlocation: https://cluster.example:8080/runs/3?x=1\r\n"),
+            "{text}"
+        );
+        let body = text.split("\r\n\r\n").nth(1).unwrap();
+        assert!(text.contains(&format!("content-length: {}\r\n", body.len())));
+        let post = b"POST /sign-in HTTP/1.1\r\nHost: h:1\r\n\r\n";
+        let text = String::from_utf8(web_refusal(post)).unwrap();
+        assert!(text.starts_with("HTTP/1.1 400 "), "{text}");
+        assert!(
+            text.ends_with(&format!("{PLAIN_BROWSER_ANSWER}\n")),
+            "{text}"
+        );
+        for odd in [
+            &b"GET / HTTP/1.1\r\n\r\n"[..],
+            b"GET //evil.example/ HTTP/1.1\r\nHost: h\r\n\r\n",
+            b"GET /\"x HTTP/1.1\r\nHost: h\r\n\r\n",
+            b"GET / HTTP/1.1\r\nHost: h/x@y\r\n\r\n",
+        ] {
+            let text = String::from_utf8(web_refusal(odd)).unwrap();
+            let lossy = String::from_utf8_lossy(odd);
+            assert!(text.starts_with("HTTP/1.1 400 "), "{lossy}: {text}");
+        }
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! TLS for the gRPC port, served by the coordinator itself (tokio-rustls on
+//! TLS for the gRPC port and the web view (one certificate for both), served
+//! by the coordinator itself (tokio-rustls on
 //! the ring provider, ALPN `h2`) rather than by tonic, so that what goes
 //! wrong can be named:
 //!
@@ -9,7 +10,9 @@
 //! * [`accept`] hands tonic the connections whose handshake succeeded, logs
 //!   the alert a client aborts a handshake with and what it usually means,
 //!   and answers a client that speaks plain HTTP/2 or HTTP/1 to the TLS port
-//!   with a message saying to use `https://` and `--ca`;
+//!   with a message saying to use `https://` and `--ca`; [`accept::web_incoming`]
+//!   does the same for the web view (ALPN `http/1.1`), whose plain-HTTP
+//!   visitors are sent to `https://`;
 //! * [`issue`] makes the cluster CA and the coordinator's certificate
 //!   (`xq-coordinator cert`).
 
@@ -51,7 +54,10 @@ pub enum TlsSetupError {
 /// A checked certificate and key, ready to serve.
 #[derive(Clone)]
 pub struct ServerTls {
+    /// The gRPC port's (ALPN `h2`).
     config: Arc<rustls::ServerConfig>,
+    /// The web view's: the same certificate and key, ALPN `http/1.1`.
+    web: Arc<rustls::ServerConfig>,
     info: CertificateInfo,
 }
 
@@ -93,9 +99,12 @@ impl ServerTls {
                 rustls::Error::General(m) => TlsSetupError::Key(m),
                 other => TlsSetupError::Rustls(other),
             })?;
+        let mut web = config.clone();
         config.alpn_protocols = vec![b"h2".to_vec()];
+        web.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(ServerTls {
             config: Arc::new(config),
+            web: Arc::new(web),
             info,
         })
     }

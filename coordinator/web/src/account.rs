@@ -10,7 +10,7 @@
 //!
 //! [`Authenticator::sign_in`]: xq_coordinator::auth::Authenticator::sign_in
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
 use axum::Form;
@@ -23,6 +23,7 @@ use minijinja::context;
 use serde::Deserialize;
 
 use crate::Web;
+use crate::listen::Connection;
 use crate::pages::{Page, WebError, page};
 use crate::session::{self, CsrfForm, Visitor};
 use xq_coordinator::access::passwords::{self, PasswordError};
@@ -30,21 +31,54 @@ use xq_coordinator::auth::sign_in::SignInError;
 use xq_coordinator::service::StoreError;
 use xq_coordinator::service::accounts::check_user_name;
 
-/// The TCP peer's address (unspecified when the server was not given it).
+/// The client's address, which the sign-in limits count against: the TCP
+/// peer's (unspecified when the server was not given it), or, when the peer
+/// is a trusted proxy, [`forwarded_client`].
 #[derive(Debug, Clone, Copy)]
 pub struct Peer(pub IpAddr);
 
-impl<S: Send + Sync> FromRequestParts<S> for Peer {
+impl FromRequestParts<Arc<Web>> for Peer {
     type Rejection = std::convert::Infallible;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(Peer(
-            parts
-                .extensions
-                .get::<ConnectInfo<SocketAddr>>()
-                .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip()),
-        ))
+    async fn from_request_parts(
+        parts: &mut Parts,
+        web: &Arc<Web>,
+    ) -> Result<Self, Self::Rejection> {
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<Connection>>()
+            .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.0.ip());
+        Ok(Peer(forwarded_client(
+            peer,
+            &parts.headers,
+            &web.trusted_proxies,
+        )))
     }
+}
+
+/// The client behind `peer`: if `peer` is one of the `trusted` proxies, the
+/// right-most `X-Forwarded-For` address that is not itself a trusted proxy
+/// (the left-most entries are whatever the client chose to send, so only
+/// what the trusted proxies appended is believed); `peer` otherwise, and
+/// when the header names none.
+pub fn forwarded_client(peer: IpAddr, headers: &HeaderMap, trusted: &[IpAddr]) -> IpAddr {
+    if !trusted.contains(&peer) {
+        return peer;
+    }
+    let entries: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .collect();
+    for entry in entries.iter().rev() {
+        match entry.trim().parse::<IpAddr>() {
+            Ok(ip) if trusted.contains(&ip) => {}
+            Ok(ip) => return ip,
+            Err(_) => return peer,
+        }
+    }
+    peer
 }
 
 /// The argon2id hash of `password` (made off the async threads: it takes
@@ -216,4 +250,51 @@ pub async fn sign_out(
         .headers_mut()
         .append(header::SET_COOKIE, session::closed(&web, &headers));
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    fn forwarded(values: &[&str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for v in values {
+            headers.append("x-forwarded-for", v.parse().unwrap());
+        }
+        headers
+    }
+
+    #[test]
+    fn only_a_trusted_proxy_names_the_client() {
+        let proxy = ip("10.0.0.1");
+        let trusted = [proxy, ip("10.0.0.2")];
+        let headers = forwarded(&["198.51.100.7"]);
+        assert_eq!(
+            forwarded_client(proxy, &headers, &trusted),
+            ip("198.51.100.7")
+        );
+        let stranger = ip("203.0.113.5");
+        assert_eq!(forwarded_client(stranger, &headers, &trusted), stranger);
+        assert_eq!(forwarded_client(stranger, &headers, &[]), stranger);
+    }
+
+    #[test]
+    fn what_the_client_wrote_itself_is_not_believed() {
+        let proxy = ip("10.0.0.1");
+        let trusted = [proxy, ip("10.0.0.2")];
+        // The client sent "1.2.3.4"; the outer proxy appended the client's
+        // real address, the inner one the outer proxy's.
+        let headers = forwarded(&["1.2.3.4, 198.51.100.7", "10.0.0.2"]);
+        assert_eq!(
+            forwarded_client(proxy, &headers, &trusted),
+            ip("198.51.100.7")
+        );
+        assert_eq!(forwarded_client(proxy, &forwarded(&[]), &trusted), proxy);
+        let junk = forwarded(&["198.51.100.7, unknown"]);
+        assert_eq!(forwarded_client(proxy, &junk, &trusted), proxy);
+    }
 }

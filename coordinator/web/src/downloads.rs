@@ -26,7 +26,7 @@ use xq_proto::worker_version::PROGRAM;
 
 use crate::Web;
 use crate::pages::{Page, WebError, page};
-use crate::session::Visitor;
+use crate::session::{self, Visitor};
 use crate::view;
 
 /// The header that carries a download's SHA-256 (lowercase hex).
@@ -47,13 +47,25 @@ struct ReleaseRow {
     registered: String,
 }
 
-/// `GET /download`: the commands name the host the page was asked from.
+/// `GET /download`: the commands name the host the page was asked from,
+/// over `https://` when it was reached so, with the cluster's `ca.pem` when
+/// the view serves the cluster's own certificate.
 pub async fn list(State(web): State<Arc<Web>>, visitor: Visitor, headers: HeaderMap) -> Page {
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("COORDINATOR-WEB-HOST")
         .to_owned();
+    let scheme = if session::secure(&web, &headers) {
+        "https"
+    } else {
+        "http"
+    };
+    let curl = if web.tls.is_some() {
+        "curl --cacert ca.pem"
+    } else {
+        "curl"
+    };
     let (found, required) = web.read_registry().worker_releases().await?;
     let mut seen = std::collections::HashSet::new();
     let releases: Vec<ReleaseRow> = found
@@ -73,7 +85,7 @@ pub async fn list(State(web): State<Arc<Web>>, visitor: Visitor, headers: Header
         &web,
         &visitor,
         "downloads.html",
-        context! { releases, required, host, program => PROGRAM },
+        context! { releases, required, host, scheme, curl, program => PROGRAM },
     )?;
     Ok(Html(html).into_response())
 }

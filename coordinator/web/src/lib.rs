@@ -39,6 +39,7 @@
 //!   own arguments.
 //! * [`replay`]: a stored game replayed ply by ply for the board.
 //! * [`events`]: the log of who did what.
+//! * [`listen`]: plain or TLS connections, and their peers' addresses.
 //! * [`session`]: sessions, cookies, CSRF tokens, who makes a change.
 //! * [`account`]: sign-in, sign-up, sign-out.
 //! * [`approvals`]: the approval queue, approve, reject, resume.
@@ -55,6 +56,7 @@ pub mod error;
 pub mod error_page;
 pub mod events;
 pub mod games;
+pub mod listen;
 pub mod new_run;
 pub mod pages;
 pub mod profile;
@@ -101,6 +103,10 @@ pub struct Web {
     live: pages::LiveCache,
     /// Cookies get `Secure` (the view is reached over HTTPS).
     secure_cookies: bool,
+    /// Served over TLS (its own, not a proxy's).
+    tls: Option<xq_coordinator::tls::ServerTls>,
+    /// Reverse proxies whose `X-Forwarded-For` names the client.
+    trusted_proxies: Vec<std::net::IpAddr>,
     /// Whether `/sign-up` makes accounts.
     open_sign_up: bool,
     /// How many bytes of blobs one user's uploads may store.
@@ -166,6 +172,8 @@ impl Web {
             auth,
             metrics,
             secure_cookies,
+            tls,
+            trusted_proxies,
             open_sign_up,
             upload_quota,
         } = parts;
@@ -185,6 +193,8 @@ impl Web {
             templates,
             live: pages::LiveCache::default(),
             secure_cookies,
+            tls,
+            trusted_proxies,
             open_sign_up,
             upload_quota,
         }
@@ -287,14 +297,25 @@ impl HttpView for WebView {
     }
 }
 
-/// Serves the view on `listener` until `shutdown` completes.
+/// Serves the view on `listener` until `shutdown` completes: HTTPS with the
+/// view's certificate if it has one, else plain HTTP.
 pub async fn serve(
     listener: TcpListener,
     web: Arc<Web>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = router(web).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    let tls = web.tls.clone();
+    let app = router(web).into_make_service_with_connect_info::<listen::Connection>();
+    match tls {
+        Some(tls) => {
+            axum::serve(listen::TlsListener::new(listener, &tls)?, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+        None => {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+    }
 }

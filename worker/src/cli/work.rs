@@ -20,9 +20,14 @@ pub struct WorkArgs {
     coordinator: String,
     /// Worker token (role worker: `xq-coordinator token add --role worker
     /// NAME`, or the web view's account page), sent as `authorization:
-    /// Bearer <TOKEN>`.
+    /// Bearer <TOKEN>`. On the command line every user of the machine sees
+    /// it (`ps`): prefer --token-file or the XQ_TOKEN environment variable.
     #[arg(long, env = "XQ_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// A file holding the token (its first line; mode 0600, e.g. written
+    /// with `umask 077`); replaces --token and XQ_TOKEN.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<std::path::PathBuf>,
     /// PEM file of the CA that signed the coordinator's TLS certificate
     /// (ca.pem from `xq-coordinator cert`; not the coordinator's certificate
     /// itself); needs an https:// coordinator.
@@ -120,7 +125,10 @@ impl WorkArgs {
         )?);
         let mut config = ClientConfig::new(self.coordinator, name, capacity.cores);
         config.machine = Some(machine);
-        config.token = self.token;
+        config.token = match &self.token_file {
+            Some(file) => Some(read_token_file(file)?),
+            None => self.token,
+        };
         if let Some(dir) = self.rejected_dir {
             config.rejected_dir = dir;
         }
@@ -151,5 +159,48 @@ impl WorkArgs {
             "stopped"
         );
         Ok(())
+    }
+}
+
+/// The token in `file`: its first line, trimmed. A file other users may
+/// read is used with a warning.
+fn read_token_file(file: &std::path::Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read the token file {}", file.display()))?;
+    let token = text.lines().next().unwrap_or_default().trim();
+    if token.is_empty() {
+        anyhow::bail!(
+            "the token file {} is empty: put the token from `xq-coordinator token add` on its first line",
+            file.display()
+        );
+    }
+    let open = xq_proto::private::open_to_others(file);
+    if open != 0 {
+        tracing::warn!(
+            file = %file.display(),
+            mode = format!("{open:03o}"),
+            "other users may read the token file: `chmod 600` it"
+        );
+    }
+    Ok(token.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_file_gives_its_first_line_and_an_empty_one_is_refused() {
+        let dir = std::env::temp_dir().join(format!("xq-token-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("token");
+        std::fs::write(&file, "  xqt_abc \nignored\n").unwrap();
+        assert_eq!(read_token_file(&file).unwrap(), "xqt_abc");
+        std::fs::write(&file, "\n").unwrap();
+        let err = format!("{:#}", read_token_file(&file).unwrap_err());
+        assert!(err.contains("is empty"), "{err}");
+        let err = format!("{:#}", read_token_file(&dir.join("missing")).unwrap_err());
+        assert!(err.contains("cannot read the token file"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
