@@ -396,7 +396,9 @@ impl Measuring<'_> {
                 coordinator.download(&assets.0, sha, &what)?;
             }
         }
-        engine.signature = self.signature(&engine, &assets, runs_here)?;
+        engine.signature = self
+            .signature(&engine, &assets, runs_here)?
+            .map(xq_proto::Signature::Bench);
         if !runs_here {
             return Ok(NewEngine {
                 engine,

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use xq_proto::{Arch, Coords, EngineBinary, EngineRef, Protocol};
+use xq_proto::{Arch, Coords, EngineBinary, EngineRef, Protocol, Signature};
 
 use super::{StoreError, assets, blobs, events};
 use crate::events::{Actor, EventKind};
@@ -138,15 +138,30 @@ pub fn register(
 ) -> Result<(Entry, Added), StoreError> {
     let mut engine = new.engine.clone();
     engine.validate()?;
-    if engine.signature == Some(0) {
-        return Err(StoreError::invalid(
-            "engine.signature",
-            format!(
-                "engine '{}': a bench signature of 0 nodes signs nothing",
-                engine.name
-            ),
-        ));
-    }
+    let stored_signature = match engine.signature {
+        None => 0,
+        Some(Signature::Bench(n)) if n >= 1 => n as i64,
+        Some(Signature::Bench(_)) => {
+            return Err(StoreError::invalid(
+                "engine.signature",
+                format!(
+                    "engine '{}': a bench signature of 0 nodes signs nothing",
+                    engine.name
+                ),
+            ));
+        }
+        Some(Signature::Search { depth, .. }) => {
+            return Err(StoreError::invalid(
+                "engine.signature_depth",
+                format!(
+                    "engine '{}': {depth}: the registry holds bench counts only; register an \
+                     engine without a bench with --no-bench (its SHA-256 signs it), or test \
+                     it from source with a fixed-search signature (--dev-signature depth:D:N)",
+                    engine.name
+                ),
+            ));
+        }
+    };
     let (arch, sha256, size) = only_executable(&engine)?;
     let (sha256, tag) = (sha256.to_owned(), arch.map_or("", Arch::name));
     let stored_owner = refuse_taken(conn, &engine.name, owner)?;
@@ -197,7 +212,7 @@ pub fn register(
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
                     engine.name,
-                    engine.signature.map_or(0, |s| s as i64),
+                    stored_signature,
                     protocol_name(engine.protocol),
                     serde_json::to_string(&engine.options)?,
                     now,
@@ -312,7 +327,9 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Entry, String)> {
                 sha256: String::new(),
                 size: 0,
                 // 0 stands for none: no bench signature is 0 (see `register`).
-                signature: Some(r.get::<_, i64>(1)? as u64).filter(|&s| s != 0),
+                signature: Some(r.get::<_, i64>(1)? as u64)
+                    .filter(|&s| s != 0)
+                    .map(Signature::Bench),
                 protocol: if r.get::<_, String>(2)? == "ucci" {
                     Protocol::Ucci
                 } else {
@@ -452,7 +469,7 @@ mod tests {
             name: name.to_owned(),
             sha256: sha.to_owned(),
             size: 3,
-            signature: Some(42),
+            signature: Some(Signature::Bench(42)),
             protocol: Protocol::Ucci,
             options: [("Hash".to_owned(), "8".to_owned())].into(),
             coords: (name == "old").then_some(Coords::FromOne),
@@ -596,9 +613,13 @@ mod tests {
             [("EvalFile", net.as_str())]
         );
         let mut unsigned = engine("zero", &sha);
-        unsigned.signature = Some(0);
+        unsigned.signature = Some(Signature::Bench(0));
         let e = register(&conn, &new(unsigned, vec![], None), ana, &actor, 7).unwrap_err();
         assert!(e.to_string().contains("0 nodes"), "{e}");
+        let mut searched = engine("searched", &sha);
+        searched.signature = Some(Signature::Search { depth: 5, nodes: 9 });
+        let e = register(&conn, &new(searched, vec![], None), ana, &actor, 7).unwrap_err();
+        assert!(e.to_string().contains("bench counts only"), "{e}");
     }
 
     /// `engine` with one build for `arch` of `bytes` and no untagged executable.
@@ -698,7 +719,7 @@ mod tests {
         );
         refused(
             EngineRef {
-                signature: Some(43),
+                signature: Some(Signature::Bench(43)),
                 ..base.clone()
             },
             "signature",

@@ -257,7 +257,7 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         let dev = s.lineup.dev.as_ref().expect("dev engine");
         assert_eq!(
             dev.registered.as_ref().and_then(|e| e.signature),
-            Some(555444)
+            Some(xq_proto::Signature::Bench(555444))
         );
         assert_eq!(external.target_pairs, None);
     }
@@ -358,7 +358,7 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         assert!(source.is_resolved() && source.git_ref.as_deref() == Some("main"));
         assert_eq!(
             dev.registered.as_ref().and_then(|e| e.signature),
-            Some(1914342)
+            Some(xq_proto::Signature::Bench(1914342))
         );
         assert!(g.lineup.engines().is_empty(), "no registry name");
     }
@@ -747,7 +747,7 @@ fn check_registry(conn: &Connection, version: usize) {
     assert_eq!(pikafish.is_some(), version >= 3);
     if let Some(p) = pikafish {
         assert_eq!((p.sha256.as_str(), p.size), (engine, 8));
-        assert_eq!(p.signature, Some(555444));
+        assert_eq!(p.signature, Some(xq_proto::Signature::Bench(555444)));
         let builds: Vec<(Arch, u64)> = p.binaries.iter().map(|b| (b.arch, b.size)).collect();
         let expected: &[(Arch, u64)] = if version >= 20 {
             &[(Arch::Armv8Dotprod, 9)]
