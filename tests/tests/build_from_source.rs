@@ -340,9 +340,9 @@ fn eleeye_repo(at: &TempDir) -> (PathBuf, String) {
     (dir, url)
 }
 
-/// The fixed-search signature of ElephantEye built from `dir` here, as a
+/// ElephantEye built from `dir` here, and its fixed-search signature as a
 /// worker measures it: what the run's author declares.
-fn eleeye_signature(dir: &Path, at: &TempDir) -> u64 {
+fn eleeye_signature(dir: &Path, at: &TempDir) -> (PathBuf, u64) {
     let binary = at.join("eleeye-here");
     let command = ELEEYE_BUILD.replace("-o eleeye-bin", &format!("-o {}", binary.display()));
     let built = Command::new("sh")
@@ -353,7 +353,7 @@ fn eleeye_signature(dir: &Path, at: &TempDir) -> u64 {
         .expect("run g++");
     assert!(built.success(), "{command}");
     let config = xq_worker::external::EngineConfig {
-        path: binary,
+        path: binary.clone(),
         args: Vec::new(),
         protocol: Protocol::Ucci,
         options: Vec::new(),
@@ -362,8 +362,10 @@ fn eleeye_signature(dir: &Path, at: &TempDir) -> u64 {
         coords: None,
     };
     let never = std::sync::atomic::AtomicBool::new(false);
-    xq_worker::signature::fixed_search(&config, ELEEYE_DEPTH, Duration::from_secs(120), &never)
-        .expect("ElephantEye's fixed search")
+    let nodes =
+        xq_worker::signature::fixed_search(&config, ELEEYE_DEPTH, Duration::from_secs(120), &never)
+            .expect("ElephantEye's fixed search");
+    (binary, nodes)
 }
 
 impl Cluster {
@@ -413,7 +415,7 @@ async fn elephanteye_from_its_unmodified_source_is_signed_by_a_fixed_search_and_
  {
     let c = Cluster::start("build-eleeye");
     let (dir, url) = eleeye_repo(&c.dir);
-    let nodes = eleeye_signature(&dir, &c.dir);
+    let (built_here, nodes) = eleeye_signature(&dir, &c.dir);
     // The first opening leaves no attacking piece: ElephantEye claims a
     // draw (nobestmove) at once, which the rules in force do not give.
     let openings = c.dir.join("openings.epd");
@@ -473,6 +475,42 @@ async fn elephanteye_from_its_unmodified_source_is_signed_by_a_fixed_search_and_
         "the worker was not held by the stopped run"
     );
     worker.wait_for_log("build cache hit: not rebuilding", Duration::from_secs(10));
+
+    // Registered, it is signed the same way, declared once with its name;
+    // the worker measures it and plays it.
+    let depth = ELEEYE_DEPTH.to_string();
+    let added = xq_tests::engine_add(
+        &c.dir.join("xq.db"),
+        "eleeye",
+        &built_here,
+        &["--protocol", "ucci", "--signature-depth", &depth],
+    );
+    assert!(
+        added.contains(&format!("signature {nodes} (go depth {ELEEYE_DEPTH})")),
+        "{added}"
+    );
+    let run: u64 = c
+        .cli(&[
+            "games",
+            "--pairs",
+            "1",
+            "--nodes",
+            "200",
+            "--hash",
+            "1",
+            "--openings",
+            &openings.display().to_string(),
+            "--dev-engine",
+            "eleeye",
+            "--dev-limit",
+            "depth=3",
+        ])
+        .trim()
+        .parse()
+        .expect("run id");
+    let end = wait_for_end(&mut client, run, RUN_LIMIT).await;
+    assert_eq!(end.state(), pb::RunState::Finished, "{end:?}");
+    assert_eq!(games_of(&end), 2);
 
     // A build that searches otherwise than declared is refused, naming both
     // counts of the fixed search.

@@ -57,6 +57,10 @@ const PROGRESS: usize = 26;
 /// its own kind (migration 27, issue 48).
 const EVENT_KINDS: usize = 27;
 
+/// The version whose engines may be signed by a fixed search (migration 28,
+/// issue 50).
+const SEARCH_SIGNATURE: usize = 28;
+
 fn fixture(version: usize) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/schema")
@@ -756,6 +760,17 @@ fn check_registry(conn: &Connection, version: usize) {
         };
         assert_eq!(builds, expected, "builds of a version-{version} database");
     }
+    let eleeye = engines::get(conn, "eleeye").unwrap();
+    assert_eq!(eleeye.is_some(), version >= SEARCH_SIGNATURE);
+    if let Some(e) = eleeye {
+        assert_eq!(
+            e.signature,
+            Some(xq_proto::Signature::Search {
+                depth: 5,
+                nodes: 106_064
+            })
+        );
+    }
     let machines: Vec<(u64, String)> = activity::workers(conn, NOW)
         .unwrap()
         .into_iter()
@@ -807,7 +822,12 @@ fn check_registry(conn: &Connection, version: usize) {
     let expected = match version {
         ..=2 => vec![],
         3..=18 => vec![owner("pikafish", "admin")],
-        _ => vec![owner("dev1-engine", "dev1"), owner("pikafish", "admin")],
+        19..SEARCH_SIGNATURE => vec![owner("dev1-engine", "dev1"), owner("pikafish", "admin")],
+        _ => vec![
+            owner("dev1-engine", "dev1"),
+            owner("eleeye", "admin"),
+            owner("pikafish", "admin"),
+        ],
     };
     assert_eq!(owned, expected, "engines of a version-{version} database");
     // Version 19's upload cut off by a crash: stored, pending, seen by no
