@@ -18,7 +18,7 @@ use xq_engine::rules::RuleSet;
 use xq_engine::search::MATE_BOUND;
 use xq_engine::{Move, Position};
 use xq_proto::GameRecord;
-use xq_proto::game_record::ENGINE_FAILURES;
+use xq_proto::game_record::{ENGINE_FAILURES, RULE_FORFEITS};
 use xq_tune::psv;
 use xq_tune::{Sample, SampleResult};
 
@@ -178,7 +178,7 @@ pub fn positions(
     rules: &RuleSet,
     filters: &Filters,
 ) -> Result<Vec<Kept>, String> {
-    if ENGINE_FAILURES.contains(&record.reason) {
+    if ENGINE_FAILURES.contains(&record.reason) || RULE_FORFEITS.contains(&record.reason) {
         return Ok(Vec::new());
     }
     let result = SampleResult::from(record.result);
@@ -255,7 +255,7 @@ impl<W: Write> Exporter<W> {
         record: &GameRecord,
     ) -> Result<(), DatagenExportError> {
         self.counts.games += 1;
-        if ENGINE_FAILURES.contains(&record.reason) {
+        if ENGINE_FAILURES.contains(&record.reason) || RULE_FORFEITS.contains(&record.reason) {
             self.counts.games_skipped += 1;
             return Ok(());
         }

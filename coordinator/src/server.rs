@@ -507,11 +507,10 @@ impl WorkerService for Workers {
             expected,
             measured,
             worker_id,
+            depth,
+            failure,
         } = request.into_inner();
-        let message = format!(
-            "engine '{name}' ({sha256}) benched {measured} nodes on a worker, not its signature \
-             {expected} (the registry's, or the one a source engine's author stated)"
-        );
+        let message = mismatch_flag(&name, &sha256, expected, measured, depth, &failure);
         let run_id = self
             .core
             .leases()
@@ -596,6 +595,33 @@ impl WorkerService for Workers {
 }
 
 /// The wire's report of a failed build, checked ([`FailedBuild::validate`]).
+/// The flag of a run stopped by `ReportEngineMismatch`: the cause a worker
+/// gave when it measured nothing (at most 256 characters of it), else the
+/// two counts, of a bench or of a fixed search of `depth`.
+fn mismatch_flag(
+    name: &str,
+    sha256: &str,
+    expected: u64,
+    measured: u64,
+    depth: u32,
+    failure: &str,
+) -> String {
+    let name: String = name.chars().take(64).collect();
+    let sha256: String = sha256.chars().take(64).collect();
+    if !failure.is_empty() {
+        let failure: String = failure.chars().take(256).collect();
+        return format!("engine '{name}' ({sha256}) gave no signature on a worker: {failure}");
+    }
+    let (did, kind) = match depth {
+        0 => ("benched", "signature".to_owned()),
+        d => ("searched", format!("fixed-search signature (go depth {d})")),
+    };
+    format!(
+        "engine '{name}' ({sha256}) {did} {measured} nodes on a worker, not its {kind} \
+         {expected} (the registry's, or the one a source engine's author declared)"
+    )
+}
+
 fn failed_build(request: pb::ReportBuildFailureRequest) -> Result<(u64, u64, FailedBuild), Status> {
     let pb::ReportBuildFailureRequest {
         lease_id,
@@ -894,5 +920,31 @@ async fn wait_for_change(changes: &mut tokio::sync::broadcast::Receiver<u64>, ru
             Err(RecvError::Lagged(_)) => return,
             Err(RecvError::Closed) => std::future::pending().await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mismatch_flag_gives_the_cause_or_both_counts_of_their_kind() {
+        let timed_out = mismatch_flag("e", "ab", 9, 0, 0, "bench timed out after 60 s");
+        assert_eq!(
+            timed_out,
+            "engine 'e' (ab) gave no signature on a worker: bench timed out after 60 s"
+        );
+        let bench = mismatch_flag("e", "ab", 9, 8, 0, "");
+        assert!(
+            bench.contains("benched 8 nodes") && bench.contains("signature 9"),
+            "{bench}"
+        );
+        let search = mismatch_flag("e", "ab", 9, 8, 6, "");
+        assert!(
+            search.contains("searched 8 nodes") && search.contains("(go depth 6) 9"),
+            "{search}"
+        );
+        let long = mismatch_flag(&"n".repeat(500), "ab", 1, 0, 0, &"x".repeat(5000));
+        assert!(long.len() < 400, "{} bytes", long.len());
     }
 }

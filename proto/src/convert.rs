@@ -17,7 +17,7 @@ use crate::work::MAX_BINARIES;
 use crate::{
     Adjudication, Arch, BatchOutcome, Coords, EngineBinary, EngineRef, EngineSource, Flag,
     GameRecord, Limit, Machine, OpeningSlice, OpeningSource, Pentanomial, PlayerSpec, Protocol,
-    Retention, TimeControl, Totals, VariantStats, Wdl, WorkSpec, pb,
+    Retention, Signature, TimeControl, Totals, VariantStats, Wdl, WorkSpec, pb,
 };
 
 impl From<WorkSpec> for pb::WorkSpec {
@@ -200,6 +200,7 @@ impl From<EngineRef> for pb::EngineRef {
             binaries,
             source,
         } = e;
+        let (signature, signature_depth) = Signature::to_wire(signature);
         let coords = match coords {
             None => pb::EngineCoords::Unspecified,
             Some(Coords::FromZero) => pb::EngineCoords::Ranks09,
@@ -215,6 +216,7 @@ impl From<EngineRef> for pb::EngineRef {
             coords: coords.into(),
             binaries: binaries.into_iter().map(Into::into).collect(),
             source: source.map(Into::into),
+            signature_depth,
         }
     }
 }
@@ -274,7 +276,9 @@ impl EngineRef {
             coords,
             binaries,
             source,
+            signature_depth,
         } = e;
+        let signature = Signature::from_wire(signature, signature_depth, "engine.signature")?;
         if binaries.len() > MAX_BINARIES {
             return invalid(
                 "engine.binaries",
@@ -1077,7 +1081,7 @@ mod tests {
             name: "engine@main".to_owned(),
             sha256: String::new(),
             size: 0,
-            signature: Some(123_456),
+            signature: Some(Signature::Bench(123_456)),
             protocol: Protocol::Uci,
             options: BTreeMap::new(),
             coords: None,
@@ -1105,9 +1109,25 @@ mod tests {
         let mut neither = wire.clone();
         neither.source = None;
         assert_eq!(field(neither), "engine.sha256");
-        let mut unstated = wire.clone();
-        unstated.signature = None;
-        assert_eq!(field(unstated), "engine.signature");
+        let mut unsigned = wire.clone();
+        unsigned.signature = None;
+        assert_eq!(EngineRef::try_from(unsigned).unwrap().signature, None);
+        let mut searched = wire.clone();
+        searched.signature_depth = 6;
+        assert_eq!(
+            EngineRef::try_from(searched).unwrap().signature,
+            Some(Signature::Search {
+                depth: 6,
+                nodes: 123_456
+            })
+        );
+        let mut zero = wire.clone();
+        zero.signature = Some(0);
+        assert_eq!(field(zero), "engine.signature");
+        let mut depth_alone = wire.clone();
+        depth_alone.signature = None;
+        depth_alone.signature_depth = 3;
+        assert_eq!(field(depth_alone), "engine.signature_depth");
         let mut branch = wire.clone();
         if let Some(s) = branch.source.as_mut() {
             s.commit = String::new();
@@ -1255,7 +1275,7 @@ mod tests {
             name: "pikafish".to_owned(),
             sha256: String::new(),
             size: 0,
-            signature: Some(77),
+            signature: Some(Signature::Bench(77)),
             protocol: Protocol::Uci,
             options: BTreeMap::new(),
             coords: None,

@@ -89,7 +89,7 @@ mod tests {
             name: "pikafish".to_owned(),
             sha256: if untagged { sha(99) } else { String::new() },
             size: if untagged { 99 } else { 0 },
-            signature: Some(1234),
+            signature: Some(crate::Signature::Bench(1234)),
             protocol: Protocol::Uci,
             options: BTreeMap::new(),
             coords: None,
@@ -148,7 +148,7 @@ mod tests {
         assert!(played.binaries.is_empty());
         assert_eq!(
             (played.name, played.signature),
-            ("pikafish".to_owned(), Some(1234))
+            ("pikafish".to_owned(), Some(crate::Signature::Bench(1234)))
         );
     }
 

@@ -101,6 +101,12 @@ pub const ENGINE_FAILURES: [Reason; 3] = [
     Reason::Resignation,
 ];
 
+/// End reasons that are losses by the rules rather than results of play,
+/// though no failure of an engine or its host: a draw claimed where the
+/// rules in force give none. Kept with the failures, never counted as one
+/// (a worker is not flagged for them).
+pub const RULE_FORFEITS: [Reason; 1] = [Reason::FalseDrawClaim];
+
 /// The arbiter's repetition rulings that engines and other arbiters dispute
 /// (chases, art. 25–26; plain perpetual check is not among them).
 pub const DISPUTED_RULINGS: [Reason; 3] = [
@@ -120,7 +126,7 @@ pub enum Retention {
     All,
     /// Games with a winner.
     Decisive,
-    /// [`ENGINE_FAILURES`] and [`DISPUTED_RULINGS`].
+    /// [`ENGINE_FAILURES`], [`RULE_FORFEITS`] and [`DISPUTED_RULINGS`].
     Failures,
     /// No game.
     None,
@@ -156,7 +162,9 @@ impl Retention {
         match self {
             Retention::All => true,
             Retention::Decisive => result != GameResult::Draw,
-            Retention::Failures => among(&ENGINE_FAILURES) || among(&DISPUTED_RULINGS),
+            Retention::Failures => {
+                among(&ENGINE_FAILURES) || among(&RULE_FORFEITS) || among(&DISPUTED_RULINGS)
+            }
             Retention::None => false,
         }
     }
@@ -255,6 +263,7 @@ mod tests {
         );
         assert!(Retention::Failures.keeps(GameResult::Draw, Reason::MutualPerpetual));
         assert!(!Retention::Failures.keeps(GameResult::Red, Reason::PerpetualCheck));
+        assert!(Retention::Failures.keeps(GameResult::Red, Reason::FalseDrawClaim));
         assert!(!Retention::Decisive.keeps(GameResult::Draw, Reason::TimeForfeit));
         for r in Retention::ALL {
             assert_eq!(r.token().parse::<Retention>(), Ok(r));

@@ -67,6 +67,7 @@ pub mod openings;
 pub mod private;
 pub mod results;
 pub mod rule_set;
+pub mod signature;
 pub mod uci_variant;
 pub mod utc;
 pub mod validate;
@@ -101,6 +102,7 @@ pub use limit::{Limit, LimitError, TimeControl, TimeControlError};
 pub use machine::{Flag, Flags, Machine, UnknownFlag, X86Level};
 pub use openings::{MAX_RANDOM_PLIES, Opening, OpeningError, OpeningSource};
 pub use results::{BatchOutcome, Pentanomial, Score, Totals, Wdl};
+pub use signature::{MAX_SIGNATURE_DEPTH, Signature, SignatureError};
 pub use variant_stats::VariantStats;
 pub use work::{
     Coords, CoordsError, EngineBinary, EngineRef, OpeningSlice, PlayerSpec, Protocol, WorkSpec,

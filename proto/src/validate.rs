@@ -108,7 +108,7 @@ impl EngineRef {
     /// (an untagged SHA-256 in lowercase hex, or none (empty, size 0) with at
     /// least one tagged build; at most [`MAX_BINARIES`] builds of distinct
     /// ARCH values, each with its SHA-256) and a source resolved to its
-    /// commit, with no executable and a stated signature (a lease's engine).
+    /// commit, with no executable and a declared signature or none (a lease's engine).
     pub fn validate(&self) -> Result<(), Invalid> {
         self.validate_name()?;
         match &self.source {
@@ -154,7 +154,7 @@ impl EngineRef {
 
     /// A source engine as a request to create a run names it: a name, a
     /// source whose commit may still be a branch or tag to resolve
-    /// ([`EngineSource::validate`]), no executable, a stated signature and
+    /// ([`EngineSource::validate`]), no executable, its declared signature (or none) and
     /// no options (a run gives its players' options beside their engines).
     pub fn validate_source_request(&self) -> Result<(), Invalid> {
         self.validate_name()?;
@@ -178,7 +178,8 @@ impl EngineRef {
         Ok(())
     }
 
-    /// A source engine has no executable yet and states its bench signature.
+    /// A source engine has no executable yet; its signature, if declared, is
+    /// at least 1 node (none is a declared choice: [`crate::Signature`]).
     fn validate_source_parts(&self) -> Result<(), Invalid> {
         if !self.sha256.is_empty() || self.size != 0 || !self.binaries.is_empty() {
             return invalid(
@@ -188,12 +189,8 @@ impl EngineRef {
             );
         }
         match self.signature {
-            Some(s) if s >= 1 => Ok(()),
-            _ => invalid(
-                "engine.signature",
-                "a source engine needs the bench signature its author states (at least 1): \
-                 workers play it only if their build benches the same",
-            ),
+            Some(s) => s.validate("engine.signature"),
+            None => Ok(()),
         }
     }
 }

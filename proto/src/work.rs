@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use xq_engine::rules::RuleSet;
 
 use crate::arch::Arch;
-use crate::{Adjudication, EngineSource, Limit, OpeningSource};
+use crate::{Adjudication, EngineSource, Limit, OpeningSource, Signature};
 
 /// The game pairs of one lease.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -142,7 +142,7 @@ impl std::fmt::Display for Coords {
 /// one of a registered engine (an untagged executable, `sha256` 64 lowercase
 /// hex digits, and/or up to [`MAX_BINARIES`] tagged builds of distinct ARCH
 /// values) and a `source` is given; a source engine has an empty `sha256`,
-/// `size` 0, no builds and a stated `signature`.
+/// `size` 0, no builds and a declared `signature` (or none).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineRef {
     pub name: String,
@@ -151,11 +151,12 @@ pub struct EngineRef {
     pub sha256: String,
     /// Size of the untagged executable in bytes; 0 for none.
     pub size: u64,
-    /// The `Nodes searched` count of its `bench` (with the assets its
-    /// options name set, when there are any), at least 1; `None` for an
-    /// engine that prints no bench count, checked by its SHA-256 only.
+    /// What a worker measures of its build before playing it, declared
+    /// once ([`Signature`]: its bench's node count, with the assets its
+    /// options name set, or a fixed search's); `None`: none, the engine is
+    /// checked by its SHA-256 only.
     #[serde(default)]
-    pub signature: Option<u64>,
+    pub signature: Option<Signature>,
     pub protocol: Protocol,
     /// Options set after the handshake; a value `asset:<sha256>` names an
     /// asset of the registry, set as its cached copy's path.
@@ -177,11 +178,10 @@ pub struct EngineRef {
 }
 
 impl EngineRef {
-    /// The bench signature as `engine list` and the web view show it:
-    /// the node count, or `none (SHA-256 only)`.
+    /// The signature as `engine list` and the web view show it
+    /// ([`Signature::text`]).
     pub fn signature_text(&self) -> String {
-        self.signature
-            .map_or_else(|| "none (SHA-256 only)".to_owned(), |s| s.to_string())
+        Signature::text(self.signature)
     }
 
     /// The options that name an asset, as (option, asset SHA-256), by option name.

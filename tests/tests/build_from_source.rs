@@ -313,3 +313,221 @@ async fn a_worker_that_builds_nothing_gets_no_source_lease_but_plays_other_runs(
     assert!(!worker.log_text().contains("building a source engine"));
     assert!(repo.builds().is_empty());
 }
+
+/// ElephantEye's build line (worker/ENGINES.md, Real engines).
+const ELEEYE_BUILD: &str = "g++ -O2 -DNDEBUG -w -o eleeye-bin eleeye/*.cpp base/pipe.cpp -lpthread";
+
+/// The depth of ElephantEye's fixed-search signature.
+const ELEEYE_DEPTH: u32 = 5;
+
+/// ElephantEye's unmodified source (`tests/fixtures/eleeye`, see its
+/// README) committed as the one commit of branch `main` of a local
+/// repository; returns its directory and URL.
+fn eleeye_repo(at: &TempDir) -> (PathBuf, String) {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/eleeye");
+    let dir = at.join("eleeye-src");
+    let copied = Command::new("cp")
+        .arg("-R")
+        .arg(&fixture)
+        .arg(&dir)
+        .status()
+        .expect("run cp");
+    assert!(copied.success(), "copy {}", fixture.display());
+    git(&dir, &["init", "--quiet", "-b", "main"]);
+    git(&dir, &["add", "."]);
+    git(&dir, &["commit", "--quiet", "-m", "ElephantEye 3.3"]);
+    let url = format!("file://{}", dir.display());
+    (dir, url)
+}
+
+/// ElephantEye built from `dir` here, and its fixed-search signature as a
+/// worker measures it: what the run's author declares.
+fn eleeye_signature(dir: &Path, at: &TempDir) -> (PathBuf, u64) {
+    let binary = at.join("eleeye-here");
+    let command = ELEEYE_BUILD.replace("-o eleeye-bin", &format!("-o {}", binary.display()));
+    let built = Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .current_dir(dir)
+        .status()
+        .expect("run g++");
+    assert!(built.success(), "{command}");
+    let config = xq_worker::external::EngineConfig {
+        path: binary.clone(),
+        args: Vec::new(),
+        protocol: Protocol::Ucci,
+        options: Vec::new(),
+        if_offered: xq_worker::signature::fixed_search_options(),
+        timeouts: Default::default(),
+        coords: None,
+    };
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let nodes =
+        xq_worker::signature::fixed_search(&config, ELEEYE_DEPTH, Duration::from_secs(120), &never)
+            .expect("ElephantEye's fixed search");
+    (binary, nodes)
+}
+
+impl Cluster {
+    /// A games run of two pairs (one per lease) of ElephantEye built from
+    /// `url`'s `main`, signed by `signature`, at depth 3 against the
+    /// built-in engine at 200 nodes, from the openings of `openings`.
+    fn eleeye_run(&self, url: &str, signature: &str, openings: &Path) -> u64 {
+        self.cli(&[
+            "games",
+            "--pairs",
+            "2",
+            "--batch-pairs",
+            "1",
+            "--nodes",
+            "200",
+            "--hash",
+            "1",
+            "--max-plies",
+            "120",
+            "--openings",
+            &openings.display().to_string(),
+            "--dev-repo",
+            url,
+            "--dev-ref",
+            "main",
+            "--dev-build",
+            ELEEYE_BUILD,
+            "--dev-binary",
+            "eleeye-bin",
+            "--dev-signature",
+            signature,
+            "--dev-protocol",
+            "ucci",
+            "--dev-needs",
+            "g++",
+            "--dev-limit",
+            "depth=3",
+        ])
+        .trim()
+        .parse()
+        .expect("run id")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elephanteye_from_its_unmodified_source_is_signed_by_a_fixed_search_and_its_draw_claims_flag_no_worker()
+ {
+    let c = Cluster::start("build-eleeye");
+    let (dir, url) = eleeye_repo(&c.dir);
+    let (built_here, nodes) = eleeye_signature(&dir, &c.dir);
+    // The first opening leaves no attacking piece: ElephantEye claims a
+    // draw (nobestmove) at once, which the rules in force do not give.
+    let openings = c.dir.join("openings.epd");
+    std::fs::write(
+        &openings,
+        "3k5/4a4/9/9/9/9/9/9/4A4/5K3 w - - 0 1\n\
+         rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1\n",
+    )
+    .unwrap();
+    let worker = c.worker("eleeye", &["--bench-timeout", "10"]);
+    let mut client = c.client();
+
+    // Declared as a bench count, it cannot be checked: ElephantEye's
+    // `bench` never returns. The run stops with the time-out as its cause,
+    // and the worker is free for the next run at once.
+    let run = c.eleeye_run(&url, "bench:1", &openings);
+    let end = wait_for_end(&mut client, run, RUN_LIMIT).await;
+    assert_eq!(end.state(), pb::RunState::Stopped, "{end:?}");
+    assert!(
+        end.flag
+            .contains("gave no signature on a worker: bench timed out after 10 s"),
+        "{}",
+        end.flag
+    );
+    assert_eq!(games_of(&end), 0);
+
+    // Signed by its fixed search, it plays to the end; its false draw claims
+    // are losses of their own kind, and no worker is flagged for them.
+    let started = std::time::Instant::now();
+    let run = c.eleeye_run(&url, &format!("depth:{ELEEYE_DEPTH}:{nodes}"), &openings);
+    let end = wait_for_end(&mut client, run, RUN_LIMIT).await;
+    assert_eq!(end.state(), pb::RunState::Finished, "{end:?}");
+    assert!(end.flag.is_empty(), "{}", end.flag);
+    assert_eq!(games_of(&end), 4);
+    let reasons = end.totals.as_ref().map(|t| t.reasons.clone()).unwrap();
+    assert!(
+        reasons.get("false-draw-claim").copied().unwrap_or(0) >= 2,
+        "{reasons:?}"
+    );
+    for failure in ["illegal-move", "resignation", "time-forfeit"] {
+        assert!(!reasons.contains_key(failure), "{reasons:?}");
+    }
+    assert_eq!(
+        c.query(&format!(
+            "SELECT COALESCE(SUM(crashes), 0) FROM lease_results WHERE run_id = {run}"
+        )),
+        0
+    );
+    let report = c.cli(&["report", &run.to_string()]);
+    assert!(report.contains("false-draw-claim"), "{report}");
+    assert!(
+        !report.contains("crashes and"),
+        "no worker flagged: {report}"
+    );
+    assert!(
+        started.elapsed() < RUN_LIMIT,
+        "the worker was not held by the stopped run"
+    );
+    worker.wait_for_log("build cache hit: not rebuilding", Duration::from_secs(10));
+
+    // Registered, it is signed the same way, declared once with its name;
+    // the worker measures it and plays it.
+    let depth = ELEEYE_DEPTH.to_string();
+    let added = xq_tests::engine_add(
+        &c.dir.join("xq.db"),
+        "eleeye",
+        &built_here,
+        &["--protocol", "ucci", "--signature-depth", &depth],
+    );
+    assert!(
+        added.contains(&format!("signature {nodes} (go depth {ELEEYE_DEPTH})")),
+        "{added}"
+    );
+    let run: u64 = c
+        .cli(&[
+            "games",
+            "--pairs",
+            "1",
+            "--nodes",
+            "200",
+            "--hash",
+            "1",
+            "--openings",
+            &openings.display().to_string(),
+            "--dev-engine",
+            "eleeye",
+            "--dev-limit",
+            "depth=3",
+        ])
+        .trim()
+        .parse()
+        .expect("run id");
+    let end = wait_for_end(&mut client, run, RUN_LIMIT).await;
+    assert_eq!(end.state(), pb::RunState::Finished, "{end:?}");
+    assert_eq!(games_of(&end), 2);
+
+    // A build that searches otherwise than declared is refused, naming both
+    // counts of the fixed search.
+    let run = c.eleeye_run(
+        &url,
+        &format!("depth:{ELEEYE_DEPTH}:{}", nodes + 1),
+        &openings,
+    );
+    let end = wait_for_end(&mut client, run, RUN_LIMIT).await;
+    assert_eq!(end.state(), pb::RunState::Stopped, "{end:?}");
+    assert!(
+        end.flag.contains(&format!("searched {nodes} nodes"))
+            && end
+                .flag
+                .contains(&format!("(go depth {ELEEYE_DEPTH}) {}", nodes + 1)),
+        "{}",
+        end.flag
+    );
+    assert_eq!(games_of(&end), 0);
+}

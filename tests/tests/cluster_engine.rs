@@ -138,7 +138,7 @@ mod registry {
             name: name.to_owned(),
             sha256: xq_proto::blob::sha256_hex(&bytes),
             size: bytes.len() as u64,
-            signature: Some(signature + signature_offset),
+            signature: Some(xq_proto::Signature::Bench(signature + signature_offset)),
             protocol: Protocol::Uci,
             options: [("Hash".to_owned(), hash.to_owned())].into(),
             coords,

@@ -106,18 +106,26 @@ async fn a_source_run_and_a_workers_tools_are_checked_when_they_arrive() {
     }
     let err = create_err(&url, both).await;
     assert!(err.message().contains("not both"), "{err}");
-    let mut unstated = source_spec("https://example.org/e.git", COMMIT, "");
-    if let Some(pb::run_spec::Kind::Games(g)) = unstated.kind.as_mut() {
-        g.engines
-            .as_mut()
-            .unwrap()
-            .dev_source
-            .as_mut()
-            .unwrap()
-            .signature = None;
+    // A signature is a count of at least 1, of a bench or of a fixed search
+    // of depth 1 to 20; a depth alone signs nothing.
+    for (signature, depth, field) in [
+        (Some(0), 0, "signature"),
+        (None, 6, "signature_depth"),
+        (Some(5), 21, "signature_depth"),
+    ] {
+        let mut bad = source_spec("https://example.org/e.git", COMMIT, "");
+        if let Some(pb::run_spec::Kind::Games(g)) = bad.kind.as_mut() {
+            let dev = g.engines.as_mut().unwrap().dev_source.as_mut().unwrap();
+            (dev.signature, dev.signature_depth) = (signature, depth);
+        }
+        let err = create_err(&url, bad).await;
+        assert_eq!(err.code(), Code::InvalidArgument, "{err}");
+        assert!(
+            err.message()
+                .contains(&format!("dev_source.engine.{field}")),
+            "{field}: {err}"
+        );
     }
-    let err = create_err(&url, unstated).await;
-    assert!(err.message().contains("signature"), "{err}");
     server.stop().await;
 }
 

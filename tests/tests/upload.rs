@@ -770,6 +770,28 @@ fn builds_join_an_owned_name_only_for_its_owner_one_per_arch() {
         theirs.contains("registered by ana") && theirs.contains("only their owner"),
         "{theirs}"
     );
+    // Refused before anything is benched: an executable that marks each
+    // run, a build this machine runs, and no --no-bench.
+    let (spy, marker) = (dir.join("spy"), dir.join("spy-ran"));
+    std::fs::write(&spy, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    std::fs::set_permissions(&spy, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let spied = error(cli(&[
+        "engine",
+        "add",
+        "pika",
+        spy.to_str().unwrap(),
+        "--arch",
+        "x86-64",
+        "--coordinator",
+        &url,
+        "--token",
+        &bo,
+    ]));
+    assert!(spied.contains("registered by ana"), "{spied}");
+    assert!(
+        !marker.exists(),
+        "the engine was run before the name was checked"
+    );
     let again = error(add(&generic, &ana, Some("x86-64")));
     assert!(
         again.contains("has an x86-64 executable already"),

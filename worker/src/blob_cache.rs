@@ -206,6 +206,20 @@ pub struct BenchReport {
     pub nps: Option<u64>,
 }
 
+/// Why a bench gave no count.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// It did not finish within its time limit and was killed.
+    #[error("bench timed out after {secs} s")]
+    TimedOut { secs: u64 },
+    /// The caller gave up on it (its lease was lost, or the worker stops).
+    #[error("bench cancelled")]
+    Cancelled,
+    /// It could not run, or printed no usable count.
+    #[error("{0:#}")]
+    Failed(anyhow::Error),
+}
+
 /// The `Nodes searched` count (at least 1) of the engine at `path`'s bench
 /// ([`bench`]).
 pub fn bench_signature(
@@ -231,6 +245,32 @@ pub fn bench(
     protocol: Protocol,
     options: &[(String, String)],
     timeout: std::time::Duration,
+) -> anyhow::Result<BenchReport> {
+    let never = std::sync::atomic::AtomicBool::new(false);
+    Ok(bench_until(path, protocol, options, timeout, &never)?)
+}
+
+/// [`bench`], killed once `timeout` has passed ([`BenchError::TimedOut`]) or
+/// `cancel` is set ([`BenchError::Cancelled`]), whichever comes first.
+pub fn bench_until(
+    path: &Path,
+    protocol: Protocol,
+    options: &[(String, String)],
+    timeout: std::time::Duration,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<BenchReport, BenchError> {
+    run_bench(path, protocol, options, timeout, cancel).map_err(|e| match e.downcast() {
+        Ok(b) => b,
+        Err(e) => BenchError::Failed(e),
+    })
+}
+
+fn run_bench(
+    path: &Path,
+    protocol: Protocol,
+    options: &[(String, String)],
+    timeout: std::time::Duration,
+    cancel: &std::sync::atomic::AtomicBool,
 ) -> anyhow::Result<BenchReport> {
     use anyhow::Context;
     if !options.is_empty() && protocol != Protocol::Uci {
@@ -269,26 +309,29 @@ pub fn bench(
         let _ = stdin.write_all(script.as_bytes());
     }
     let deadline = std::time::Instant::now() + timeout;
-    let finished = loop {
+    let stopped = loop {
         if child.try_wait()?.is_some() {
-            break true;
+            break None;
         }
-        if std::time::Instant::now() > deadline {
+        let cancelled = cancel.load(std::sync::atomic::Ordering::Relaxed);
+        if cancelled || std::time::Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            break false;
+            break Some(if cancelled {
+                BenchError::Cancelled
+            } else {
+                BenchError::TimedOut {
+                    secs: timeout.as_secs(),
+                }
+            });
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
     let read = |p: &Path| std::fs::read(p).map(|b| String::from_utf8_lossy(&b).into_owned());
     let text = read(&out_path).unwrap_or_default() + &read(&err_path).unwrap_or_default();
     let _ = std::fs::remove_dir_all(&dir);
-    if !finished {
-        anyhow::bail!(
-            "the bench of '{}' took longer than {} s",
-            path.display(),
-            timeout.as_secs()
-        );
+    if let Some(stopped) = stopped {
+        return Err(stopped.into());
     }
     if !options.is_empty()
         && let Some(complaint) = text.lines().find(|l| complains(l))
@@ -308,7 +351,7 @@ pub fn bench(
         let tail: Vec<&str> = text.lines().rev().take(3).collect();
         format!(
             "the bench of '{}' printed no 'Nodes searched: N' line (last lines: {:?}); \
-             an engine without a bench count registers with --no-bench",
+             an engine without a bench count is signed by a fixed search or not at all",
             path.display(),
             tail
         )

@@ -35,6 +35,7 @@ use xq_proto::pb;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
 
 use crate::build::{self, BuildConfig, BuildError};
+use crate::signature::{self, MeasureError};
 use crate::update;
 use crate::{blob_cache, speed};
 
@@ -82,6 +83,10 @@ pub struct ClientConfig {
     /// The version this process replaced itself from, reported at
     /// registration.
     pub updated_from: Option<String>,
+    /// The longest an engine's signature (its bench, or a fixed search) may
+    /// take; past it the engine is killed and the time-out reported as the
+    /// run's cause.
+    pub signature_timeout: Duration,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -122,6 +127,7 @@ impl ClientConfig {
             build: BuildConfig::detect(),
             auto_update: false,
             updated_from: None,
+            signature_timeout: speed::BENCH_TIMEOUT,
         }
     }
 }
@@ -250,9 +256,9 @@ struct Client {
     config: ClientConfig,
     player: Arc<dyn BatchPlayer>,
     rpc: Rpc,
-    /// Bench signatures measured on this machine, by engine SHA-256 and the
-    /// assets its options name.
-    signatures: std::collections::HashMap<String, u64>,
+    /// Signatures measured on this machine (or why none was), by engine
+    /// SHA-256, the assets its options name and the signature's kind.
+    signatures: std::collections::HashMap<String, Result<u64, String>>,
     /// Blobs of the cache this process has verified (by SHA-256).
     verified: std::collections::HashSet<String>,
     /// Speeds measured with engines, opened on first use.
@@ -945,18 +951,38 @@ impl Client {
         source: xq_proto::EngineSource,
         blobs: std::path::PathBuf,
     ) -> Result<build::Built, BuildError> {
-        let cancel = Arc::new(AtomicBool::new(false));
         let mut config = self.config.build.clone();
         config.arch = build::arch_for(self.config.machine.as_ref());
+        self.blocking_with_heartbeats(lease_id, move |cancel| {
+            build::build(&config, &source, &blobs, &cancel)
+        })
+        .await
+        .unwrap_or_else(|e| {
+            Err(BuildError::Failed {
+                reason: format!("the build task failed: {e}"),
+                log_tail: String::new(),
+            })
+        })
+    }
+
+    /// Runs `job` on a blocking thread with heartbeats for the lease
+    /// meanwhile; the flag it is given is set when the lease is lost or the
+    /// worker stops, and `job` must then end soon.
+    async fn blocking_with_heartbeats<T: Send + 'static>(
+        &mut self,
+        lease_id: u64,
+        job: impl FnOnce(Arc<AtomicBool>) -> T + Send + 'static,
+    ) -> Result<T, tokio::task::JoinError> {
+        let cancel = Arc::new(AtomicBool::new(false));
         let mut handle = tokio::task::spawn_blocking({
             let cancel = Arc::clone(&cancel);
-            move || build::build(&config, &source, &blobs, &cancel)
+            move || job(cancel)
         });
         let mut ticks = tokio::time::interval(self.heartbeat);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticks.tick().await;
         let mut stop = self.stop.clone();
-        let joined = loop {
+        loop {
             tokio::select! {
                 joined = &mut handle => break joined,
                 _ = ticks.tick(), if !cancel.load(Ordering::Relaxed) => {
@@ -968,13 +994,7 @@ impl Client {
                     cancel.store(true, Ordering::Relaxed);
                 }
             }
-        };
-        joined.unwrap_or_else(|e| {
-            Err(BuildError::Failed {
-                reason: format!("the build task failed: {e}"),
-                log_tail: String::new(),
-            })
-        })
+        }
     }
 
     /// Makes sure `engine` and the assets its options name are in the
@@ -1007,19 +1027,23 @@ impl Client {
         let Some(expected) = engine.signature else {
             return Ok(true);
         };
+        if let Some(depth) = expected.depth() {
+            key += &format!(" go depth {depth}");
+        }
         let measured = match self.signatures.get(&key) {
-            Some(&s) => s,
+            Some(s) => s.clone(),
             None => {
-                let path = blob_cache::path(&dir, &engine.sha256);
-                let options = blob_cache::asset_paths(&dir, engine);
-                let protocol = engine.protocol;
-                let bench = tokio::task::spawn_blocking(move || {
-                    blob_cache::bench(&path, protocol, &options, speed::BENCH_TIMEOUT)
-                })
-                .await;
-                let s = match bench {
-                    Ok(Ok(report)) => {
-                        if let Some(nps) = report.nps {
+                tracing::info!(engine = %engine.name, signature = %engine.signature_text(), "measuring the engine's signature");
+                let (engine2, dir2) = (engine.clone(), dir.clone());
+                let timeout = self.config.signature_timeout;
+                let joined = self
+                    .blocking_with_heartbeats(lease_id, move |cancel| {
+                        signature::measure(&engine2, &dir2, expected, timeout, &cancel)
+                    })
+                    .await;
+                let s = match joined {
+                    Ok(Ok(m)) => {
+                        if let Some(nps) = m.nps {
                             let key = speed::key(engine, self.config.machine.as_ref());
                             let measured = speed::Measured {
                                 nps,
@@ -1029,37 +1053,45 @@ impl Client {
                                 .get_or_insert_with(|| speed::SpeedCache::open(&dir))
                                 .insert(key, measured);
                         }
-                        report.nodes
+                        Ok(m.nodes)
+                    }
+                    Ok(Err(MeasureError::Cancelled)) => {
+                        tracing::warn!(engine = %engine.name, lease_id, "signature measurement cancelled: the lease is lost or the worker stops");
+                        return Ok(false);
                     }
                     Ok(Err(e)) => {
-                        tracing::warn!(engine = %engine.name, error = %format!("{e:#}"), "engine bench failed");
-                        0
+                        tracing::warn!(engine = %engine.name, error = %e, "no signature measured");
+                        Err(e.cause())
                     }
-                    Err(e) => {
-                        tracing::warn!(engine = %engine.name, error = %e, "engine bench task failed");
-                        0
-                    }
+                    Err(e) => Err(format!("the signature task failed: {e}")),
                 };
-                self.signatures.insert(key, s);
+                self.signatures.insert(key, s.clone());
                 s
             }
         };
-        if measured == expected {
+        if measured == Ok(expected.nodes()) {
             return Ok(true);
         }
+        let (measured, failure) = match measured {
+            Ok(n) => (n, String::new()),
+            Err(why) => (0, why),
+        };
         tracing::error!(
             engine = %engine.name,
-            expected,
+            expected = %engine.signature_text(),
             measured,
-            "engine bench signature differs from the registry; refusing the run"
+            %failure,
+            "engine signature differs from the declared one, or none was measured; refusing the run"
         );
         let report = pb::ReportEngineMismatchRequest {
             worker_id: self.worker_id,
             lease_id,
             name: engine.name.clone(),
             sha256: engine.sha256.clone(),
-            expected,
+            expected: expected.nodes(),
             measured,
+            depth: expected.depth().unwrap_or(0),
+            failure,
         };
         if let Err(status) = self.rpc.report_engine_mismatch(report).await {
             tracing::warn!(error = %status, "could not report the engine mismatch");

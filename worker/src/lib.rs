@@ -21,6 +21,8 @@
 //! - [`blob_cache`]: downloaded engine executables and assets, verified by SHA-256;
 //! - [`machine`]: this machine's CPU, flags, cores and memory, as reported
 //!   at registration;
+//! - [`signature`]: an engine's signature measured here, by its bench or
+//!   a fixed search, bounded in time;
 //! - [`speed`]: this machine's speed with an engine under test, by its
 //!   own bench or a fixed search, cached per build and machine;
 //! - [`build`]: engines built from a git commit (a lease's source engine),
@@ -41,6 +43,7 @@ pub mod external;
 pub mod machine;
 pub mod rejected;
 pub mod runner;
+pub mod signature;
 pub mod speed;
 pub mod timecontrol;
 pub mod update;

@@ -104,11 +104,11 @@ impl SpeedCache {
 }
 
 /// Measures `engine`, whose executable and assets are in the engine cache
-/// `dir`: its bench when it states a bench signature (it has a bench) and
+/// `dir`: its bench when it declares a bench count (it has a bench) and
 /// prints a speed, else the fixed search.
 pub fn measure(engine: &EngineRef, dir: &Path) -> anyhow::Result<Measured> {
     let path = blob_cache::path(dir, &engine.sha256);
-    if engine.signature.is_some() {
+    if matches!(engine.signature, Some(xq_proto::Signature::Bench(_))) {
         let options = blob_cache::asset_paths(dir, engine);
         match blob_cache::bench(&path, engine.protocol, &options, BENCH_TIMEOUT) {
             Ok(report) => {

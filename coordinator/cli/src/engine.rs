@@ -30,7 +30,7 @@ use xq_coordinator::service::registry::{Entry, NewEngine};
 use xq_coordinator::spin_options::{self, SpinOption};
 use xq_engine::rules::RuleSet;
 use xq_proto::outln;
-use xq_proto::{Arch, Coords, EngineBinary, EngineRef, Machine, Protocol, pb};
+use xq_proto::{Arch, Coords, EngineBinary, EngineRef, Machine, Protocol, Signature, pb};
 use xq_worker::blob_cache;
 use xq_worker::external::{EngineConfig, ExternalEngine, Timeouts};
 
@@ -47,8 +47,8 @@ pub struct EngineArgs {
 enum EngineCommand {
     /// Registers an engine executable under NAME, with the bench signature
     /// it prints here (`PATH bench` must print `Nodes searched: N`; with
-    /// options naming assets, UCI `bench` with those set; `--no-bench` for
-    /// none) and the spin options it advertises (SPSA runs can tune those).
+    /// options naming assets, UCI `bench` with those set; a fixed search's
+    /// count with `--signature-depth D`; `--no-bench` for none) and the spin options it advertises (SPSA runs can tune those).
     /// At a coordinator the executable is uploaded and the name is yours:
     /// nobody else registers it or adds builds to it. Given a NAME you
     /// registered already, adds PATH as another build of it (`--arch`): the
@@ -90,12 +90,19 @@ enum EngineCommand {
         /// Seconds `PATH bench` may take.
         #[arg(long, default_value_t = 300)]
         bench_timeout: u64,
-        /// Register without a bench signature, for an engine that prints no
+        /// Register without a signature, for an engine that prints no
         /// bench count (Sjaak II, ElephantEye): workers check the
         /// executable's SHA-256 only, not its build's search.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "signature_depth")]
         no_bench: bool,
-        /// The bench signature, stated: required for a build this machine
+        /// Sign the engine by a fixed search instead of its bench, for an
+        /// engine without a bench command (ElephantEye): the nodes of `go
+        /// depth D` from 4 fixed positions, measured here and by every
+        /// worker (1 to 20).
+        #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=20))]
+        signature_depth: Option<u32>,
+        /// The signature (a bench's count, or with --signature-depth the
+        /// fixed search's), stated: required for a build this machine
         /// cannot run (workers check it on first use); else checked against
         /// the bench measured here.
         #[arg(long)]
@@ -124,6 +131,7 @@ impl EngineArgs {
                 bench_timeout,
                 no_bench,
                 signature,
+                signature_depth,
             } => {
                 if name.is_empty() || name.chars().count() > 64 {
                     bail!("bad engine name {name:?}: it must be 1 to 64 characters");
@@ -137,11 +145,15 @@ impl EngineArgs {
                     options,
                     coords,
                 };
+                let declared = match (no_bench, signature_depth) {
+                    (true, _) => Declared::None,
+                    (false, None) => Declared::Bench(signature),
+                    (false, Some(depth)) => Declared::Search { depth, signature },
+                };
                 adding.run(
                     &mut coordinator,
                     Duration::from_secs(bench_timeout),
-                    no_bench,
-                    signature,
+                    declared,
                 )
             }
             EngineCommand::List { place } => {
@@ -167,15 +179,14 @@ struct Adding {
 
 impl Adding {
     /// Checks the name (its owner, the build it would add) before anything
-    /// is benched or uploaded, then measures the engine (`PATH bench`
-    /// within `bench_timeout`, none with `no_bench`, the stated
-    /// `signature`), uploads it and registers it.
+    /// is benched or uploaded, then measures the engine's `declared`
+    /// signature (`PATH bench` or the fixed search, within
+    /// `bench_timeout`), uploads it and registers it.
     fn run(
         self,
         coordinator: &mut Coordinator,
         bench_timeout: Duration,
-        no_bench: bool,
-        signature: Option<u64>,
+        declared: Declared,
     ) -> anyhow::Result<()> {
         let Adding {
             name,
@@ -230,8 +241,7 @@ impl Adding {
             path: &path,
             arch,
             bench_timeout,
-            no_bench,
-            signature,
+            declared,
             machine: xq_worker::machine::detect(),
         };
         let new = measuring.measure(engine, coordinator)?;
@@ -365,14 +375,43 @@ fn parse_options(
     Ok(options)
 }
 
+/// The signature `engine add` is told to register, declared once.
+#[derive(Debug, Clone, Copy)]
+enum Declared {
+    /// `--no-bench`: none.
+    None,
+    /// Its bench's count, measured here, or stated (`--signature N`).
+    Bench(Option<u64>),
+    /// `--signature-depth D`: a fixed search's count, measured here, or
+    /// stated.
+    Search { depth: u32, signature: Option<u64> },
+}
+
+impl Declared {
+    /// The count stated with `--signature`.
+    fn stated(self) -> Option<u64> {
+        match self {
+            Declared::None => None,
+            Declared::Bench(s) | Declared::Search { signature: s, .. } => s,
+        }
+    }
+
+    /// `nodes` as a signature of this kind.
+    fn signature(self, nodes: u64) -> Option<Signature> {
+        match self {
+            Declared::None => None,
+            Declared::Bench(_) => Some(Signature::Bench(nodes)),
+            Declared::Search { depth, .. } => Some(Signature::Search { depth, nodes }),
+        }
+    }
+}
+
 /// How `engine add` measures an executable before registering it.
 struct Measuring<'a> {
     path: &'a Path,
     arch: Option<Arch>,
     bench_timeout: Duration,
-    no_bench: bool,
-    /// The signature stated with `--signature`.
-    signature: Option<u64>,
+    declared: Declared,
     /// This machine, which may not run a tagged build.
     machine: Machine,
 }
@@ -424,20 +463,21 @@ impl Measuring<'_> {
         })
     }
 
-    /// The bench signature to register: none with `--no-bench`; measured
-    /// here when this machine runs the build (and equal to a stated one);
-    /// else the stated one, which is then required.
+    /// The signature to register: none with `--no-bench`; measured here
+    /// (by the bench, or the fixed search of `--signature-depth`) when this
+    /// machine runs the build (and equal to a stated one); else the stated
+    /// one, which is then required.
     fn signature(
         &self,
         engine: &EngineRef,
         assets: &AssetDir,
         runs_here: bool,
-    ) -> anyhow::Result<Option<u64>> {
-        if self.no_bench {
+    ) -> anyhow::Result<Option<Signature>> {
+        if let Declared::None = self.declared {
             return Ok(None);
         }
         if !runs_here {
-            let Some(stated) = self.signature else {
+            let Some(stated) = self.declared.stated() else {
                 bail!(
                     "this machine ({}, flags {}) cannot run an {} build, so it cannot bench \
                      it: state its bench signature with --signature N (workers check it on first \
@@ -447,21 +487,36 @@ impl Measuring<'_> {
                     self.arch.map_or("untagged", Arch::name),
                 );
             };
-            return Ok(Some(stated));
+            return Ok(self.declared.signature(stated));
         }
-        let measured = blob_cache::bench_signature(
-            self.path,
-            engine.protocol,
-            &blob_cache::asset_paths(&assets.0, engine),
-            self.bench_timeout,
-        )?;
-        if let Some(stated) = self.signature.filter(|s| *s != measured) {
+        let measured = match self.declared {
+            Declared::Search { depth, .. } => {
+                let config = EngineConfig {
+                    path: self.path.to_owned(),
+                    args: Vec::new(),
+                    protocol: engine.protocol,
+                    options: blob_cache::options_with_paths(&assets.0, engine),
+                    if_offered: xq_worker::signature::fixed_search_options(),
+                    timeouts: Timeouts::default(),
+                    coords: engine.coords,
+                };
+                let never = std::sync::atomic::AtomicBool::new(false);
+                xq_worker::signature::fixed_search(&config, depth, self.bench_timeout, &never)?
+            }
+            _ => blob_cache::bench_signature(
+                self.path,
+                engine.protocol,
+                &blob_cache::asset_paths(&assets.0, engine),
+                self.bench_timeout,
+            )?,
+        };
+        if let Some(stated) = self.declared.stated().filter(|s| *s != measured) {
             bail!(
-                "{} benches {measured} nodes here, not the stated {stated}",
+                "{} gives {measured} nodes here, not the stated {stated}",
                 self.path.display()
             );
         }
-        Ok(Some(measured))
+        Ok(self.declared.signature(measured))
     }
 }
 

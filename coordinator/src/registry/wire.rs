@@ -227,7 +227,7 @@ mod tests {
             name: "fsf".to_owned(),
             sha256: "ab".repeat(32),
             size: 12,
-            signature: Some(77),
+            signature: Some(xq_proto::Signature::Bench(77)),
             protocol: Protocol::Uci,
             options: [("Hash".to_owned(), "16".to_owned())].into(),
             coords: None,

@@ -1,6 +1,7 @@
 //! The players' engines of an SPRT or fixed-games run: a registered engine
 //! (`--dev-engine NAME`) or one built from a git commit (`--dev-repo URL
-//! --dev-ref REF --dev-build CMD --dev-binary PATH --dev-bench N`), their
+//! --dev-ref REF --dev-build CMD --dev-binary PATH` and its signature,
+//! `--dev-bench N` or `--dev-signature bench:N|depth:D:N|none`), their
 //! options and their own limits; the same flags for base.
 
 use std::collections::HashMap;
@@ -8,7 +9,7 @@ use std::collections::HashMap;
 use anyhow::{Context, bail};
 use clap::Args;
 use xq_proto::engine_source::{BUILD_TOOLS, is_commit};
-use xq_proto::{Coords, Limit, Protocol, pb};
+use xq_proto::{Coords, Limit, Protocol, Signature, pb};
 
 /// External engines and per-player limits.
 #[derive(Debug, Clone, Args)]
@@ -33,7 +34,7 @@ pub struct EngineArgs {
     base_limit: Option<String>,
     /// Build dev from this git repository (https://…; the coordinator may
     /// allow file:// and others) instead of a registered engine; needs
-    /// --dev-ref, --dev-build, --dev-binary and --dev-bench.
+    /// --dev-ref, --dev-build, --dev-binary and --dev-bench or --dev-signature.
     #[arg(long, value_name = "URL")]
     dev_repo: Option<String>,
     /// The commit to build (40 hex digits), or a branch or tag, which the
@@ -49,9 +50,15 @@ pub struct EngineArgs {
     #[arg(long, value_name = "PATH")]
     dev_binary: Option<String>,
     /// The bench signature (`Nodes searched`) the build must give; workers
-    /// play it only if theirs matches.
-    #[arg(long, value_name = "N")]
+    /// play it only if theirs matches. Short for --dev-signature bench:N.
+    #[arg(long, value_name = "N", conflicts_with = "dev_signature")]
     dev_bench: Option<u64>,
+    /// What workers check the build against, declared once: `bench:N` (its
+    /// bench's node count), `depth:D:N` (the nodes of a fixed search of
+    /// depth D, for an engine without a bench, e.g. ElephantEye) or `none`
+    /// (no check: workers' builds may differ unnoticed).
+    #[arg(long, value_name = "KIND")]
+    dev_signature: Option<String>,
     /// The tools the build needs besides git, comma-separated (default: the
     /// build command's first word when it is one of git, make, cc, gcc,
     /// g++, c++, clang, clang++, cargo, cmake).
@@ -81,8 +88,11 @@ pub struct EngineArgs {
     #[arg(long, value_name = "PATH")]
     base_binary: Option<String>,
     /// Base's bench signature.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", conflicts_with = "base_signature")]
     base_bench: Option<u64>,
+    /// Base's signature (see --dev-signature).
+    #[arg(long, value_name = "KIND")]
+    base_signature: Option<String>,
     /// The tools base's build needs besides git, comma-separated.
     #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
     base_needs: Vec<String>,
@@ -115,6 +125,7 @@ struct SourceFlags<'a> {
     build: &'a Option<String>,
     binary: &'a Option<String>,
     bench: Option<u64>,
+    signature: &'a Option<String>,
     needs: &'a [String],
     protocol: &'a str,
     coords: Option<Coords>,
@@ -127,9 +138,16 @@ impl SourceFlags<'_> {
     /// coordinator checks its rules.
     fn engine(&self) -> anyhow::Result<Option<pb::EngineRef>> {
         let side = self.side;
-        let given = [self.repo, self.git_ref, self.build, self.binary, self.label]
-            .iter()
-            .any(|f| f.is_some())
+        let given = [
+            self.repo,
+            self.git_ref,
+            self.build,
+            self.binary,
+            self.label,
+            self.signature,
+        ]
+        .iter()
+        .any(|f| f.is_some())
             || self.bench.is_some()
             || !self.needs.is_empty()
             || self.coords.is_some();
@@ -140,7 +158,8 @@ impl SourceFlags<'_> {
             v.clone().with_context(|| {
                 format!(
                     "a {side} engine built from source needs --{side}-repo, --{side}-ref, \
-                     --{side}-build, --{side}-binary and --{side}-bench; --{side}-{flag} is missing"
+                     --{side}-build, --{side}-binary and --{side}-bench or --{side}-signature; \
+                     --{side}-{flag} is missing"
                 )
             })
         };
@@ -148,9 +167,17 @@ impl SourceFlags<'_> {
         let git_ref = need(self.git_ref, "ref")?;
         let build = need(self.build, "build")?;
         let binary = need(self.binary, "binary")?;
-        let signature = self.bench.with_context(|| {
-            format!("--{side}-bench: state the bench signature the build must give")
-        })?;
+        let signature = match (self.bench, self.signature) {
+            (Some(n), _) => Some(Signature::Bench(n)),
+            (None, Some(text)) => {
+                Signature::parse(text).with_context(|| format!("--{side}-signature"))?
+            }
+            (None, None) => bail!(
+                "--{side}-bench or --{side}-signature: declare what workers check the build \
+                 against (bench:N, depth:D:N or none)"
+            ),
+        };
+        let (signature, signature_depth) = Signature::to_wire(signature);
         let protocol = Protocol::parse(self.protocol)
             .with_context(|| format!("--{side}-protocol {:?}: uci or ucci", self.protocol))?;
         if let Some(unknown) = self
@@ -186,7 +213,8 @@ impl SourceFlags<'_> {
         };
         Ok(Some(pb::EngineRef {
             name,
-            signature: Some(signature),
+            signature,
+            signature_depth,
             protocol: pb::EngineProtocol::from(protocol).into(),
             coords: coords.into(),
             source: Some(pb::EngineSource {
@@ -234,6 +262,7 @@ impl EngineArgs {
             build: &self.dev_build,
             binary: &self.dev_binary,
             bench: self.dev_bench,
+            signature: &self.dev_signature,
             needs: &self.dev_needs,
             protocol: &self.dev_protocol,
             coords: self.dev_coords,
@@ -247,6 +276,7 @@ impl EngineArgs {
             build: &self.base_build,
             binary: &self.base_binary,
             bench: self.base_bench,
+            signature: &self.base_signature,
             needs: &self.base_needs,
             protocol: &self.base_protocol,
             coords: self.base_coords,
@@ -303,7 +333,17 @@ mod tests {
         let c = choice(&SOURCE).unwrap().unwrap();
         let dev = c.dev_source.expect("a dev source");
         assert_eq!(dev.name, "engine@main");
-        assert_eq!(dev.signature, Some(123_456));
+        assert_eq!((dev.signature, dev.signature_depth), (Some(123_456), 0));
+        for (declared, wire) in [
+            ("depth:6:140456", (Some(140_456), 6)),
+            ("none", (None, 0)),
+            ("bench:9", (Some(9), 0)),
+        ] {
+            let mut args = SOURCE[..8].to_vec();
+            args.extend(["--dev-signature", declared]);
+            let dev = choice(&args).unwrap().unwrap().dev_source.unwrap();
+            assert_eq!((dev.signature, dev.signature_depth), wire, "{declared}");
+        }
         let source = dev.source.unwrap();
         assert_eq!(
             (source.commit.as_str(), source.git_ref.as_str()),
@@ -335,7 +375,18 @@ mod tests {
     #[test]
     fn an_incomplete_or_doubled_source_is_refused_naming_the_flag() {
         let err = choice(&SOURCE[..8]).unwrap_err().to_string();
-        assert!(err.contains("--dev-bench"), "{err}");
+        assert!(err.contains("--dev-bench or --dev-signature"), "{err}");
+        let mut args = SOURCE[..8].to_vec();
+        args.extend(["--dev-signature", "depth:0:5"]);
+        let err = format!("{:#}", choice(&args).unwrap_err());
+        assert!(
+            err.contains("--dev-signature") && err.contains("depth:0:5"),
+            "{err}"
+        );
+        let mut args = SOURCE.to_vec();
+        args.extend(["--dev-signature", "none"]);
+        let err = choice(&args).unwrap_err().to_string();
+        assert!(err.contains("cannot be used with"), "{err}");
         let err = choice(&["--base-repo", "https://x/y"])
             .unwrap_err()
             .to_string();

@@ -209,7 +209,7 @@ mod tests {
             name: "pika".to_owned(),
             sha256: String::new(),
             size: 0,
-            signature: Some(1),
+            signature: Some(xq_proto::Signature::Bench(1)),
             protocol: Protocol::Uci,
             options: BTreeMap::new(),
             coords: None,

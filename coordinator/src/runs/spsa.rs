@@ -529,7 +529,7 @@ mod tests {
                 name: "ext".to_owned(),
                 sha256: "a".repeat(64),
                 size: 1,
-                signature: Some(1),
+                signature: Some(xq_proto::Signature::Bench(1)),
                 protocol: Protocol::Uci,
                 options: BTreeMap::from([("Threads".to_owned(), "1".to_owned())]),
                 coords: None,

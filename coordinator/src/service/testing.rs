@@ -105,7 +105,7 @@ pub(super) fn source_spec(repo: &str) -> RunSpec {
             name: "engine@main".to_owned(),
             sha256: String::new(),
             size: 0,
-            signature: Some(777),
+            signature: Some(xq_proto::Signature::Bench(777)),
             protocol: xq_proto::Protocol::Uci,
             options: BTreeMap::new(),
             coords: None,

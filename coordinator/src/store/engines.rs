@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use xq_proto::{Arch, Coords, EngineBinary, EngineRef, Protocol};
+use xq_proto::{Arch, Coords, EngineBinary, EngineRef, Protocol, Signature};
 
 use super::{StoreError, assets, blobs, events};
 use crate::events::{Actor, EventKind};
@@ -128,7 +128,8 @@ fn check_same_engine(stored: &EngineRef, engine: &EngineRef) -> Result<(), Store
 /// signature must equal the registered ones ([`check_same_engine`]; spin
 /// options and variants are kept from the first) and the engine must have
 /// no executable with that tag yet. The `signature` column holds 0 for an
-/// engine without one (a signature is at least 1).
+/// engine without one (a signature is at least 1), `signature_depth` 0 for
+/// a bench count, else the depth of the fixed search it counts.
 pub fn register(
     conn: &Connection,
     new: &NewEngine,
@@ -138,15 +139,12 @@ pub fn register(
 ) -> Result<(Entry, Added), StoreError> {
     let mut engine = new.engine.clone();
     engine.validate()?;
-    if engine.signature == Some(0) {
-        return Err(StoreError::invalid(
-            "engine.signature",
-            format!(
-                "engine '{}': a bench signature of 0 nodes signs nothing",
-                engine.name
-            ),
-        ));
+    if let Some(s) = engine.signature {
+        s.validate("engine.signature").map_err(|e| {
+            StoreError::invalid(&e.field, format!("engine '{}': {}", engine.name, e.reason))
+        })?;
     }
+    let (count, depth) = Signature::to_wire(engine.signature);
     let (arch, sha256, size) = only_executable(&engine)?;
     let (sha256, tag) = (sha256.to_owned(), arch.map_or("", Arch::name));
     let stored_owner = refuse_taken(conn, &engine.name, owner)?;
@@ -193,11 +191,11 @@ pub fn register(
         None => {
             conn.execute(
                 "INSERT INTO engines (name, signature, protocol, options, created_ms,
-                                      spin_options, coords, variants, owner_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                      spin_options, coords, variants, owner_id, signature_depth)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     engine.name,
-                    engine.signature.map_or(0, |s| s as i64),
+                    count.map_or(0, |n| n as i64),
                     protocol_name(engine.protocol),
                     serde_json::to_string(&engine.options)?,
                     now,
@@ -205,6 +203,7 @@ pub fn register(
                     engine.coords.map(|c| c.name()),
                     serde_json::to_string(&new.variants)?,
                     owner as i64,
+                    i64::from(depth),
                 ],
             )?;
             Added::Engine
@@ -311,8 +310,19 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Entry, String)> {
                 name: r.get(0)?,
                 sha256: String::new(),
                 size: 0,
-                // 0 stands for none: no bench signature is 0 (see `register`).
-                signature: Some(r.get::<_, i64>(1)? as u64).filter(|&s| s != 0),
+                // A count of 0 stands for none: no signature is 0 (see
+                // `register`); a depth of 0 for a bench count.
+                signature: Some(r.get::<_, i64>(1)? as u64)
+                    .filter(|&s| s != 0)
+                    .map(|nodes| match r.get::<_, i64>(7) {
+                        Ok(d) if d > 0 => Ok(Signature::Search {
+                            depth: u32::try_from(d).unwrap_or(u32::MAX),
+                            nodes,
+                        }),
+                        Ok(_) => Ok(Signature::Bench(nodes)),
+                        Err(e) => Err(e),
+                    })
+                    .transpose()?,
                 protocol: if r.get::<_, String>(2)? == "ucci" {
                     Protocol::Ucci
                 } else {
@@ -333,7 +343,8 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Entry, String)> {
 }
 
 const SELECT: &str = "SELECT engines.name, engines.signature, engines.protocol, engines.options,
-                             engines.created_ms, engines.coords, users.name
+                             engines.created_ms, engines.coords, users.name,
+                             engines.signature_depth
                         FROM engines LEFT JOIN users ON users.id = engines.owner_id";
 
 /// Fills in the options and executables of an entry read by [`row`]: the
@@ -452,7 +463,7 @@ mod tests {
             name: name.to_owned(),
             sha256: sha.to_owned(),
             size: 3,
-            signature: Some(42),
+            signature: Some(Signature::Bench(42)),
             protocol: Protocol::Ucci,
             options: [("Hash".to_owned(), "8".to_owned())].into(),
             coords: (name == "old").then_some(Coords::FromOne),
@@ -596,9 +607,31 @@ mod tests {
             [("EvalFile", net.as_str())]
         );
         let mut unsigned = engine("zero", &sha);
-        unsigned.signature = Some(0);
+        unsigned.signature = Some(Signature::Bench(0));
         let e = register(&conn, &new(unsigned, vec![], None), ana, &actor, 7).unwrap_err();
         assert!(e.to_string().contains("0 nodes"), "{e}");
+        let mut searched = engine("searched", &sha);
+        searched.signature = Some(Signature::Search { depth: 5, nodes: 9 });
+        let (entry, _) =
+            register(&conn, &new(searched.clone(), vec![], None), ana, &actor, 7).unwrap();
+        assert_eq!(entry.engine.signature, searched.signature);
+        assert_eq!(
+            list(&conn)
+                .unwrap()
+                .into_iter()
+                .find(|e| e.engine.name == "searched")
+                .unwrap()
+                .engine
+                .signature,
+            Some(Signature::Search { depth: 5, nodes: 9 })
+        );
+        let mut deep = engine("deep", &sha);
+        deep.signature = Some(Signature::Search {
+            depth: 99,
+            nodes: 9,
+        });
+        let e = register(&conn, &new(deep, vec![], None), ana, &actor, 8).unwrap_err();
+        assert!(e.to_string().contains("depth is 1 to 20"), "{e}");
     }
 
     /// `engine` with one build for `arch` of `bytes` and no untagged executable.
@@ -698,7 +731,7 @@ mod tests {
         );
         refused(
             EngineRef {
-                signature: Some(43),
+                signature: Some(Signature::Bench(43)),
                 ..base.clone()
             },
             "signature",

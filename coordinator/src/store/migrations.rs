@@ -839,6 +839,12 @@ ALTER TABLE events_new RENAME TO events;
 CREATE INDEX events_by_run ON events (run_id);
 CREATE INDEX events_by_actor ON events (actor);
 "#,
+    // 28 (issue 50): an engine's signature may be a fixed search's node
+    // count (`signature` then counts `go depth signature_depth`); 0 keeps
+    // the meaning it had, a bench count (or none, with `signature` 0).
+    r#"
+ALTER TABLE engines ADD COLUMN signature_depth INTEGER NOT NULL DEFAULT 0;
+"#,
 ];
 
 /// A migrated in-memory database, for the store's unit tests.

@@ -57,6 +57,10 @@ const PROGRESS: usize = 26;
 /// its own kind (migration 27, issue 48).
 const EVENT_KINDS: usize = 27;
 
+/// The version whose engines may be signed by a fixed search (migration 28,
+/// issue 50).
+const SEARCH_SIGNATURE: usize = 28;
+
 fn fixture(version: usize) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/schema")
@@ -257,7 +261,7 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         let dev = s.lineup.dev.as_ref().expect("dev engine");
         assert_eq!(
             dev.registered.as_ref().and_then(|e| e.signature),
-            Some(555444)
+            Some(xq_proto::Signature::Bench(555444))
         );
         assert_eq!(external.target_pairs, None);
     }
@@ -358,7 +362,7 @@ fn check_later_runs(back: &ReadBack, version: usize) {
         assert!(source.is_resolved() && source.git_ref.as_deref() == Some("main"));
         assert_eq!(
             dev.registered.as_ref().and_then(|e| e.signature),
-            Some(1914342)
+            Some(xq_proto::Signature::Bench(1914342))
         );
         assert!(g.lineup.engines().is_empty(), "no registry name");
     }
@@ -747,7 +751,7 @@ fn check_registry(conn: &Connection, version: usize) {
     assert_eq!(pikafish.is_some(), version >= 3);
     if let Some(p) = pikafish {
         assert_eq!((p.sha256.as_str(), p.size), (engine, 8));
-        assert_eq!(p.signature, Some(555444));
+        assert_eq!(p.signature, Some(xq_proto::Signature::Bench(555444)));
         let builds: Vec<(Arch, u64)> = p.binaries.iter().map(|b| (b.arch, b.size)).collect();
         let expected: &[(Arch, u64)] = if version >= 20 {
             &[(Arch::Armv8Dotprod, 9)]
@@ -755,6 +759,17 @@ fn check_registry(conn: &Connection, version: usize) {
             &[]
         };
         assert_eq!(builds, expected, "builds of a version-{version} database");
+    }
+    let eleeye = engines::get(conn, "eleeye").unwrap();
+    assert_eq!(eleeye.is_some(), version >= SEARCH_SIGNATURE);
+    if let Some(e) = eleeye {
+        assert_eq!(
+            e.signature,
+            Some(xq_proto::Signature::Search {
+                depth: 5,
+                nodes: 106_064
+            })
+        );
     }
     let machines: Vec<(u64, String)> = activity::workers(conn, NOW)
         .unwrap()
@@ -807,7 +822,12 @@ fn check_registry(conn: &Connection, version: usize) {
     let expected = match version {
         ..=2 => vec![],
         3..=18 => vec![owner("pikafish", "admin")],
-        _ => vec![owner("dev1-engine", "dev1"), owner("pikafish", "admin")],
+        19..SEARCH_SIGNATURE => vec![owner("dev1-engine", "dev1"), owner("pikafish", "admin")],
+        _ => vec![
+            owner("dev1-engine", "dev1"),
+            owner("eleeye", "admin"),
+            owner("pikafish", "admin"),
+        ],
     };
     assert_eq!(owned, expected, "engines of a version-{version} database");
     // Version 19's upload cut off by a crash: stored, pending, seen by no

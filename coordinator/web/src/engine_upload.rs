@@ -199,7 +199,7 @@ fn stated(fields: &BTreeMap<String, String>) -> Result<EngineRef, WebError> {
         name,
         sha256: String::new(),
         size: 0,
-        signature,
+        signature: signature.map(xq_proto::Signature::Bench),
         protocol,
         options,
         coords,

@@ -171,6 +171,9 @@ pub fn ending_words(outcome: &Outcome) -> String {
         (Reason::Adjudication, Some(w)) => format!("{} wins by adjudication", side_title(w)),
         (Reason::TimeForfeit, _) => format!("{loser} loses on time"),
         (Reason::IllegalMove, _) => format!("{loser} makes an illegal move"),
+        (Reason::FalseDrawClaim, _) => {
+            format!("{loser} claims a draw the rules do not give")
+        }
         (Reason::Resignation, _) => format!("{loser} resigns"),
         (_, None) => outcome.reason.token().to_owned(),
     }
@@ -558,6 +561,10 @@ mod tests {
         assert_eq!(
             termination(&o(GameResult::Draw, Reason::Repetition)),
             "repetition"
+        );
+        assert_eq!(
+            ending_words(&o(GameResult::Red, Reason::FalseDrawClaim)),
+            "Black claims a draw the rules do not give"
         );
     }
 }

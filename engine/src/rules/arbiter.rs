@@ -87,13 +87,19 @@ pub enum Reason {
     TimeForfeit,
     /// An engine sent an illegal or malformed move; it loses.
     IllegalMove,
+    /// An engine claimed a draw (UCCI's `nobestmove` in a position with
+    /// legal moves, as ElephantEye answers when its own draw rules end the
+    /// game) that the rules in force do not give: it loses, as by a
+    /// forfeit. A claim those rules uphold cannot come: the arbiter ends the
+    /// game itself where they give a draw, before any move is asked for.
+    FalseDrawClaim,
     /// A side resigned (or its engine crashed or disconnected).
     Resignation,
 }
 
 impl Reason {
     /// Every reason, in declaration order.
-    pub const ALL: [Reason; 13] = [
+    pub const ALL: [Reason; 14] = [
         Reason::Checkmate,
         Reason::Stalemate,
         Reason::PerpetualCheck,
@@ -106,13 +112,14 @@ impl Reason {
         Reason::Adjudication,
         Reason::TimeForfeit,
         Reason::IllegalMove,
+        Reason::FalseDrawClaim,
         Reason::Resignation,
     ];
 
     /// The lowercase kebab-case name: `checkmate`, `stalemate`, `perpetual-check`,
     /// `perpetual-chase`, `perpetual-check-and-chase`, `mutual-perpetual`,
     /// `repetition`, `move-limit`, `insufficient-material`, `adjudication`,
-    /// `time-forfeit`, `illegal-move`, `resignation`.
+    /// `time-forfeit`, `illegal-move`, `false-draw-claim`, `resignation`.
     pub fn token(self) -> &'static str {
         match self {
             Reason::Checkmate => "checkmate",
@@ -127,6 +134,7 @@ impl Reason {
             Reason::Adjudication => "adjudication",
             Reason::TimeForfeit => "time-forfeit",
             Reason::IllegalMove => "illegal-move",
+            Reason::FalseDrawClaim => "false-draw-claim",
             Reason::Resignation => "resignation",
         }
     }

@@ -88,7 +88,11 @@ impl Reason {
     pub fn is_arbiter(self) -> bool {
         !matches!(
             self,
-            Reason::Adjudication | Reason::TimeForfeit | Reason::IllegalMove | Reason::Resignation
+            Reason::Adjudication
+                | Reason::TimeForfeit
+                | Reason::IllegalMove
+                | Reason::FalseDrawClaim
+                | Reason::Resignation
         )
     }
 }
@@ -150,7 +154,10 @@ pub fn replay(start: Position, rules: RuleSet, claim: &Claim<'_>) -> Result<Game
     };
     let mover = game.position().side_to_move();
     let loser = !winner;
-    let mover_only = matches!(reason, Reason::TimeForfeit | Reason::IllegalMove);
+    let mover_only = matches!(
+        reason,
+        Reason::TimeForfeit | Reason::IllegalMove | Reason::FalseDrawClaim
+    );
     if mover_only && ply > claim.opening_plies && loser != mover {
         return Err(ReplayError::WrongLoser {
             ply,
@@ -315,6 +322,7 @@ mod tests {
             (GameResult::Black, Reason::Adjudication),
             (GameResult::Black, Reason::TimeForfeit),
             (GameResult::Black, Reason::IllegalMove),
+            (GameResult::Black, Reason::FalseDrawClaim),
             (GameResult::Red, Reason::Resignation),
             (GameResult::Black, Reason::Resignation),
         ] {
@@ -326,6 +334,22 @@ mod tests {
             &mv,
             0,
             outcome(GameResult::Draw, Reason::TimeForfeit, 2),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ReplayError::DrawnForfeit { .. }), "{err}");
+        let err = check(
+            START_FEN,
+            &mv,
+            0,
+            outcome(GameResult::Red, Reason::FalseDrawClaim, 2),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ReplayError::WrongLoser { .. }), "{err}");
+        let err = check(
+            START_FEN,
+            &mv,
+            0,
+            outcome(GameResult::Draw, Reason::FalseDrawClaim, 2),
         )
         .unwrap_err();
         assert!(matches!(err, ReplayError::DrawnForfeit { .. }), "{err}");

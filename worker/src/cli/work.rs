@@ -69,6 +69,12 @@ pub struct WorkArgs {
     #[arg(long, value_name = "SECS", default_value_t = crate::build::DEFAULT_TIMEOUT.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..))]
     build_timeout: u64,
+    /// Time limit of an engine's signature (its bench, or its fixed search),
+    /// in seconds: past it the engine is killed and the run stopped with
+    /// "bench timed out after N s" as its cause.
+    #[arg(long, value_name = "SECS", default_value_t = crate::speed::BENCH_TIMEOUT.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    bench_timeout: u64,
     /// The build cache: one bare repository per URL, build directories, the
     /// record of each build and its log (default: `$XDG_CACHE_HOME/xq-builds`,
     /// else `~/.cache/xq-builds`).
@@ -138,6 +144,7 @@ impl WorkArgs {
         config.auto_update = self.auto_update;
         config.updated_from = self.updated_from;
         config.build.timeout = std::time::Duration::from_secs(self.build_timeout);
+        config.signature_timeout = std::time::Duration::from_secs(self.bench_timeout);
         if let Some(dir) = self.build_dir {
             config.build.dir = dir;
         }

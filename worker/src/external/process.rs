@@ -511,6 +511,17 @@ impl ExternalEngine {
         Ok(true)
     }
 
+    /// The protocol it speaks.
+    pub fn protocol(&self) -> Protocol {
+        self.config.protocol
+    }
+
+    /// The deadline of node- and depth-limited searches from now on
+    /// ([`Timeouts::search_ms`]).
+    pub fn set_search_timeout(&mut self, timeout: std::time::Duration) {
+        self.config.timeouts.search_ms = timeout.as_millis().try_into().unwrap_or(u64::MAX);
+    }
+
     /// Prepares for a new game.
     pub fn new_game(&mut self) -> Result<(), EngineFailure> {
         if self.config.protocol == Protocol::Uci {

@@ -16,6 +16,10 @@ pub enum Fault {
     Crash,
     /// An illegal or malformed move, or a line that breaks the protocol.
     IllegalMove,
+    /// A draw claim (UCCI `nobestmove` in a position with legal moves) that
+    /// the rules in force do not give: a loss by the rules, not a failure
+    /// of the engine or its host.
+    FalseDrawClaim,
 }
 
 impl Fault {
@@ -25,6 +29,7 @@ impl Fault {
             Fault::TimeLoss { .. } => Reason::TimeForfeit,
             Fault::Crash => Reason::Resignation,
             Fault::IllegalMove => Reason::IllegalMove,
+            Fault::FalseDrawClaim => Reason::FalseDrawClaim,
         }
     }
 }
@@ -54,6 +59,7 @@ pub struct PlayerStats {
     pub time_losses: u64,
     pub crashes: u64,
     pub illegal_moves: u64,
+    pub false_draw_claims: u64,
     /// The overrun of each time loss, ms, in game order (`killed` ones are lower
     /// bounds).
     pub overruns_ms: Vec<u64>,
@@ -73,6 +79,7 @@ impl PlayerStats {
             }
             Some(Fault::Crash) => self.crashes += 1,
             Some(Fault::IllegalMove) => self.illegal_moves += 1,
+            Some(Fault::FalseDrawClaim) => self.false_draw_claims += 1,
             None => {}
         }
     }
@@ -107,6 +114,7 @@ impl PlayerStats {
             "time_loss_overruns_ms": self.overruns_ms,
             "crashes": self.crashes,
             "illegal_moves": self.illegal_moves,
+            "false_draw_claims": self.false_draw_claims,
             "median_latency_ms": ms(self.median_latency_us()),
             "max_latency_ms": ms(self.max_latency_us()),
         })
@@ -121,7 +129,7 @@ impl PlayerStats {
         };
         let overruns: Vec<String> = self.overruns_ms.iter().map(u64::to_string).collect();
         format!(
-            "time losses {}{}, crashes {}, illegal moves {}; latency median {} ms, max {} ms over {} moves",
+            "time losses {}{}, crashes {}, illegal moves {}, false draw claims {}; latency median {} ms, max {} ms over {} moves",
             self.time_losses,
             if overruns.is_empty() {
                 String::new()
@@ -130,6 +138,7 @@ impl PlayerStats {
             },
             self.crashes,
             self.illegal_moves,
+            self.false_draw_claims,
             ms(self.median_latency_us()),
             ms(self.max_latency_us()),
             self.moves()
@@ -163,10 +172,21 @@ mod tests {
             latencies_us: vec![],
             fault: Some(Fault::IllegalMove),
         });
+        s.add(&GameStats {
+            latencies_us: vec![],
+            fault: Some(Fault::FalseDrawClaim),
+        });
         assert_eq!(
-            (s.games, s.time_losses, s.crashes, s.illegal_moves),
-            (3, 1, 1, 1)
+            (
+                s.games,
+                s.time_losses,
+                s.crashes,
+                s.illegal_moves,
+                s.false_draw_claims
+            ),
+            (4, 1, 1, 1, 1)
         );
+        assert_eq!(Fault::FalseDrawClaim.reason(), Reason::FalseDrawClaim);
         assert_eq!(s.overruns_ms, [42]);
         assert_eq!(s.moves(), 5);
         assert_eq!(s.median_latency_us(), Some(200));

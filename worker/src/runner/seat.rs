@@ -29,7 +29,7 @@ use xq_proto::Limit;
 use super::player::PlayerConfig;
 use super::player_stats::Fault;
 use crate::external::protocol::MATE_CP;
-use crate::external::{EngineFailure, ExternalEngine, dialect};
+use crate::external::{EngineFailure, ExternalEngine, Protocol, dialect};
 use crate::timecontrol::{Clock, go_limit, search_limits};
 
 /// One player's reusable state on one game thread.
@@ -309,15 +309,21 @@ impl Seat {
                 }
             },
         };
+        let claims_a_draw = reply.bestmove.is_none() && engine.protocol() == Protocol::Ucci;
         match (&reply.bestmove, mv) {
-            (None, _) => tracing::warn!(
+            (None, _) if claims_a_draw => tracing::warn!(
                 player = %player.name,
                 plies_since_capture = game.position().halfmove_clock(),
                 engine_said = ?reply.info.string,
-                "engine answered with no move (nobestmove or bestmove (none)) in a position \
-                 with legal moves: it ends the game by its own rules (ElephantEye stops at 100 \
-                 plies without a capture, the rule set in force at 120), so it loses as by an \
-                 illegal move"
+                "engine claimed a draw (nobestmove) in a position with legal moves, where the \
+                 rules in force give none (ElephantEye claims at 100 plies without a capture, \
+                 the rule set in force draws at 120): it loses by a false draw claim"
+            ),
+            (None, _) => tracing::warn!(
+                player = %player.name,
+                engine_said = ?reply.info.string,
+                "engine answered with no move (bestmove (none)) in a position with legal \
+                 moves: it loses as by an illegal move"
             ),
             (Some(text), None) => tracing::warn!(
                 player = %player.name,
@@ -327,7 +333,11 @@ impl Seat {
             ),
             _ => {}
         }
-        let fault_or_move = mv.ok_or(Fault::IllegalMove);
+        let fault_or_move = mv.ok_or(if claims_a_draw {
+            Fault::FalseDrawClaim
+        } else {
+            Fault::IllegalMove
+        });
         Ok(Choice {
             mv: fault_or_move,
             score_cp: reply.info.score_cp.map(engine_mate_convention),
