@@ -82,6 +82,9 @@ pub struct ClientConfig {
     /// The version this process replaced itself from, reported at
     /// registration.
     pub updated_from: Option<String>,
+    /// The id this worker keeps across restarts ([`crate::identity`]);
+    /// `None`: it registers as a new worker every time.
+    pub machine_id: Option<String>,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -97,6 +100,7 @@ impl std::fmt::Debug for ClientConfig {
             .field("machine", &self.machine)
             .field("build", &self.build)
             .field("auto_update", &self.auto_update)
+            .field("machine_id", &self.machine_id)
             .finish_non_exhaustive()
     }
 }
@@ -122,6 +126,7 @@ impl ClientConfig {
             build: BuildConfig::detect(),
             auto_update: false,
             updated_from: None,
+            machine_id: None,
         }
     }
 }
@@ -356,6 +361,7 @@ impl Client {
             tools: self.config.build.tools.iter().cloned().collect(),
             target: crate::version::TARGET.to_owned(),
             updated_from: self.config.updated_from.clone().unwrap_or_default(),
+            machine_id: self.config.machine_id.clone().unwrap_or_default(),
         };
         let answer = self
             .retry("register", |mut rpc| {

@@ -11,6 +11,8 @@
 //! [Round "1"]
 //! [Red "dev"]
 //! [Black "base"]
+//! [RedBuild "x86-64-avx2"]
+//! [BlackBuild "x86-64-avx2"]
 //! [Result "1-0"]
 //! [FEN "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1"]
 //! [Format "ICCS"]
@@ -65,6 +67,10 @@ pub struct PgnHeader<'a> {
     pub round: u64,
     pub red: &'a str,
     pub black: &'a str,
+    /// The engine build each side played (an ARCH value such as
+    /// `x86-64-avx2`), as `[RedBuild]` and `[BlackBuild]`; `None`: no tag.
+    pub red_build: Option<&'a str>,
+    pub black_build: Option<&'a str>,
 }
 
 /// One finished game.
@@ -281,6 +287,12 @@ pub fn write(game: &PgnGame<'_>, notation: Notation) -> Result<String, PgnError>
     tag("Round", &h.round.to_string());
     tag("Red", h.red);
     tag("Black", h.black);
+    if let Some(build) = h.red_build {
+        tag("RedBuild", build);
+    }
+    if let Some(build) = h.black_build {
+        tag("BlackBuild", build);
+    }
     tag("Result", result);
     tag("FEN", &start.to_fen());
     tag("Format", format_tag(notation));
@@ -363,6 +375,8 @@ mod tests {
         round: 3,
         red: "dev",
         black: "base",
+        red_build: None,
+        black_build: None,
     };
 
     fn game<'a>(
