@@ -28,6 +28,9 @@
 //!   notation: `ICCS` (`H2-E2`: file letter and rank digit 0–9 from Red's
 //!   side, upper case, a dash between the points), `WXF` (`C2.5`),
 //!   `Chinese` (`炮二平五`) or `Yizisanma` (一字三码, `炮253`).
+//! - `[RedBuild]` and `[BlackBuild]` name the engine build each side
+//!   played (an `ARCH` value) when it is known, and are left out otherwise
+//!   (`xq-worker play`, the built-in engine, an engine with one executable).
 //! - `[FEN]` is always the position before the first move (the opening's
 //!   moves are in the movetext); side to move `w` for Red, `b` for Black.
 //! - `[Termination]` is the end reason's token (see [`Reason::token`]); for
@@ -413,6 +416,22 @@ mod tests {
         reason: Reason::Adjudication,
         ply: 3,
     };
+
+    #[test]
+    fn the_builds_played_are_tagged_only_when_known() {
+        let start = Position::startpos();
+        let mv = moves("h2e2 h9g7 h0g2");
+        let mut g = game(&start, &mv, &[], ADJUDICATED_DRAW);
+        let plain = write(&g, Notation::Coords).unwrap();
+        assert!(!plain.contains("Build"), "{plain}");
+        g.header.red_build = Some("x86-64-avx2");
+        let text = write(&g, Notation::Coords).unwrap();
+        assert!(
+            text.contains("[Black \"base\"]\n[RedBuild \"x86-64-avx2\"]\n[Result"),
+            "{text}"
+        );
+        assert!(!text.contains("BlackBuild"), "{text}");
+    }
 
     #[test]
     fn writes_the_xiangqi_tags_first_and_iccs_moves_with_comments() {
