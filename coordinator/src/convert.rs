@@ -42,8 +42,19 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
             tools: tool_list,
             target,
             updated_from,
+            machine_id,
         } = r;
         xq_proto::named("name", &worker_name)?;
+        if !machine_id.is_empty() && !xq_proto::machine::is_machine_id(&machine_id) {
+            return Err(Invalid::new(
+                "machine_id",
+                format!(
+                    "{} is not {} lowercase hex digits",
+                    xq_proto::quote(&machine_id),
+                    xq_proto::machine::MACHINE_ID_DIGITS
+                ),
+            ));
+        }
         let mut tools = std::collections::BTreeSet::new();
         for tool in tool_list {
             if !xq_proto::engine_source::is_build_tool(&tool) {
@@ -81,6 +92,7 @@ impl TryFrom<pb::RegisterRequest> for NewWorker {
             tools,
             target,
             updated_from: (!updated_from.is_empty()).then_some(updated_from),
+            machine_id: (!machine_id.is_empty()).then_some(machine_id),
         })
     }
 }
@@ -226,6 +238,7 @@ pub fn worker_health(w: WorkerHealth, play: Option<&WorkerPlay>) -> pb::WorkerHe
         engine_nps: speed.map_or(0, |s| s.nps),
         time_factor: speed.map_or(0.0, |s| s.factor),
         games_at_once: play.map_or(0, |p| p.games_at_once),
+        builds: sums.builds,
         cores: play.map_or(0, |p| p.capacity.cores),
         memory_mib: play.and_then(|p| p.capacity.memory_mib).unwrap_or(0),
     }
@@ -280,6 +293,7 @@ impl From<ExportedGame> for pb::StoredGame {
                     record,
                 },
             rules,
+            builds,
         } = g;
         pb::StoredGame {
             lease_id,
@@ -287,6 +301,13 @@ impl From<ExportedGame> for pb::StoredGame {
             game_index,
             rules: xq_proto::rule_set::name(&rules),
             record: Some(record.into()),
+            builds: match &builds {
+                [None, None] => Vec::new(),
+                played => played
+                    .iter()
+                    .map(|b| b.clone().unwrap_or_default())
+                    .collect(),
+            },
         }
     }
 }
@@ -301,8 +322,29 @@ impl TryFrom<pb::StoredGame> for ExportedGame {
             game_index,
             rules,
             record,
+            builds: played,
         } = g;
+        let mut builds = [None, None];
+        match played.len() {
+            0 => {}
+            2 => {
+                for (slot, build) in builds.iter_mut().zip(played) {
+                    if !build.is_empty() {
+                        xq_proto::Arch::parse(&build)
+                            .map_err(|e| Invalid::new("stored_game.builds", e.to_string()))?;
+                        *slot = Some(build);
+                    }
+                }
+            }
+            n => {
+                return Err(Invalid::new(
+                    "stored_game.builds",
+                    format!("{n} entries; a game has 2 players (or none is listed)"),
+                ));
+            }
+        }
         Ok(ExportedGame {
+            builds,
             game: ArchivedGame {
                 lease_id,
                 worker_id,

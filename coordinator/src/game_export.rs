@@ -19,7 +19,7 @@ use xq_games::pgn::{self, PgnGame, PgnHeader};
 
 use crate::runs::RunStatus;
 use crate::store::games::{self, ArchivedGame, GameFilter};
-use crate::store::{StoreError, leases, runs as run_rows, workers};
+use crate::store::{StoreError, lease_results, leases, runs as run_rows, workers};
 
 /// Which stored games to export; every set field must match, the default
 /// matches all.
@@ -84,6 +84,10 @@ pub struct ExportedGame {
     pub game: ArchivedGame,
     /// The lease's rule set.
     pub rules: RuleSet,
+    /// The engine build each player (0 and 1, as in the run) played on the
+    /// worker's machine ([`lease_results::lease_builds`]); `None`: no
+    /// tagged build.
+    pub builds: [Option<String>; 2],
 }
 
 /// A run's games that passed a query, in the order they were counted.
@@ -190,16 +194,22 @@ fn with_rules(
     stored: Vec<ArchivedGame>,
     players: &mut [String; 2],
 ) -> Result<Export, StoreError> {
-    let mut rules: BTreeMap<u64, RuleSet> = BTreeMap::new();
+    let mut leases: BTreeMap<u64, (RuleSet, [Option<String>; 2])> = BTreeMap::new();
     let mut out = Vec::with_capacity(stored.len());
     for game in stored {
-        let lease_rules = match rules.entry(game.lease_id) {
-            Entry::Occupied(e) => *e.get(),
-            Entry::Vacant(e) => *e.insert(lease_rules(conn, run, game.lease_id, players)?),
+        let (rules, builds) = match leases.entry(game.lease_id) {
+            Entry::Occupied(e) => e.get().clone(),
+            Entry::Vacant(e) => e
+                .insert((
+                    lease_rules(conn, run, game.lease_id, players)?,
+                    lease_results::lease_builds(conn, game.lease_id)?,
+                ))
+                .clone(),
         };
         out.push(ExportedGame {
-            rules: lease_rules,
+            rules,
             game,
+            builds,
         });
     }
     Ok(Export {
@@ -221,7 +231,8 @@ impl Export {
     }
 
     /// One game as PGN, `[Round]` = `round`; `[Site]` names the worker and
-    /// the lease.
+    /// the lease, `[RedBuild]` and `[BlackBuild]` the engine builds its
+    /// machine played.
     pub fn write_game(
         &self,
         g: &ExportedGame,
@@ -247,6 +258,8 @@ impl Export {
                 round,
                 red: &self.players[red],
                 black: &self.players[1 - red],
+                red_build: g.builds[red].as_deref(),
+                black_build: g.builds[1 - red].as_deref(),
             },
             start: &start,
             rules: &g.rules,

@@ -358,6 +358,9 @@ mod tests {
             part: Some(pb::upload_blob_request::Part::Header(pb::UploadHeader {
                 sha256: "0".repeat(64),
                 size: MAX_BLOB_BYTES + 1,
+                purpose: Some(pb::UploadPurpose {
+                    what: Some(pb::upload_purpose::What::Asset("big".to_owned())),
+                }),
             })),
         })
         .await

@@ -42,8 +42,8 @@ use crate::releases::Releases;
 use crate::runs::{RunChange, RunSpec, RunState};
 use crate::service::accounts::Accounts;
 use crate::service::queries::RunWorkers;
-use crate::service::registry::{Registry, UploadQuota};
-use crate::service::{CheckLane, Core, NewWorker, SchedulerConfig};
+use crate::service::registry::{BlobGc, Registry, UploadQuota};
+use crate::service::{CheckLane, Core, NewWorker, Registered, SchedulerConfig};
 use crate::shutdown::Shutdown;
 use crate::standard::health::HealthProbe;
 use crate::standard::{self, reflection};
@@ -149,6 +149,8 @@ pub struct ServerConfig {
     pub open_sign_up: bool,
     /// How many bytes of blobs one user's uploads may store.
     pub upload_quota: UploadQuota,
+    /// When blobs that nothing references are deleted; `None`: never.
+    pub blob_gc: Option<BlobGc>,
     /// How the health service probes the store ([`crate::standard::health`]).
     pub health: HealthProbe,
     /// How long slow or silent clients keep a connection ([`crate::preface`]).
@@ -172,6 +174,7 @@ impl Default for ServerConfig {
             secure_cookies: false,
             open_sign_up: true,
             upload_quota: UploadQuota::default(),
+            blob_gc: Some(BlobGc::default()),
             health: HealthProbe::default(),
             connections: ConnectionTimeouts::default(),
             check_lane: None,
@@ -225,6 +228,9 @@ pub async fn run_with_web(
     let leftovers = registry.discard_leftover_uploads().await?;
     if leftovers > 0 {
         tracing::warn!(leftovers, "deleted uploads a stop cut off");
+    }
+    if let Some(gc) = config.blob_gc {
+        tokio::spawn(registry.clone().collect_blobs_until(gc, signal.clone()));
     }
     let metrics = Arc::new(Metrics::new(store.metrics()));
     let reader = store.reader()?;
@@ -378,7 +384,17 @@ impl WorkerService for Workers {
         let mut worker = NewWorker::try_from(request.into_inner())?;
         worker.token_key = Some(principal.key);
         tracing::info!(name = %worker.name, threads = worker.threads, token = %principal.name, "worker registers");
-        let worker_id = self.core.workers().register(worker).await?;
+        let worker_id = match self.core.workers().register(worker).await? {
+            Registered::New(id) => id,
+            Registered::Again { id, released } => {
+                tracing::info!(
+                    worker_id = id,
+                    released,
+                    "the worker registers again: its row is kept"
+                );
+                id
+            }
+        };
         self.owners.registered(worker_id, principal.key);
         self.releases.check(worker_id).await?;
         let interval = self.core.config().heartbeat_interval;

@@ -30,6 +30,30 @@ pub struct BlobHeader {
     pub sha256: String,
     /// Its size in bytes.
     pub size: u64,
+    /// What it is uploaded to become, which the uploader must be allowed to
+    /// register before a byte is stored.
+    pub purpose: UploadPurpose,
+}
+
+/// What an uploaded blob is to become (`UploadPurpose` on the wire).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UploadPurpose {
+    /// An executable of the engine of this name (1 to 64 characters).
+    Engine(String),
+    /// The asset of this name.
+    Asset(String),
+    /// An `xq-worker` executable, to be a worker release (admins only).
+    WorkerRelease,
+}
+
+impl std::fmt::Display for UploadPurpose {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UploadPurpose::Engine(name) => write!(f, "engine {}", crate::quote(name)),
+            UploadPurpose::Asset(name) => write!(f, "asset {}", crate::quote(name)),
+            UploadPurpose::WorkerRelease => f.write_str("a worker release"),
+        }
+    }
 }
 
 /// The prefix of an option value or `--book` argument that names an asset.

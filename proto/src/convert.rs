@@ -8,7 +8,7 @@
 
 use xq_engine::rules::{GameResult, Reason};
 
-use crate::blob::BlobHeader;
+use crate::blob::{BlobHeader, UploadPurpose};
 use crate::capacity::SpeedCheck;
 use crate::error::{Invalid, invalid, quote, required};
 use crate::game_record::{MoveStats, pack_moves, unpack_moves};
@@ -163,8 +163,58 @@ impl From<Protocol> for pb::EngineProtocol {
 
 impl From<BlobHeader> for pb::UploadHeader {
     fn from(h: BlobHeader) -> Self {
-        let BlobHeader { sha256, size } = h;
-        pb::UploadHeader { sha256, size }
+        let BlobHeader {
+            sha256,
+            size,
+            purpose,
+        } = h;
+        let what = match purpose {
+            UploadPurpose::Engine(name) => pb::upload_purpose::What::Engine(name),
+            UploadPurpose::Asset(name) => pb::upload_purpose::What::Asset(name),
+            UploadPurpose::WorkerRelease => {
+                pb::upload_purpose::What::WorkerRelease(pb::UploadWorkerRelease {})
+            }
+        };
+        pb::UploadHeader {
+            sha256,
+            size,
+            purpose: Some(pb::UploadPurpose { what: Some(what) }),
+        }
+    }
+}
+
+impl TryFrom<Option<pb::UploadPurpose>> for UploadPurpose {
+    type Error = Invalid;
+
+    fn try_from(p: Option<pb::UploadPurpose>) -> Result<Self, Invalid> {
+        let missing = || {
+            Invalid::new(
+                "header.purpose",
+                "missing: say what the blob is for (an engine, an asset or a worker release)",
+            )
+        };
+        let pb::UploadPurpose { what } = p.ok_or_else(missing)?;
+        let named = |field: &str, name: String, most: usize| {
+            let chars = name.chars().count();
+            if chars == 0 || chars > most {
+                return Err(Invalid::new(
+                    field,
+                    format!("{} must be 1 to {most} characters", crate::quote(&name)),
+                ));
+            }
+            Ok(name)
+        };
+        Ok(match what.ok_or_else(missing)? {
+            pb::upload_purpose::What::Engine(name) => {
+                UploadPurpose::Engine(named("header.purpose.engine", name, 64)?)
+            }
+            pb::upload_purpose::What::Asset(name) => {
+                UploadPurpose::Asset(named("header.purpose.asset", name, 128)?)
+            }
+            pb::upload_purpose::What::WorkerRelease(pb::UploadWorkerRelease {}) => {
+                UploadPurpose::WorkerRelease
+            }
+        })
     }
 }
 
@@ -180,8 +230,16 @@ impl BlobHeader {
     /// The header of an upload of at most `most` bytes (the server's
     /// setting; see [`BlobHeader::validate_within`]).
     pub fn from_wire(h: pb::UploadHeader, most: u64) -> Result<Self, Invalid> {
-        let pb::UploadHeader { sha256, size } = h;
-        let header = BlobHeader { sha256, size };
+        let pb::UploadHeader {
+            sha256,
+            size,
+            purpose,
+        } = h;
+        let header = BlobHeader {
+            sha256,
+            size,
+            purpose: purpose.try_into()?,
+        };
         header.validate_within(most)?;
         Ok(header)
     }
@@ -1236,9 +1294,45 @@ mod tests {
         let header = BlobHeader {
             sha256: "0a".repeat(32),
             size: crate::blob::MAX_UPLOAD_BYTES,
+            purpose: UploadPurpose::Engine("dev".to_owned()),
         };
         let wire = pb::UploadHeader::from(header.clone());
         assert_eq!(BlobHeader::try_from(wire.clone()).unwrap(), header);
+        for purpose in [
+            UploadPurpose::Asset("nn.bin".to_owned()),
+            UploadPurpose::WorkerRelease,
+        ] {
+            let h = BlobHeader {
+                purpose,
+                ..header.clone()
+            };
+            assert_eq!(
+                BlobHeader::try_from(pb::UploadHeader::from(h.clone())).unwrap(),
+                h
+            );
+        }
+        for (purpose, field) in [
+            (None, "header.purpose"),
+            (Some(pb::UploadPurpose { what: None }), "header.purpose"),
+            (
+                Some(pb::UploadPurpose {
+                    what: Some(pb::upload_purpose::What::Engine(String::new())),
+                }),
+                "header.purpose.engine",
+            ),
+            (
+                Some(pb::UploadPurpose {
+                    what: Some(pb::upload_purpose::What::Asset("a".repeat(129))),
+                }),
+                "header.purpose.asset",
+            ),
+        ] {
+            let bad = pb::UploadHeader {
+                purpose,
+                ..wire.clone()
+            };
+            assert_eq!(BlobHeader::try_from(bad).unwrap_err().field, field);
+        }
         let big = pb::UploadHeader {
             size: crate::blob::MAX_UPLOAD_BYTES + 1,
             ..wire.clone()

@@ -11,7 +11,7 @@
 
 use crate::arch::Arch;
 use crate::machine::Machine;
-use crate::work::EngineRef;
+use crate::work::{EngineRef, PlayerSpec};
 
 /// The executable a machine takes for an engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +68,21 @@ impl EngineRef {
         };
         Some((chosen.arch, engine))
     }
+}
+
+/// The ARCH value of the build each of `players`' engines takes on
+/// `machine` ([`EngineRef::binary_for`], the worker's own choice); `None`
+/// for a player that plays no tagged build: the built-in engine, an engine
+/// without tagged builds, one built from source on the worker, or the
+/// untagged executable.
+pub fn builds_for(players: &[PlayerSpec; 2], machine: Option<&Machine>) -> [Option<Arch>; 2] {
+    players.each_ref().map(|p| {
+        p.engine
+            .as_ref()
+            .filter(|e| !e.binaries.is_empty() && e.source.is_none())
+            .and_then(|e| e.binary_for(machine))
+            .and_then(|chosen| chosen.arch)
+    })
 }
 
 #[cfg(test)]

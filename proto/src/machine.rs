@@ -356,9 +356,36 @@ impl Machine {
     }
 }
 
+/// Hex digits of a machine id (`RegisterRequest.machine_id`): 128 random
+/// bits.
+pub const MACHINE_ID_DIGITS: usize = 32;
+
+/// Whether `text` is a machine id: [`MACHINE_ID_DIGITS`] lowercase hex
+/// digits.
+pub fn is_machine_id(text: &str) -> bool {
+    text.len() == MACHINE_ID_DIGITS
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn machine_ids_are_32_lowercase_hex_digits() {
+        assert!(is_machine_id(&"0a".repeat(16)));
+        for bad in [
+            "",
+            "0a",
+            &"0A".repeat(16),
+            &"0a".repeat(17),
+            &"g0".repeat(16),
+        ] {
+            assert!(!is_machine_id(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn every_flag_name_reads_back_and_the_names_are_distinct() {

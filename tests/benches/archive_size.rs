@@ -192,8 +192,10 @@ async fn store_games(pool: &Pool, total_games: u64) -> anyhow::Result<()> {
             tools: Default::default(),
             target: String::new(),
             updated_from: None,
+            machine_id: None,
         })
-        .await?;
+        .await?
+        .id();
     let started = Instant::now();
     let mut leases_done = 0u64;
     while let Some(grant) = core.leases().request_work(worker_id).await? {

@@ -128,7 +128,8 @@ async fn bench(pair: pb::GameResults, pairs: u32, rounds: u32) -> anyhow::Result
     let worker = core
         .workers()
         .register(NewWorker::try_from(register_request("bench"))?)
-        .await?;
+        .await?
+        .id();
 
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); STAGES.len()];
     let mut plies = 0;

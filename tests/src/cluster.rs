@@ -276,6 +276,7 @@ pub fn register_request(name: &str) -> pb::RegisterRequest {
         tools: Vec::new(),
         target: String::new(),
         updated_from: String::new(),
+        machine_id: String::new(),
     }
 }
 

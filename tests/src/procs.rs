@@ -131,8 +131,9 @@ impl Worker {
     }
 
     /// [`Worker::start`] with `extra` arguments of `xq-worker work` (one
-    /// thread unless they say `--threads`) and `env` variables (e.g.
-    /// `XDG_CACHE_HOME` for a cache of its own).
+    /// thread unless they say `--threads`; the state directory `LOG.state`,
+    /// beside the log, unless they say `--state-dir`) and `env` variables
+    /// (e.g. `XDG_CACHE_HOME` for a cache of its own).
     pub fn start_with(
         url: &str,
         token: &str,
@@ -160,10 +161,17 @@ impl Worker {
         } else {
             &["--threads", "1"]
         };
+        let state = log.with_extension("state");
+        let state_dir: Vec<&std::ffi::OsStr> = if extra.contains(&"--state-dir") {
+            Vec::new()
+        } else {
+            vec!["--state-dir".as_ref(), state.as_os_str()]
+        };
         let child = Command::new(exe)
             .envs(env.iter().copied())
             .args(["work", "--coordinator", url, "--name", name])
             .args(threads)
+            .args(state_dir)
             .args(extra)
             .envs(env.iter().copied())
             .env("XQ_TOKEN", token)

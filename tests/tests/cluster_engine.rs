@@ -184,6 +184,7 @@ mod registry {
         let header = BlobHeader {
             sha256: engine.sha256.clone(),
             size: engine.size,
+            purpose: xq_proto::blob::UploadPurpose::Engine(engine.name.clone()),
         };
         match registry
             .begin_upload(&actor, header)

@@ -24,6 +24,7 @@ fn register(name: &str, tools: &[&str]) -> pb::RegisterRequest {
         tools: tools.iter().map(|t| t.to_string()).collect(),
         target: String::new(),
         updated_from: String::new(),
+        machine_id: String::new(),
     }
 }
 

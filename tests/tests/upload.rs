@@ -12,7 +12,10 @@
 //! Then what must leave nothing stored: bytes that do not hash to the
 //! announced SHA-256, a stream that ends early, one whose client goes away,
 //! and the refusals: another user (an admin neither) registering a taken
-//! name, a worker token, a token of no user, no token at all. And the web
+//! name, a worker token, a token of no user, no token at all, an upload
+//! whose header names what its user may not register. A blob nothing
+//! references is deleted once the grace period has passed, never an
+//! engine's that a run plays. And the web
 //! view's upload form: a multipart POST by a signed-in user, with its CSRF
 //! token, registers the engine as theirs.
 
@@ -24,7 +27,9 @@ use rand::{RngCore, SeedableRng};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Code;
-use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader, sha256_hex};
+use xq_coordinator::server::ServerConfig;
+use xq_coordinator::service::registry::BlobGc;
+use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader, UploadPurpose, sha256_hex};
 use xq_proto::pb;
 use xq_proto::pb::upload_blob_request::Part;
 use xq_tests::accounts::{add_user, personal_token};
@@ -299,13 +304,19 @@ async fn an_engine_and_a_100_mib_asset_uploaded_from_the_cli_play_on_a_worker() 
     );
 }
 
-/// The first message of an upload.
+/// The first message of an upload, of an asset `upload.bin`.
 fn header(sha256: &str, size: u64) -> pb::UploadBlobRequest {
+    header_for(sha256, size, UploadPurpose::Asset("upload.bin".to_owned()))
+}
+
+/// The first message of an upload to become `purpose`.
+fn header_for(sha256: &str, size: u64, purpose: UploadPurpose) -> pb::UploadBlobRequest {
     pb::UploadBlobRequest {
         part: Some(Part::Header(
             BlobHeader {
                 sha256: sha256.to_owned(),
                 size,
+                purpose,
             }
             .into(),
         )),
@@ -579,8 +590,151 @@ async fn lying_broken_and_unauthorized_uploads_leave_nothing() {
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
+    // An upload says what it is for, and what its user may not register is
+    // refused from its header: not a byte of it is stored.
+    let rows = stored_rows(&db.0);
+    let send = async |client: &mut RegistryClient, purpose: Option<UploadPurpose>| {
+        let first = match purpose {
+            Some(purpose) => header_for(&small_sha, small_size, purpose),
+            None => pb::UploadBlobRequest {
+                part: Some(Part::Header(pb::UploadHeader {
+                    sha256: small_sha.clone(),
+                    size: small_size,
+                    purpose: None,
+                })),
+            },
+        };
+        client
+            .upload_blob(tokio_stream::iter([first, data(small)]))
+            .await
+            .unwrap_err()
+    };
+    let e = send(&mut client, Some(UploadPurpose::WorkerRelease)).await;
+    assert_eq!(e.code(), Code::PermissionDenied, "{e:?}");
+    assert!(e.message().contains("only an admin"), "{e:?}");
+    let e = send(&mut as_bo, Some(UploadPurpose::Engine("anas".to_owned()))).await;
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    assert!(e.message().contains("registered by ana"), "{e:?}");
+    let e = send(&mut as_bo, Some(UploadPurpose::Asset("net.bin".to_owned()))).await;
+    assert!(e.message().contains("registered by ana"), "{e:?}");
+    let e = send(&mut as_bo, None).await;
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    assert!(e.message().contains("header.purpose"), "{e:?}");
+    assert_eq!(stored_rows(&db.0), rows, "nothing of the refused uploads");
+
     let (blobs, _) = stored_rows(&db.0);
     assert_eq!(blobs, 2, "the asset and the engine; nothing of the refused");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blobs_nothing_references_are_deleted_after_the_grace_period() {
+    let db = TempDb::new("upload-gc");
+    let ana = {
+        let path = db.0.clone();
+        tokio::task::spawn_blocking(move || {
+            add_user(&path, "ana", "developer", "ana-upload-words");
+            personal_token(&path, "ana")
+        })
+        .await
+        .unwrap()
+    };
+    let grace = Duration::from_secs(3);
+    let config = ServerConfig {
+        blob_gc: Some(BlobGc {
+            grace,
+            every: Duration::from_millis(200),
+        }),
+        ..fast_config(Duration::from_secs(30))
+    };
+    let server = TestServer::start("127.0.0.1:0", &db.0, config).await;
+    let url = server.url();
+    let mut client = registry_client(&url, Some(&ana));
+    let put = async |client: &mut RegistryClient, bytes: &[u8], purpose: UploadPurpose| {
+        let messages = [
+            header_for(&sha256_hex(bytes), bytes.len() as u64, purpose),
+            data(bytes),
+        ];
+        client
+            .upload_blob(tokio_stream::iter(messages))
+            .await
+            .expect("uploaded");
+        sha256_hex(bytes)
+    };
+    // An engine that a run then plays, and a blob nobody registers (a client
+    // that stopped between its upload and its registration).
+    let engine_bytes = std::fs::read(binary("xq-engine")).unwrap();
+    let engine_sha = put(
+        &mut client,
+        &engine_bytes,
+        UploadPurpose::Engine("kept".to_owned()),
+    )
+    .await;
+    let orphan = put(
+        &mut client,
+        b"never registered",
+        UploadPurpose::Asset("lost".to_owned()),
+    )
+    .await;
+    let uploaded = Instant::now();
+    client
+        .add_engine(pb::AddEngineRequest {
+            engine: Some(pb::EngineRef {
+                name: "kept".to_owned(),
+                sha256: engine_sha.clone(),
+                size: engine_bytes.len() as u64,
+                protocol: pb::EngineProtocol::Uci.into(),
+                ..Default::default()
+            }),
+            spin_options: Vec::new(),
+            variants: None,
+        })
+        .await
+        .expect("the engine registers");
+    let mut runs = run_client(&url, Some(&ana));
+    let spec = pb::RunSpec {
+        name: "keeps its engine".to_owned(),
+        batch_pairs: 1,
+        settings: Some(engine_settings(50)),
+        kind: Some(pb::run_spec::Kind::Games(pb::GamesSpec {
+            pairs: 1,
+            engines: Some(pb::EngineChoice {
+                dev_engine: "kept".to_owned(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })),
+        ..Default::default()
+    };
+    create(&mut runs, spec).await;
+    let stored = |sha: String| {
+        let mut reader = registry_client(&url, Some(WORKER_TOKEN));
+        async move {
+            match reader
+                .download_blob(pb::DownloadBlobRequest { sha256: sha })
+                .await
+            {
+                Ok(_) => true,
+                Err(e) if e.code() == Code::NotFound => false,
+                Err(e) => panic!("{e:?}"),
+            }
+        }
+    };
+    while stored(orphan.clone()).await {
+        assert!(
+            uploaded.elapsed() < grace + Duration::from_secs(20),
+            "the unreferenced blob is still stored"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        uploaded.elapsed() + Duration::from_millis(300) >= grace,
+        "deleted after {:?}, within the grace period",
+        uploaded.elapsed()
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(stored(engine_sha).await, "the engine's executable is kept");
+    assert_eq!(stored_rows(&db.0).0, 1, "only the engine's executable");
     server.stop().await;
 }
 

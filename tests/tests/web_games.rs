@@ -75,6 +75,7 @@ async fn submit_failures(url: &str, name: &str) {
             tools: Vec::new(),
             target: String::new(),
             updated_from: String::new(),
+            machine_id: String::new(),
         })
         .await
         .expect("register")

@@ -6,7 +6,8 @@
 //!   the same run without the requirement plays on that worker; a worker
 //!   with the flag then plays it. The workers page shows both machines.
 //! * An engine with builds for two ARCH values: each worker downloads and
-//!   plays the best build its stated flags run, and nothing else. A build
+//!   plays the best build its stated flags run, and nothing else; the
+//!   report's per-worker table, the run page and the PGN say which. A build
 //!   this machine cannot run needs its signature stated; a stated signature
 //!   the bench here contradicts is refused.
 //! * A garbled machine at registration, or a run requiring a flag nobody
@@ -62,6 +63,49 @@ fn worker(url: &str, dir: &TempDir, name: &str, flags: &str) -> Worker {
         &["--cpu-flags", flags],
         &[("XDG_CACHE_HOME", cache.as_os_str())],
     )
+}
+
+/// The builds a run's workers played, as `report --json` and `pgn` show them.
+#[derive(Debug)]
+struct Builds {
+    /// The `builds` of the report's one worker.
+    report: Vec<String>,
+    pgn: String,
+}
+
+fn played_builds(url: &str, run: u64, dir: &TempDir) -> Builds {
+    let run = run.to_string();
+    let report = xq_tests::coordinator_cli([
+        "report",
+        &run,
+        "--json",
+        "--coordinator",
+        url,
+        "--token",
+        ADMIN_TOKEN,
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&report).expect("report --json");
+    let workers = report["workers"].as_array().expect("workers");
+    assert_eq!(workers.len(), 1, "{report}");
+    let report = workers[0]["builds"]
+        .as_array()
+        .expect("builds")
+        .iter()
+        .map(|b| b.as_str().unwrap().to_owned())
+        .collect();
+    let out = dir.join(&format!("run-{run}.pgn"));
+    xq_tests::coordinator_cli([
+        "pgn",
+        &run,
+        "--coordinator",
+        url,
+        "--token",
+        ADMIN_TOKEN,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let pgn = std::fs::read_to_string(&out).expect("the PGN");
+    Builds { report, pgn }
 }
 
 /// The engine executables a worker's cache under `dir` holds, by SHA-256.
@@ -259,6 +303,25 @@ async fn each_worker_takes_the_best_build_its_machine_runs() {
     assert!(end.flag.is_empty(), "no signature mismatch: {}", end.flag);
     plain.wait_for_log(&format!("build={basic}"), Duration::from_secs(5));
     assert_eq!(cached(&dir, "plain"), [basic_sha.as_str()]);
+    // The build it played is recorded with its results: in the report's
+    // per-worker table, on the run page and in the PGN of its games (the
+    // built-in engine on the other side played none).
+    let builds = played_builds(&server.url(), first, &dir);
+    assert_eq!(builds.report, [format!("{basic} / -")], "{builds:?}");
+    let run_page = web::get(&format!("{}/runs/{first}", server.web_url())).await;
+    let cell = format!("data-builds=\"{basic} / -\"");
+    assert!(run_page.body.contains(&cell), "{cell} in {}", run_page.body);
+    assert!(
+        builds.pgn.contains(&format!("[RedBuild \"{basic}\"]")),
+        "{}",
+        builds.pgn
+    );
+    assert_eq!(
+        builds.pgn.matches(&format!("Build \"{basic}\"]")).count(),
+        builds.pgn.matches("[Event ").count(),
+        "one tag per game, for the side twin played: {}",
+        builds.pgn
+    );
 
     let quick = worker(&server.url(), &dir, "quick", fast_flags);
     quick.wait_for_log("registered", Duration::from_secs(60));
@@ -269,6 +332,18 @@ async fn each_worker_takes_the_best_build_its_machine_runs() {
     assert!(end.flag.is_empty(), "no signature mismatch: {}", end.flag);
     quick.wait_for_log(&format!("build={fast}"), Duration::from_secs(5));
     assert_eq!(cached(&dir, "quick"), [fast_sha.as_str()]);
+    let builds = played_builds(&server.url(), second, &dir);
+    assert_eq!(builds.report, [format!("{fast} / -")], "{builds:?}");
+    assert!(
+        builds.pgn.contains(&format!("Build \"{fast}\"]")),
+        "{}",
+        builds.pgn
+    );
+    assert!(
+        !builds.pgn.contains(&format!("Build \"{basic}\"]")),
+        "{}",
+        builds.pgn
+    );
 
     let page = web::get(&format!("{}/engines", server.web_url())).await;
     for arch in [basic, fast, foreign] {
@@ -295,6 +370,7 @@ async fn a_garbled_machine_or_an_unknown_required_flag_is_refused_by_name() {
         tools: Vec::new(),
         target: String::new(),
         updated_from: String::new(),
+        machine_id: String::new(),
     };
     let machine = pb::Machine {
         cpu_model: "Intel(R) Xeon(R) Gold 6248R CPU @ 3.00GHz".to_owned(),

@@ -67,6 +67,7 @@ async fn workers_of_different_speeds_get_different_time_factors_from_the_engine_
             ])
             .env("XQ_TOKEN", &c.worker)
             .env("XDG_CACHE_HOME", &cache)
+            .env("XDG_STATE_HOME", &cache)
             .env("RUST_LOG", "info")
             .env("NO_COLOR", "1")
             .stdin(Stdio::null())

@@ -167,6 +167,17 @@ async fn a_too_old_worker_stops_or_replaces_itself_and_plays() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // Refused at the upload's header: not a byte of the binary is stored.
+    let stored = registry_client(&url, Some(&root))
+        .download_blob(pb::DownloadBlobRequest {
+            sha256: new_sha.clone(),
+        })
+        .await;
+    assert_eq!(
+        stored.err().map(|e| e.code()),
+        Some(Code::NotFound),
+        "the developer's upload was stored"
+    );
     let out = cli(&[
         "worker-release",
         "add",
@@ -282,13 +293,12 @@ async fn a_too_old_worker_stops_or_replaces_itself_and_plays() {
             )
         })
         .collect();
-    assert!(
-        states.contains(&("0.2.0".to_owned(), "updated from 0.1.0".to_owned())),
-        "{states:?}"
-    );
-    assert!(
-        states.contains(&("0.1.0".to_owned(), "too old (requires 0.2.0)".to_owned())),
-        "the refused registration before the update: {states:?}"
+    // The refused registration before the update and the one after it are
+    // one worker: its machine id kept its row.
+    assert_eq!(
+        states,
+        [("0.2.0".to_owned(), "updated from 0.1.0".to_owned())],
+        "one row for the machine, updated"
     );
     let workers = web::get(&format!("{base}/workers")).await.body;
     assert!(
@@ -297,8 +307,41 @@ async fn a_too_old_worker_stops_or_replaces_itself_and_plays() {
         )),
         "{workers}"
     );
+    let rows = |page: &str| page.matches("<td>volunteer</td>").count();
+    assert_eq!(rows(&workers), 1, "{workers}");
+    let id = registered_id(&worker.log_text());
+
+    // Stopped and started again on the same state directory (a reboot, a
+    // fleet machine's next start), it is still the same worker.
     drop(worker);
+    let again = Worker::start_exe(
+        &old,
+        &url,
+        WORKER_TOKEN,
+        "volunteer",
+        &dir.join("volunteer.log"),
+        &["--auto-update"],
+        &[("XDG_CACHE_HOME", cache.as_os_str())],
+    );
+    again.wait_for_log("registered", Duration::from_secs(60));
+    assert_eq!(registered_id(&again.log_text()), id, "{}", again.log_text());
+    let workers = web::get(&format!("{base}/workers")).await.body;
+    assert_eq!(rows(&workers), 1, "{workers}");
+    drop(again);
     server.stop().await;
+}
+
+/// The worker id of the last `registered` line of a worker's log.
+fn registered_id(log: &str) -> u64 {
+    log.lines()
+        .rev()
+        .filter(|l| l.contains("registered"))
+        .find_map(|l| {
+            let at = l.find("worker_id=")? + "worker_id=".len();
+            let digits: String = l[at..].chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .unwrap_or_else(|| panic!("no registered worker_id in:\n{log}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -380,6 +423,7 @@ async fn a_release_that_does_not_run_leaves_the_old_worker_running() {
             tools: Vec::new(),
             target: String::new(),
             updated_from: String::new(),
+            machine_id: String::new(),
         })
         .await
         .unwrap_err();

@@ -87,6 +87,9 @@ pub struct ClientConfig {
     /// take; past it the engine is killed and the time-out reported as the
     /// run's cause.
     pub signature_timeout: Duration,
+    /// The id this worker keeps across restarts ([`crate::identity`]);
+    /// `None`: it registers as a new worker every time.
+    pub machine_id: Option<String>,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -102,6 +105,7 @@ impl std::fmt::Debug for ClientConfig {
             .field("machine", &self.machine)
             .field("build", &self.build)
             .field("auto_update", &self.auto_update)
+            .field("machine_id", &self.machine_id)
             .finish_non_exhaustive()
     }
 }
@@ -128,6 +132,7 @@ impl ClientConfig {
             auto_update: false,
             updated_from: None,
             signature_timeout: speed::BENCH_TIMEOUT,
+            machine_id: None,
         }
     }
 }
@@ -362,6 +367,7 @@ impl Client {
             tools: self.config.build.tools.iter().cloned().collect(),
             target: crate::version::TARGET.to_owned(),
             updated_from: self.config.updated_from.clone().unwrap_or_default(),
+            machine_id: self.config.machine_id.clone().unwrap_or_default(),
         };
         let answer = self
             .retry("register", |mut rpc| {

@@ -16,6 +16,8 @@
 //!   and the runner;
 //! - [`client`]: the coordinator client loop (register, lease, play, heartbeat,
 //!   submit), with back-off and graceful shutdown;
+//! - [`identity`]: the host name and the machine id a worker keeps across
+//!   restarts, in its state directory;
 //! - [`rejected`]: results the coordinator refused, kept on disk;
 //! - [`external`]: UCI and UCCI engine processes as players;
 //! - [`blob_cache`]: downloaded engine executables and assets, verified by SHA-256;
@@ -40,6 +42,7 @@ pub mod build;
 pub mod cli;
 pub mod client;
 pub mod external;
+pub mod identity;
 pub mod machine;
 pub mod rejected;
 pub mod runner;

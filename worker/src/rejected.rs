@@ -14,16 +14,10 @@ use std::path::{Path, PathBuf};
 use prost::Message;
 use xq_proto::{atomic_file, pb};
 
-/// `$XDG_STATE_HOME/xq-worker/rejected`, else
-/// `$HOME/.local/state/xq-worker/rejected`, else a folder in the system's
-/// temporary directory.
+/// `rejected` in the worker's state directory
+/// ([`crate::identity::state_dir`]).
 pub fn default_dir() -> PathBuf {
-    std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("xq-worker")
-        .join("rejected")
+    crate::identity::state_dir().join("rejected")
 }
 
 /// Writes the refused `request` and why (`coordinator` answered `status`)

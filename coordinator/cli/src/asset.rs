@@ -19,6 +19,7 @@ use xq_coordinator::service::registry::{Asset, check_asset_name};
 use xq_proto::{outln, pb};
 
 use super::registry::PlaceArgs;
+use xq_proto::blob::UploadPurpose;
 
 /// `asset …`.
 #[derive(Debug, Args)]
@@ -135,7 +136,13 @@ fn add(
             taken.sha256
         );
     }
-    if coordinator.upload(file, &sha256, size, &what)? {
+    if coordinator.upload(
+        file,
+        &sha256,
+        size,
+        UploadPurpose::Asset(name.clone()),
+        &what,
+    )? {
         eprintln!("{what}: {} had its bytes already", coordinator.url);
     }
     let request = pb::AddAssetRequest { name, sha256, size };

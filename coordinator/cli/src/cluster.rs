@@ -15,7 +15,7 @@ use xq_coordinator::local::{LocalCluster, PlayerFactory};
 use xq_coordinator::pace::{DEFAULT_MAX_PAIRS, PaceConfig};
 use xq_coordinator::report::{versions, workers};
 use xq_coordinator::server::{self, ServerConfig};
-use xq_coordinator::service::registry::UploadQuota;
+use xq_coordinator::service::registry::{BlobGc, UploadQuota};
 use xq_coordinator::service::{CheckConfig, Durability, SchedulerConfig, Store, StoreOptions};
 use xq_proto::pb;
 use xq_web::WebView;
@@ -128,6 +128,11 @@ pub struct ServeArgs {
     /// (admins: no cap; 0: no cap for anyone).
     #[arg(long, default_value_t = 8192)]
     upload_quota_mib: u64,
+    /// Delete blobs that no engine, asset, worker release or run references
+    /// once their upload began this many hours ago (checked hourly; 0:
+    /// never delete them).
+    #[arg(long, value_name = "HOURS", default_value_t = 24)]
+    blob_grace_hours: u64,
     /// Size each worker's leases of games and SPRT runs to about this many
     /// minutes of its play (0: every lease holds the run's batch pairs).
     #[arg(long, value_name = "MIN", default_value_t = 30)]
@@ -211,6 +216,10 @@ impl ServeArgs {
                 bytes_per_user: (self.upload_quota_mib > 0)
                     .then(|| self.upload_quota_mib.saturating_mul(1 << 20)),
             },
+            blob_gc: (self.blob_grace_hours > 0).then(|| BlobGc {
+                grace: std::time::Duration::from_secs(self.blob_grace_hours.saturating_mul(3600)),
+                ..BlobGc::default()
+            }),
             ..ServerConfig::default()
         };
         runtime()?.block_on(async {

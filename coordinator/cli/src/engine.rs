@@ -35,6 +35,7 @@ use xq_worker::blob_cache;
 use xq_worker::external::{EngineConfig, ExternalEngine, Timeouts};
 
 use super::registry::{Coordinator, PlaceArgs};
+use xq_proto::blob::UploadPurpose;
 
 /// `engine …`.
 #[derive(Debug, Args)]
@@ -247,7 +248,13 @@ impl Adding {
         let new = measuring.measure(engine, coordinator)?;
         let spins = new.spins.len();
         let what = format!("engine '{}'", new.engine.name);
-        if coordinator.upload(&path, &sha256, size, &what)? {
+        if coordinator.upload(
+            &path,
+            &sha256,
+            size,
+            UploadPurpose::Engine(new.engine.name.clone()),
+            &what,
+        )? {
             eprintln!("{what}: {} had its executable already", coordinator.url);
         }
         let request = pb::AddEngineRequest::from(new);

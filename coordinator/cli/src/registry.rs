@@ -17,7 +17,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 use xq_coordinator::in_process::{Acting, InProcess};
 use xq_coordinator::service::accounts::DEFAULT_ADMIN;
-use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader};
+use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader, UploadPurpose};
 use xq_proto::connect::Auth;
 use xq_proto::pb;
 use xq_proto::pb::account_service_client::AccountServiceClient;
@@ -227,14 +227,17 @@ impl Coordinator {
     }
 
     /// Uploads the file at `path` (`size` bytes with SHA-256 `sha256`, as
-    /// hashed before), described as `what`, streaming it a chunk at a time;
-    /// `true` when the coordinator had it already (then little or nothing
-    /// was sent). A progress bar shows on a terminal.
+    /// hashed before) to become `purpose`, described as `what`, streaming it
+    /// a chunk at a time; `true` when the coordinator had it already (then
+    /// little or nothing was sent). The coordinator refuses, before any byte
+    /// is sent, what this user may not register. A progress bar shows on a
+    /// terminal.
     pub fn upload(
         &mut self,
         path: &Path,
         sha256: &str,
         size: u64,
+        purpose: UploadPurpose,
         what: &str,
     ) -> anyhow::Result<bool> {
         let file = std::fs::File::open(path)
@@ -242,6 +245,7 @@ impl Coordinator {
         let header = BlobHeader {
             sha256: sha256.to_owned(),
             size,
+            purpose,
         };
         let (tx, rx) = tokio::sync::mpsc::channel::<pb::UploadBlobRequest>(2);
         let bar = ProgressBar::new(size);

@@ -21,6 +21,7 @@ use xq_proto::worker_version::{self, PROGRAM};
 use xq_proto::{WorkerVersion, outln, pb};
 
 use super::registry::{Coordinator, PlaceArgs};
+use xq_proto::blob::UploadPurpose;
 
 /// How long `PATH --version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
@@ -125,7 +126,7 @@ fn add(
         .and_then(xq_proto::blob::sha256_of_reader)
         .with_context(|| format!("cannot read {}", path.display()))?;
     let what = format!("{PROGRAM} {version} for {target}");
-    if coordinator.upload(path, &sha256, size, &what)? {
+    if coordinator.upload(path, &sha256, size, UploadPurpose::WorkerRelease, &what)? {
         eprintln!("{what}: {} had its bytes already", coordinator.url);
     }
     let request = pb::AddWorkerReleaseRequest {

@@ -1,7 +1,8 @@
 //! The per-worker health table of a run (`status RUN`, `report`, the web
 //! view): each worker's pairs, pentanomial, residual, failure rates and flag,
 //! and what it plays with: cores, memory, games at once, its speed with the
-//! run's base engine and the factor its time limits were scaled by.
+//! run's base engine, the factor its time limits were scaled by, and the
+//! engine builds its machine played.
 
 use serde_json::{Value, json};
 use xq_proto::pb;
@@ -27,7 +28,7 @@ pub fn text(workers: &[pb::WorkerHealth]) -> String {
         return "  workers      no per-worker results stored\n".to_owned();
     }
     let mut out = String::from(
-        "  workers      id name             pairs pentanomial                    residual time-loss crash cores memory games       nps factor  flag\n",
+        "  workers      id name             pairs pentanomial                    residual time-loss crash cores memory games       nps factor  build              flag\n",
     );
     for w in workers {
         let games = w.pairs.saturating_mul(2);
@@ -41,7 +42,7 @@ pub fn text(workers: &[pb::WorkerHealth]) -> String {
         };
         let dash = |shown: bool, text: String| if shown { text } else { "-".to_owned() };
         out += &format!(
-            "    {:>10} {:<16} {:>5} {:<30} {:>8} {:>8.1}% {:>5.1}% {:>5} {:>6} {:>5} {:>9} {:>6}  {}\n",
+            "    {:>10} {:<16} {:>5} {:<30} {:>8} {:>8.1}% {:>5.1}% {:>5} {:>6} {:>5} {:>9} {:>6}  {:<18} {}\n",
             w.worker_id,
             w.worker_name,
             w.pairs,
@@ -57,6 +58,7 @@ pub fn text(workers: &[pb::WorkerHealth]) -> String {
             dash(w.cores > 0, w.games_at_once.to_string()),
             dash(w.engine_nps > 0, w.engine_nps.to_string()),
             dash(w.time_factor > 0.0, format!("{:.2}", w.time_factor)),
+            dash(!w.builds.is_empty(), w.builds.join(", ")),
             flag
         );
     }
@@ -88,6 +90,7 @@ pub fn json(workers: &[pb::WorkerHealth]) -> Value {
                     "games_at_once": (w.cores > 0).then_some(w.games_at_once),
                     "engine_nps": (w.engine_nps > 0).then_some(w.engine_nps),
                     "time_factor": (w.time_factor > 0.0).then_some(w.time_factor),
+                    "builds": w.builds,
                 })
             })
             .collect(),
@@ -115,6 +118,7 @@ mod tests {
             games_at_once: 3,
             cores: 6,
             memory_mib: 16_384,
+            builds: vec!["x86-64-avx2 / -".to_owned()],
         }
     }
 
@@ -129,10 +133,12 @@ mod tests {
         assert!(t.contains("FLAGGED: residual 9.1"), "{t}");
         assert!(t.contains("EXCLUDED: residual 9.1"), "{t}");
         assert!(t.contains(" 5.0%"), "time losses of 100 games: {t}");
+        assert!(t.contains(" x86-64-avx2 / -  "), "the builds played: {t}");
         let j = json(&ws);
         assert_eq!(j[0]["flag"], Value::Null);
         assert_eq!(j[2]["excluded"], true);
         assert_eq!(j[1]["time_loss_rate"], 0.05);
+        assert_eq!(j[0]["builds"][0], "x86-64-avx2 / -");
         assert!(text(&[]).contains("no per-worker results"));
         assert!(serving(1, 3).contains("1 of the 3 workers"));
     }

@@ -85,6 +85,10 @@ pub struct WorkerSums {
     pub crashes: u64,
     /// Why the worker was excluded from the run, if it was.
     pub excluded: Option<String>,
+    /// The engine builds it played, one label per distinct pair
+    /// ([`crate::store::lease_results::builds_label`]); empty: no tagged
+    /// build.
+    pub builds: Vec<String>,
 }
 impl WorkerSums {
     pub fn games(&self) -> u64 {

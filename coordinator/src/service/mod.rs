@@ -100,7 +100,7 @@ pub use config::SchedulerConfig;
 pub use heartbeat::HeartbeatAnswer;
 pub use lease::{Grant, pick};
 pub use queries::Queries;
-pub use register::NewWorker;
+pub use register::{NewWorker, Registered};
 pub use run_admin::Runs;
 pub use submit::SubmitStatus;
 

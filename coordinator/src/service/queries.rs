@@ -15,8 +15,8 @@ use crate::runs::health::{RunFlag, WorkerHealth};
 use crate::runs::{RunStatus, SpsaHistoryRow};
 use crate::store::runs as run_rows;
 use crate::store::{
-    Store, StoreError, activity, build_failures, games, health, history, serving, speeds,
-    worker_versions,
+    Store, StoreError, activity, build_failures, games, health, history, lease_results, serving,
+    speeds, worker_versions,
 };
 
 pub use crate::store::activity::{Counts, WorkerActivity};
@@ -261,6 +261,7 @@ impl Queries<'_> {
                 let stored = match games::load_one(conn, id, lease, index)? {
                     Some(game) => Some(ExportedGame {
                         rules: game_export::lease_rules(conn, &status, lease, &mut players)?,
+                        builds: lease_results::lease_builds(conn, lease)?,
                         game,
                     }),
                     None => None,

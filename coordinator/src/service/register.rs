@@ -3,7 +3,7 @@
 use super::Core;
 use crate::store::{StoreError, now_ms, workers};
 
-pub use crate::store::workers::NewWorker;
+pub use crate::store::workers::{NewWorker, Registered};
 
 /// Workers joining the cluster ([`Core::workers`]).
 #[derive(Debug, Clone, Copy)]
@@ -13,11 +13,17 @@ pub struct Workers<'a> {
 
 impl Workers<'_> {
     /// Stores `worker` (its token is the caller's, checked by the gRPC
-    /// layer) and returns its new id. No event: workers come and go.
-    pub async fn register(&self, worker: NewWorker) -> Result<u64, StoreError> {
+    /// layer): a new row, or the row its machine id had
+    /// ([`workers::register`]). No event: workers come and go.
+    pub async fn register(&self, worker: NewWorker) -> Result<Registered, StoreError> {
         self.core
             .store
-            .call(move |conn| workers::insert(conn, &worker, now_ms()))
+            .call(move |conn| {
+                let tx = conn.savepoint()?;
+                let registered = workers::register(&tx, &worker, now_ms())?;
+                tx.commit()?;
+                Ok(registered)
+            })
             .await
     }
 }

@@ -16,7 +16,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use xq_proto::{BatchOutcome, Invalid, OpeningSource, Totals};
+use xq_proto::engine_binaries;
+use xq_proto::{Arch, BatchOutcome, Invalid, OpeningSource, Totals};
 
 use super::check_lane::Admission;
 use super::lease::{Leases, opening_slice};
@@ -43,6 +44,8 @@ struct Checked {
     lease: Lease,
     kept: KeptGames,
     outcome: BatchOutcome,
+    /// The build each player's engine took on the worker's machine.
+    builds: [Option<Arch>; 2],
 }
 
 impl Leases<'_> {
@@ -76,6 +79,7 @@ impl Leases<'_> {
             lease,
             kept,
             outcome,
+            builds,
         } = self.check_games(worker_id, lease_id, outcome).await?;
         let run_id = lease.run_id;
         let (status, lease, run) = self
@@ -93,7 +97,7 @@ impl Leases<'_> {
                     Finished::Was(LeaseState::Cancelled) => (SubmitStatus::CancelledIgnored, None),
                     Finished::Was(_) | Finished::Lapsed => (SubmitStatus::ExpiredIgnored, None),
                     Finished::Done => {
-                        let run = count_result(&tx, &lease, &outcome, now)?;
+                        let run = count_result(&tx, &lease, &outcome, &builds, now)?;
                         games::insert(
                             &tx,
                             lease.run_id,
@@ -135,7 +139,7 @@ impl Leases<'_> {
     ) -> Result<Checked, StoreError> {
         let books = self.core.books.clone();
         let snapshots = self.core.snapshots.clone();
-        let (lease, rules, openings, book_lines, keep) = self
+        let (lease, rules, openings, book_lines, keep, builds) = self
             .core
             .reads
             .call(move |conn| {
@@ -167,6 +171,8 @@ impl Leases<'_> {
                 }
                 let slice = lease.slice();
                 let work = run.spec.kind.ops().slice_work(&run, &slice)?;
+                let machine = workers::machine(conn, worker_id)?;
+                let builds = engine_binaries::builds_for(&work.players, machine.as_ref());
                 let openings = opening_slice(&run, &slice, work.per_game);
                 let book_lines = match &openings.source {
                     OpeningSource::Book {
@@ -178,7 +184,14 @@ impl Leases<'_> {
                     ),
                     _ => None,
                 };
-                Ok((lease, work.rules, openings, book_lines, run.spec.keep_games))
+                Ok((
+                    lease,
+                    work.rules,
+                    openings,
+                    book_lines,
+                    run.spec.keep_games,
+                    builds,
+                ))
             })
             .await?;
         outcome.check(lease.pairs)?;
@@ -203,22 +216,25 @@ impl Leases<'_> {
             lease,
             kept,
             outcome,
+            builds,
         })
     }
 }
 
 /// Adds a lease's counts to its run, lets the run's kind count them too,
 /// excludes the workers the run now sets aside ([`exclusion`]) and finishes
-/// the run at its end. Runs inside the submission's transaction; returns
+/// the run at its end; the result is stored with the `builds` its players
+/// played. Runs inside the submission's transaction; returns
 /// the run as it read it (its spec and its state after the result).
 fn count_result(
     conn: &rusqlite::Connection,
     lease: &Lease,
     outcome: &BatchOutcome,
+    builds: &[Option<Arch>; 2],
     now: i64,
 ) -> Result<RunStatus, StoreError> {
     let run_id = lease.run_id;
-    lease_results::insert(conn, lease, outcome)?;
+    lease_results::insert(conn, lease, outcome, builds)?;
     run_rows::add_totals(conn, run_id, &outcome.totals, now)?;
     let mut run = run_rows::load(conn, run_id)?;
     let applied = run.spec.kind.ops().apply(&run, lease, outcome)?;

@@ -70,9 +70,11 @@ pub(super) async fn register_with(
             tools: tools.iter().map(|t| t.to_string()).collect(),
             target: String::new(),
             updated_from: None,
+            machine_id: None,
         })
         .await
         .unwrap()
+        .id()
 }
 
 /// Leases of `batch_pairs` each (no sizing by time), `ttl` long.

@@ -59,7 +59,11 @@ pub fn check_name(name: &str) -> Result<(), StoreError> {
 /// when the owner registered that name with those bytes already (nothing
 /// to do); `None` when the name is free; refused, naming the owner, when it
 /// names other bytes or belongs to someone else.
-fn existing(conn: &Connection, new: &NewAsset, owner: u64) -> Result<Option<Asset>, StoreError> {
+pub fn existing(
+    conn: &Connection,
+    new: &NewAsset,
+    owner: u64,
+) -> Result<Option<Asset>, StoreError> {
     check_name(&new.name)?;
     let Some((old, old_owner)) = conn
         .query_row(

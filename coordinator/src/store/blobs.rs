@@ -21,6 +21,14 @@
 //!
 //! Readers ([`size`], [`write_to`], and through them downloads and
 //! registrations) see only complete blobs.
+//!
+//! One way out: a complete blob that nothing references ([`referenced`]:
+//! no engine, asset, worker release or run) and whose upload began before a
+//! grace period ([`unreferenced`]) is marked pending ([`collect`]) and
+//! deleted as a broken upload is. The grace period is the time between an
+//! upload and the registration that references it.
+
+use std::collections::HashSet;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use xq_proto::blob::BLOB_CHUNK_BYTES;
@@ -54,7 +62,7 @@ pub fn insert(
         BlobState::Absent => {}
     }
     conn.execute(
-        "INSERT INTO blobs (sha256, size) VALUES (?1, ?2)",
+        "INSERT INTO blobs (sha256, size, stored_ms) VALUES (?1, ?2, 0)",
         params![sha256, size as i64],
     )?;
     let mut insert =
@@ -229,7 +237,7 @@ pub fn complete_upload(conn: &Connection, sha256: &str) -> Result<u64, StoreErro
         )));
     }
     conn.execute(
-        "UPDATE blobs SET pending_ms = NULL WHERE sha256 = ?1",
+        "UPDATE blobs SET stored_ms = pending_ms, pending_ms = NULL WHERE sha256 = ?1",
         [sha256],
     )?;
     Ok(size)
@@ -265,6 +273,78 @@ pub fn pending(conn: &Connection) -> Result<Vec<String>, StoreError> {
     Ok(stmt
         .query_map([], |r| r.get(0))?
         .collect::<Result<_, _>>()?)
+}
+
+/// The SHA-256 of every blob something references: an engine's executable,
+/// an asset, a worker release, and any SHA-256 written in a run's spec or an
+/// engine's options (a run names its engines' executables and its book;
+/// `asset:<sha256>` option values name assets). The columns that reference
+/// `blobs`, and every text that may name one, are all read here: a blob
+/// outside this set can be deleted ([`collect`]).
+pub fn referenced(conn: &Connection) -> Result<HashSet<String>, StoreError> {
+    let mut found = HashSet::new();
+    let mut stmt = conn.prepare(
+        "SELECT sha256 FROM engine_binaries
+         UNION SELECT sha256 FROM assets
+         UNION SELECT sha256 FROM worker_releases",
+    )?;
+    for sha in stmt.query_map([], |r| r.get::<_, String>(0))? {
+        found.insert(sha?);
+    }
+    let mut stmt = conn.prepare("SELECT spec FROM runs UNION ALL SELECT options FROM engines")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let text: String = row.get(0)?;
+        found.extend(hex_words(&text, 64));
+    }
+    Ok(found)
+}
+
+/// The runs of exactly `digits` lowercase hex digits in `text`.
+fn hex_words(text: &str, digits: usize) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !(c.is_ascii_digit() || ('a'..='f').contains(&c)))
+        .filter(move |w| w.len() == digits)
+        .map(str::to_owned)
+}
+
+/// The complete blobs whose upload began before `before` (unix ms) that
+/// nothing references ([`referenced`]), oldest first, with their sizes.
+pub fn unreferenced(conn: &Connection, before: i64) -> Result<Vec<(String, u64)>, StoreError> {
+    let referenced = referenced(conn)?;
+    let mut stmt = conn.prepare(
+        "SELECT sha256, size FROM blobs
+          WHERE pending_ms IS NULL AND COALESCE(stored_ms, 0) < ?1
+          ORDER BY stored_ms, sha256",
+    )?;
+    let rows = stmt.query_map([before], |r| {
+        Ok((r.get::<_, String>(0)?, super::count(r.get(1)?)))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (sha, size) = row?;
+        if !referenced.contains(&sha) {
+            out.push((sha, size));
+        }
+    }
+    Ok(out)
+}
+
+/// Starts deleting the complete blob `sha256` if nothing references it now
+/// and its upload began before `before`: marks it pending at `now`, so no
+/// reader sees it and no registration takes it, and its chunks and row are
+/// then deleted as a broken upload's are ([`discard_chunks`],
+/// [`discard_pending`]; a stop halfway leaves a pending blob, which the
+/// next start deletes). Whether it was marked. Call in a transaction.
+pub fn collect(conn: &Connection, sha256: &str, before: i64, now: i64) -> Result<bool, StoreError> {
+    if referenced(conn)?.contains(sha256) {
+        return Ok(false);
+    }
+    let n = conn.execute(
+        "UPDATE blobs SET pending_ms = ?3
+          WHERE sha256 = ?1 AND pending_ms IS NULL AND COALESCE(stored_ms, 0) < ?2",
+        params![sha256, before, now],
+    )?;
+    Ok(n > 0)
 }
 
 /// Chunk `seq` (0-based) of the blob `sha256`; `None` past its end. Read

@@ -228,7 +228,7 @@ pub fn register(
 
 /// The owner's id of the engine `name` (`None`: no such engine); refuses
 /// a name registered by another user than `owner`, naming them.
-fn refuse_taken(conn: &Connection, name: &str, owner: u64) -> Result<Option<u64>, StoreError> {
+pub fn refuse_taken(conn: &Connection, name: &str, owner: u64) -> Result<Option<u64>, StoreError> {
     let found: Option<(Option<i64>, Option<String>)> = conn
         .query_row(
             "SELECT engines.owner_id, users.name

@@ -10,9 +10,9 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use xq_engine::rules::Reason;
-use xq_proto::{BatchOutcome, Pentanomial, Totals, Wdl};
+use xq_proto::{Arch, BatchOutcome, Pentanomial, Totals, Wdl};
 
 use super::{StoreError, count};
 use crate::runs::health::WorkerSums;
@@ -32,15 +32,58 @@ fn games_with(reasons: &BTreeMap<String, u64>, which: &[Reason]) -> u64 {
         .fold(0, |a, n| a.saturating_add(*n))
 }
 
-/// Records a counted result of `lease`; called in the counting transaction.
-pub fn insert(conn: &Connection, lease: &Lease, outcome: &BatchOutcome) -> Result<(), StoreError> {
+/// The `builds` column of the builds the two players played: `None` when
+/// neither played a tagged build.
+fn builds_text(builds: &[Option<Arch>; 2]) -> Option<String> {
+    builds
+        .iter()
+        .any(Option::is_some)
+        .then(|| builds.map(|b| b.map_or("-", Arch::name)).join(" "))
+}
+
+/// A `builds` column read back, as the report shows it: "A" when both
+/// players played the build A, else "A / B" ("-": no tagged build).
+pub fn builds_label(text: &str) -> String {
+    match text.split_once(' ') {
+        Some((a, b)) if a == b => a.to_owned(),
+        Some((a, b)) => format!("{a} / {b}"),
+        None => text.to_owned(),
+    }
+}
+
+/// The builds the players of `lease_id`'s counted result played (ARCH
+/// values; `None`: no tagged build), for the PGN of its games.
+pub fn lease_builds(conn: &Connection, lease_id: u64) -> Result<[Option<String>; 2], StoreError> {
+    let text: Option<String> = conn
+        .prepare_cached("SELECT builds FROM lease_results WHERE lease_id = ?1")?
+        .query_row([lease_id as i64], |r| r.get(0))
+        .optional()?
+        .flatten();
+    let mut out = [None, None];
+    if let Some(text) = text {
+        for (slot, word) in out.iter_mut().zip(text.split(' ')) {
+            *slot = (word != "-").then(|| word.to_owned());
+        }
+    }
+    Ok(out)
+}
+
+/// Records a counted result of `lease`, whose players played `builds` on
+/// the worker's machine; called in the counting transaction.
+pub fn insert(
+    conn: &Connection,
+    lease: &Lease,
+    outcome: &BatchOutcome,
+    builds: &[Option<Arch>; 2],
+) -> Result<(), StoreError> {
     let t = &outcome.totals;
     let [ll, ld, dd, dw, ww] = t.pentanomial.0.map(|c| c as i64);
     conn.prepare_cached(
         "INSERT INTO lease_results (lease_id, run_id, worker_id, pairs, penta_ll, penta_ld,
              penta_dd, penta_dw, penta_ww, wins, draws, losses, total_plies, time_losses,
-             crashes, reasons, variant)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+             crashes, reasons, variant, builds)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                 ?18)",
     )?
     .execute(params![
         lease.id as i64,
@@ -64,6 +107,7 @@ pub fn insert(conn: &Connection, lease: &Lease, outcome: &BatchOutcome) -> Resul
             .as_ref()
             .map(serde_json::to_string)
             .transpose()?,
+        builds_text(builds),
     ])?;
     Ok(())
 }
@@ -73,7 +117,8 @@ pub fn per_worker(conn: &Connection, run_id: u64) -> Result<Vec<WorkerSums>, Sto
     let mut stmt = conn.prepare_cached(
         "SELECT r.worker_id, w.name, COUNT(*), SUM(r.pairs), SUM(r.penta_ll), SUM(r.penta_ld),
                 SUM(r.penta_dd), SUM(r.penta_dw), SUM(r.penta_ww), SUM(r.wins), SUM(r.draws),
-                SUM(r.losses), SUM(r.time_losses), SUM(r.crashes), e.reason
+                SUM(r.losses), SUM(r.time_losses), SUM(r.crashes), e.reason,
+                GROUP_CONCAT(DISTINCT r.builds)
          FROM lease_results r JOIN workers w ON w.id = r.worker_id
          LEFT JOIN run_excluded_workers e ON e.run_id = r.run_id AND e.worker_id = r.worker_id
          WHERE r.run_id = ?1 GROUP BY r.worker_id ORDER BY r.worker_id",
@@ -94,6 +139,10 @@ pub fn per_worker(conn: &Connection, run_id: u64) -> Result<Vec<WorkerSums>, Sto
             time_losses: n(12)?,
             crashes: n(13)?,
             excluded: r.get(14)?,
+            builds: r
+                .get::<_, Option<String>>(15)?
+                .map(|all| all.split(',').map(builds_label).collect())
+                .unwrap_or_default(),
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)

@@ -188,6 +188,17 @@ pub fn release_all(
         .execute(params![run_id as i64, worker_id as i64, now])?)
 }
 
+/// Hands back every active lease `worker_id` holds, in every run (their
+/// slices are handed out again): the worker restarted. Returns how many.
+pub fn release_worker(conn: &Connection, worker_id: u64, now: i64) -> Result<usize, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE leases SET state = 'released', finished_ms = ?2
+             WHERE worker_id = ?1 AND state = 'active'",
+        )?
+        .execute(params![worker_id as i64, now])?)
+}
+
 /// Records progress and extends the deadline of an active lease.
 pub fn extend(
     conn: &Connection,

@@ -845,6 +845,35 @@ CREATE INDEX events_by_actor ON events (actor);
     r#"
 ALTER TABLE engines ADD COLUMN signature_depth INTEGER NOT NULL DEFAULT 0;
 "#,
+    // 29 (issue 50): a worker's identity across restarts and updates: the
+    // machine id it keeps in its state directory (32 lowercase hex digits;
+    // NULL: none, as for every worker registered before). A worker that
+    // registers with the machine id of a row its token registered takes
+    // that row again (`store::workers::register`).
+    r#"
+ALTER TABLE workers ADD COLUMN machine_id TEXT
+    CHECK (machine_id IS NULL OR length(machine_id) = 32);
+CREATE INDEX workers_by_machine_id ON workers (machine_id, token_key)
+    WHERE machine_id IS NOT NULL;
+"#,
+    // 30 (issue 50): blobs that nothing references are deleted after a
+    // grace period (`store::blobs::collect`), counted from when their
+    // upload began: `stored_ms`, set as an upload completes (unix ms). The
+    // blobs stored before get this migration's time, and so a whole grace
+    // period too.
+    r#"
+ALTER TABLE blobs ADD COLUMN stored_ms INTEGER;
+UPDATE blobs SET stored_ms = CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)
+    WHERE pending_ms IS NULL;
+"#,
+    // 31 (issue 50): which engine builds a worker played, with each counted
+    // result: the ARCH values its machine took for the lease's two players
+    // (the choice the worker makes, `WorkSpec::builds_for`), as 'A B' with
+    // '-' for a player that played no tagged build; NULL when neither did,
+    // as for every result before.
+    r#"
+ALTER TABLE lease_results ADD COLUMN builds TEXT;
+"#,
 ];
 
 /// A migrated in-memory database, for the store's unit tests.

@@ -101,6 +101,20 @@ pub fn for_target(conn: &Connection, target: &str) -> Result<Option<Release>, St
     Ok(list(conn)?.into_iter().find(|r| r.target == target))
 }
 
+/// `Forbidden` unless the user `owner` is an admin: only admins register
+/// (and upload) worker releases.
+pub fn check_may_register(conn: &Connection, owner: u64) -> Result<(), StoreError> {
+    let user = users::by_id(conn, owner)?;
+    if user.role != UserRole::Admin {
+        return Err(StoreError::Forbidden(format!(
+            "only an admin registers worker releases; {} is a {}",
+            user.name,
+            user.role.as_str()
+        )));
+    }
+    Ok(())
+}
+
 /// Registers the stored blob of `new` for the admin `owner`, logged as a
 /// `worker_release` event by `actor` at `now`, in the caller's transaction. Returns
 /// the release and whether it was registered with these bytes already (then
@@ -114,14 +128,7 @@ pub fn register(
     actor: &Actor,
     now: i64,
 ) -> Result<(Release, bool), StoreError> {
-    let user = users::by_id(conn, owner)?;
-    if user.role != UserRole::Admin {
-        return Err(StoreError::Forbidden(format!(
-            "only an admin registers worker releases; {} is a {}",
-            user.name,
-            user.role.as_str()
-        )));
-    }
+    check_may_register(conn, owner)?;
     xq_proto::worker_version::check_target("release.target", &new.target)?;
     let version = new.version.to_string();
     let what = format!("worker release {version} for {}", new.target);

@@ -3,8 +3,9 @@
 //!
 //! The form is `multipart/form-data`: its text fields (`csrf`, `name`,
 //! `protocol`, `signature`, `coords`, `options`) come first and the `file`
-//! last, so the CSRF token and the name are checked before a byte of the
-//! file is read. A browser does not send a file's SHA-256, and the store
+//! last, so the CSRF token and the user's right to register the name
+//! (`Registry::check_upload`) are checked before a byte of the file is
+//! read. A browser does not send a file's SHA-256, and the store
 //! keys a blob by it from its first chunk, so the file is first written to
 //! a temporary file (hashed as it arrives, at most
 //! [`MAX_UPLOAD_BYTES`], never whole in memory), then fed a chunk at a time
@@ -26,7 +27,7 @@ use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use xq_coordinator::events::Actor;
 use xq_coordinator::service::registry::{Begun, NewEngine, UploadError};
-use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader, MAX_UPLOAD_BYTES, lower_hex};
+use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader, MAX_UPLOAD_BYTES, UploadPurpose, lower_hex};
 use xq_proto::{Coords, EngineRef, Protocol};
 
 use crate::Web;
@@ -99,7 +100,10 @@ async fn receive(
         if name == "file" {
             visitor.check_form(headers, fields.get("csrf").map(String::as_str))?;
             let engine = stated(&fields)?;
-            refuse_taken(web, &engine.name).await?;
+            let purpose = UploadPurpose::Engine(engine.name.clone());
+            web.registry()
+                .check_upload(&Actor::user(owner, who), purpose)
+                .await?;
             break (engine, spool(&mut field).await?);
         }
         let mut text = Vec::new();
@@ -129,7 +133,7 @@ async fn receive(
         .validate()
         .map_err(|e| WebError::BadRequest(e.to_string()))?;
     let actor = Actor::user(owner, who);
-    store(web, &file, &actor).await?;
+    store(web, &file, &engine.name, &actor).await?;
     let name = engine.name.clone();
     web.registry()
         .add_engine(
@@ -208,18 +212,6 @@ fn stated(fields: &BTreeMap<String, String>) -> Result<EngineRef, WebError> {
     })
 }
 
-/// Refuses a name that is registered already, before the file is read.
-async fn refuse_taken(web: &Web, name: &str) -> Result<(), WebError> {
-    let Some(taken) = web.read_registry().engine(name.to_owned()).await? else {
-        return Ok(());
-    };
-    Err(WebError::BadRequest(format!(
-        "an engine named '{name}' exists already, registered by {}; names are never \
-         overwritten: pick another",
-        taken.owner.as_deref().unwrap_or("nobody")
-    )))
-}
-
 /// The uploaded file, written to a temporary file (removed on drop).
 struct Spooled {
     path: PathBuf,
@@ -265,12 +257,14 @@ async fn spool(field: &mut axum::extract::multipart::Field<'_>) -> Result<Spoole
     Ok(spooled)
 }
 
-/// Stores the spooled file through the incremental blob writer, a chunk at
-/// a time, for `actor`'s user (nothing to do if it is stored already).
-async fn store(web: &Web, file: &Spooled, actor: &Actor) -> Result<(), WebError> {
+/// Stores the spooled file, an executable of the engine `name`, through the
+/// incremental blob writer, a chunk at a time, for `actor`'s user (nothing
+/// to do if it is stored already).
+async fn store(web: &Web, file: &Spooled, name: &str, actor: &Actor) -> Result<(), WebError> {
     let header = BlobHeader {
         sha256: file.sha256.clone(),
         size: file.size,
+        purpose: UploadPurpose::Engine(name.to_owned()),
     };
     let mut writer = match web.registry().begin_upload(actor, header).await? {
         Begun::Stored { .. } => return Ok(()),

@@ -291,6 +291,8 @@ struct HealthRow {
     /// Its speed with the run's base engine, knps, and its time factor.
     knps: Option<u64>,
     factor: Option<String>,
+    /// The engine builds it played ([`health::WorkerSums::builds`]).
+    builds: Vec<String>,
 }
 
 impl HealthRow {
@@ -314,6 +316,7 @@ impl HealthRow {
             crashes: h.sums.crashes,
             flag: h.standing.flag().map(str::to_owned),
             excluded: h.standing.excluded(),
+            builds: h.sums.builds,
         }
     }
 }

@@ -193,6 +193,7 @@ mod tests {
         ExportedGame {
             game,
             rules: rules.parse().unwrap(),
+            builds: [None, None],
         }
     }
 

@@ -11,6 +11,8 @@
 //! [Round "1"]
 //! [Red "dev"]
 //! [Black "base"]
+//! [RedBuild "x86-64-avx2"]
+//! [BlackBuild "x86-64-avx2"]
 //! [Result "1-0"]
 //! [FEN "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1"]
 //! [Format "ICCS"]
@@ -26,6 +28,9 @@
 //!   notation: `ICCS` (`H2-E2`: file letter and rank digit 0–9 from Red's
 //!   side, upper case, a dash between the points), `WXF` (`C2.5`),
 //!   `Chinese` (`炮二平五`) or `Yizisanma` (一字三码, `炮253`).
+//! - `[RedBuild]` and `[BlackBuild]` name the engine build each side
+//!   played (an `ARCH` value) when it is known, and are left out otherwise
+//!   (`xq-worker play`, the built-in engine, an engine with one executable).
 //! - `[FEN]` is always the position before the first move (the opening's
 //!   moves are in the movetext); side to move `w` for Red, `b` for Black.
 //! - `[Termination]` is the end reason's token (see [`Reason::token`]); for
@@ -65,6 +70,10 @@ pub struct PgnHeader<'a> {
     pub round: u64,
     pub red: &'a str,
     pub black: &'a str,
+    /// The engine build each side played (an ARCH value such as
+    /// `x86-64-avx2`), as `[RedBuild]` and `[BlackBuild]`; `None`: no tag.
+    pub red_build: Option<&'a str>,
+    pub black_build: Option<&'a str>,
 }
 
 /// One finished game.
@@ -284,6 +293,12 @@ pub fn write(game: &PgnGame<'_>, notation: Notation) -> Result<String, PgnError>
     tag("Round", &h.round.to_string());
     tag("Red", h.red);
     tag("Black", h.black);
+    if let Some(build) = h.red_build {
+        tag("RedBuild", build);
+    }
+    if let Some(build) = h.black_build {
+        tag("BlackBuild", build);
+    }
     tag("Result", result);
     tag("FEN", &start.to_fen());
     tag("Format", format_tag(notation));
@@ -366,6 +381,8 @@ mod tests {
         round: 3,
         red: "dev",
         black: "base",
+        red_build: None,
+        black_build: None,
     };
 
     fn game<'a>(
@@ -402,6 +419,22 @@ mod tests {
         reason: Reason::Adjudication,
         ply: 3,
     };
+
+    #[test]
+    fn the_builds_played_are_tagged_only_when_known() {
+        let start = Position::startpos();
+        let mv = moves("h2e2 h9g7 h0g2");
+        let mut g = game(&start, &mv, &[], ADJUDICATED_DRAW);
+        let plain = write(&g, Notation::Coords).unwrap();
+        assert!(!plain.contains("Build"), "{plain}");
+        g.header.red_build = Some("x86-64-avx2");
+        let text = write(&g, Notation::Coords).unwrap();
+        assert!(
+            text.contains("[Black \"base\"]\n[RedBuild \"x86-64-avx2\"]\n[Result"),
+            "{text}"
+        );
+        assert!(!text.contains("BlackBuild"), "{text}");
+    }
 
     #[test]
     fn writes_the_xiangqi_tags_first_and_iccs_moves_with_comments() {

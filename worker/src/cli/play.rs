@@ -361,6 +361,8 @@ fn write_pgn(
                 round: i as u64 + 1,
                 red: &spec.players[red].name,
                 black: &spec.players[1 - red].name,
+                red_build: None,
+                black_build: None,
             },
             start: &start,
             rules: &spec.rules,

@@ -10,6 +10,7 @@ use xq_proto::capacity::Capacity;
 
 use crate::build::BuildConfig;
 use crate::client::{self, ClientConfig};
+use crate::identity::MachineId;
 use crate::runner::EnginePlayer;
 
 /// Arguments of `xq-worker work`.
@@ -44,12 +45,19 @@ pub struct WorkArgs {
     /// both players' hash plus 64 MiB per engine.
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
     memory_mib: Option<u64>,
-    /// Name shown in the coordinator's logs; defaults to the host name.
+    /// Name shown on the coordinator's workers page and in its logs;
+    /// defaults to the machine's host name (what `hostname` prints).
     #[arg(long)]
     name: Option<String>,
+    /// The worker's state directory: its machine id (`machine-id`, which
+    /// makes the coordinator keep one row for this worker across restarts
+    /// and updates; a second worker running on the same directory takes
+    /// `machine-id.2`) and the refused results (default:
+    /// `$XDG_STATE_HOME/xq-worker`, else `~/.local/state/xq-worker`).
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<std::path::PathBuf>,
     /// Where results the coordinator refuses are kept, with its message
-    /// (default: `$XDG_STATE_HOME/xq-worker/rejected`, else
-    /// `~/.local/state/xq-worker/rejected`).
+    /// (default: `rejected` in the state directory).
     #[arg(long)]
     rejected_dir: Option<std::path::PathBuf>,
     /// The instruction-set flags to report instead of the detected ones,
@@ -108,9 +116,18 @@ impl WorkArgs {
     /// Registers and plays leases until Ctrl-C (then hands back the lease in
     /// hand) or, in fleet mode, until there has been no work for a while.
     pub fn run(self) -> anyhow::Result<()> {
-        let name = self.name.unwrap_or_else(|| {
-            std::env::var("HOSTNAME").unwrap_or_else(|_| "xq-worker".to_owned())
-        });
+        let name = self
+            .name
+            .or_else(crate::identity::host_name)
+            .unwrap_or_else(|| "xq-worker".to_owned());
+        let state_dir = self.state_dir.unwrap_or_else(crate::identity::state_dir);
+        let identity = MachineId::claim(&state_dir).with_context(|| {
+            format!(
+                "cannot keep this worker's machine id in {}",
+                state_dir.display()
+            )
+        })?;
+        tracing::info!(machine_id = %identity.id, file = %identity.path.display(), %name, "identity");
         let mut machine = crate::machine::detect();
         if let Some(flags) = self.cpu_flags {
             tracing::info!(detected = %machine.flags, reported = %flags, "CPU flags overridden");
@@ -135,9 +152,10 @@ impl WorkArgs {
             Some(file) => Some(read_token_file(file)?),
             None => self.token,
         };
-        if let Some(dir) = self.rejected_dir {
-            config.rejected_dir = dir;
-        }
+        config.machine_id = Some(identity.id.clone());
+        config.rejected_dir = self
+            .rejected_dir
+            .unwrap_or_else(|| state_dir.join("rejected"));
         if self.no_build {
             config.build = BuildConfig::none();
         }

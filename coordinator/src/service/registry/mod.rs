@@ -1,11 +1,14 @@
 //! Engines, assets, blobs and worker releases from anywhere: the registry
-//! service. Blobs are uploaded as they arrive ([`uploads`]) and downloaded
-//! a chunk at a time ([`blobs`]); engines, assets ([`engines`]) and worker
+//! service. Blobs are uploaded as they arrive ([`uploads`]), downloaded
+//! a chunk at a time ([`blobs`]) and deleted once nothing references them
+//! ([`collect`]); engines, assets ([`engines`]) and worker
 //! releases ([`worker_releases`]) are registered under names that belong to
 //! their owner, each one transaction with its event.
 //!
 //! Who may: any user (developer, approver or admin) uploads and registers
-//! engines and assets, an admin registers worker releases; a caller without
+//! engines and assets, an admin uploads and registers worker releases (an
+//! upload says what it is for and is refused before its bytes are read when
+//! its user may not register that); a caller without
 //! a user (local mode's and the tests' tokens) does neither. A name then
 //! belongs to its owner, and nobody registers it again (`store::engines`,
 //! `store::assets`). The coordinator never runs what is uploaded: the
@@ -13,6 +16,7 @@
 //! on first use.
 
 pub mod blobs;
+pub mod collect;
 pub mod engines;
 pub mod uploads;
 pub mod worker_releases;
@@ -21,6 +25,7 @@ pub use crate::store::assets::{Asset, NewAsset, check_name as check_asset_name};
 pub use crate::store::engines::{Entry, NewEngine};
 pub use crate::store::worker_releases::{NewRelease, Release};
 pub use blobs::BlobStream;
+pub use collect::{BlobGc, Collected};
 pub use uploads::{Begun, BlobWriter, UploadError, UploadQuota};
 
 use crate::events::Actor;

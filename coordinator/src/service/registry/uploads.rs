@@ -3,7 +3,8 @@
 //!
 //! An upload never holds the whole blob in memory, nor the store's one
 //! writer for its whole length: [`Registry::begin_upload`] stores the blob's row
-//! marked pending (checking the uploader's quota in the same transaction),
+//! marked pending (checking, in the same transaction, that the uploader may
+//! register what the blob is for and the uploader's quota),
 //! [`BlobWriter::write`] hashes what arrives and commits every full chunk
 //! ([`BLOB_CHUNK_BYTES`]) in a transaction of its own, and
 //! [`BlobWriter::finish`] checks the size and SHA-256 and marks the blob
@@ -20,12 +21,13 @@
 
 use sha2::{Digest, Sha256};
 use xq_proto::Invalid;
-use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader, lower_hex};
+use xq_proto::blob::{BLOB_CHUNK_BYTES, BlobHeader, UploadPurpose, lower_hex};
 
 use super::Registry;
 use crate::access::UserRole;
+use crate::store::assets::NewAsset;
 use crate::store::blobs::{self, BlobState};
-use crate::store::{Store, StoreError, now_ms, users};
+use crate::store::{Store, StoreError, assets, engines, now_ms, users, worker_releases};
 
 /// Chunks deleted per transaction when an upload is discarded (16 MiB).
 const DISCARD_CHUNKS: u64 = 16;
@@ -107,10 +109,11 @@ async fn begin(
     header: BlobHeader,
     uploader: u64,
 ) -> Result<Begun, UploadError> {
-    let (sha256, size) = (header.sha256.clone(), header.size);
+    let (sha256, size, purpose) = (header.sha256.clone(), header.size, header.purpose.clone());
     let start = store
         .call(move |conn| {
             let tx = conn.savepoint()?;
+            permit(&tx, uploader, &purpose, &sha256, size)?;
             match blobs::state(&tx, &sha256)? {
                 BlobState::Complete { size } => return Ok(Start::Stored(size)),
                 BlobState::Pending => return Ok(Start::Busy),
@@ -154,6 +157,32 @@ async fn begin(
             received: 0,
             open: true,
         }))),
+    }
+}
+
+/// Refuses an upload by the user `uploader` of what they may not register
+/// as `purpose` (the blob `sha256` of `size` bytes): a worker release by
+/// anyone but an admin, an engine or asset name another user registered,
+/// an asset name registered with other bytes. The registrations check the
+/// same again; this check only keeps a refused upload from being stored.
+fn permit(
+    conn: &rusqlite::Connection,
+    uploader: u64,
+    purpose: &UploadPurpose,
+    sha256: &str,
+    size: u64,
+) -> Result<(), StoreError> {
+    match purpose {
+        UploadPurpose::WorkerRelease => worker_releases::check_may_register(conn, uploader),
+        UploadPurpose::Engine(name) => engines::refuse_taken(conn, name, uploader).map(|_| ()),
+        UploadPurpose::Asset(name) => {
+            let new = NewAsset {
+                name: name.clone(),
+                sha256: sha256.to_owned(),
+                size,
+            };
+            assets::existing(conn, &new, uploader).map(|_| ())
+        }
     }
 }
 
@@ -301,7 +330,7 @@ impl Drop for BlobWriter {
 /// transaction, then its row, on a task of its own (it finishes even if the
 /// caller goes away). A failure is logged (the next start deletes what is
 /// left).
-async fn discard(store: &Store, sha256: String) {
+pub(super) async fn discard(store: &Store, sha256: String) {
     let _ = tokio::spawn(discard_now(store.clone(), sha256)).await;
 }
 
@@ -330,6 +359,22 @@ async fn discard_now(store: Store, sha256: String) {
 }
 
 impl Registry {
+    /// Refuses `actor`'s upload of a blob for `purpose` that they may not
+    /// register, before its bytes are known: the web view's form checks
+    /// this before it reads the file ([`Registry::begin_upload`] checks
+    /// again with the blob's SHA-256). An asset name registered already is
+    /// refused here whoever owns it (its bytes are not known yet).
+    pub async fn check_upload(
+        &self,
+        actor: &crate::events::Actor,
+        purpose: UploadPurpose,
+    ) -> Result<(), StoreError> {
+        let uploader = super::owner_of(actor)?;
+        self.store
+            .call(move |conn| permit(conn, uploader, &purpose, "", 0))
+            .await
+    }
+
     /// Deletes every pending blob: what uploads cut off by a crash left.
     /// Called when the server starts, before it serves (no upload is in
     /// progress then; the database file's commands never leave a blob
@@ -379,6 +424,7 @@ mod tests {
         BlobHeader {
             sha256: xq_proto::blob::sha256_hex(bytes),
             size: bytes.len() as u64,
+            purpose: UploadPurpose::Asset("nn.bin".to_owned()),
         }
     }
 
@@ -489,6 +535,56 @@ mod tests {
         assert_eq!(rows(&store).await, (1, 0), "as a crash leaves it");
         assert_eq!(discard_leftovers(&store).await.unwrap(), 1);
         assert_eq!(rows(&store).await, (0, 0));
+    }
+
+    #[tokio::test]
+    async fn an_upload_of_what_the_user_may_not_register_stores_nothing() {
+        let store = Store::open_in_memory().unwrap();
+        let ana = user(&store, "ana", UserRole::Developer).await;
+        let bo = user(&store, "bo", UserRole::Developer).await;
+        let root = user(&store, "root", UserRole::Admin).await;
+        let uploads = Uploads::new(store.clone(), UploadQuota::default());
+        let with = |bytes: &[u8], purpose: UploadPurpose| BlobHeader {
+            purpose,
+            ..header(bytes)
+        };
+        let e = uploads
+            .begin(with(b"worker", UploadPurpose::WorkerRelease), ana)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, UploadError::Store(StoreError::Forbidden(m)) if m.contains("only an admin")),
+            "{e}"
+        );
+        assert_eq!(rows(&store).await, (0, 0));
+        let mut w = writing(uploads.begin(header(b"net"), ana).await.unwrap());
+        w.write(b"net").await.unwrap();
+        w.finish().await.unwrap();
+        let actor = crate::events::Actor::user(ana, "ana");
+        let new = NewAsset {
+            name: "nn.bin".to_owned(),
+            sha256: header(b"net").sha256,
+            size: 3,
+        };
+        uploads.0.add_asset(actor, new).await.unwrap();
+        for (purpose, by) in [
+            (UploadPurpose::Asset("nn.bin".to_owned()), bo),
+            (UploadPurpose::Asset("nn.bin".to_owned()), ana),
+        ] {
+            let e = uploads
+                .begin(with(b"other", purpose), by)
+                .await
+                .unwrap_err();
+            assert!(e.to_string().contains("registered by ana"), "{e}");
+        }
+        assert_eq!(rows(&store).await, (1, 1), "only the registered asset");
+        let w = writing(
+            uploads
+                .begin(with(b"worker", UploadPurpose::WorkerRelease), root)
+                .await
+                .unwrap(),
+        );
+        w.discard().await;
     }
 
     #[tokio::test]
