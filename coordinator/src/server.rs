@@ -124,7 +124,8 @@ pub struct ServerConfig {
     pub tokens: Vec<EphemeralToken>,
     /// Request rates per token.
     pub limits: RateLimits,
-    /// Sign-in attempts per address and failures per name.
+    /// Sign-in attempts per address, failures per name and address, and the
+    /// wait of a name under attack ([`crate::auth::sign_in`]).
     pub sign_in: SignInLimits,
     /// Serve TLS with this checked certificate chain and key ([`crate::tls`])
     /// on the gRPC port and, unless `plain_web`, on the web view's; plain
