@@ -651,10 +651,8 @@ async fn blobs_nothing_references_are_deleted_after_the_grace_period() {
     let url = server.url();
     let mut client = registry_client(&url, Some(&ana));
     let put = async |client: &mut RegistryClient, bytes: &[u8], purpose: UploadPurpose| {
-        let messages = [
-            header_for(&sha256_hex(bytes), bytes.len() as u64, purpose),
-            data(bytes),
-        ];
+        let mut messages = vec![header_for(&sha256_hex(bytes), bytes.len() as u64, purpose)];
+        messages.extend(bytes.chunks(BLOB_CHUNK_BYTES).map(data));
         client
             .upload_blob(tokio_stream::iter(messages))
             .await

@@ -61,6 +61,13 @@ const EVENT_KINDS: usize = 27;
 /// issue 50).
 const SEARCH_SIGNATURE: usize = 28;
 
+/// The versions that keep a worker's machine id, the time a blob's upload
+/// began, and the builds a result's players played (migrations 29 to 31,
+/// issue 50).
+const MACHINE_ID: usize = 29;
+const BLOB_STORED_MS: usize = 30;
+const RESULT_BUILDS: usize = 31;
+
 fn fixture(version: usize) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/schema")
@@ -605,6 +612,7 @@ fn a_database_from_every_earlier_version_upgrades_and_reads_back_the_same_runs()
     check_versions(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     check_speeds(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     check_in_flight(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
+    check_machines(&Connection::open(&current.0).unwrap(), MIGRATIONS.len());
     for version in 1..MIGRATIONS.len() {
         let db = made_by(version);
         read_back(&db.0);
@@ -613,6 +621,62 @@ fn a_database_from_every_earlier_version_upgrades_and_reads_back_the_same_runs()
         check_versions(&Connection::open(&db.0).unwrap(), version);
         check_speeds(&Connection::open(&db.0).unwrap(), version);
         check_in_flight(&Connection::open(&db.0).unwrap(), version);
+        check_machines(&Connection::open(&db.0).unwrap(), version);
+    }
+}
+
+/// Version 29's worker 50 is found again by its machine id and token;
+/// version 30's unregistered blob is one to collect (every blob stored before
+/// is stamped by the migration, so none of them is, at the fixtures' time);
+/// version 31's lease 30 keeps the builds its players played.
+fn check_machines(conn: &Connection, version: usize) {
+    let again = workers::NewWorker {
+        name: "rack-7".to_owned(),
+        threads: 8,
+        version: "0.2.0".to_owned(),
+        signature: 1,
+        bench_nps: None,
+        token_key: Some(1),
+        machine: None,
+        tools: BTreeSet::new(),
+        target: String::new(),
+        updated_from: None,
+        machine_id: Some("0123456789abcdef0123456789abcdef".to_owned()),
+    };
+    let registered = workers::register(conn, &again, NOW).unwrap();
+    if version >= MACHINE_ID {
+        assert_eq!(
+            registered,
+            workers::Registered::Again {
+                id: 50,
+                released: 0
+            }
+        );
+    } else {
+        assert!(
+            matches!(registered, workers::Registered::New(_)),
+            "{registered:?}"
+        );
+    }
+    let collectable: Vec<String> = blobs::unreferenced(conn, 1_700_050_000_000)
+        .unwrap()
+        .into_iter()
+        .map(|(sha, _)| sha)
+        .collect();
+    let empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+    if version >= BLOB_STORED_MS {
+        assert_eq!(collectable, [empty], "after upgrading from {version}");
+    } else {
+        assert!(
+            collectable.is_empty(),
+            "after upgrading from {version}: {collectable:?}"
+        );
+    }
+    let builds = crate::store::lease_results::lease_builds(conn, 30).unwrap();
+    if version >= RESULT_BUILDS {
+        assert_eq!(builds, [Some("x86-64-avx2".to_owned()), None]);
+    } else {
+        assert_eq!(builds, [None, None]);
     }
 }
 
