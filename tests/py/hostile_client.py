@@ -28,7 +28,8 @@ methods without a token, with a worker token, with a token of no user, and
 with a signed-in user's token on another user's token.
 
 And the registry service: UploadBlob with a worker token, none, a token of
-no user; with the signed-in user's token data before the header, a
+no user; with the signed-in user's token data before the header, a header
+without a purpose, a worker release (a developer may not register one), a
 100,000-byte SHA-256, more than 1 GiB announced, bytes that hash to
 something else, a message over 1 MiB, two headers; AddAsset and AddEngine
 of nothing uploaded, with a 100,000-byte name, without an engine, as a
@@ -277,8 +278,10 @@ def main() -> int:
     blob = b"hostile bytes" * 1000
     sha = hashlib.sha256(blob).hexdigest()
 
-    def header(sha256: str = sha, size: int = len(blob)):
-        return pb.UploadBlobRequest(header=pb.UploadHeader(sha256=sha256, size=size))
+    def header(sha256: str = sha, size: int = len(blob),
+               purpose=pb.UploadPurpose(asset="hostile-net")):
+        return pb.UploadBlobRequest(
+            header=pb.UploadHeader(sha256=sha256, size=size, purpose=purpose))
 
     def data(b: bytes):
         return pb.UploadBlobRequest(data=b)
@@ -292,6 +295,12 @@ def main() -> int:
             "PERMISSION_DENIED", "belongs to no user")
     refused("UploadBlob_data_before_header", upload([data(blob)], mine), "INVALID_ARGUMENT",
             "header")
+    refused("UploadBlob_without_a_purpose", upload([header(purpose=None), data(blob)], mine),
+            "INVALID_ARGUMENT", "purpose")
+    refused("UploadBlob_of_a_worker_release_by_a_developer",
+            upload([header(purpose=pb.UploadPurpose(worker_release=pb.UploadWorkerRelease())),
+                    data(blob)], mine),
+            "PERMISSION_DENIED", "admin")
     refused("UploadBlob_with_a_sha256_of_100000_bytes",
             upload([header(sha256="a" * 100_000), data(blob)], mine), "INVALID_ARGUMENT",
             "(100000 bytes)")

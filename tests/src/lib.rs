@@ -11,6 +11,7 @@ pub mod accounts;
 pub mod bench_pair;
 pub mod browser;
 pub mod cluster;
+pub mod docs;
 pub mod engines;
 pub mod invariants;
 pub mod procs;

@@ -7,24 +7,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The workspace's Markdown files, outside `target/` and hidden folders.
-fn documents(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if path.is_dir() {
-            if !name.starts_with('.') && name != "target" {
-                documents(&path, out);
-            }
-        } else if name.ends_with(".md") {
-            out.push(path);
-        }
-    }
-}
-
 /// GitHub's anchor for a heading's text.
 fn slug(heading: &str) -> String {
     heading
@@ -88,9 +70,8 @@ fn links(text: &str) -> Vec<String> {
 
 #[test]
 fn every_relative_link_and_anchor_in_the_documents_resolves() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let mut docs = Vec::new();
-    documents(root, &mut docs);
+    let root = &xq_tests::docs::workspace_root();
+    let docs = xq_tests::docs::markdown_files(root, &[]);
     assert!(
         docs.len() >= 10,
         "found only {} documents under {}",

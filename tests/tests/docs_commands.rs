@@ -19,33 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use xq_tests::binary;
+use xq_tests::docs::workspace_root as root;
 use xq_tests::procs::TempDir;
-
-/// The workspace root.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace")
-        .to_owned()
-}
-
-/// The workspace's Markdown files, outside `target/` and hidden folders.
-fn documents(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if path.is_dir() {
-            if !name.starts_with('.') && name != "target" && name != "fuzz" {
-                documents(&path, out);
-            }
-        } else if name.ends_with(".md") {
-            out.push(path);
-        }
-    }
-}
 
 /// A documented command: where it is, the program and its arguments.
 #[derive(Debug, Clone)]
@@ -249,9 +224,7 @@ fn command(line: &str, vars: &HashMap<String, String>) -> Option<(&'static str, 
 /// Every documented command of the workspace's Markdown files.
 fn documented() -> Vec<Documented> {
     let root = root();
-    let mut files = Vec::new();
-    documents(&root, &mut files);
-    files.sort();
+    let files = xq_tests::docs::markdown_files(&root, &["fuzz"]);
     let mut out = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).expect("read a document");

@@ -118,7 +118,7 @@ async fn a_foreign_client_gets_named_refusals_and_nothing_is_counted() {
         );
     }
     let refusals = report["refusals"].as_object().expect("refusals");
-    assert_eq!(refusals.len(), 58, "{refusals:?}");
+    assert_eq!(refusals.len(), 60, "{refusals:?}");
     for (name, refusal) in refusals {
         assert_eq!(refusal["code"], refusal["expected"], "{name}: {refusal}");
         assert!(
