@@ -5,7 +5,6 @@
 //! repeated heading gets `-1`, `-2`, …).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
 /// GitHub's anchor for a heading's text.
 fn slug(heading: &str) -> String {

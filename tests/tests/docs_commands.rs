@@ -15,7 +15,7 @@
 //! wrote) and `make-test-release`.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use xq_tests::binary;
