@@ -158,6 +158,14 @@ def main() -> int:
         ),
         "(100000 bytes)",
     )
+    attempt(
+        "machine_id_of_100000_bytes",
+        lambda: worker.Register(
+            pb.RegisterRequest(name="m", threads=1, version="0.1.0", machine_id="m" * 100_000),
+            metadata=auth,
+        ),
+        "machine_id",
+    )
     # The run-management methods (approve, reject, resume): a worker token or
     # none is refused; an admin's bad values are named refusals.
     runs = rpc.RunServiceStub(channel)
