@@ -249,7 +249,7 @@ fn outcome_line(game: &Game, natures: bool) -> String {
 /// Plays `moves` from `fen` under `rules`.
 fn adjudicate(rules: &RuleSet, fen: &str, moves: &[String]) -> anyhow::Result<Game> {
     let start = Position::from_fen(fen).with_context(|| format!("bad fen '{fen}'"))?;
-    let mut game = Game::new(start, *rules);
+    let mut game = Game::explained(start, *rules);
     for (i, text) in moves.iter().enumerate() {
         let mv = Move::parse_coords(text).with_context(|| {
             format!(

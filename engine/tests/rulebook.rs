@@ -914,10 +914,13 @@ fn outcome(case: &Case, rules: &str) -> (String, String) {
 }
 
 /// The verdict and the first four judged natures of `moves` played from `fen`
-/// under the preset string `rules`.
+/// under the preset string `rules`. The verdict is the same whether every
+/// move of a judged cycle is classified or only those it needs.
 fn judged(name: &str, fen: &str, moves: &str, rules: &str) -> (String, String) {
     let rules: RuleSet = rules.parse().unwrap();
-    let mut game = Game::new(Position::from_fen(fen).unwrap(), rules);
+    let start = Position::from_fen(fen).unwrap();
+    let mut game = Game::explained(start.clone(), rules);
+    let mut quick = Game::new(start, rules);
     let moves: Vec<&str> = moves.split_whitespace().collect();
     for (i, m) in moves.iter().enumerate() {
         assert!(
@@ -927,10 +930,12 @@ fn judged(name: &str, fen: &str, moves: &str, rules: &str) -> (String, String) {
         );
         let mv = Move::parse_coords(m).unwrap();
         game.play(mv).unwrap_or_else(|e| panic!("{name}: {e}"));
+        quick.play(mv).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
     let o = game
         .outcome()
         .unwrap_or_else(|| panic!("{name}: no verdict"));
+    assert_eq!(quick.outcome(), Some(o), "{name}: natures as needed");
     let natures: Vec<String> = game
         .records()
         .iter()

@@ -6,7 +6,7 @@ use thiserror::Error;
 
 use crate::rules::mate::MateMemo;
 use crate::rules::material_draw::{MaterialDraw, leaves_no_reply, material_draw};
-use crate::rules::repetition::{Nature, PlyEntry, Verdict, classify_span, find_cycle, verdict};
+use crate::rules::repetition::{Nature, Natures, PlyEntry, Verdict, find_cycle, judge_span};
 use crate::rules::{Code, RuleSet, Stalemate};
 use crate::{Color, Move, Piece, Position};
 
@@ -191,7 +191,8 @@ pub struct PlyRecord {
     /// Whether the move gave check.
     pub check: bool,
     /// The move's nature for repetition judgement, for the plies of a judged
-    /// repetition (moves are classified only then); `None` for the others.
+    /// repetition that the verdict needed (all of them in a game that
+    /// explains its verdicts, [`Game::explained`]); `None` for the others.
     pub judged: Option<Nature>,
 }
 
@@ -217,12 +218,25 @@ pub struct Game {
     records: Vec<PlyRecord>,
     stack: Vec<PlyEntry>,
     outcome: Option<Outcome>,
+    /// Which moves of a judged repetition get their nature recorded.
+    natures: Natures,
 }
 
 impl Game {
     /// A game from `start` under `rules` (which sets the position's conversion
     /// rule). A start position without a legal move is already decided, at ply 0.
-    pub fn new(mut start: Position, rules: RuleSet) -> Game {
+    /// A judged repetition classifies only the moves its verdict needs.
+    pub fn new(start: Position, rules: RuleSet) -> Game {
+        Game::with_natures(start, rules, Natures::AsNeeded)
+    }
+
+    /// As [`Game::new`], but a judged repetition records the nature of every
+    /// move of its cycle, to explain its verdict (the same verdict).
+    pub fn explained(start: Position, rules: RuleSet) -> Game {
+        Game::with_natures(start, rules, Natures::Every)
+    }
+
+    fn with_natures(mut start: Position, rules: RuleSet, natures: Natures) -> Game {
         start.set_conversion(rules.conversion);
         let mut game = Game {
             stack: vec![PlyEntry::root(start.hash())],
@@ -231,6 +245,7 @@ impl Game {
             rules,
             records: Vec::new(),
             outcome: None,
+            natures,
         };
         game.outcome = game.judge();
         game
@@ -340,17 +355,18 @@ impl Game {
         let start = self.stack.len() - 1 - clock.min(ply);
         let since_capture = &self.stack[start..];
         if let Some(first) = find_cycle(since_capture, self.rules.repetition_count) {
-            let plies = classify_span(
+            let (verdict, natures) = judge_span(
                 &self.pos,
                 &since_capture[first + 1..],
                 &self.rules,
                 &mut MateMemo::default(),
+                self.natures,
             );
             let first_record = start + first;
-            for (record, p) in self.records[first_record..].iter_mut().zip(&plies) {
-                record.judged = Some(p.nature);
+            for (record, nature) in self.records[first_record..].iter_mut().zip(natures) {
+                record.judged = nature;
             }
-            return match verdict(&plies, &self.rules) {
+            return match verdict {
                 Verdict::Draw(r) => ended(GameResult::Draw, r),
                 Verdict::SideToMoveWins(r) => ended(GameResult::win_for(to_move), r),
                 Verdict::SideToMoveLoses(r) => ended(GameResult::win_for(!to_move), r),

@@ -41,6 +41,6 @@ mod tests;
 
 pub use arbiter::{Game, GameError, GameResult, Outcome, PlyRecord, Reason};
 pub use mate::MateMemo;
-pub use repetition::{Nature, PlyEntry, Verdict, judge_cycle};
+pub use repetition::{Nature, Natures, PlyEntry, Verdict, judge_cycle};
 pub use replay::{Claim, ReplayError, replay};
 pub use ruleset::{Code, Odds, PRESETS, RuleSet, RuleSetError, Scoring, Stalemate};

@@ -23,8 +23,10 @@
 //!
 //! Moves are classified only once a repetition is found: the current position is
 //! the first occurrence's, so the cycle's moves are replayed from it and each is
-//! classified exactly ([`classify`], a few microseconds a move). Ordinary plies
-//! cost nothing but their entry. No position before a capture can occur again,
+//! classified exactly ([`classify`], a few microseconds a move, most of it the
+//! mate-threat search). Only as many as the verdict needs ([`Natures`]): once
+//! each side has a move that is idle by every rule, the cycle is a draw and
+//! the rest stay unclassified. Ordinary plies cost nothing but their entry. No position before a capture can occur again,
 //! so the stack may start at the last capture. Positions are compared by their
 //! 64-bit Zobrist hash alone: two different positions with the same side to move
 //! share a hash with probability about 2^-64 per pair compared, and that risk is
@@ -228,47 +230,121 @@ pub fn find_cycle(stack: &[PlyEntry], occurrences: u32) -> Option<usize> {
     }
 }
 
-/// Classifies the moves of `span` (the entries after a cycle's first position)
-/// by replaying them from `pos`, the position the span starts from (and ends in),
-/// with `memo` for the mate-threat tests. A move that is missing or does not
-/// replay, and every move after it, keeps only its check flag. A move the span
-/// plays again from the same position (a cycle repeated) is classified once:
-/// its nature depends on nothing else.
-pub fn classify_span(
+/// How many of a cycle's moves [`judge_span`] classifies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Natures {
+    /// Only those the verdict needs: each side's moves until one is idle under
+    /// every code and reading (no check, no chase of any kind, no mate
+    /// threat); when both sides have such a move the cycle is drawn (arts.
+    /// 24.2, 26.2; a side with an idle move is allowed under every code) and
+    /// the other moves stay unclassified. Otherwise every move is classified.
+    #[default]
+    AsNeeded,
+    /// Every move, for a verdict explained move by move.
+    Every,
+}
+
+/// The verdict on the cycle whose moves are `span` (the entries after its
+/// first position), replayed from `pos`, the position it starts from and ends
+/// in, and each move's nature where [`Natures`] had it classified (`None`
+/// elsewhere), with `memo` for the mate-threat tests. A move that is missing
+/// or does not replay, and every move after it, has only its check flag. A
+/// move the span plays again from the same position (a cycle repeated) is
+/// classified once: its nature depends on nothing else. The verdict is the
+/// same whatever `natures` asks.
+pub fn judge_span(
     pos: &Position,
     span: &[PlyEntry],
     rules: &RuleSet,
     memo: &mut MateMemo,
-) -> Vec<Ply> {
-    let mut replay = Some(pos.clone());
-    let mut seen: Vec<(u64, Move, Nature)> = Vec::with_capacity(span.len());
-    span.iter()
-        .map(|e| {
-            let nature = match (&mut replay, e.mv) {
-                (Some(p), Some(mv)) if p.is_legal(mv) => {
-                    let key = p.hash();
-                    let nature = match seen.iter().find(|&&(h, m, _)| h == key && m == mv) {
-                        Some(&(_, _, nature)) => nature,
-                        None => {
-                            let nature = classify(p, mv, rules, memo);
-                            seen.push((key, mv, nature));
-                            nature
-                        }
-                    };
-                    p.make(mv);
-                    nature
-                }
-                _ => {
-                    replay = None;
-                    Nature {
-                        check: e.check,
-                        ..Nature::default()
-                    }
-                }
-            };
-            Ply { mv: e.mv, nature }
+    natures: Natures,
+) -> (Verdict, Vec<Option<Nature>>) {
+    let mut classifier = Classifier {
+        rules,
+        memo,
+        seen: Vec::with_capacity(span.len()),
+    };
+    let mut found: Vec<Option<Nature>> = vec![None; span.len()];
+    if natures == Natures::AsNeeded {
+        let mut idle = [false; 2];
+        replay_span(pos, span, |i, replay, entry| {
+            let side = (span.len() - 1 - i) % 2;
+            if idle[side] || entry.check {
+                return;
+            }
+            let nature = classifier.nature(replay, entry);
+            idle[side] = nature == Nature::default();
+            found[i] = Some(nature);
+        });
+        if idle == [true, true] {
+            return (Verdict::Draw(Reason::Repetition), found);
+        }
+    }
+    replay_span(pos, span, |i, replay, entry| {
+        if found[i].is_none() {
+            found[i] = Some(classifier.nature(replay, entry));
+        }
+    });
+    let plies: Vec<Ply> = span
+        .iter()
+        .zip(&found)
+        .map(|(e, n)| Ply {
+            mv: e.mv,
+            nature: n.unwrap_or_default(),
         })
-        .collect()
+        .collect();
+    (verdict(&plies, rules), found)
+}
+
+/// Replays `span` from `pos`, calling `visit(i, position before ply i, entry
+/// i)` for each ply, the position `None` from the first move that is missing
+/// or does not replay on.
+fn replay_span(
+    pos: &Position,
+    span: &[PlyEntry],
+    mut visit: impl FnMut(usize, Option<&mut Position>, &PlyEntry),
+) {
+    let mut replay = Some(pos.clone());
+    for (i, entry) in span.iter().enumerate() {
+        match (&mut replay, entry.mv) {
+            (Some(p), Some(mv)) if p.is_legal(mv) => {
+                visit(i, Some(&mut *p), entry);
+                p.make(mv);
+            }
+            _ => {
+                replay = None;
+                visit(i, None, entry);
+            }
+        }
+    }
+}
+
+/// Classifies a span's moves, each (position, move) once.
+struct Classifier<'a> {
+    rules: &'a RuleSet,
+    memo: &'a mut MateMemo,
+    /// (position's hash, move, nature) of the moves classified so far.
+    seen: Vec<(u64, Move, Nature)>,
+}
+
+impl Classifier<'_> {
+    /// The nature of `entry`'s move played from `replay` (where it is legal),
+    /// or only its check flag when there is no such position.
+    fn nature(&mut self, replay: Option<&mut Position>, entry: &PlyEntry) -> Nature {
+        let (Some(p), Some(mv)) = (replay, entry.mv) else {
+            return Nature {
+                check: entry.check,
+                ..Nature::default()
+            };
+        };
+        let key = p.hash();
+        if let Some(&(_, _, nature)) = self.seen.iter().find(|&&(h, m, _)| h == key && m == mv) {
+            return nature;
+        }
+        let nature = classify(p, mv, self.rules, self.memo);
+        self.seen.push((key, mv, nature));
+        nature
+    }
 }
 
 /// Judges the current position `pos` (`stack.last()`) if it is the
@@ -283,10 +359,8 @@ pub fn judge_cycle(
     memo: &mut MateMemo,
 ) -> Option<Verdict> {
     let first = find_cycle(stack, occurrences)?;
-    Some(verdict(
-        &classify_span(pos, &stack[first + 1..], rules, memo),
-        rules,
-    ))
+    let span = &stack[first + 1..];
+    Some(judge_span(pos, span, rules, memo, Natures::AsNeeded).0)
 }
 
 /// The verdict on a cycle whose classified plies are `plies`, the last one

@@ -16,7 +16,7 @@ fn mv(s: &str) -> Move {
 }
 
 fn new_game(fen: &str, rules: &str) -> Game {
-    Game::new(Position::from_fen(fen).unwrap(), rules.parse().unwrap())
+    Game::explained(Position::from_fen(fen).unwrap(), rules.parse().unwrap())
 }
 
 /// Plays `moves` (space-separated) and returns the outcome after the last one,
@@ -122,6 +122,12 @@ fn chariot_attacking_a_protected_horse_is_idle() {
     assert_eq!(judged.len(), 8);
     assert!(judged.iter().all(|n| n.chase.major.is_empty()));
     assert_eq!((o.result, o.reason), (GameResult::Draw, Reason::Repetition));
+    // Judging for the verdict alone stops at each side's first idle move.
+    let mut quick = Game::new(Position::from_fen(fen).unwrap(), RuleSet::STANDARD);
+    assert_eq!(play_out(&mut quick, HORSE_CHASE_MOVES), Some(o));
+    let natures: Vec<_> = quick.records().iter().map(|r| r.nature()).collect();
+    assert_eq!(natures[1..3], ["idle", "idle"]);
+    assert!(natures[3..].iter().all(|&n| n == "unjudged"), "{natures:?}");
     // The same dance with the horse unprotected is a perpetual chase.
     let unprotected = "5k3/9/2n6/9/9/9/9/9/9/3K4R w";
     assert_ends(
