@@ -136,20 +136,16 @@ fn requeued_parts(run: &str) -> [String; 2] {
 /// reads one entry of `leases_to_reissue` in index order, where ordering
 /// their union sorted every lapsed lease of the run (2.7 ms at 105,000, when
 /// a saturated coordinator lets a fleet's leases expire).
+///
+/// The run's id is written into the statement, not bound: SQLite re-plans a
+/// statement at every new binding of a parameter that it compared with a
+/// partial index's condition (here `leases_to_reissue`'s), so a bound id
+/// would cost a fresh compilation at each call (the most expensive of a
+/// RequestWork's). One cached statement a run instead.
 pub fn take_requeued(conn: &Connection, run_id: u64) -> Result<Option<Slice>, StoreError> {
-    let [lapsed, set_aside] = requeued_parts("?1");
-    let sql = format!(
-        "UPDATE leases SET reissued = 1
-         WHERE id = (SELECT id FROM (
-             SELECT * FROM ({lapsed} ORDER BY 1, 2 LIMIT 1)
-             UNION ALL
-             SELECT * FROM ({set_aside} ORDER BY 1, 2 LIMIT 1)
-         ) ORDER BY opening_offset, id LIMIT 1)
-         RETURNING opening_offset, pairs, variant"
-    );
     let row = conn
-        .prepare_cached(&sql)?
-        .query_row([run_id as i64], |r| {
+        .prepare_cached(&take_requeued_sql(run_id))?
+        .query_row([], |r| {
             Ok(Slice {
                 offset: count(r.get(0)?),
                 pairs: r.get(1)?,
@@ -158,6 +154,20 @@ pub fn take_requeued(conn: &Connection, run_id: u64) -> Result<Option<Slice>, St
         })
         .optional()?;
     Ok(row)
+}
+
+/// [`take_requeued`]'s statement for run `run_id`.
+fn take_requeued_sql(run_id: u64) -> String {
+    let [lapsed, set_aside] = requeued_parts(&run_id.to_string());
+    format!(
+        "UPDATE leases SET reissued = 1
+         WHERE id = (SELECT id FROM (
+             SELECT * FROM ({lapsed} ORDER BY 1, 2 LIMIT 1)
+             UNION ALL
+             SELECT * FROM ({set_aside} ORDER BY 1, 2 LIMIT 1)
+         ) ORDER BY opening_offset, id LIMIT 1)
+         RETURNING opening_offset, pairs, variant"
+    )
 }
 
 /// Moves a lease to `state` (from whatever it was).
@@ -255,5 +265,22 @@ pub fn finish(conn: &Connection, id: u64, now: i64) -> Result<Finished, StoreErr
         Some(state) => Ok(Finished::Was(LeaseState::parse(&state).ok_or_else(
             || StoreError::Schema(format!("unknown lease state {state:?}")),
         )?)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claiming_a_requeued_slice_reuses_its_compiled_statement() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::store::migrations::migrate(&mut conn).unwrap();
+        for _ in 0..3 {
+            assert_eq!(take_requeued(&conn, 7).unwrap(), None);
+        }
+        let statement = conn.prepare_cached(&take_requeued_sql(7)).unwrap();
+        let compiled_again = statement.get_status(rusqlite::StatementStatus::RePrepare);
+        assert_eq!(compiled_again, 0, "re-prepared {compiled_again} times");
     }
 }
