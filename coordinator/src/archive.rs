@@ -120,7 +120,7 @@ pub fn check_openings(
                 p.to_fen()
             })
         };
-        if normal(&g.start_fen) != normal(&opening.fen) {
+        if g.start_fen != opening.fen && normal(&g.start_fen) != normal(&opening.fen) {
             return invalid(
                 field("start_fen"),
                 format!(
