@@ -156,6 +156,12 @@ pub enum ClientError {
     TooOld(String),
 }
 
+/// The longest wait a coordinator's `grpc-retry-pushback-ms` may ask for
+/// before a result is submitted again (it asks for at most two minutes;
+/// the lease is kept alive with heartbeats meanwhile). Longer asks are cut
+/// to it, so that a wrong answer cannot park a finished result for days.
+pub const PUSHBACK_MAX: Duration = Duration::from_secs(300);
+
 /// First wait before another try of a failed self-update; it doubles up to
 /// [`UPDATE_RETRY_MAX`].
 pub const UPDATE_RETRY: Duration = Duration::from_secs(60);
@@ -731,7 +737,7 @@ impl Client {
                     Ok(answer) => break Ok(answer.into_inner()),
                     Err(status) if transient(&status) && !self.stopping() => {
                         let wait = match xq_proto::connect::retry_pushback(&status) {
-                            Some(asked) => asked.min(self.config.backoff_max),
+                            Some(asked) => asked.min(PUSHBACK_MAX),
                             None => {
                                 let wait = delay;
                                 delay = (delay * 2).min(self.config.backoff_max);

@@ -42,9 +42,14 @@ pub const CHECK_NICE: i32 = 10;
 /// coordinator took is never thrown away because checking it took too long.
 pub const CHECK_BUDGET: Duration = Duration::from_secs(1);
 
-/// Shortest and longest delay a refused result is told to wait.
+/// Shortest and longest delay a refused result is told to wait. The worker
+/// keeps its lease alive with heartbeats however long it waits.
 const MIN_PUSHBACK: Duration = Duration::from_millis(200);
-const MAX_PUSHBACK: Duration = Duration::from_secs(10);
+const MAX_PUSHBACK: Duration = Duration::from_secs(120);
+
+/// The factor by which each refusal lengthens the delay told to refused
+/// results, and each admission shortens it ([`Inner::delay_us`]).
+const DELAY_STEP: f64 = 1.001;
 
 /// How many checks run at once and how many results may be admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,9 +118,13 @@ struct Inner {
     mean_ply_ns: AtomicU64,
     /// Results refused for load since the start.
     refused: AtomicU64,
-    /// The recent share of submissions refused, in millionths
-    /// (exponentially weighted): how many workers wait for a place.
-    pressure: AtomicU64,
+    /// The delay told to refused results before its spread, µs: each
+    /// refusal multiplies it by [`DELAY_STEP`] and each admission divides
+    /// it, within [`MIN_PUSHBACK`]..[`MAX_PUSHBACK`]. It grows while
+    /// refusals outnumber admissions and settles where the waiting workers
+    /// come back about as often as places free, however many wait (the
+    /// resubmission rate is their number over the delay).
+    delay_us: AtomicU64,
 }
 
 impl CheckLane {
@@ -143,7 +152,7 @@ impl CheckLane {
                 mean_check_us: AtomicU64::new(10_000),
                 mean_ply_ns: AtomicU64::new(INITIAL_PLY_NS),
                 refused: AtomicU64::new(0),
-                pressure: AtomicU64::new(0),
+                delay_us: AtomicU64::new(MIN_PUSHBACK.as_micros() as u64),
             }),
         }
     }
@@ -152,11 +161,11 @@ impl CheckLane {
     pub fn try_admit(&self) -> Result<Admission, Busy> {
         match Arc::clone(&self.inner.admitted).try_acquire_owned() {
             Ok(permit) => {
-                smooth(&self.inner.pressure, 0);
+                scale_delay(&self.inner.delay_us, 1.0 / DELAY_STEP);
                 Ok(Admission(permit))
             }
             Err(_) => {
-                smooth(&self.inner.pressure, MILLION);
+                scale_delay(&self.inner.delay_us, DELAY_STEP);
                 self.inner.refused.fetch_add(1, Ordering::Relaxed);
                 Err(Busy {
                     retry_after: self.pushback(),
@@ -190,20 +199,18 @@ impl CheckLane {
         self.inner.refused.load(Ordering::Relaxed)
     }
 
-    /// The time the admitted results take to drain at the recent pace,
-    /// times the submissions made per place that frees (1 ÷ the share of
-    /// them admitted, so that the waiting workers come back about as fast
-    /// as places free instead of each resending its result many times),
-    /// within [`MIN_PUSHBACK`]..[`MAX_PUSHBACK`], spread by ±50 % so that
-    /// refused workers do not come back together.
+    /// The delay told to a refused result: the longer of the time the
+    /// admitted results take to drain at the recent pace and the delay the
+    /// refusals and admissions have set ([`Inner::delay_us`]), within
+    /// [`MIN_PUSHBACK`]..[`MAX_PUSHBACK`], spread by ±50 % so that refused
+    /// workers do not come back together.
     fn pushback(&self) -> Duration {
         let mean = Duration::from_micros(self.inner.mean_check_us.load(Ordering::Relaxed));
         let drain = mean * self.inner.capacity as u32 / self.inner.threads.max(1) as u32;
-        let refused = self.inner.pressure.load(Ordering::Relaxed).min(MILLION - 1);
-        let tries = MILLION as f64 / (MILLION - refused) as f64;
+        let delay = Duration::from_micros(self.inner.delay_us.load(Ordering::Relaxed));
         let spread: f64 = 0.5 + rand::random::<f64>();
         drain
-            .mul_f64(tries.min(100.0))
+            .max(delay)
             .clamp(MIN_PUSHBACK, MAX_PUSHBACK)
             .mul_f64(spread)
             .min(MAX_PUSHBACK)
@@ -253,8 +260,17 @@ impl CheckLane {
 /// replay under the Chinese rules costs on a slow core.
 const INITIAL_PLY_NS: u64 = 2_000;
 
-/// One, in the millionths [`Inner::pressure`] counts in.
-const MILLION: u64 = 1_000_000;
+/// Multiplies the delay `delay_us` by `factor`, within
+/// [`MIN_PUSHBACK`]..[`MAX_PUSHBACK`]. Concurrent steps may lose one
+/// another; the delay still follows the balance of refusals and admissions.
+fn scale_delay(delay_us: &AtomicU64, factor: f64) {
+    let (lo, hi) = (
+        MIN_PUSHBACK.as_micros() as f64,
+        MAX_PUSHBACK.as_micros() as f64,
+    );
+    let old = delay_us.load(Ordering::Relaxed) as f64;
+    delay_us.store((old * factor).clamp(lo, hi) as u64, Ordering::Relaxed);
+}
 
 /// Moves the running mean `mean` an eighth of the way to `sample`.
 fn smooth(mean: &AtomicU64, sample: u64) {
@@ -306,6 +322,40 @@ mod tests {
         drop(a);
         let _c = lane.try_admit().unwrap();
         assert_eq!(lane.run(0, || 6 * 7).await.unwrap(), 42);
+    }
+
+    #[test]
+    fn the_delay_grows_while_refusals_outnumber_admissions_and_falls_back() {
+        let lane = CheckLane::new(CheckConfig {
+            threads: 1,
+            admitted_per_thread: 1,
+        });
+        lane.inner.mean_check_us.store(1, Ordering::Relaxed);
+        let delay = |lane: &CheckLane| lane.inner.delay_us.load(Ordering::Relaxed);
+        let held = lane.try_admit().unwrap();
+        let start = delay(&lane);
+        // Two thousand refusals to a place held: about e² longer.
+        for _ in 0..2_000 {
+            lane.try_admit().unwrap_err();
+        }
+        let grown = delay(&lane);
+        assert!(grown > start * 6 && grown < start * 9, "{start} -> {grown} µs");
+        let busy = lane.try_admit().unwrap_err();
+        let told = busy.retry_after.as_micros() as u64;
+        assert!(told >= grown / 2 && told <= grown * 3 / 2 + 2_000, "{told} of {grown} µs");
+        // As many admissions as refusals bring it back.
+        drop(held);
+        for _ in 0..2_001 {
+            drop(lane.try_admit().unwrap());
+        }
+        assert!(delay(&lane) <= start + start / 100, "{} µs", delay(&lane));
+        // Never past the longest delay.
+        let held = lane.try_admit().unwrap();
+        for _ in 0..20_000 {
+            assert!(lane.try_admit().unwrap_err().retry_after <= MAX_PUSHBACK);
+        }
+        assert_eq!(delay(&lane), MAX_PUSHBACK.as_micros() as u64);
+        drop(held);
     }
 
     #[tokio::test]
