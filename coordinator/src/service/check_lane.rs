@@ -339,10 +339,16 @@ mod tests {
             lane.try_admit().unwrap_err();
         }
         let grown = delay(&lane);
-        assert!(grown > start * 6 && grown < start * 9, "{start} -> {grown} µs");
+        assert!(
+            grown > start * 6 && grown < start * 9,
+            "{start} -> {grown} µs"
+        );
         let busy = lane.try_admit().unwrap_err();
         let told = busy.retry_after.as_micros() as u64;
-        assert!(told >= grown / 2 && told <= grown * 3 / 2 + 2_000, "{told} of {grown} µs");
+        assert!(
+            told >= grown / 2 && told <= grown * 3 / 2 + 2_000,
+            "{told} of {grown} µs"
+        );
         // As many admissions as refusals bring it back.
         drop(held);
         for _ in 0..2_001 {
