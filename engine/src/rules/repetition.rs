@@ -26,8 +26,9 @@
 //! classified exactly ([`classify`], a few microseconds a move, most of it the
 //! mate-threat search). Only as many as the verdict needs ([`Natures`]): once
 //! each side has a move that is idle by every rule, the cycle is a draw and
-//! the rest stay unclassified. Ordinary plies cost nothing but their entry. No position before a capture can occur again,
-//! so the stack may start at the last capture. Positions are compared by their
+//! the rest stay unclassified. Ordinary plies cost nothing but their entry. No
+//! position before a capture can occur again, so the stack may start at the
+//! last capture. Positions are compared by their
 //! 64-bit Zobrist hash alone: two different positions with the same side to move
 //! share a hash with probability about 2^-64 per pair compared, and that risk is
 //! accepted (a move that does not replay then counts as idle).
