@@ -94,7 +94,20 @@ impl BenchResult {
 /// Searches every bench position to `depth` plies with `params`, printing one line
 /// per position to `out`. Returns the node total.
 pub fn run(depth: u32, params: &Params, out: &mut impl Write) -> io::Result<BenchResult> {
+    run_threads(depth, 1, params, out)
+}
+
+/// [`run`] on `threads` search threads: its time is the time to depth of a
+/// multi-threaded search; its node count (every thread's nodes) varies from
+/// run to run when `threads` is above 1, so it is no signature then.
+pub fn run_threads(
+    depth: u32,
+    threads: usize,
+    params: &Params,
+    out: &mut impl Write,
+) -> io::Result<BenchResult> {
     let mut searcher = Searcher::new(HASH_MB);
+    searcher.set_threads(threads);
     let rules = SearchRules::default();
     let mut elapsed = Duration::ZERO;
     let mut nodes = 0;

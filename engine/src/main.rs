@@ -101,6 +101,11 @@ enum Command {
         /// Depth in plies.
         #[arg(default_value_t = bench::DEFAULT_DEPTH)]
         depth: u32,
+        /// Search threads: above 1 the time is the time to depth of a
+        /// multi-threaded search, and the node count is no signature.
+        #[arg(long, default_value_t = 1,
+              value_parser = clap::value_parser!(u32).range(1..=xq_engine::search::MAX_THREADS as i64))]
+        threads: u32,
     },
     /// Lists every tunable parameter with its current value and range.
     Params {
@@ -124,9 +129,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         None | Some(Command::Uci) => {
             Uci::with_params(params).run(io::stdin().lock(), io::stdout())?;
         }
-        Some(Command::Bench { depth }) => {
+        Some(Command::Bench { depth, threads }) => {
             let mut out = io::stdout().lock();
-            let r = bench::run(depth, &params, &mut out)?;
+            let r = bench::run_threads(depth, threads as usize, &params, &mut out)?;
             writeln!(out, "Total time (ms): {}", r.elapsed.as_millis())?;
             writeln!(out, "Nodes searched: {}", r.nodes)?;
             writeln!(out, "Nodes/second: {}", r.nps())?;

@@ -5,14 +5,14 @@
 //! `movetime`, `wtime`, `btime`, `winc`, `binc`, `movestogo`, `infinite` or
 //! `perft <depth>`, `stop`, `quit`; plus `d` (print the board) and `bench
 //! [depth]` (the bench with the current parameters, ending `Nodes searched: N`).
-//! Options: `Hash` (MB), `Clear Hash`, `UCI_Variant`, `ParamFile` (a file of
+//! Options: `Hash` (MB), `Threads` (search threads, lazy SMP), `Clear Hash`, `UCI_Variant`, `ParamFile` (a file of
 //! `name = value` lines that replaces every parameter, as `--params` does: the
 //! stand-in for a network file such as Pikafish's `EvalFile`) and every tunable
 //! parameter of [`crate::params`] as a spin option.
 //!
 //! UCCI (after `ucci`, answered by `ucciok`): the same `position` and
 //! `isready`; `setoption <name> <value>` without keywords (`hashsize` for the
-//! hash in MB, `clearhash`, `paramfile`, parameter names; other standard UCCI options such as
+//! hash in MB, `threads`, `clearhash`, `paramfile`, parameter names; other standard UCCI options such as
 //! `usemillisec`, `batch`, `debug`, `ponder`, `newgame` are accepted and ignored);
 //! `go [ponder|draw] [time <ms> [increment <ms>|movestogo <n>] [opptime <ms>]
 //! [oppincrement <ms>|oppmovestogo <n>]] [depth <n>] [nodes <n>] [infinite]`,
@@ -40,7 +40,9 @@ use std::time::{Duration, Instant};
 
 use crate::params::{ParamError, Params};
 use crate::rules::{PRESETS, RuleSet};
-use crate::search::{HistoryEntry, Limits, SearchInfo, SearchRules, Searcher, score_to_uci};
+use crate::search::{
+    HistoryEntry, Limits, MAX_THREADS, SearchInfo, SearchRules, Searcher, score_to_uci,
+};
 use crate::{Color, Move, Position, perft};
 
 /// Why a command could not be carried out; printed as `info string error: …`.
@@ -93,6 +95,8 @@ pub struct Uci {
     /// Whether draws are valued by the rule set's scoring (`DrawContempt`).
     draw_contempt: bool,
     hash_mb: usize,
+    /// Search threads (`Threads`).
+    threads: usize,
     /// `None` while a search thread holds it.
     searcher: Option<Searcher>,
     protocol: Protocol,
@@ -213,6 +217,7 @@ impl Uci {
             rule_set: RuleSet::default(),
             draw_contempt: true,
             hash_mb: DEFAULT_HASH_MB,
+            threads: 1,
             searcher: None,
             protocol: Protocol::Uci,
         }
@@ -313,10 +318,11 @@ impl Uci {
 
     /// Hands a search to the search thread.
     fn spawn(&mut self, thread: &SearchThread, limits: Limits, infinite: bool) -> Option<Job> {
-        let searcher = self
+        let mut searcher = self
             .searcher
             .take()
             .unwrap_or_else(|| Searcher::new(self.hash_mb));
+        searcher.set_threads(self.threads);
         let stop = Arc::clone(&limits.stop);
         let task = Task {
             searcher,
@@ -389,19 +395,22 @@ impl Uci {
                 out,
                 "option usemillisec type check default true\n\
                  option hashsize type spin min 1 max {MAX_HASH_MB} default {}\n\
+                 option threads type spin min 1 max {MAX_THREADS} default {}\n\
                  option clearhash type button\n\
                  option paramfile type string default <empty>",
-                self.hash_mb
+                self.hash_mb, self.threads
             )?;
         } else {
             writeln!(
                 out,
                 "option name Hash type spin default {} min 1 max {MAX_HASH_MB}\n\
+                 option name Threads type spin default {} min 1 max {MAX_THREADS}\n\
                  option name Clear Hash type button\n\
                  option name UCI_Variant type combo default {} var {}\n\
                  option name DrawContempt type check default {}\n\
                  option name ParamFile type string default <empty>",
                 self.hash_mb,
+                self.threads,
                 self.rule_set.name().unwrap_or_else(|| "custom".to_string()),
                 PRESETS.join(" var "),
                 self.draw_contempt
@@ -454,6 +463,16 @@ impl Uci {
                     })?;
                 self.hash_mb = mb;
                 self.searcher = Some(Searcher::new(mb));
+            }
+            "threads" => {
+                self.threads = value
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&n| (1..=MAX_THREADS).contains(&n))
+                    .ok_or_else(|| UciError::BadNumber {
+                        what: format!("{name} (1..={MAX_THREADS})"),
+                        value: value.clone(),
+                    })?;
             }
             "clear hash" | "clearhash" => {
                 if let Some(s) = &mut self.searcher {
@@ -754,6 +773,28 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("uciok\nreadyok\n"), "{out}");
+    }
+
+    #[test]
+    fn threads_are_an_option_that_searches() {
+        let out =
+            session("uci\nsetoption name Threads value 0\nsetoption name Threads value 257\n");
+        assert!(
+            out.contains("option name Threads type spin default 1 min 1 max 256"),
+            "{out}"
+        );
+        assert!(out.contains("bad value '0' for 'Threads"), "{out}");
+        assert!(out.contains("bad value '257' for 'Threads"), "{out}");
+        let out =
+            session("setoption name Threads value 3\nposition startpos\ngo depth 6\nisready\n");
+        assert!(out.contains("info depth 6 "), "{out}");
+        assert!(out.contains("bestmove "), "{out}");
+        let out = session("ucci\nsetoption threads 2\nposition startpos\ngo depth 5\n");
+        assert!(
+            out.contains("option threads type spin min 1 max 256 default 1"),
+            "{out}"
+        );
+        assert!(out.contains("bestmove "), "{out}");
     }
 
     #[test]

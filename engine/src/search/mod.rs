@@ -2,8 +2,13 @@
 //! a transposition table, quiescence search and the usual pruning, aware of the
 //! Xiangqi end-of-game rules (perpetual check, natural move limit, stalemate).
 //!
-//! One thread per search. A [`Searcher`] owns the state that survives between
-//! searches (transposition table, history, killers) and is reused across games;
+//! Lazy SMP: a search runs on [`Searcher::set_threads`] threads that share the
+//! transposition table and nothing else; the main thread keeps the limits and
+//! gives the answer, the helpers search the same root (odd-numbered ones one
+//! ply ahead) until it stops them, and their entries steer it. One thread
+//! (the default) searches exactly as before, node for node. A [`Searcher`]
+//! owns the state that survives between searches (transposition table,
+//! history, killers, per thread) and is reused across games;
 //! [`Searcher::clear`] resets it for a new game. Scores are centipawns from the
 //! side to move's view; mate scores are `±(MATE - plies to mate)`.
 
@@ -12,6 +17,8 @@ mod ordering;
 mod repetition;
 mod tt;
 
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use arrayvec::ArrayVec;
@@ -99,15 +106,61 @@ pub fn score_to_uci(score: Score) -> String {
     }
 }
 
+/// Most threads one search may use.
+pub const MAX_THREADS: usize = 256;
+
 /// Search state kept between searches.
 #[derive(Debug)]
 pub struct Searcher {
     tt: Tt,
+    /// The main thread's tables, then one per helper thread.
+    threads: Vec<ThreadTables>,
+}
+
+/// What one search thread learns and keeps between searches.
+#[derive(Debug)]
+struct ThreadTables {
     history: History,
     killers: Vec<[Option<Move>; 2]>,
     /// The mate-threat answers of in-tree repetition judgements (kept across
     /// searches: an answer depends on its position alone).
     mate_memo: MateMemo,
+}
+
+impl Default for ThreadTables {
+    fn default() -> Self {
+        ThreadTables {
+            history: History::default(),
+            killers: vec![[None; 2]; MAX_PLY + 2],
+            mate_memo: MateMemo::default(),
+        }
+    }
+}
+
+/// What the threads of one search share besides the table.
+#[derive(Debug, Default)]
+struct Shared {
+    /// Set by the main thread when it has its answer: the helpers stop.
+    done: AtomicBool,
+    /// Nodes searched by the helpers, added in steps of [`CHECK_EVERY`].
+    helper_nodes: AtomicU64,
+    /// The depth of the main thread's iteration: a helper's next iteration is
+    /// at least as deep (odd-numbered helpers one ply deeper).
+    main_depth: AtomicU32,
+    /// The deepest iteration a helper completed, and its depth apart (read
+    /// by the main thread every [`CHECK_EVERY`] nodes: a helper that reaches
+    /// the depth limit ends the search).
+    deepest: Mutex<Option<SearchInfo>>,
+    deepest_depth: AtomicU32,
+}
+
+/// Which thread of a search a worker is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// Keeps the limits, reports, answers.
+    Main,
+    /// Helper `n` (from 1): searches until the main thread is done.
+    Helper(usize),
 }
 
 impl Default for Searcher {
@@ -122,10 +175,20 @@ impl Searcher {
     pub fn new(hash_mb: usize) -> Searcher {
         Searcher {
             tt: Tt::new(hash_mb),
-            history: History::default(),
-            killers: vec![[None; 2]; MAX_PLY + 2],
-            mate_memo: MateMemo::default(),
+            threads: vec![ThreadTables::default()],
         }
+    }
+
+    /// Searches on `threads` threads from now on (1 to [`MAX_THREADS`]); new
+    /// helpers start with empty tables.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads
+            .resize_with(threads.clamp(1, MAX_THREADS), ThreadTables::default);
+    }
+
+    /// The number of threads a search uses.
+    pub fn threads(&self) -> usize {
+        self.threads.len()
     }
 
     /// Replaces the transposition table by an empty one of `hash_mb` megabytes.
@@ -136,8 +199,10 @@ impl Searcher {
     /// Forgets everything learnt (new game).
     pub fn clear(&mut self) {
         self.tt.clear();
-        self.history.clear();
-        self.killers.fill([None; 2]);
+        for t in &mut self.threads {
+            t.history.clear();
+            t.killers.fill([None; 2]);
+        }
     }
 
     /// Searches `pos` within `limits` and returns the best move found.
@@ -150,8 +215,11 @@ impl Searcher {
     ///
     /// Stopping: set `limits.stop` (an `Arc<AtomicBool>`, checked every 1024
     /// nodes) from another thread; the result is then the last completed
-    /// iteration's (or the first legal move if none completed). With only depth
-    /// and node limits the result and node count are deterministic.
+    /// iteration's (or the first legal move if none completed). On one thread,
+    /// with only depth and node limits, the result and node count are
+    /// deterministic; on more, the node limit counts every thread's nodes and
+    /// the result is the deepest iteration any thread completed (a helper's
+    /// deeper than the main thread's is reported to `info` once more, last).
     pub fn search(
         &mut self,
         pos: &mut Position,
@@ -161,41 +229,76 @@ impl Searcher {
         rules: &SearchRules,
         mut info: impl FnMut(&SearchInfo),
     ) -> SearchResult {
+        let started = std::time::Instant::now();
         self.tt.new_search();
-        for k in &mut self.killers {
-            *k = [None; 2];
+        for t in &mut self.threads {
+            t.killers.fill([None; 2]);
         }
         let mut line = Vec::with_capacity(history.len() + MAX_PLY + 2);
         line.extend_from_slice(history);
         if history.last().is_none_or(|e| e.hash != pos.hash()) {
             line.push(HistoryEntry::of(pos, None));
         }
-        let root_index = line.len() - 1;
-        let mut w = Worker {
-            tt: &mut self.tt,
-            history: &mut self.history,
-            killers: &mut self.killers,
-            mate_memo: &mut self.mate_memo,
+        let shared = Shared::default();
+        let tt = &self.tt;
+        let (main, helpers) = self.threads.split_first_mut().expect("at least one thread");
+        let context = Context {
+            tt,
+            shared: &shared,
             params,
             rules,
-            eval: Evaluator::new(params),
             limits,
-            clock: Clock::new(limits, pos.side_to_move()),
-            line,
-            root_index,
-            null_floor: vec![0],
-            nodes: 0,
-            seldepth: 0,
-            stopped: false,
-            may_stop_on_time: false,
-            pv: vec![ArrayVec::new(); MAX_PLY + 2],
-            evals: [0; MAX_PLY + 2],
-            psq: [0; MAX_PLY + 2],
-            lmr: lmr_table(params),
         };
-        w.psq[0] = w.eval.psq(pos);
-        w.iterate(pos, &mut info)
+        let mut result = std::thread::scope(|scope| {
+            for (n, tables) in helpers.iter_mut().enumerate() {
+                let mut pos = pos.clone();
+                let line = line.clone();
+                let context = &context;
+                scope.spawn(move || {
+                    let mut w = Worker::new(context, Role::Helper(n + 1), tables, &pos, line);
+                    w.iterate(&mut pos, &mut |_| {});
+                    context
+                        .shared
+                        .helper_nodes
+                        .fetch_add(w.nodes & (CHECK_EVERY - 1), Ordering::Relaxed);
+                });
+            }
+            let mut w = Worker::new(&context, Role::Main, main, pos, line);
+            let result = w.iterate(pos, &mut info);
+            shared.done.store(true, Ordering::Relaxed);
+            result
+        });
+        result.nodes += shared.helper_nodes.into_inner();
+        let deepest = shared
+            .deepest
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(d) = deepest
+            && d.depth > result.depth
+            && let Some(&mv) = d.pv.first()
+        {
+            result.best_move = Some(mv);
+            result.score = d.score;
+            result.depth = d.depth;
+            result.pv.clone_from(&d.pv);
+            info(&SearchInfo {
+                nodes: result.nodes,
+                time: started.elapsed(),
+                hashfull: self.tt.hashfull(),
+                ..d
+            });
+        }
+        result
     }
+}
+
+/// What every thread of one search reads.
+struct Context<'a> {
+    tt: &'a Tt,
+    shared: &'a Shared,
+    params: &'a Params,
+    rules: &'a SearchRules,
+    limits: &'a Limits,
 }
 
 /// Late-move reductions in hundredths of a ply, by depth and move number.
@@ -213,9 +316,13 @@ fn lmr_table(p: &Params) -> Vec<[i32; 64]> {
         .collect()
 }
 
-/// The state of one running search.
+/// The state of one thread of a running search.
 struct Worker<'a> {
-    tt: &'a mut Tt,
+    tt: &'a Tt,
+    shared: &'a Shared,
+    role: Role,
+    /// The helpers' node count when this (main) thread last looked.
+    helper_nodes: u64,
     history: &'a mut History,
     killers: &'a mut [[Option<Move>; 2]],
     mate_memo: &'a mut MateMemo,
@@ -244,7 +351,51 @@ struct Worker<'a> {
     lmr: Vec<[i32; 64]>,
 }
 
-impl Worker<'_> {
+impl<'a> Worker<'a> {
+    /// Thread `role` of a search of `pos` whose game and line so far is `line`.
+    fn new(
+        context: &Context<'a>,
+        role: Role,
+        tables: &'a mut ThreadTables,
+        pos: &Position,
+        line: Vec<HistoryEntry>,
+    ) -> Worker<'a> {
+        let params = context.params;
+        let eval = Evaluator::new(params);
+        let mut psq = [0; MAX_PLY + 2];
+        psq[0] = eval.psq(pos);
+        Worker {
+            tt: context.tt,
+            shared: context.shared,
+            role,
+            helper_nodes: 0,
+            history: &mut tables.history,
+            killers: &mut tables.killers,
+            mate_memo: &mut tables.mate_memo,
+            params,
+            rules: context.rules,
+            eval,
+            limits: context.limits,
+            clock: Clock::new(context.limits, pos.side_to_move()),
+            root_index: line.len() - 1,
+            line,
+            null_floor: vec![0],
+            nodes: 0,
+            seldepth: 0,
+            stopped: false,
+            may_stop_on_time: false,
+            pv: vec![ArrayVec::new(); MAX_PLY + 2],
+            evals: [0; MAX_PLY + 2],
+            psq,
+            lmr: lmr_table(params),
+        }
+    }
+
+    /// The nodes of every thread, as far as this one knows.
+    fn all_nodes(&self) -> u64 {
+        self.nodes + self.helper_nodes
+    }
+
     fn iterate(&mut self, pos: &mut Position, info: &mut impl FnMut(&SearchInfo)) -> SearchResult {
         let root_moves = pos.legal_moves();
         let mut result = SearchResult {
@@ -264,7 +415,17 @@ impl Worker<'_> {
         }
         let max_depth = self.limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
         let mut prev = 0;
-        for depth in 1..=max_depth {
+        let mut depth = 0;
+        while depth < max_depth && self.shared.deepest_depth.load(Ordering::Relaxed) < max_depth {
+            depth = match self.role {
+                Role::Main => {
+                    self.shared.main_depth.store(depth + 1, Ordering::Relaxed);
+                    depth + 1
+                }
+                Role::Helper(n) => (depth + 1)
+                    .max(self.shared.main_depth.load(Ordering::Relaxed) + (n % 2) as u32)
+                    .min(max_depth),
+            };
             self.seldepth = 0;
             let score = self.aspiration(pos, depth as i32, prev);
             if self.stopped {
@@ -277,12 +438,34 @@ impl Worker<'_> {
             if let Some(&mv) = self.pv[0].first() {
                 result.best_move = Some(mv);
             }
+            if self.role != Role::Main {
+                if depth > self.shared.deepest_depth.load(Ordering::Relaxed) {
+                    let mut deepest = self
+                        .shared
+                        .deepest
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner());
+                    if deepest.as_ref().is_none_or(|d| d.depth < depth) {
+                        *deepest = Some(SearchInfo {
+                            depth,
+                            seldepth: self.seldepth as u32,
+                            score,
+                            nodes: 0,
+                            time: Duration::ZERO,
+                            hashfull: 0,
+                            pv: result.pv.clone(),
+                        });
+                        self.shared.deepest_depth.store(depth, Ordering::Relaxed);
+                    }
+                }
+                continue;
+            }
             self.may_stop_on_time = true;
             info(&SearchInfo {
                 depth,
                 seldepth: self.seldepth as u32,
                 score,
-                nodes: self.nodes,
+                nodes: self.all_nodes(),
                 time: self.clock.elapsed(),
                 hashfull: self.tt.hashfull(),
                 pv: result.pv.clone(),
@@ -330,21 +513,48 @@ impl Worker<'_> {
         }
     }
 
-    /// Counts a node and decides whether to stop (node limit exactly; the stop
-    /// flag and the clock every [`CHECK_EVERY`] nodes).
+    /// Counts a node and decides whether to stop. The main thread: the node
+    /// limit exactly (counting the helpers' nodes as of its last look), the
+    /// stop flag and the clock every [`CHECK_EVERY`] nodes. A helper: the main
+    /// thread's end and the stop flag every [`CHECK_EVERY`] nodes.
     fn tick(&mut self) -> bool {
         if self.stopped {
             return true;
         }
         self.nodes += 1;
-        if self.limits.nodes.is_some_and(|n| self.nodes >= n) {
-            self.stopped = true;
-        }
-        if self.nodes & (CHECK_EVERY - 1) == 0
-            && (self.limits.stopped()
-                || (self.may_stop_on_time && self.clock.timed() && self.clock.hard_expired()))
-        {
-            self.stopped = true;
+        let check = self.nodes & (CHECK_EVERY - 1) == 0;
+        match self.role {
+            Role::Main => {
+                if check {
+                    self.helper_nodes = self.shared.helper_nodes.load(Ordering::Relaxed);
+                    if self.limits.depth.is_some_and(|d| {
+                        self.shared.deepest_depth.load(Ordering::Relaxed) >= d.clamp(1, MAX_DEPTH)
+                    }) {
+                        self.stopped = true;
+                    }
+                }
+                if self.limits.nodes.is_some_and(|n| self.all_nodes() >= n) {
+                    self.stopped = true;
+                }
+                if check
+                    && (self.limits.stopped()
+                        || (self.may_stop_on_time
+                            && self.clock.timed()
+                            && self.clock.hard_expired()))
+                {
+                    self.stopped = true;
+                }
+            }
+            Role::Helper(_) => {
+                if check {
+                    self.shared
+                        .helper_nodes
+                        .fetch_add(CHECK_EVERY, Ordering::Relaxed);
+                    if self.shared.done.load(Ordering::Relaxed) || self.limits.stopped() {
+                        self.stopped = true;
+                    }
+                }
+            }
         }
         self.stopped
     }

@@ -381,3 +381,76 @@ fn parameters_change_the_search() {
     };
     assert_ne!(run(&Params::default()), run(&other));
 }
+
+fn threaded(threads: usize, fen: &str, limits: &Limits) -> SearchResult {
+    let mut pos = Position::from_fen(fen).unwrap();
+    let mut s = Searcher::new(4);
+    s.set_threads(threads);
+    assert_eq!(s.threads(), threads);
+    let r = s.search(
+        &mut pos,
+        &[],
+        limits,
+        &Params::default(),
+        &SearchRules::default(),
+        |_| {},
+    );
+    assert_eq!(pos.to_fen(), Position::from_fen(fen).unwrap().to_fen());
+    r
+}
+
+#[test]
+fn several_threads_find_the_forced_mates() {
+    for &(n, fen) in MATE_POSITIONS {
+        let r = threaded(3, fen, &Limits::nodes(3 * MATE_NODES));
+        assert_eq!(r.score, MATE - (2 * n as Score - 1), "{fen}: {r:?}");
+        let mut pos = Position::from_fen(fen).unwrap();
+        pos.make(r.best_move.unwrap());
+        assert!(defender_lost(&mut pos, n - 1, false), "{fen}: {r:?}");
+    }
+}
+
+#[test]
+fn one_thread_is_the_single_threaded_search_and_helpers_add_their_nodes() {
+    let one = threaded(1, crate::START_FEN, &Limits::depth(7));
+    let mut s = Searcher::new(4);
+    s.set_threads(2);
+    s.set_threads(1);
+    let mut pos = Position::startpos();
+    let again = s.search(
+        &mut pos,
+        &[],
+        &Limits::depth(7),
+        &Params::default(),
+        &SearchRules::default(),
+        |_| {},
+    );
+    assert_eq!(one, again, "one thread is deterministic");
+    // The node limit counts every thread's nodes (the helpers report in steps
+    // of 1024 and run on until they see the main thread done).
+    let limit = 200_000;
+    let two = threaded(2, crate::START_FEN, &Limits::nodes(limit));
+    assert!(two.nodes >= limit && two.nodes < 2 * limit, "{two:?}");
+    assert!(two.best_move.is_some());
+}
+
+#[test]
+fn the_stop_flag_ends_every_thread() {
+    let limits = Limits {
+        infinite: true,
+        ..Limits::default()
+    };
+    let stop = std::sync::Arc::clone(&limits.stop);
+    let setter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let started = std::time::Instant::now();
+    let r = threaded(4, crate::START_FEN, &limits);
+    setter.join().unwrap();
+    assert!(r.best_move.is_some() && r.depth >= 1, "{r:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the helpers stopped"
+    );
+}
