@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Machine, PlayerSpec};
 
-/// Most search threads a run may give one engine.
-pub const MAX_ENGINE_THREADS: u32 = 256;
+/// Most search threads a run may give one engine: as many as the built-in
+/// engine's search takes.
+pub const MAX_ENGINE_THREADS: u32 = xq_engine::search::MAX_THREADS as u32;
 
 /// Memory an engine process takes beyond its hash table, MiB: its code,
 /// stacks and a network of the size Xiangqi engines load (Pikafish's is

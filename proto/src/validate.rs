@@ -413,12 +413,6 @@ impl PlayerSpec {
                 ),
             );
         }
-        if self.threads > 1 && self.engine.is_none() {
-            return invalid(
-                "player.threads",
-                "the built-in engine searches on one thread",
-            );
-        }
         if let Some(name) = self.params.keys().find(|k| k.is_empty()) {
             return invalid("player.params", format!("empty name {name:?}"));
         }

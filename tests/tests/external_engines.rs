@@ -391,6 +391,7 @@ mod matches {
             params: Params::default(),
             limit: Limit::Nodes(300),
             hash_mb: 1,
+            threads: 1,
             engine,
             draw_contempt: true,
         }

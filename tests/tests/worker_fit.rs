@@ -8,6 +8,8 @@
 //!   logs, in causal order, every `setoption`, `go` and `bestmove` it passes.
 //! - A run whose game needs more memory than a worker allows is not leased to
 //!   it, and the run says so.
+//! - The built-in engine takes a run's search threads too (lazy SMP): a run of
+//!   2 per engine plays one game at a time on the same worker.
 //!
 //! `worker_speed.rs` has the speed scaling, which needs the machine to itself.
 
@@ -158,6 +160,41 @@ async fn a_two_thread_run_plays_one_game_at_a_time_on_two_cpus_and_each_engine_g
         "{engines:?}"
     );
     assert_eq!(most, 2, "two games at once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_built_in_engine_plays_a_run_of_two_search_threads_one_game_at_a_time() {
+    let c = Served::start("builtin-threads", &[]);
+    let worker = c.worker("two-cpus", &["--threads", "2"]);
+    let mut client = c.client();
+    let run: u64 = c
+        .cli(&[
+            "games",
+            "--pairs",
+            "2",
+            "--batch-pairs",
+            "2",
+            "--max-plies",
+            "60",
+            "--engine-threads",
+            "2",
+            "--nodes",
+            "3000",
+        ])
+        .trim()
+        .parse()
+        .expect("run id");
+    let end = wait_for_end(&mut client, run, RUN_LIMIT).await;
+    assert_eq!(end.state(), pb::RunState::Finished, "{end:?}");
+    worker.wait_for_log("games_at_once=1", Duration::from_secs(1));
+    let report: Value = serde_json::from_str(&c.cli(&["report", &run.to_string(), "--json"]))
+        .expect("report --json");
+    assert_eq!(report["games"], Value::from(4), "{report}");
+    assert_eq!(
+        report["workers"][0]["games_at_once"],
+        Value::from(1),
+        "{report}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -80,9 +80,9 @@ pub struct MatchArgs {
     /// as its memory holds at both players' hash plus a margin.
     #[arg(long, default_value_t = 16)]
     hash: u32,
-    /// Search threads per engine (UCI `Threads`), for multi-threaded tests of
-    /// external engines; a worker plays as many games at once as its cores
-    /// hold at this many per game.
+    /// Search threads per engine (UCI `Threads`; the built-in engine's lazy
+    /// SMP), for multi-threaded tests; a worker plays as many games at once as
+    /// its cores hold at this many per game.
     #[arg(long, default_value_t = 1, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=i64::from(xq_proto::capacity::MAX_ENGINE_THREADS)))]
     engine_threads: u32,

@@ -99,10 +99,6 @@ impl Kind for DatagenSpec {
             .collect()
     }
 
-    fn builtin_plays(&self) -> bool {
-        self.engine.is_none()
-    }
-
     fn prepare(
         &mut self,
         registry: &Registry,
@@ -272,7 +268,6 @@ mod tests {
         };
         let spec = DatagenSpec::try_from(wire.clone()).unwrap();
         assert_eq!(spec.engines(), ["pika"]);
-        assert!(!spec.builtin_plays());
         assert_eq!(pb::DatagenSpec::from(spec), wire);
         for (bad, field) in [
             (

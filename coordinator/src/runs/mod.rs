@@ -638,13 +638,6 @@ pub trait Kind {
         None
     }
 
-    /// Whether the built-in engine plays in the run's leases (it searches
-    /// on one thread, so such a run cannot ask for more).
-    fn builtin_plays(&self) -> bool {
-        self.lineup()
-            .is_none_or(|l| l.dev.is_none() || l.base.is_none())
-    }
-
     /// [`Kind::lineup`], mutably (to resolve its sources' commits).
     fn lineup_mut(&mut self) -> Option<&mut Lineup> {
         None

@@ -273,10 +273,6 @@ impl Kind for SpsaSpec {
             .collect()
     }
 
-    fn builtin_plays(&self) -> bool {
-        self.engine.is_none()
-    }
-
     fn prepare(
         &mut self,
         registry: &Registry,

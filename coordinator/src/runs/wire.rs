@@ -43,16 +43,6 @@ impl TryFrom<pb::RunSpec> for RunSpec {
         let keep_games = Retention::from_wire(keep_games, "spec.keep_games")?;
         kind.ops().check(&settings, keep_games)?;
         workers.check(kind.kind(), settings.limit)?;
-        if settings.threads > 1 && kind.ops().builtin_plays() {
-            return Err(Invalid::new(
-                "spec.settings.threads",
-                format!(
-                    "{} search threads per engine, and the built-in engine plays in this run: it \
-                     searches on one thread (multi-threaded tests are for external engines)",
-                    settings.threads
-                ),
-            ));
-        }
         Ok(RunSpec {
             name: run_name,
             priority,

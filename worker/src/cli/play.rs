@@ -73,9 +73,19 @@ pub struct PlayArgs {
     /// Transposition table per player and thread, in MB.
     #[arg(long, default_value_t = 16)]
     hash: usize,
-    /// Game threads.
+    /// Game threads: a game whose built-in player searches on N threads
+    /// takes N of them.
     #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// Search threads of the first player's built-in engine (lazy SMP); an
+    /// external engine takes `--dev-option Threads=N`.
+    #[arg(long, default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=xq_engine::search::MAX_THREADS as i64))]
+    dev_search_threads: u32,
+    /// Search threads of the second player's built-in engine.
+    #[arg(long, default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=xq_engine::search::MAX_THREADS as i64))]
+    base_search_threads: u32,
     /// Rule set: presets joined with `+`, e.g. `standard+asian` (engine/RULES.md
     /// lists them; an unknown name is answered with the list).
     #[arg(long, default_value = "standard")]
@@ -160,17 +170,22 @@ impl PlayArgs {
                 coords,
             }))
         };
-        let player =
-            |name: &str, path: &Option<PathBuf>, limit: Limit, engine| -> anyhow::Result<_> {
-                Ok(PlayerConfig {
-                    name: name.to_string(),
-                    params: read_params(path.as_deref())?,
-                    limit,
-                    hash_mb: self.hash,
-                    engine,
-                    draw_contempt: true,
-                })
-            };
+        let player = |name: &str,
+                      path: &Option<PathBuf>,
+                      limit: Limit,
+                      search_threads: usize,
+                      engine|
+         -> anyhow::Result<_> {
+            Ok(PlayerConfig {
+                name: name.to_string(),
+                params: read_params(path.as_deref())?,
+                limit,
+                hash_mb: self.hash,
+                threads: search_threads,
+                engine,
+                draw_contempt: true,
+            })
+        };
         let dev_name = self
             .dev_engine
             .as_ref()
@@ -183,12 +198,14 @@ impl PlayArgs {
             &dev_name,
             &self.dev,
             own(&self.dev_limit)?,
+            self.dev_search_threads as usize,
             engine(&self.dev_engine, &self.dev_options, self.dev_coords)?,
         )?;
         let base = player(
             &base_name,
             &self.base,
             own(&self.base_limit)?,
+            self.base_search_threads as usize,
             engine(&self.base_engine, &self.base_options, self.base_coords)?,
         )?;
         let rules: RuleSet = self.rules.parse()?;
@@ -222,6 +239,8 @@ impl PlayArgs {
     pub fn run(self) -> anyhow::Result<()> {
         let (spec, notation) = self.spec()?;
         let runner = Runner::new(self.threads)?;
+        let per_game = self.dev_search_threads.max(self.base_search_threads) as usize;
+        let at_once = (self.threads / per_game).max(1);
         let games = spec.pairs * 2;
         let bar = if self.quiet || self.json {
             ProgressBar::hidden()
@@ -252,7 +271,7 @@ impl PlayArgs {
             ));
             bar.inc(1);
         };
-        let report = runner.play(&spec, &stop, &on_game)?;
+        let report = runner.play_at_once(&spec, at_once, &stop, &on_game)?;
         bar.finish_and_clear();
         if let Some(path) = &self.pgn {
             write_pgn(path, &spec, &report, notation)?;

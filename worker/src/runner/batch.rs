@@ -89,6 +89,7 @@ fn player(
         params,
         limit: spec.limit,
         hash_mb: spec.hash_mb.max(1) as usize,
+        threads: spec.threads.max(1) as usize,
         engine: spec.engine.as_ref().map(|e| EngineConfig {
             path: crate::blob_cache::path(cache, &e.sha256),
             args: Vec::new(),

@@ -312,6 +312,7 @@ mod tests {
             params: Params::default(),
             limit: Limit::Nodes(1000),
             hash_mb: 1,
+            threads: 1,
             engine: None,
             draw_contempt,
         })

@@ -296,6 +296,7 @@ mod tests {
             params: Params::default(),
             limit,
             hash_mb: 1,
+            threads: 1,
             engine: None,
             draw_contempt: true,
         };

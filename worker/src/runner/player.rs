@@ -15,6 +15,9 @@ pub struct PlayerConfig {
     pub limit: Limit,
     /// Transposition table size in MB.
     pub hash_mb: usize,
+    /// The built-in engine's search threads (at least 1); an external
+    /// engine's are among its options.
+    pub threads: usize,
     /// An external engine process instead of the built-in engine (whose
     /// `params` and `hash_mb` are then unused).
     pub engine: Option<EngineConfig>,

@@ -131,6 +131,7 @@ impl Seat {
                 self.searcher.set_hash_mb(player.hash_mb);
                 self.hash_mb = player.hash_mb;
             }
+            self.searcher.set_threads(player.threads);
             self.searcher.clear();
             return Ok(());
         };
@@ -383,6 +384,7 @@ mod tests {
             params: Params::default(),
             limit: Limit::Nodes(2000),
             hash_mb: 1,
+            threads: 1,
             engine: None,
             draw_contempt: false,
         }
@@ -404,6 +406,32 @@ mod tests {
             catch_panic(|| -> u8 { std::panic::panic_any(3_u32) }),
             Err("a panic without a message".to_owned())
         );
+    }
+
+    #[test]
+    fn the_built_in_player_searches_on_its_threads() {
+        let rules = RuleSet::STANDARD;
+        let mut seat = Seat::default();
+        for threads in [3, 1] {
+            let player = PlayerConfig {
+                threads,
+                ..builtin()
+            };
+            seat.new_game(&player, &rules).unwrap();
+            assert_eq!(seat.searcher.threads(), threads);
+            let game = Game::new(xq_engine::Position::startpos(), rules);
+            let choice = seat
+                .choose(
+                    &player,
+                    &game,
+                    player.limit,
+                    &ByColor::new_with(|_| None),
+                    &SearchRules::scoring_aware(&rules, false),
+                    &Arc::new(AtomicBool::new(false)),
+                )
+                .unwrap();
+            assert!(game.position().is_legal(choice.mv.unwrap()));
+        }
     }
 
     #[test]
