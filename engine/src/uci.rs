@@ -453,27 +453,11 @@ impl Uci {
         let key = name.to_ascii_lowercase();
         match key.as_str() {
             "hash" | "hashsize" => {
-                let mb = value
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|&mb| (1..=MAX_HASH_MB).contains(&mb))
-                    .ok_or_else(|| UciError::BadNumber {
-                        what: format!("{name} (1..={MAX_HASH_MB} MB)"),
-                        value: value.clone(),
-                    })?;
+                let mb = count(&name, &value, MAX_HASH_MB, " MB")?;
                 self.hash_mb = mb;
                 self.searcher = Some(Searcher::new(mb));
             }
-            "threads" => {
-                self.threads = value
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|&n| (1..=MAX_THREADS).contains(&n))
-                    .ok_or_else(|| UciError::BadNumber {
-                        what: format!("{name} (1..={MAX_THREADS})"),
-                        value: value.clone(),
-                    })?;
-            }
+            "threads" => self.threads = count(&name, &value, MAX_THREADS, "")?,
             "clear hash" | "clearhash" => {
                 if let Some(s) = &mut self.searcher {
                     s.clear();
@@ -717,6 +701,19 @@ pub fn print_divide(pos: &mut Position, depth: u32, out: &mut impl Write) -> std
     writeln!(out)?;
     writeln!(out, "Nodes searched: {total}")?;
     Ok(total)
+}
+
+/// The value of the spin option `name`, from 1 to `max` (`unit` follows
+/// the range in the error).
+fn count(name: &str, value: &str, max: usize, unit: &str) -> Result<usize, UciError> {
+    value
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=max).contains(n))
+        .ok_or_else(|| UciError::BadNumber {
+            what: format!("{name} (1..={max}{unit})"),
+            value: value.to_owned(),
+        })
 }
 
 #[cfg(test)]

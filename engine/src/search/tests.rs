@@ -345,17 +345,23 @@ fn search_finds_forced_mates() {
     }
 }
 
-#[test]
-fn stop_flag_and_movetime_end_the_search() {
+/// Infinite limits whose stop flag a thread sets after `ms` milliseconds.
+fn stopped_after(ms: u64) -> (Limits, std::thread::JoinHandle<()>) {
     let limits = Limits {
         infinite: true,
         ..Limits::default()
     };
     let stop = std::sync::Arc::clone(&limits.stop);
     let setter = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(ms));
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
     });
+    (limits, setter)
+}
+
+#[test]
+fn stop_flag_and_movetime_end_the_search() {
+    let (limits, setter) = stopped_after(50);
     let r = search_fen(crate::START_FEN, &limits);
     setter.join().unwrap();
     assert!(r.best_move.is_some() && r.depth >= 1, "{r:?}");
@@ -436,15 +442,7 @@ fn one_thread_is_the_single_threaded_search_and_helpers_add_their_nodes() {
 
 #[test]
 fn the_stop_flag_ends_every_thread() {
-    let limits = Limits {
-        infinite: true,
-        ..Limits::default()
-    };
-    let stop = std::sync::Arc::clone(&limits.stop);
-    let setter = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(100));
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    });
+    let (limits, setter) = stopped_after(100);
     let started = std::time::Instant::now();
     let r = threaded(4, crate::START_FEN, &limits);
     setter.join().unwrap();
