@@ -1,16 +1,7 @@
 use super::*;
 
 fn search_fen(fen: &str, limits: &Limits) -> SearchResult {
-    let mut pos = Position::from_fen(fen).unwrap();
-    let mut s = Searcher::new(4);
-    s.search(
-        &mut pos,
-        &[],
-        limits,
-        &Params::default(),
-        &SearchRules::default(),
-        |_| {},
-    )
+    threaded(1, fen, limits)
 }
 
 #[test]
@@ -388,6 +379,8 @@ fn parameters_change_the_search() {
     assert_ne!(run(&Params::default()), run(&other));
 }
 
+/// A search of `fen` on `threads` threads with a 4 MB table; `fen` is
+/// restored after it.
 fn threaded(threads: usize, fen: &str, limits: &Limits) -> SearchResult {
     let mut pos = Position::from_fen(fen).unwrap();
     let mut s = Searcher::new(4);
