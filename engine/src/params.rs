@@ -207,6 +207,10 @@ define_params! {
     see_quiet_margin = 58, 0..=300, c 6, r 0.002;
     /// History bonus for a quiet cutoff: this × depth², capped at 1600.
     history_bonus_scale = 17, 1..=64, c 2, r 0.002;
+    /// History pruning: at depth 3 or less, a quiet move that is no killer and
+    /// gives no check is pruned when its history is below −this × depth (0: off;
+    /// history is within ±16,384).
+    history_prune = 0, 0..=8000, c 400, r 0.002;
 }
 
 impl Params {

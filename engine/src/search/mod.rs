@@ -797,6 +797,17 @@ impl<'a> Worker<'a> {
                     pos.unmake(undo);
                     continue;
                 }
+                // History pruning of quiet moves that have kept failing.
+                if !capture
+                    && !killer
+                    && depth <= 3
+                    && p.history_prune > 0
+                    && mover
+                        .is_some_and(|pc| self.history.get(pc, mv.to()) < -p.history_prune * depth)
+                {
+                    pos.unmake(undo);
+                    continue;
+                }
                 // Futility pruning of quiet moves that cannot raise alpha.
                 if !pv_node && !capture && depth <= 6 && eval + p.futility_margin * depth <= alpha {
                     pos.unmake(undo);
