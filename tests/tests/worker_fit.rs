@@ -63,7 +63,9 @@ fn write_wrapper(dir: &Path) -> PathBuf {
 }
 
 /// A games run of `pairs` pairs, `engine` against itself, with `extra` flags.
-fn games_run(c: &Served, engine: &str, pairs: u64, extra: &[&str]) -> u64 {
+/// A games run of `pairs` pairs between two copies of the registered
+/// `engine` (`None`: the built-in engine).
+fn games_run(c: &Served, engine: Option<&str>, pairs: u64, extra: &[&str]) -> u64 {
     let pairs = pairs.to_string();
     let mut args = vec![
         "games",
@@ -73,11 +75,10 @@ fn games_run(c: &Served, engine: &str, pairs: u64, extra: &[&str]) -> u64 {
         "2",
         "--max-plies",
         "60",
-        "--dev-engine",
-        engine,
-        "--base-engine",
-        engine,
     ];
+    if let Some(engine) = engine {
+        args.extend(["--dev-engine", engine, "--base-engine", engine]);
+    }
     args.extend(extra);
     c.cli(&args).trim().parse().expect("run id")
 }
@@ -124,7 +125,12 @@ async fn a_two_thread_run_plays_one_game_at_a_time_on_two_cpus_and_each_engine_g
     );
     let mut client = c.client();
 
-    let run = games_run(&c, "fsw", 2, &["--engine-threads", "2", "--nodes", "3000"]);
+    let run = games_run(
+        &c,
+        Some("fsw"),
+        2,
+        &["--engine-threads", "2", "--nodes", "3000"],
+    );
     let end = wait_for_end(&mut client, run, RUN_LIMIT).await;
     assert_eq!(end.state(), pb::RunState::Finished, "{end:?}");
     let (engines, most) = read_log(&log);
@@ -149,7 +155,7 @@ async fn a_two_thread_run_plays_one_game_at_a_time_on_two_cpus_and_each_engine_g
     // The same worker plays a run of one thread per engine two games at a
     // time, which the log shows as overlapping searches.
     std::fs::remove_file(&log).unwrap();
-    let run = games_run(&c, "fsw", 2, &["--nodes", "3000"]);
+    let run = games_run(&c, Some("fsw"), 2, &["--nodes", "3000"]);
     let end = wait_for_end(&mut client, run, RUN_LIMIT).await;
     assert_eq!(end.state(), pb::RunState::Finished, "{end:?}");
     let (engines, most) = read_log(&log);
@@ -167,23 +173,7 @@ async fn the_built_in_engine_plays_a_run_of_two_search_threads_one_game_at_a_tim
     let c = Served::start("builtin-threads", &[]);
     let worker = c.worker("two-cpus", &["--threads", "2"]);
     let mut client = c.client();
-    let run: u64 = c
-        .cli(&[
-            "games",
-            "--pairs",
-            "2",
-            "--batch-pairs",
-            "2",
-            "--max-plies",
-            "60",
-            "--engine-threads",
-            "2",
-            "--nodes",
-            "3000",
-        ])
-        .trim()
-        .parse()
-        .expect("run id");
+    let run = games_run(&c, None, 2, &["--engine-threads", "2", "--nodes", "3000"]);
     let end = wait_for_end(&mut client, run, RUN_LIMIT).await;
     assert_eq!(end.state(), pb::RunState::Finished, "{end:?}");
     worker.wait_for_log("games_at_once=1", Duration::from_secs(1));
