@@ -3,10 +3,11 @@
 //! Xiangqi end-of-game rules (perpetual check, natural move limit, stalemate).
 //!
 //! Lazy SMP: a search runs on [`Searcher::set_threads`] threads that share the
-//! transposition table and nothing else; the main thread keeps the limits and
-//! gives the answer, the helpers search the same root (odd-numbered ones one
-//! ply ahead) until it stops them, and their entries steer it. One thread
-//! (the default) searches exactly as before, node for node. A [`Searcher`]
+//! transposition table and nothing else. The main thread keeps the limits;
+//! the helpers search the same root at least as deep (odd-numbered ones one
+//! ply deeper) until it stops them, their entries steer it, and the deepest
+//! iteration any thread completed is the answer. On one thread (the default)
+//! a search under depth and node limits is deterministic. A [`Searcher`]
 //! owns the state that survives between searches (transposition table,
 //! history, killers, per thread) and is reused across games;
 //! [`Searcher::clear`] resets it for a new game. Scores are centipawns from the
