@@ -15,6 +15,7 @@ use xq_engine::rules::RuleSet;
 use xq_games::openings::{OpeningBook, Order};
 use xq_games::pgn::{self, PgnGame, PgnHeader};
 
+use xq_proto::capacity::{Capacity, GameNeeds};
 use xq_proto::cli::{AdjudicationArgs, LimitArgs, OpeningArgs};
 use xq_proto::{Limit, Score};
 
@@ -239,8 +240,12 @@ impl PlayArgs {
     pub fn run(self) -> anyhow::Result<()> {
         let (spec, notation) = self.spec()?;
         let runner = Runner::new(self.threads)?;
-        let per_game = self.dev_search_threads.max(self.base_search_threads) as usize;
-        let at_once = (self.threads / per_game).max(1);
+        let cores = u32::try_from(self.threads).unwrap_or(u32::MAX);
+        let needs = GameNeeds::symmetric(
+            self.dev_search_threads.max(self.base_search_threads),
+            u32::try_from(self.hash).unwrap_or(u32::MAX),
+        );
+        let at_once = Capacity::of(cores, None).games_at_once(needs).max(1) as usize;
         let games = spec.pairs * 2;
         let bar = if self.quiet || self.json {
             ProgressBar::hidden()
