@@ -201,6 +201,10 @@ define_params! {
     lmp_base = 3, 1..=12, c 1, r 0.002;
     /// Late-move pruning: see `lmp_base`.
     lmp_scale = 4, 1..=8, c 1, r 0.002;
+    /// Late-move pruning where the static evaluation is not improving on that of
+    /// two plies before: the move count, in percent of the improving count (100:
+    /// the same count).
+    lmp_worsening = 100, 25..=100, c 5, r 0.002;
     /// Captures losing more than this per ply of depth (static exchange) are pruned (cp).
     see_capture_margin = 91, 0..=300, c 8, r 0.002;
     /// Quiet moves losing more than this per ply of depth (static exchange) are pruned (cp).

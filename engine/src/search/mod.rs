@@ -761,7 +761,12 @@ impl<'a> Worker<'a> {
         let mut best_move = None;
         let mut quiets_tried: ArrayVec<Move, { crate::MAX_MOVES }> = ArrayVec::new();
         let mut count: usize = 0;
-        let lmp_limit = (p.lmp_base + p.lmp_scale * depth * depth / 2) as usize;
+        let lmp_full = p.lmp_base + p.lmp_scale * depth * depth / 2;
+        let lmp_limit = if improving {
+            lmp_full
+        } else {
+            lmp_full * p.lmp_worsening / 100
+        } as usize;
         loop {
             let mv = if let Some(m) = pending_tt.take() {
                 m
