@@ -215,6 +215,9 @@ define_params! {
     /// gives no check is pruned when its history is below −this × depth (0: off;
     /// history is within ±16,384).
     history_prune = 0, 0..=8000, c 400, r 0.002;
+    /// Continuation history: a quiet move's ordering and reduction score adds this
+    /// percentage of its score after the previous move (0: off, and no table).
+    cont_history = 0, 0..=200, c 10, r 0.002;
 }
 
 impl Params {

@@ -13,6 +13,7 @@
 //! [`Searcher::clear`] resets it for a new game. Scores are centipawns from the
 //! side to move's view; mate scores are `±(MATE - plies to mate)`.
 
+mod history;
 mod limits;
 mod ordering;
 mod repetition;
@@ -32,7 +33,8 @@ use crate::eval::{Evaluator, Psq, see_value};
 use crate::params::Params;
 use crate::rules::MateMemo;
 use crate::{Color, Kind, Move, Position, Undo};
-use ordering::{History, Picker};
+use history::{ContinuationHistory, History, PreviousMove, QuietScores};
+use ordering::Picker;
 use tt::{Bound, Tt};
 
 /// A score in centipawns (or a mate score).
@@ -122,6 +124,7 @@ pub struct Searcher {
 #[derive(Debug)]
 struct ThreadTables {
     history: History,
+    continuation: ContinuationHistory,
     killers: Vec<[Option<Move>; 2]>,
     /// The mate-threat answers of in-tree repetition judgements (kept across
     /// searches: an answer depends on its position alone).
@@ -132,6 +135,7 @@ impl Default for ThreadTables {
     fn default() -> Self {
         ThreadTables {
             history: History::default(),
+            continuation: ContinuationHistory::default(),
             killers: vec![[None; 2]; MAX_PLY + 2],
             mate_memo: MateMemo::default(),
         }
@@ -202,6 +206,7 @@ impl Searcher {
         self.tt.clear();
         for t in &mut self.threads {
             t.history.clear();
+            t.continuation.clear();
             t.killers.fill([None; 2]);
         }
     }
@@ -325,6 +330,7 @@ struct Worker<'a> {
     /// The helpers' node count when this (main) thread last looked.
     helper_nodes: u64,
     history: &'a mut History,
+    continuation: &'a mut ContinuationHistory,
     killers: &'a mut [[Option<Move>; 2]],
     mate_memo: &'a mut MateMemo,
     params: &'a Params,
@@ -371,6 +377,7 @@ impl<'a> Worker<'a> {
             role,
             helper_nodes: 0,
             history: &mut tables.history,
+            continuation: &mut tables.continuation,
             killers: &mut tables.killers,
             mate_memo: &mut tables.mate_memo,
             params,
@@ -753,6 +760,7 @@ impl<'a> Worker<'a> {
         // Step 9. Moves: the TT move first, then the rest generated only if it does
         // not cut off; no legal move ends the game.
         let killers = self.killers[ply];
+        let prev = self.previous_move(pos);
         let mut picker: Option<Picker> = None;
         let mut pending_tt = tt_move;
 
@@ -778,7 +786,8 @@ impl<'a> Worker<'a> {
                         if moves.is_empty() {
                             return self.no_moves(pos, in_check, ply);
                         }
-                        picker.insert(Picker::new(pos, moves, tt_move, killers, self.history, p))
+                        let quiet = self.quiet_scores(prev);
+                        picker.insert(Picker::new(pos, moves, tt_move, killers, quiet, p))
                     }
                 };
                 match picker.next() {
@@ -851,7 +860,7 @@ impl<'a> Worker<'a> {
                     rh -= 100 * i32::from(pv_node) + 100 * i32::from(killer);
                     rh += 100 * i32::from(!improving);
                     if let Some(pc) = mover {
-                        rh -= self.history.get(pc, mv.to()) / 80;
+                        rh -= self.quiet_scores(prev).score(pc, mv.to()) / 80;
                     }
                     r = (rh / 100).clamp(0, (new_depth - 1).max(0));
                 }
@@ -881,7 +890,7 @@ impl<'a> Worker<'a> {
                     }
                     if score >= beta {
                         if !capture {
-                            self.reward_quiet(pos, mv, &quiets_tried, depth, ply);
+                            self.reward_quiet(pos, mv, &quiets_tried, depth, ply, prev);
                         }
                         break;
                     }
@@ -903,8 +912,32 @@ impl<'a> Worker<'a> {
         best
     }
 
+    /// The move that led to `pos` (none after a null move or at a game's
+    /// start), when the continuation history is on.
+    fn previous_move(&self, pos: &Position) -> Option<PreviousMove> {
+        if self.params.cont_history == 0 {
+            return None;
+        }
+        let to = self.line.last()?.mv?.to();
+        Some((pos.piece_at(to)?, to))
+    }
+
+    /// Quiet moves' scores at a node reached by `prev`.
+    fn quiet_scores(&self, prev: Option<PreviousMove>) -> QuietScores<'_> {
+        let row = prev.and_then(|m| self.continuation.row(m));
+        QuietScores::new(self.history, row, self.params.cont_history)
+    }
+
     /// Killer and history updates after the quiet move `mv` caused a cutoff.
-    fn reward_quiet(&mut self, pos: &Position, mv: Move, tried: &[Move], depth: i32, ply: usize) {
+    fn reward_quiet(
+        &mut self,
+        pos: &Position,
+        mv: Move,
+        tried: &[Move],
+        depth: i32,
+        ply: usize,
+        prev: Option<PreviousMove>,
+    ) {
         let k = &mut self.killers[ply];
         if k[0] != Some(mv) {
             k[1] = k[0];
@@ -915,6 +948,9 @@ impl<'a> Worker<'a> {
             if let Some(pc) = pos.piece_at(q.from()) {
                 let b = if q == mv { bonus } else { -bonus };
                 self.history.update(pc, q.to(), b);
+                if let Some(prev) = prev {
+                    self.continuation.update(prev, pc, q.to(), b);
+                }
             }
         }
     }
@@ -961,7 +997,9 @@ impl<'a> Worker<'a> {
             if moves.is_empty() {
                 return self.no_moves(pos, true, ply);
             }
-            let p = Picker::new(pos, moves, None, [None; 2], self.history, self.params);
+            // Quiescence moves are not on the line: history alone.
+            let quiet = self.quiet_scores(None);
+            let p = Picker::new(pos, moves, None, [None; 2], quiet, self.params);
             (-INF, -INF, p)
         } else {
             let stand_pat = self.evaluate(pos, ply);

@@ -1,55 +1,18 @@
-//! Move ordering (TT move, captures by MVV-LVA, killers, history) and static
-//! exchange evaluation.
+//! Move ordering (TT move, captures by MVV-LVA, killers, quiet-move histories)
+//! and static exchange evaluation.
 
+use super::history::QuietScores;
 use crate::attacks::{self, NONE};
 use crate::eval::see_value;
 use crate::params::Params;
 use crate::position::file_occupancy_of;
-use crate::{Bitboard, Kind, Move, MoveList, Piece, Position, Square};
-
-/// Upper bound of a history score's magnitude.
-pub const HISTORY_MAX: i32 = 16_384;
-
-/// Quiet-move history: by [`Piece::index`] and target square.
-#[derive(Clone, Debug)]
-pub struct History {
-    table: Vec<[i32; Square::COUNT]>,
-}
-
-impl Default for History {
-    fn default() -> Self {
-        History {
-            table: vec![[0; Square::COUNT]; Piece::INDEX_COUNT],
-        }
-    }
-}
-
-impl History {
-    /// The score of `piece` moving to `to`.
-    pub fn get(&self, piece: Piece, to: Square) -> i32 {
-        self.table[piece.index()][to.index()]
-    }
-
-    /// Adds `bonus` (negative for a malus) with gravity toward zero, keeping
-    /// |score| ≤ [`HISTORY_MAX`].
-    pub fn update(&mut self, piece: Piece, to: Square, bonus: i32) {
-        let bonus = bonus.clamp(-HISTORY_MAX, HISTORY_MAX);
-        let e = &mut self.table[piece.index()][to.index()];
-        *e += bonus - *e * bonus.abs() / HISTORY_MAX;
-    }
-
-    pub fn clear(&mut self) {
-        for row in &mut self.table {
-            row.fill(0);
-        }
-    }
-}
+use crate::{Bitboard, Kind, Move, MoveList, Position, Square};
 
 const TT_MOVE: i32 = 4_000_000;
 const GOOD_CAPTURE: i32 = 2_000_000;
 const KILLER: i32 = 1_000_000;
 /// Captures that lose material by static exchange come after every quiet move
-/// (quiet scores stay within ±[`HISTORY_MAX`]).
+/// (quiet scores stay within ±3 × [`HISTORY_MAX`](super::history::HISTORY_MAX)).
 const BAD_CAPTURE: i32 = -1_000_000;
 
 /// Ordering key of a capture: most valuable victim, then least valuable attacker.
@@ -89,7 +52,7 @@ impl Picker {
         moves: MoveList,
         tt_move: Option<Move>,
         killers: [Option<Move>; 2],
-        history: &History,
+        quiet: QuietScores,
         params: &Params,
     ) -> Picker {
         let scores = moves
@@ -110,7 +73,7 @@ impl Picker {
                     KILLER
                 } else {
                     pos.piece_at(mv.from())
-                        .map_or(0, |p| history.get(p, mv.to()))
+                        .map_or(0, |p| quiet.score(p, mv.to()))
                 }
             })
             .collect();
@@ -244,6 +207,7 @@ fn least_valuable(pos: &Position, attackers: Bitboard, params: &Params) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::history::History;
 
     #[test]
     fn see_follows_cannon_screens() {
@@ -277,7 +241,8 @@ mod tests {
         let tt = Move::parse_coords("e1a1");
         let p = Params::default();
         let h = History::default();
-        let mut picker = Picker::new(&pos, pos.legal_moves(), tt, [None; 2], &h, &p);
+        let quiet = QuietScores::new(&h, None, 0);
+        let mut picker = Picker::new(&pos, pos.legal_moves(), tt, [None; 2], quiet, &p);
         assert_eq!(picker.next(), tt);
         assert_eq!(picker.next(), Move::parse_coords("e1e5"));
     }
@@ -292,7 +257,7 @@ mod tests {
             pos.legal_moves(),
             None,
             [None; 2],
-            &History::default(),
+            QuietScores::new(&History::default(), None, 0),
             &Params::default(),
         )
         .collect();
