@@ -218,6 +218,9 @@ define_params! {
     /// Continuation history: a quiet move's ordering and reduction score adds this
     /// percentage of its score after the previous move (0: off, and no table).
     cont_history = 0, 0..=200, c 10, r 0.002;
+    /// Internal iterative reduction: a node of at least this depth without a
+    /// table move is searched one ply shallower (0: off).
+    iir_depth = 0, 0..=12, c 1, r 0.002;
 }
 
 impl Params {

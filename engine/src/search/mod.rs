@@ -645,7 +645,7 @@ impl<'a> Worker<'a> {
         pos: &mut Position,
         mut alpha: Score,
         mut beta: Score,
-        depth: i32,
+        mut depth: i32,
         ply: usize,
         null_ok: bool,
     ) -> Score {
@@ -714,6 +714,12 @@ impl<'a> Worker<'a> {
         self.evals[ply] = eval;
         let improving = !in_check && ply >= 2 && eval > self.evals[ply - 2];
         let p = self.params;
+
+        // Step 5a. Internal iterative reduction: a node deep enough to expect a
+        // table move and without one is searched a ply shallower.
+        if !root && p.iir_depth > 0 && depth >= p.iir_depth && tt_move.is_none() {
+            depth -= 1;
+        }
 
         if !pv_node && !in_check {
             // Step 6. Razoring: hopeless positions drop into quiescence.
