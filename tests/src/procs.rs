@@ -110,6 +110,40 @@ impl Drop for Coordinator {
     }
 }
 
+/// `kill -9` to `child` and every process below it, and waits for `child`.
+/// The tree is read while it is stopped (`SIGSTOP`), so that nothing is
+/// started after it was read.
+pub fn kill_tree(child: &mut Child) {
+    let mut stopped = vec![child.id()];
+    let mut next = 0;
+    while let Some(&pid) = stopped.get(next) {
+        signal(pid, "-STOP");
+        stopped.extend(children(pid));
+        next += 1;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    for &pid in &stopped[1..] {
+        signal(pid, "-KILL");
+    }
+}
+
+/// The processes started by any thread of `pid` (Linux: `/proc/PID/task/*/children`).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
 fn signal(pid: u32, sig: &str) {
     let _ = Command::new("kill")
         .args([sig, &pid.to_string()])
@@ -232,10 +266,11 @@ impl Worker {
         }
     }
 
-    /// `kill -9`.
+    /// `kill -9`, and the same to the engines it started: a killed worker
+    /// cannot stop them, and some (ElephantEye) never quit at the end of
+    /// their input.
     pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        kill_tree(&mut self.child);
     }
 
     /// `SIGSTOP`: the process keeps its connections but does nothing.
@@ -431,5 +466,44 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alive(pid: u32) -> bool {
+        // A killed process is a zombie until its parent (here init) reaps it.
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+        })
+    }
+
+    #[test]
+    fn killing_a_tree_kills_the_grandchildren_too() {
+        // The shell starts a sleep that would outlive it, and says its pid.
+        let mut child = Command::new("sh")
+            .args(["-c", "sleep 300 & echo $!; wait"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let grandchild: u32 = line.trim().parse().unwrap();
+        assert!(alive(grandchild));
+        kill_tree(&mut child);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while alive(grandchild) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "sleep {grandchild} outlived its shell"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
