@@ -857,6 +857,35 @@ pub struct SpsaHistoryRow {
     pub unix_ms: i64,
 }
 
+/// A games run of the built-in engine against itself at 1,000 nodes a move,
+/// for tests.
+#[cfg(test)]
+pub(crate) fn games_spec(pairs: u64, batch_pairs: u32) -> RunSpec {
+    RunSpec {
+        name: "test".to_owned(),
+        priority: 0,
+        batch_pairs,
+        settings: MatchSettings {
+            limit: xq_proto::Limit::Nodes(1000),
+            hash_mb: 1,
+            rules: xq_engine::rules::RuleSet::STANDARD,
+            openings: xq_proto::OpeningSource::Builtin { random_plies: 2 },
+            seed: 1,
+            adjudication: xq_proto::Adjudication::default(),
+            draw_contempt: true,
+            threads: 1,
+        },
+        kind: KindSpec::Games(GamesSpec {
+            dev_params: std::collections::BTreeMap::new(),
+            base_params: std::collections::BTreeMap::new(),
+            lineup: Default::default(),
+            pairs,
+        }),
+        workers: Default::default(),
+        keep_games: Default::default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

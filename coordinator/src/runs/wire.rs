@@ -429,33 +429,10 @@ mod tests {
 
     #[test]
     fn a_built_in_run_takes_search_threads_up_to_the_bound() {
-        use std::collections::BTreeMap;
-
-        use crate::runs::{GamesSpec, KindSpec, Lineup};
-        use xq_proto::{Adjudication, Limit};
-
-        let spec = |threads| RunSpec {
-            name: "t".to_owned(),
-            priority: 0,
-            batch_pairs: 2,
-            settings: MatchSettings {
-                limit: Limit::Nodes(500),
-                hash_mb: 1,
-                rules: xq_engine::rules::RuleSet::STANDARD,
-                openings: OpeningSource::Builtin { random_plies: 2 },
-                seed: 1,
-                adjudication: Adjudication::default(),
-                draw_contempt: true,
-                threads,
-            },
-            kind: KindSpec::Games(GamesSpec {
-                dev_params: BTreeMap::new(),
-                base_params: BTreeMap::new(),
-                lineup: Lineup::default(),
-                pairs: 8,
-            }),
-            workers: Default::default(),
-            keep_games: Default::default(),
+        let spec = |threads| {
+            let mut spec = crate::runs::games_spec(8, 2);
+            spec.settings.threads = threads;
+            spec
         };
         let two = spec(2);
         assert_eq!(RunSpec::try_from(pb::RunSpec::from(two.clone())), Ok(two));

@@ -5,40 +5,14 @@ pub(super) use std::time::Duration;
 
 pub(super) use xq_proto::engine_source::FailedBuild;
 pub(super) use xq_proto::variant_stats::VariantStats;
-pub(super) use xq_proto::{Adjudication, BatchOutcome, Limit, OpeningSource, Score, WorkSpec};
+pub(super) use xq_proto::{BatchOutcome, Limit, Score, WorkSpec};
 
 pub(super) use super::{Core, NewWorker, SchedulerConfig, SubmitStatus};
 pub(super) use crate::events::Actor;
 pub(super) use crate::pace::PaceConfig;
-pub(super) use crate::runs::{self, GamesSpec, KindSpec, MatchSettings};
-pub(super) use crate::runs::{RunSpec, RunState};
+pub(super) use crate::runs::{self, KindSpec};
+pub(super) use crate::runs::{RunSpec, RunState, games_spec};
 pub(super) use crate::store::Store;
-
-pub(super) fn games_spec(pairs: u64, batch_pairs: u32) -> RunSpec {
-    RunSpec {
-        name: "test".to_owned(),
-        priority: 0,
-        batch_pairs,
-        settings: MatchSettings {
-            limit: Limit::Nodes(1000),
-            hash_mb: 1,
-            rules: xq_engine::rules::RuleSet::STANDARD,
-            openings: OpeningSource::Builtin { random_plies: 2 },
-            seed: 1,
-            adjudication: Adjudication::default(),
-            draw_contempt: true,
-            threads: 1,
-        },
-        kind: KindSpec::Games(GamesSpec {
-            dev_params: BTreeMap::new(),
-            base_params: BTreeMap::new(),
-            lineup: Default::default(),
-            pairs,
-        }),
-        workers: Default::default(),
-        keep_games: Default::default(),
-    }
-}
 
 /// Every game of `work` drawn, with its games.
 pub(super) fn draws(work: &WorkSpec) -> BatchOutcome {
