@@ -220,8 +220,12 @@ impl Searcher {
     /// iteration. `pos` is restored before returning.
     ///
     /// Stopping: set `limits.stop` (an `Arc<AtomicBool>`, checked every 1024
-    /// nodes) from another thread; the result is then the last completed
-    /// iteration's (or the first legal move if none completed). On one thread,
+    /// nodes) from another thread. The result is then the last completed
+    /// iteration's score and depth, and its move, unless the unfinished
+    /// iteration already searched a root move to the end within its window:
+    /// then that move and its line (with no iteration done and no such move,
+    /// the first legal move). A node or time limit stops a search the same
+    /// way. On one thread,
     /// with only depth and node limits, the result and node count are
     /// deterministic; on more, the node limit counts every thread's nodes and
     /// the result is the deepest iteration any thread completed (a helper's
@@ -437,6 +441,16 @@ impl<'a> Worker<'a> {
             self.seldepth = 0;
             let score = self.aspiration(pos, depth as i32, prev);
             if self.stopped {
+                // A root move the unfinished iteration searched to the end and
+                // found above its window's floor is at least as good as any
+                // searched before it, the last iteration's best among them
+                // (searched first, from the table): the main thread plays it.
+                if self.role == Role::Main
+                    && let Some(&mv) = self.pv[0].first()
+                {
+                    result.best_move = Some(mv);
+                    result.pv = self.pv[0].to_vec();
+                }
                 break;
             }
             prev = score;

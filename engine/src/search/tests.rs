@@ -445,3 +445,24 @@ fn the_stop_flag_ends_every_thread() {
         "the helpers stopped"
     );
 }
+
+#[test]
+fn a_stopped_iteration_plays_the_best_move_it_finished() {
+    // Red's chariot takes Black's undefended one; captures are searched first.
+    let fen = "3k5/9/9/9/4r4/9/9/9/4R4/5K3 w - - 0 1";
+    let capture = Move::parse_coords("e1e5").unwrap();
+    let pos = Position::from_fen(fen).unwrap();
+    assert_ne!(
+        pos.legal_moves().first(),
+        Some(&capture),
+        "the test needs another first move"
+    );
+    let whole = search_fen(fen, &Limits::depth(1));
+    assert_eq!((whole.depth, whole.best_move), (1, Some(capture)));
+    // One node short of the first iteration: none completed, but the capture
+    // was searched to the end.
+    let cut = search_fen(fen, &Limits::nodes(whole.nodes - 1));
+    assert_eq!(cut.depth, 0, "{cut:?}");
+    assert_eq!(cut.best_move, Some(capture), "{cut:?}");
+    assert_eq!(cut.pv.first(), Some(&capture));
+}
