@@ -8,10 +8,11 @@
 //!
 //! SPSA constants follow the fishtest convention: `c_end` is the perturbation step
 //! at the end of the run, in the parameter's own unit, and `r_end` the learning
-//! rate at the end. Defaults: the search parameters are those of the first SPSA
+//! rate at the end. Defaults: the search parameters are those of the search-only
+//! SPSA tune at 2,000 nodes a move (issue 52), which started from the first SPSA
 //! tune of evaluation and search together; the evaluation parameters, the five
-//! shapes included, those of the first Texel tune, which started from that SPSA
-//! tune (engine/CHANGELOG.md has both). All are open to tuning.
+//! shapes included, those of the first Texel tune, which started from that first
+//! SPSA tune (engine/CHANGELOG.md has all three). All are open to tuning.
 
 use std::fmt::Write as _;
 
@@ -182,21 +183,21 @@ define_params! {
     /// SPRT rejected the fitted 7 (engine/CHANGELOG.md).
     palace_weak_point = 0, -80..=40, c 3, r 0.002;
     /// Half-width of the first aspiration window (cp).
-    aspiration_window = 30, 5..=200, c 4, r 0.002;
+    aspiration_window = 31, 5..=200, c 4, r 0.002;
     /// Null-move reduction: base (plies).
     nmp_base = 3, 1..=6, c 1, r 0.002;
     /// Null-move reduction: one more ply per this many plies of depth.
     nmp_depth_divisor = 4, 2..=10, c 1, r 0.002;
     /// Late-move reduction: base (hundredths of a ply).
-    lmr_base = 74, 0..=200, c 10, r 0.002;
+    lmr_base = 66, 0..=200, c 10, r 0.002;
     /// Late-move reduction: divisor of ln(depth)·ln(move number) (hundredths).
-    lmr_divisor = 226, 100..=500, c 15, r 0.002;
+    lmr_divisor = 233, 100..=500, c 15, r 0.002;
     /// Futility margin (cp per ply of remaining depth).
-    futility_margin = 95, 30..=300, c 8, r 0.002;
+    futility_margin = 89, 30..=300, c 8, r 0.002;
     /// Reverse futility (static null move) margin (cp per ply).
-    rfp_margin = 91, 30..=300, c 8, r 0.002;
+    rfp_margin = 94, 30..=300, c 8, r 0.002;
     /// Razoring margin (cp per ply).
-    razor_margin = 265, 50..=800, c 20, r 0.002;
+    razor_margin = 294, 50..=800, c 20, r 0.002;
     /// Late-move pruning: quiet moves searched at depth d are lmp_base + lmp_scale·d²/2.
     lmp_base = 3, 1..=12, c 1, r 0.002;
     /// Late-move pruning: see `lmp_base`.
@@ -206,7 +207,7 @@ define_params! {
     /// the same count).
     lmp_worsening = 100, 25..=100, c 5, r 0.002;
     /// Captures losing more than this per ply of depth (static exchange) are pruned (cp).
-    see_capture_margin = 91, 0..=300, c 8, r 0.002;
+    see_capture_margin = 92, 0..=300, c 8, r 0.002;
     /// Quiet moves losing more than this per ply of depth (static exchange) are pruned (cp).
     see_quiet_margin = 58, 0..=300, c 6, r 0.002;
     /// History bonus for a quiet cutoff: this × depth², capped at 1600.
