@@ -225,11 +225,11 @@ impl Searcher {
     /// iteration already searched a root move to the end within its window:
     /// then that move and its line (with no iteration done and no such move,
     /// the first legal move). A node or time limit stops a search the same
-    /// way. On one thread,
-    /// with only depth and node limits, the result and node count are
-    /// deterministic; on more, the node limit counts every thread's nodes and
-    /// the result is the deepest iteration any thread completed (a helper's
-    /// deeper than the main thread's is reported to `info` once more, last).
+    /// way. On one thread, with only depth and node limits, the result and
+    /// node count are deterministic; on more, the node limit counts every
+    /// thread's nodes and the result is the deepest iteration any thread
+    /// completed (a helper's deeper than the main thread's is reported to
+    /// `info` once more, last).
     pub fn search(
         &mut self,
         pos: &mut Position,
