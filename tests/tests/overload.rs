@@ -25,9 +25,12 @@ async fn a_result_refused_for_a_minute_keeps_its_lease_and_is_counted_once() {
         admitted_per_thread: 1,
     });
     let full = lane.try_admit().expect("the lane's one place");
-    // A lease lapses 2 s after its last heartbeat: a minute of refusals
-    // without heartbeats would lose it thirty times over.
-    let mut config = fast_config(Duration::from_secs(2));
+    // A lease lapses 10 s after its last heartbeat: a minute of refusals
+    // without heartbeats would lose it six times over. Not 2 s: each
+    // heartbeat's commit syncs the WAL, and on a CI machine one minute of
+    // them once held a gap past 2 s, the lease lapsed and a second lease
+    // played the pairs again.
+    let mut config = fast_config(Duration::from_secs(10));
     config.check_lane = Some(lane.clone());
     let server = TestServer::start("127.0.0.1:0", &db.0, config).await;
     let url = server.url();
