@@ -766,7 +766,7 @@ mod tests {
             "{out}"
         );
         assert!(
-            out.contains("option name chariot_value type spin default 1322 min 100 max 2000"),
+            out.contains("option name chariot_value type spin default 1411 min 100 max 2000"),
             "{out}"
         );
         assert!(out.contains("uciok\nreadyok\n"), "{out}");

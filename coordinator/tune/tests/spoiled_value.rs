@@ -87,22 +87,22 @@ fn export_for_measuring() {
     std::fs::write(path, export(games)).unwrap();
 }
 
-/// The horse's value, halved (367 → 183 cp), fitted alone from the exported
+/// The horse's value, halved (362 → 181 cp), fitted alone from the exported
 /// positions, comes back towards its default:
 /// - to within 5 % against the engine's scores alone (λ = 1): they are the
 ///   default parameters' depth-3 searches, which a horse value near the
 ///   default explains best; the search's additions to the static evaluation
-///   are what the 5 % leave room for (354 cp with the search defaults of the
-///   second SPSA tune, 13 cp short);
+///   are what the 5 % leave room for (354 cp with the second Texel pass's
+///   defaults, 8 cp short);
 /// - more than half of the way back (within a quarter of the default) with a
 ///   quarter of the target from the results of these 96 short games
 ///   (λ = 0.75). Their few decisive results say what a horse was worth in
 ///   these games, not what the defaults were fitted to, and they pull the
-///   value (to 295 cp with the second SPSA tune's search defaults; from 24
-///   games, 239, which is why the test plays 96), so only the direction and
-///   most of the distance are the claim.
+///   value (to 385 cp with the second Texel pass's defaults, 295 with the
+///   defaults before it; from 24 games, 239, which is why the test plays 96),
+///   so only the direction and most of the distance are the claim.
 ///
-/// Either way the spoiled start is 184 cp away, and the loss falls on the
+/// Either way the spoiled start is 181 cp away, and the loss falls on the
 /// training and on the held-out positions.
 #[test]
 fn a_halved_horse_value_is_recovered() {
