@@ -1,6 +1,9 @@
 //! How runs are shown: one-line status, the indicatif watcher, the final
 //! report (text, JSON, SPSA history table or CSV).
 
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio_stream::StreamExt;
 use tonic::transport::Channel;
@@ -127,14 +130,43 @@ fn flag_suffix(s: &pb::RunStatus) -> String {
     }
 }
 
+/// How often, at most, progress is printed as a plain line when standard
+/// error is not a terminal (a log file, CI), where the bar is not drawn.
+const PLAIN_EVERY: Duration = Duration::from_secs(10);
+
+/// When to print progress as plain lines: the first status with games,
+/// then whenever the games moved and [`PLAIN_EVERY`] has passed.
+#[derive(Debug, Default)]
+struct PlainProgress {
+    /// When the last line was printed, and its games.
+    printed: Option<(Instant, u64)>,
+}
+
+impl PlainProgress {
+    /// Whether a status with `games` at `now` gets a line (and records it).
+    fn due(&mut self, games: u64, now: Instant) -> bool {
+        let due = match self.printed {
+            None => games > 0,
+            Some((at, shown)) => games != shown && now.duration_since(at) >= PLAIN_EVERY,
+        };
+        if due {
+            self.printed = Some((now, games));
+        }
+        due
+    }
+}
+
 /// Follows a run with a progress bar (on stderr) until it ends or the
-/// stream closes; returns the last status.
+/// stream closes; returns the last status. Without a terminal the bar is
+/// not drawn, and progress goes to stderr as a plain line at most every
+/// [`PLAIN_EVERY`].
 pub async fn watch(admin: &mut Admin, run_id: u64) -> anyhow::Result<pb::RunStatus> {
     let mut stream = admin
         .watch_run(pb::WatchRunRequest { run_id })
         .await?
         .into_inner();
     let bar = ProgressBar::new(0);
+    let mut plain = (!std::io::stderr().is_terminal()).then(PlainProgress::default);
     let mut last = None;
     while let Some(status) = stream.next().await {
         let status = status?;
@@ -153,6 +185,15 @@ pub async fn watch(admin: &mut Admin, run_id: u64) -> anyhow::Result<pb::RunStat
         }
         bar.set_position(games);
         bar.set_message(progress_line(&status));
+        if let Some(plain) = &mut plain
+            && plain.due(games, Instant::now())
+        {
+            let of = match status.target_pairs {
+                0 => String::new(),
+                pairs => format!("/{}", 2 * pairs),
+            };
+            eprintln!("{games}{of} games  {}", progress_line(&status));
+        }
         last = Some(status);
     }
     bar.finish();
@@ -407,6 +448,20 @@ pub fn verdict(tune: &pb::RunStatus, verify: Option<&pb::RunStatus>) -> Option<S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_progress_prints_the_first_games_then_at_most_every_ten_seconds() {
+        let start = Instant::now();
+        let at = |secs: u64| start + Duration::from_secs(secs);
+        let mut plain = PlainProgress::default();
+        assert!(!plain.due(0, at(0)), "no games yet");
+        assert!(plain.due(2, at(1)));
+        assert!(!plain.due(4, at(5)), "within ten seconds of the last line");
+        assert!(plain.due(6, at(11)));
+        assert!(!plain.due(8, at(20)));
+        assert!(plain.due(8, at(21)));
+        assert!(!plain.due(8, at(60)), "the games have not moved");
+    }
 
     #[test]
     fn failures_are_listed_per_worker_and_summed_per_engine() {
