@@ -183,8 +183,8 @@ pub async fn watch(admin: &mut Admin, run_id: u64) -> anyhow::Result<pb::RunStat
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
         }
+        let line = progress_line(&status);
         bar.set_position(games);
-        bar.set_message(progress_line(&status));
         if let Some(plain) = &mut plain
             && plain.due(games, Instant::now())
         {
@@ -192,8 +192,9 @@ pub async fn watch(admin: &mut Admin, run_id: u64) -> anyhow::Result<pb::RunStat
                 0 => String::new(),
                 pairs => format!("/{}", 2 * pairs),
             };
-            eprintln!("{games}{of} games  {}", progress_line(&status));
+            eprintln!("{games}{of} games  {line}");
         }
+        bar.set_message(line);
         last = Some(status);
     }
     bar.finish();
