@@ -25,7 +25,8 @@ use std::time::Duration;
 
 use arrayvec::ArrayVec;
 
-pub use limits::{Clock, Limits, RootTrend};
+use limits::RootTrend;
+pub use limits::{Clock, Limits};
 pub use ordering::see_ge;
 pub use repetition::{HistoryEntry, PERPETUAL_LOSS, SearchRules};
 
