@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use arrayvec::ArrayVec;
 
+use limits::RootTrend;
 pub use limits::{Clock, Limits};
 pub use ordering::see_ge;
 pub use repetition::{HistoryEntry, PERPETUAL_LOSS, SearchRules};
@@ -427,6 +428,7 @@ impl<'a> Worker<'a> {
         }
         let max_depth = self.limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
         let mut prev = 0;
+        let mut trend = RootTrend::default();
         let mut depth = 0;
         while depth < max_depth && self.shared.deepest_depth.load(Ordering::Relaxed) < max_depth {
             depth = match self.role {
@@ -452,6 +454,16 @@ impl<'a> Worker<'a> {
                     result.pv = self.pv[0].to_vec();
                 }
                 break;
+            }
+            if result.depth > 0 {
+                trend = RootTrend {
+                    stable_iterations: if self.pv[0].first() == result.best_move.as_ref() {
+                        trend.stable_iterations + 1
+                    } else {
+                        0
+                    },
+                    score_drop: prev.saturating_sub(score),
+                };
             }
             prev = score;
             result.score = score;
@@ -496,7 +508,7 @@ impl<'a> Worker<'a> {
                 && !self.limits.infinite
                 && depth as Score >= MATE - score.abs() + MATE_SETTLE_PLIES;
             if mate_proven
-                || self.clock.soft_expired()
+                || self.clock.soft_expired(trend)
                 || (root_moves.len() == 1 && self.clock.timed())
             {
                 break;
