@@ -32,7 +32,7 @@ NAMES = {
 # Short names for the notes and the second table, once the first has named the versions.
 SHORT = {"fs": "Fairy-Stockfish", "sjaak": "Sjaak II", "ee": "ElephantEye"}
 ORDER = ["fs", "sjaak", "ee"]
-BUILDS = ["before", "after", "texel"]
+BUILDS = ["before", "after", "texel", "clock"]
 # Records kept but left out of the main table: the after build's first play of
 # pairs 100-199, on other machines than the before-runs of those pairs.
 EARLIER = "after-earlier"
