@@ -7,7 +7,9 @@ Usage:
 `line` turns the summary of one `xq-worker play --dev-engine OPPONENT ...
 --json --pgn PLAY_PGN` run into a record line (the external engine is the
 dev player, so the counts are the opponent's); its speed column is the
-built-in engine's own nodes per second, from its move comments in the PGN. `table` sums the records of each build and
+built-in engine's own nodes per second, from its move comments in the PGN,
+and its illegal-move column counts false draw claims too (a worker before
+4a5a77d reported ElephantEye's draw claims as illegal moves). `table` sums the records of each build and
 opponent, checks that their openings run from 0 without gaps or overlaps,
 and prints one Markdown row each, with the built-in engine's logistic Elo
 and 95 % interval from the pentanomial (`xq-coordinator stats elo --penta`,
@@ -101,7 +103,7 @@ def add(a, b):
 def table(path, coordinator):
     chunks = read_chunks(path)
     print("| opponent | build | pairs | opponent's W / D / L | built-in engine's Elo ± 95 % "
-          "| draws | time losses | crashes | illegal moves |")
+          "| draws | time losses | crashes | illegal moves or false draw claims |")
     print("|---|---|---|---|---|---|---|---|---|")
     notes = []
     for opp in ORDER:
@@ -134,7 +136,7 @@ def table(path, coordinator):
             illegal = tot["illegal"][0]
             if illegal:
                 de, de95 = elo(coordinator, "--wdl", (w, d + illegal, l - illegal))
-                note += f"; its {illegal} illegal moves scored as draws: {signed(de)} ± {de95:.0f} (W/D/L)"
+                note += f"; its {illegal} false draw claims (or illegal moves) scored as draws: {signed(de)} ± {de95:.0f} (W/D/L)"
             notes.append(note)
     print()
     for note in notes:
@@ -207,12 +209,13 @@ def line(build, opp, offset, path, pgn):
         s = json.load(f)
     them, us = s["players"]
     both = lambda k: f"{them[k]}/{us[k]}"
+    both_sum = lambda a, b: f"{them[a] + them.get(b, 0)}/{us[a] + us.get(b, 0)}"
     mx = f"{round(them['max_latency_ms'])}/{round(us['max_latency_ms'])}"
     penta = ",".join(map(str, s["pentanomial"]))
     knps = builtin_knps(pgn)
     print("\t".join(map(str, [build, opp, offset, s["pairs"], s["wins"], s["draws"], s["losses"],
                               penta, both("time_losses"), both("crashes"),
-                              both("illegal_moves"), mx, knps])))
+                              both_sum("illegal_moves", "false_draw_claims"), mx, knps])))
 
 
 def main(argv):
