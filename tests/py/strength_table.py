@@ -208,14 +208,13 @@ def line(build, opp, offset, path, pgn):
     with open(path, encoding="utf-8") as f:
         s = json.load(f)
     them, us = s["players"]
-    both = lambda k: f"{them[k]}/{us[k]}"
-    both_sum = lambda a, b: f"{them[a] + them.get(b, 0)}/{us[a] + us.get(b, 0)}"
+    both = lambda *keys: f"{sum(them.get(k, 0) for k in keys)}/{sum(us.get(k, 0) for k in keys)}"
     mx = f"{round(them['max_latency_ms'])}/{round(us['max_latency_ms'])}"
     penta = ",".join(map(str, s["pentanomial"]))
     knps = builtin_knps(pgn)
     print("\t".join(map(str, [build, opp, offset, s["pairs"], s["wins"], s["draws"], s["losses"],
                               penta, both("time_losses"), both("crashes"),
-                              both_sum("illegal_moves", "false_draw_claims"), mx, knps])))
+                              both("illegal_moves", "false_draw_claims"), mx, knps])))
 
 
 def main(argv):
