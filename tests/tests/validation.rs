@@ -321,6 +321,18 @@ async fn bad_submissions_are_refused_naming_the_field_and_change_nothing() {
         .await
         .unwrap_err();
     assert!(err.message().contains("leases"), "{}", err.message());
+    let err = rpc
+        .heartbeat(pb::HeartbeatRequest {
+            worker_id: 999,
+            leases: vec![pb::LeaseProgress {
+                lease_id: lease.lease_id,
+                pairs_done: 1,
+            }],
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::NotFound, "{err}");
+    assert!(err.message().contains("worker 999"), "{}", err.message());
     // The lease still holds: the right result counts once.
     let ok = rpc
         .submit_result(pb::SubmitResultRequest {

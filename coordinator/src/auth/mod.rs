@@ -33,7 +33,8 @@
 //! * Users sign in with a name and password ([`sign_in`]): the web view's
 //!   form and the CLI's `login`, rate-limited per address and per name.
 //! * A worker id belongs to the token that registered it ([`owners`]):
-//!   another token's calls with that worker id are PERMISSION_DENIED.
+//!   another token's calls with that worker id are PERMISSION_DENIED, and
+//!   calls with an id no worker has are NOT_FOUND.
 
 pub mod layer;
 pub mod owners;

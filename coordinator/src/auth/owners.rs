@@ -40,7 +40,8 @@ impl Owners {
     }
 
     /// Ok when `caller` may act as `worker_id`: it registered it. An unknown
-    /// worker passes here and is refused (NOT_FOUND) by the lease service.
+    /// worker is NOT_FOUND (the heartbeat, answered from a read, does not
+    /// touch the worker's row on its way).
     pub async fn check(&self, caller: &Principal, worker_id: u64) -> Result<(), Status> {
         let cached = self.lock().get(&worker_id).copied();
         let owner = match cached {
@@ -58,11 +59,12 @@ impl Owners {
             }
         };
         match owner {
+            None => Err(Status::not_found(format!("unknown worker {worker_id}"))),
             Some(Some(key)) if key != caller.key => Err(Status::permission_denied(format!(
                 "worker {worker_id} was registered by another token than {:?}",
                 caller.name
             ))),
-            _ => Ok(()),
+            Some(_) => Ok(()),
         }
     }
 }

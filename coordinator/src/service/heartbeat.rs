@@ -1,9 +1,18 @@
 //! Heartbeat: a worker reports its progress and keeps its leases alive.
+//!
+//! A heartbeat does not wait for the writer: it is recorded in memory
+//! ([`crate::store::beats`]), answered from a read of its leases on a
+//! read-only connection, and written with the others by the next settle,
+//! which every call that expires or finishes leases runs first. Only a
+//! lease the read cannot vouch for (its stored deadline passed, which an
+//! unwritten heartbeat may not yet show) is answered by the writer, as
+//! every heartbeat was before.
 
 use super::config::ms;
 use super::lease::Leases;
 use crate::runs::LeaseState;
-use crate::store::{StoreError, leases, now_ms, workers};
+use crate::runs::lease::Lease;
+use crate::store::{StoreError, leases, workers};
 
 /// A lease's state as a heartbeat answers it; `None` = unknown to this worker.
 pub type HeartbeatAnswer = (u64, Option<LeaseState>, i64);
@@ -16,29 +25,174 @@ impl Leases<'_> {
         progress: Vec<(u64, u32)>,
     ) -> Result<Vec<HeartbeatAnswer>, StoreError> {
         let ttl = ms(self.core.config.lease_ttl);
+        let beats = &self.core.beats;
+        let recorded = beats.record(worker_id, &progress, ttl);
+        let arrived = recorded.arrived_ms;
+        let ids: Vec<u64> = progress.iter().map(|&(id, _)| id).collect();
+        let rows = self
+            .core
+            .reads
+            .call(move |conn| {
+                ids.iter()
+                    .map(|&id| leases::load(conn, id))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .await;
+        let rows = match rows {
+            Ok(rows) => rows,
+            Err(e) => {
+                for &(id, _) in &progress {
+                    beats.withdraw(worker_id, id, arrived);
+                }
+                return Err(e);
+            }
+        };
+        let mut answers = Vec::with_capacity(progress.len());
+        let mut unsure = Vec::new();
+        for ((&(lease_id, pairs_done), row), vouched) in
+            progress.iter().zip(rows).zip(recorded.vouched)
+        {
+            let answer = match row {
+                Some(l) if l.worker_id == worker_id && l.state == LeaseState::Active => {
+                    if vouched || l.deadline_ms >= arrived {
+                        beats.confirm(worker_id, lease_id, arrived);
+                        (lease_id, Some(LeaseState::Active), arrived + ttl)
+                    } else {
+                        beats.withdraw(worker_id, lease_id, arrived);
+                        unsure.push((answers.len(), lease_id, pairs_done));
+                        (lease_id, None, 0)
+                    }
+                }
+                mine => {
+                    beats.withdraw(worker_id, lease_id, arrived);
+                    (lease_id, owned_state(mine.as_ref(), worker_id), 0)
+                }
+            };
+            answers.push(answer);
+        }
+        if !unsure.is_empty() {
+            for (at, answer) in self.heartbeat_in_writer(worker_id, arrived, unsure).await? {
+                answers[at] = answer;
+            }
+        }
+        if beats.due(crate::store::now_ms()) {
+            self.core.settle_later();
+        }
+        Ok(answers)
+    }
+
+    /// Answers the leases `(index, id, pairs done)` whose read could not
+    /// vouch for them, in the writer after the beats recorded until now are
+    /// written: an active lease still in time at `arrived` is extended, one
+    /// past it expires.
+    async fn heartbeat_in_writer(
+        &self,
+        worker_id: u64,
+        arrived: i64,
+        unsure: Vec<(usize, u64, u32)>,
+    ) -> Result<Vec<(usize, HeartbeatAnswer)>, StoreError> {
+        let ttl = ms(self.core.config.lease_ttl);
+        let beats = std::sync::Arc::clone(&self.core.beats);
         self.core
             .store
             .call(move |conn| {
                 let tx = conn.savepoint()?;
-                let now = now_ms();
+                let now = beats.settle(&tx)?;
                 workers::touch(&tx, worker_id, now)?;
-                leases::expire_overdue(&tx, now)?;
-                let mut answers = Vec::with_capacity(progress.len());
-                for (lease_id, pairs_done) in progress {
-                    let answer = match leases::load(&tx, lease_id)? {
-                        Some(l) if l.worker_id == worker_id && l.state == LeaseState::Active => {
-                            let deadline = now + ttl;
+                let mut answers = Vec::with_capacity(unsure.len());
+                for (at, lease_id, pairs_done) in unsure {
+                    let lease = leases::load(&tx, lease_id)?;
+                    let answer = match lease {
+                        Some(l)
+                            if l.worker_id == worker_id
+                                && l.state == LeaseState::Active
+                                && l.deadline_ms >= arrived =>
+                        {
+                            let deadline = (arrived + ttl).max(l.deadline_ms);
                             leases::extend(&tx, lease_id, pairs_done.min(l.pairs), deadline)?;
                             (lease_id, Some(LeaseState::Active), deadline)
                         }
-                        Some(l) if l.worker_id == worker_id => (lease_id, Some(l.state), 0),
-                        _ => (lease_id, None, 0),
+                        Some(l) if l.worker_id == worker_id && l.state == LeaseState::Active => {
+                            (lease_id, Some(LeaseState::Expired), 0)
+                        }
+                        mine => (lease_id, owned_state(mine.as_ref(), worker_id), 0),
                     };
-                    answers.push(answer);
+                    answers.push((at, answer));
                 }
+                leases::expire_overdue(&tx, now)?;
                 tx.commit()?;
                 Ok(answers)
             })
             .await
+    }
+}
+
+/// A lease's state if it is `worker_id`'s, else `None`.
+fn owned_state(lease: Option<&Lease>, worker_id: u64) -> Option<LeaseState> {
+    lease.filter(|l| l.worker_id == worker_id).map(|l| l.state)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::runs::LeaseState;
+    use crate::service::testing::*;
+
+    #[tokio::test]
+    async fn heartbeats_in_time_keep_a_lease_and_a_late_one_finds_it_expired() {
+        let ttl = Duration::from_millis(300);
+        let (s, w) = setup(ttl).await;
+        s.runs()
+            .create(games_spec(200, 4), false, Actor::system())
+            .await
+            .unwrap();
+        let g = s.leases().request_work(w).await.unwrap().unwrap();
+        let stranger = register(&s, "stranger", None).await;
+        let beat = |worker: u64| {
+            let s = s.clone();
+            async move { s.leases().heartbeat(worker, vec![(g.lease_id, 2)]).await }
+        };
+        // Twice the lease's time to live, kept by heartbeats; other workers'
+        // calls expire overdue leases meanwhile.
+        for _ in 0..6 {
+            let before = crate::store::now_ms();
+            let [(id, state, deadline)] = beat(w).await.unwrap()[..] else {
+                panic!("one answer");
+            };
+            assert_eq!((id, state), (g.lease_id, Some(LeaseState::Active)));
+            assert!(deadline >= before + 300, "{deadline} from {before}");
+            assert_eq!(beat(stranger).await.unwrap(), [(g.lease_id, None, 0)]);
+            let other = s.leases().request_work(stranger).await.unwrap().unwrap();
+            assert_ne!(other.work.openings.offset, g.work.openings.offset);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(
+            s.leases()
+                .submit(w, g.lease_id, draws(&g.work))
+                .await
+                .unwrap(),
+            SubmitStatus::Accepted
+        );
+        assert_eq!(
+            beat(w).await.unwrap(),
+            [(g.lease_id, Some(LeaseState::Done), 0)]
+        );
+
+        let late = s.leases().request_work(w).await.unwrap().unwrap();
+        tokio::time::sleep(ttl + Duration::from_millis(50)).await;
+        let answer = s
+            .leases()
+            .heartbeat(w, vec![(late.lease_id, 1)])
+            .await
+            .unwrap();
+        assert_eq!(answer, [(late.lease_id, Some(LeaseState::Expired), 0)]);
+        assert_eq!(
+            s.leases()
+                .submit(w, late.lease_id, draws(&late.work))
+                .await
+                .unwrap(),
+            SubmitStatus::ExpiredIgnored
+        );
+        let again = s.leases().request_work(w).await.unwrap().unwrap();
+        assert_eq!(again.work.openings.offset, late.work.openings.offset);
     }
 }

@@ -12,7 +12,7 @@ use crate::runs::admission;
 use crate::runs::{RunKind, RunStatus, Slice, SliceWork};
 use crate::store::leases::{self, NewLease};
 use crate::store::runs::{self as run_rows, Candidate};
-use crate::store::{StoreError, now_ms, workers};
+use crate::store::{StoreError, workers};
 
 /// A worker's leases ([`Core::leases`]): this module hands them out;
 /// [`super::heartbeat`], [`super::submit`], [`super::release`],
@@ -60,12 +60,13 @@ impl Leases<'_> {
         let ttl = ms(self.core.config.lease_ttl);
         let paces = Arc::clone(&self.core.paces);
         let checks = self.core.checks.clone();
+        let beats = Arc::clone(&self.core.beats);
         let granted = self
             .core
             .store
             .call(move |conn| {
                 let tx = conn.savepoint()?;
-                let now = now_ms();
+                let now = beats.settle(&tx)?;
                 workers::touch(&tx, worker_id, now)?;
                 leases::expire_overdue(&tx, now)?;
                 let applicant = workers::applicant(&tx, worker_id)?;

@@ -61,7 +61,8 @@
 //! another worker's lease (`Forbidden`), or counts that do not fit the lease
 //! or are not those of the games that must come with them (`Invalid`), all
 //! checked before the lease's state. Heartbeats extend an active lease's
-//! deadline by the lease time-to-live.
+//! deadline to the lease time-to-live after their arrival, whenever their
+//! write comes ([`heartbeat`], [`crate::store::beats`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -71,6 +72,7 @@ use tokio::sync::broadcast;
 use crate::archive::OpeningBooks;
 use crate::pace::Paces;
 use crate::runs::RunStatus;
+use crate::store::beats::Beats;
 
 pub mod accounts;
 pub mod builds;
@@ -127,6 +129,8 @@ pub struct Core {
     snapshots: Snapshots,
     /// Where results are admitted and checked, apart from the other calls.
     checks: CheckLane,
+    /// Heartbeats recorded and not yet written ([`crate::store::beats`]).
+    beats: Arc<Beats>,
 }
 
 impl Core {
@@ -156,6 +160,7 @@ impl Core {
             paces: Arc::new(Paces::new(config.pace)),
             snapshots: Snapshots::default(),
             checks,
+            beats: Arc::default(),
             store,
         }
     }
@@ -209,6 +214,27 @@ impl Core {
     /// share it.
     pub(crate) fn views(&self) -> &Store {
         &self.views
+    }
+
+    /// Writes the heartbeats recorded so far and expires the leases overdue,
+    /// in the background (the heartbeat that asks does not wait).
+    fn settle_later(&self) {
+        let beats = Arc::clone(&self.beats);
+        let store = self.store.clone();
+        tokio::spawn(async move {
+            let settled = store
+                .call(move |conn| {
+                    let tx = conn.savepoint()?;
+                    let now = beats.settle(&tx)?;
+                    crate::store::leases::expire_overdue(&tx, now)?;
+                    tx.commit()?;
+                    Ok(())
+                })
+                .await;
+            if let Err(e) = settled {
+                tracing::warn!(error = %e, "heartbeats not written; the next ones will be");
+            }
+        });
     }
 
     /// Tells watchers that run `run_id` changed.

@@ -82,12 +82,13 @@ impl Leases<'_> {
             builds,
         } = self.check_games(worker_id, lease_id, outcome).await?;
         let run_id = lease.run_id;
+        let beats = std::sync::Arc::clone(&self.core.beats);
         let (status, lease, run) = self
             .core
             .store
             .call_bulk(move |conn| {
                 let tx = conn.savepoint()?;
-                let now = now_ms();
+                let now = beats.settle(&tx)?;
                 workers::touch(&tx, worker_id, now)?;
                 let (status, run) = match leases::finish(&tx, lease_id, now)? {
                     Finished::Unknown => {

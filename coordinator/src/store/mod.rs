@@ -62,6 +62,7 @@ pub(crate) mod activity;
 pub(crate) mod assets;
 pub mod backup;
 pub(crate) mod batch;
+pub(crate) mod beats;
 pub(crate) mod blobs;
 pub(crate) mod build_failures;
 pub(crate) mod engines;
