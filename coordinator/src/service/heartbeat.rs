@@ -96,8 +96,8 @@ impl Leases<'_> {
         self.core
             .store
             .call(move |conn| {
+                let now = beats.settle(conn)?;
                 let tx = conn.savepoint()?;
-                let now = beats.settle(&tx)?;
                 workers::touch(&tx, worker_id, now)?;
                 let mut answers = Vec::with_capacity(unsure.len());
                 for (at, lease_id, pairs_done) in unsure {

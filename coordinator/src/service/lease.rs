@@ -65,8 +65,8 @@ impl Leases<'_> {
             .core
             .store
             .call(move |conn| {
+                let now = beats.settle(conn)?;
                 let tx = conn.savepoint()?;
-                let now = beats.settle(&tx)?;
                 workers::touch(&tx, worker_id, now)?;
                 leases::expire_overdue(&tx, now)?;
                 let applicant = workers::applicant(&tx, worker_id)?;

@@ -224,8 +224,8 @@ impl Core {
         tokio::spawn(async move {
             let settled = store
                 .call(move |conn| {
+                    let now = beats.settle(conn)?;
                     let tx = conn.savepoint()?;
-                    let now = beats.settle(&tx)?;
                     crate::store::leases::expire_overdue(&tx, now)?;
                     tx.commit()?;
                     Ok(())

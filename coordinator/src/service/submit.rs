@@ -87,8 +87,8 @@ impl Leases<'_> {
             .core
             .store
             .call_bulk(move |conn| {
+                let now = beats.settle(conn)?;
                 let tx = conn.savepoint()?;
-                let now = beats.settle(&tx)?;
                 workers::touch(&tx, worker_id, now)?;
                 let (status, run) = match leases::finish(&tx, lease_id, now)? {
                     Finished::Unknown => {

@@ -23,9 +23,12 @@
 //! [`Beat::since_ms`], the arrival of the first of the beats that vouch for
 //! it.
 //!
-//! A beat lost with a failed write (the batch rolled back) costs nothing
-//! but the worker's next heartbeat: the stored deadline is at most one
-//! heartbeat behind, far inside a lease's time to live.
+//! Callers settle before they open their own savepoint, so the beats are
+//! written in the batch's transaction and a call that fails and rolls back
+//! its own changes does not take them along. A beat lost with a failed
+//! batch (SQLite rolled the whole transaction back) costs nothing but the
+//! worker's next heartbeat: the stored deadline is at most one heartbeat
+//! behind, far inside a lease's time to live.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -148,7 +151,8 @@ impl Beats {
 
     /// Writes every beat recorded so far and returns the time from which
     /// the caller may expire or finish leases (see [the
-    /// invariant](self#invariant)). Run inside the caller's transaction.
+    /// invariant](self#invariant)). Run on the writer's connection before
+    /// the caller's savepoint, so that the caller's rollback keeps them.
     pub fn settle(&self, conn: &Connection) -> Result<i64, StoreError> {
         let (now, book) = {
             let mut book = self.book.lock().unwrap_or_else(PoisonError::into_inner);
