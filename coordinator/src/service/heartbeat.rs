@@ -96,9 +96,9 @@ impl Leases<'_> {
         self.core
             .store
             .call(move |conn| {
-                let now = beats.settle(conn)?;
+                let settled = beats.settle(conn)?;
                 let tx = conn.savepoint()?;
-                workers::touch(&tx, worker_id, now)?;
+                workers::touch(&tx, worker_id, settled.ms())?;
                 let mut answers = Vec::with_capacity(unsure.len());
                 for (at, lease_id, pairs_done) in unsure {
                     let lease = leases::load(&tx, lease_id)?;
@@ -119,7 +119,7 @@ impl Leases<'_> {
                     };
                     answers.push((at, answer));
                 }
-                leases::expire_overdue(&tx, now)?;
+                leases::expire_overdue(&tx, settled)?;
                 tx.commit()?;
                 Ok(answers)
             })

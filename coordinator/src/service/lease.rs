@@ -65,10 +65,11 @@ impl Leases<'_> {
             .core
             .store
             .call(move |conn| {
-                let now = beats.settle(conn)?;
+                let settled = beats.settle(conn)?;
+                let now = settled.ms();
                 let tx = conn.savepoint()?;
                 workers::touch(&tx, worker_id, now)?;
-                leases::expire_overdue(&tx, now)?;
+                leases::expire_overdue(&tx, settled)?;
                 let applicant = workers::applicant(&tx, worker_id)?;
                 let mut candidates = run_rows::candidates(&tx, worker_id)?;
                 let (pick, run) = loop {

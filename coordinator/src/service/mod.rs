@@ -224,9 +224,9 @@ impl Core {
         tokio::spawn(async move {
             let settled = store
                 .call(move |conn| {
-                    let now = beats.settle(conn)?;
+                    let settled = beats.settle(conn)?;
                     let tx = conn.savepoint()?;
-                    crate::store::leases::expire_overdue(&tx, now)?;
+                    crate::store::leases::expire_overdue(&tx, settled)?;
                     tx.commit()?;
                     Ok(())
                 })

@@ -87,10 +87,11 @@ impl Leases<'_> {
             .core
             .store
             .call_bulk(move |conn| {
-                let now = beats.settle(conn)?;
+                let settled = beats.settle(conn)?;
+                let now = settled.ms();
                 let tx = conn.savepoint()?;
                 workers::touch(&tx, worker_id, now)?;
-                let (status, run) = match leases::finish(&tx, lease_id, now)? {
+                let (status, run) = match leases::finish(&tx, lease_id, settled)? {
                     Finished::Unknown => {
                         return Err(StoreError::NotFound(format!("no lease {lease_id}")));
                     }

@@ -77,6 +77,20 @@ pub struct Beats {
     settled_ms: AtomicI64,
 }
 
+/// A time (ms since the epoch) that [`Beats::settle`] read after writing
+/// the beats recorded before it: the only time leases are expired or
+/// finished at ([`super::leases::expire_overdue`], [`super::leases::finish`]
+/// take no other), which keeps [the invariant](self#invariant).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Settled(i64);
+
+impl Settled {
+    /// The time, ms since the epoch.
+    pub fn ms(self) -> i64 {
+        self.0
+    }
+}
+
 /// What [`Beats::record`] took.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recorded {
@@ -153,7 +167,7 @@ impl Beats {
     /// the caller may expire or finish leases (see [the
     /// invariant](self#invariant)). Run on the writer's connection before
     /// the caller's savepoint, so that the caller's rollback keeps them.
-    pub fn settle(&self, conn: &Connection) -> Result<i64, StoreError> {
+    pub fn settle(&self, conn: &Connection) -> Result<Settled, StoreError> {
         let (now, book) = {
             let mut book = self.book.lock().unwrap_or_else(PoisonError::into_inner);
             let now = now_ms();
@@ -183,7 +197,7 @@ impl Beats {
                 touch.execute(params![*worker_id as i64, seen])?;
             }
         }
-        Ok(now)
+        Ok(Settled(now))
     }
 
     /// Whether a settle is due at `now` (ms since the epoch): true for one

@@ -10,6 +10,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::beats::Settled;
 use super::{StoreError, count};
 use crate::runs::Slice;
 use crate::runs::lease::{Lease, LeaseState};
@@ -95,9 +96,9 @@ pub fn load(conn: &Connection, id: u64) -> Result<Option<Lease>, StoreError> {
 }
 
 /// Marks every active lease whose deadline is before `now` as expired.
-pub fn expire_overdue(conn: &Connection, now: i64) -> Result<usize, StoreError> {
+pub fn expire_overdue(conn: &Connection, now: Settled) -> Result<usize, StoreError> {
     Ok(conn.prepare_cached("UPDATE leases SET state = 'expired', finished_ms = ?1 WHERE state = 'active' AND deadline_ms < ?1")?.execute(
-        [now],
+        [now.ms()],
     )?)
 }
 
@@ -240,7 +241,7 @@ pub enum Finished {
 /// `done`, one past its deadline `expired`. On that path this is one
 /// statement and reads the row no other way; only a lease that was no
 /// longer active is read, to say what it was.
-pub fn finish(conn: &Connection, id: u64, now: i64) -> Result<Finished, StoreError> {
+pub fn finish(conn: &Connection, id: u64, now: Settled) -> Result<Finished, StoreError> {
     let state = conn
         .prepare_cached(
             "UPDATE leases
@@ -249,7 +250,7 @@ pub fn finish(conn: &Connection, id: u64, now: i64) -> Result<Finished, StoreErr
              WHERE id = ?1 AND state = 'active'
              RETURNING state",
         )?
-        .query_row(params![id as i64, now], |r| r.get::<_, String>(0))
+        .query_row(params![id as i64, now.ms()], |r| r.get::<_, String>(0))
         .optional()?;
     match state.as_deref() {
         Some("done") => return Ok(Finished::Done),
