@@ -11,6 +11,10 @@
 //!   calls waiting for the store's writer thread, the time of each batch the
 //!   thread runs (from its first call to its answers, sync included) and of
 //!   its WAL sync alone.
+//! * `xq_store_wait_seconds{lane}`, `xq_store_call_seconds{lane}`: how long
+//!   a store call waited for the writer thread, and until its
+//!   answer, by lane (`control`: leases, heartbeats, administration; `bulk`:
+//!   results' writes).
 //! * `xq_leases_in_flight`, `xq_results_counted`, `xq_runs_active`,
 //!   `xq_workers`: read from the database at every scrape, so they hold
 //!   across restarts and other processes' writes.
@@ -23,13 +27,13 @@ use std::time::Instant;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::{Family, MetricConstructor};
+use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use crate::store::activity::Counts;
-use crate::store::instruments::{StoreMetrics, latency_buckets};
+use crate::store::instruments::{LatencyHistogram, StoreMetrics};
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
@@ -42,15 +46,6 @@ struct RequestLabels {
 struct MethodLabels {
     protocol: &'static str,
     method: String,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct LatencyHistogram;
-
-impl MetricConstructor<Histogram> for LatencyHistogram {
-    fn new_metric(&self) -> Histogram {
-        Histogram::new(latency_buckets())
-    }
 }
 
 /// Every exported metric; cheap to share behind an `Arc`.
@@ -85,6 +80,16 @@ impl Metrics {
             "store_queue_depth",
             "Calls waiting for the store's writer thread",
             store.queued.clone(),
+        );
+        registry.register(
+            "store_wait_seconds",
+            "Time a store call waits for the writer thread, by lane",
+            store.wait_seconds.clone(),
+        );
+        registry.register(
+            "store_call_seconds",
+            "Time from a store call's sending to its answer, by lane",
+            store.call_seconds.clone(),
         );
         registry.register(
             "store_batch_seconds",
@@ -250,6 +255,10 @@ mod tests {
         metrics.observe("http", "GET /runs", "200", 0.01);
         store.queued.inc();
         store.sync_seconds.observe(0.004);
+        store
+            .wait_seconds
+            .get_or_create(&crate::store::batch::Lane::Bulk.into())
+            .observe(0.02);
         let text = metrics.encode(Counts {
             leases_in_flight: 3,
             results_counted: 7,
@@ -262,6 +271,7 @@ mod tests {
             "xq_request_duration_seconds_count{protocol=\"grpc\",method=\"SubmitResult\"} 1",
             "xq_store_queue_depth 1",
             "xq_store_sync_seconds_count 1",
+            "xq_store_wait_seconds_count{lane=\"bulk\"} 1",
             "xq_leases_in_flight 3",
             "xq_results_counted 7",
             "xq_workers 2",

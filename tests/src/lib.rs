@@ -16,6 +16,7 @@ pub mod engines;
 pub mod invariants;
 pub mod procs;
 pub mod proxy;
+pub mod scrape;
 pub mod tools;
 pub mod web;
 

@@ -90,7 +90,7 @@ mod schema_upgrade;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::Connection;
 
@@ -335,8 +335,14 @@ impl Store {
     {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let metrics = Arc::clone(&self.metrics);
+        let sent = Instant::now();
         let job: Job = Box::new(move |conn| {
             metrics.queued.dec();
+            let label = lane.into();
+            metrics
+                .wait_seconds
+                .get_or_create(&label)
+                .observe(sent.elapsed().as_secs_f64());
             let before = conn.total_changes();
             // A panic inside a transaction rolled it back, so the data is
             // sound and the thread keeps serving.
@@ -348,6 +354,10 @@ impl Store {
                     (Ok(_), Some(e)) => Err(StoreError::Unsynced(e.to_owned())),
                     (result, _) => result,
                 };
+                metrics
+                    .call_seconds
+                    .get_or_create(&label)
+                    .observe(sent.elapsed().as_secs_f64());
                 let _ = tx.send(result);
             });
             (wrote, deliver)

@@ -41,8 +41,9 @@
 //! - `XQ_LOAD_PAIRS` (1): the run's pairs per lease; a lease's result has
 //!   as many pairs as the lease says, whatever it says.
 //! - `XQ_LOAD_SYNC`: `normal` for the server's `--sync normal`, else full.
-//! - `XQ_LOAD_WEB_POLLERS` (0): also serve the web view, with that many
-//!   browsers on the run page ([`pollers`]).
+//! - `XQ_LOAD_WEB_POLLERS` (0): browsers on the run page ([`pollers`]).
+//!   The web view is always served: the bench reads its `/metrics` at the
+//!   window's start and end.
 //! - `XQ_LOAD_PERF` (a file): record the server with `perf record -g` over
 //!   the window into it.
 //! - `XQ_LOAD_KEEP_DB` (a file): copy the database there at the end (the
@@ -159,6 +160,7 @@ use xq_proto::pb;
 use xq_proto::pb::worker_service_client::WorkerServiceClient;
 use xq_tests::bench_pair::{BENCH_OPENING, real_pair};
 use xq_tests::cluster::{TempDb, create, games_spec, run_client, status};
+use xq_tests::scrape::{self, Histograms};
 
 use pollers::Polls;
 use server::Served;
@@ -363,6 +365,8 @@ struct Usage {
     server_threads: Vec<ThreadGroup>,
     load_before: String,
     load_after: String,
+    /// The server's histograms over the window.
+    server: Histograms,
 }
 
 /// The threads of one name over the window.
@@ -405,7 +409,7 @@ fn thread_groups(start: &[procfs::ThreadTimes], end: &[procfs::ThreadTimes]) -> 
     groups.into_values().collect()
 }
 
-async fn sample(server: u32, window: Window) -> anyhow::Result<Usage> {
+async fn sample(server: u32, web: String, window: Window) -> anyhow::Result<Usage> {
     let me = std::process::id();
     let loadavg = || {
         std::fs::read_to_string("/proc/loadavg")
@@ -416,7 +420,9 @@ async fn sample(server: u32, window: Window) -> anyhow::Result<Usage> {
     let (server_from, clients_from) = (procfs::cpu_time(server)?, procfs::cpu_time(me)?);
     let threads_from = procfs::threads(server)?;
     let load_before = loadavg();
+    let histograms_from = Histograms::fetch(&web).await?;
     tokio::time::sleep_until(window.to.into()).await;
+    let histograms = Histograms::fetch(&web).await?.since(&histograms_from);
     Ok(Usage {
         server_threads: thread_groups(&threads_from, &procfs::threads(server)?),
         server_cpu: procfs::cpu_time(server)? - server_from,
@@ -424,6 +430,7 @@ async fn sample(server: u32, window: Window) -> anyhow::Result<Usage> {
         memory: procfs::memory(server)?,
         load_before,
         load_after: loadavg(),
+        server: histograms,
     })
 }
 
@@ -445,12 +452,7 @@ async fn profile(server: u32, window: Window, file: String) -> anyhow::Result<()
 async fn run(config: Config, pair: pb::GameResults, plies: u64) -> anyhow::Result<()> {
     let db = TempDb::new("load");
     let (admin, worker_tokens) = prepare(&db, &config).await?;
-    let served = Served::start(
-        &db.0,
-        config.durability,
-        config.pollers > 0,
-        config.open_files(),
-    )?;
+    let served = Served::start(&db.0, config.durability, config.open_files())?;
     // GetRun lists every worker with a result in the run: several MiB for a
     // large fleet, more than a client decodes by default.
     let mut admin_client =
@@ -503,13 +505,11 @@ async fn run(config: Config, pair: pb::GameResults, plies: u64) -> anyhow::Resul
         .enumerate()
         .map(|(i, rpc)| tokio::spawn(workers::worker(rpc, format!("load-{i}"), Arc::clone(&plan))))
         .collect();
-    let polls: Vec<_> = match &served.web_url {
-        Some(web) => (0..config.pollers)
-            .map(|_| tokio::spawn(pollers::poller(format!("{web}/runs/{run}/live"), window.to)))
-            .collect(),
-        None => Vec::new(),
-    };
-    let usage = tokio::spawn(sample(served.pid, window));
+    let web = &served.web_url;
+    let polls: Vec<_> = (0..config.pollers)
+        .map(|_| tokio::spawn(pollers::poller(format!("{web}/runs/{run}/live"), window.to)))
+        .collect();
+    let usage = tokio::spawn(sample(served.pid, web.clone(), window));
     let perf = config
         .perf
         .clone()
@@ -663,6 +663,20 @@ fn report(
         "  loadavg at the window's start: {}; at its end: {}",
         usage.load_before, usage.load_after
     );
+    println!("  in the server (bucket bounds, ms: the quantile is at most this):");
+    for (series, name) in scrape::SERIES {
+        let q = |p| usage.server.quantile(series, p);
+        let Some((n, p50)) = q(0.5) else {
+            continue;
+        };
+        let ms = |b: Option<(u64, f64)>| b.map_or(f64::NAN, |b| b.1 * 1e3);
+        println!(
+            "    {name:<28} n={n:<8} p50 ≤ {:>7.1}  p99 ≤ {:>7.1}  max ≤ {:>7.1}",
+            p50 * 1e3,
+            ms(q(0.99)),
+            ms(q(1.0))
+        );
+    }
     if config.pollers > 0 {
         web.latency.sort_unstable();
         println!(

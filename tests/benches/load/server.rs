@@ -22,15 +22,14 @@ use xq_coordinator::service::{Durability, SchedulerConfig, Store, StoreOptions};
 use xq_web::WebView;
 
 /// The hidden argument that makes the bench the server: `SERVE_ARG DB SYNC
-/// WEB FILES` (`SYNC`: `full` or `normal`; `WEB`: `web` or `no-web`;
-/// `FILES`: the open files it needs).
+/// FILES` (`SYNC`: `full` or `normal`; `FILES`: the open files it needs).
 pub const SERVE_ARG: &str = "--xq-load-serve";
 
 /// The child's side: serves until stdin closes.
 pub fn serve(args: &[String]) -> anyhow::Result<()> {
-    let [db, sync, web, files] = args else {
+    let [db, sync, files] = args else {
         bail!(
-            "{SERVE_ARG} takes DB SYNC WEB FILES, got {} arguments",
+            "{SERVE_ARG} takes DB SYNC FILES, got {} arguments",
             args.len()
         );
     };
@@ -72,14 +71,9 @@ pub fn serve(args: &[String]) -> anyhow::Result<()> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let mut out = std::io::stdout().lock();
         writeln!(out, "grpc http://{}", listener.local_addr()?)?;
-        let http = match web.as_str() {
-            "web" => {
-                let l = TcpListener::bind("127.0.0.1:0").await?;
-                writeln!(out, "web http://{}", l.local_addr()?)?;
-                Some(Http::new(l, WebView))
-            }
-            _ => None,
-        };
+        let web = TcpListener::bind("127.0.0.1:0").await?;
+        writeln!(out, "web http://{}", web.local_addr()?)?;
+        let http = Some(Http::new(web, WebView));
         writeln!(out, "ready")?;
         out.flush()?;
         drop(out);
@@ -98,18 +92,13 @@ pub struct Served {
     stdin: Option<ChildStdin>,
     pub pid: u32,
     pub grpc_url: String,
-    pub web_url: Option<String>,
+    pub web_url: String,
 }
 
 impl Served {
     /// Starts the child on `db`, allowed `files` open files, and waits
     /// until it listens.
-    pub fn start(
-        db: &Path,
-        durability: Durability,
-        web: bool,
-        files: u64,
-    ) -> anyhow::Result<Served> {
+    pub fn start(db: &Path, durability: Durability, files: u64) -> anyhow::Result<Served> {
         let exe = std::env::current_exe().context("the bench's own path")?;
         let mut child = Command::new(exe)
             .arg(SERVE_ARG)
@@ -118,7 +107,6 @@ impl Served {
                 Durability::Normal => "normal",
                 _ => "full",
             })
-            .arg(if web { "web" } else { "no-web" })
             .arg(files.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -138,7 +126,7 @@ impl Served {
             }
         }
         let pid = child.id();
-        let Some(grpc_url) = grpc_url else {
+        let (Some(grpc_url), Some(web_url)) = (grpc_url, web_url) else {
             let status = child.wait()?;
             bail!("the server process ended ({status}) before it listened");
         };
