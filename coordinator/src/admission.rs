@@ -5,7 +5,10 @@
 //!
 //! It runs after authentication, so only a known worker's result takes a
 //! place. The place travels to the handler in the request's extensions
-//! ([`Admitted`]) and is released when the submission is answered.
+//! ([`Admitted`]) and is released when the submission is answered. An
+//! admitted result is served, its message decoded, on the lane's result
+//! readers ([`crate::service::result_readers`]), not on the threads that
+//! serve every other call.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -87,6 +90,7 @@ where
         + Send
         + 'static,
     S::Future: Send + 'static,
+    S::Error: Send + 'static,
     B: Send + 'static,
 {
     type Response = S::Response;
@@ -106,6 +110,16 @@ where
                     request
                         .extensions_mut()
                         .insert(Admitted(Arc::new(Mutex::new(Some(admission)))));
+                    let served = self
+                        .lane
+                        .readers()
+                        .spawn(async move { inner.call(request).await });
+                    return Box::pin(async move {
+                        served.await.unwrap_or_else(|e| {
+                            Ok(Status::internal(format!("a result's handler stopped: {e}"))
+                                .into_http())
+                        })
+                    });
                 }
                 Err(busy) => {
                     let refusal = refused(busy.retry_after).into_http();
@@ -114,5 +128,52 @@ where
             }
         }
         Box::pin(async move { inner.call(request).await })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+
+    use tower::{Layer, Service};
+
+    use super::*;
+    use crate::service::CheckConfig;
+
+    type Answer = http::Response<tonic::body::Body>;
+
+    /// Answers with the name of the thread that served the request.
+    async fn thread_name(_: http::Request<()>) -> Result<Answer, Infallible> {
+        let name = std::thread::current().name().unwrap_or("").to_owned();
+        Ok(http::Response::builder()
+            .header("thread", name)
+            .body(tonic::body::Body::empty())
+            .unwrap())
+    }
+
+    async fn served_on<S>(service: &mut S, path: &str) -> String
+    where
+        S: Service<http::Request<()>, Response = Answer, Error = Infallible>,
+    {
+        let request = http::Request::builder().uri(path).body(()).unwrap();
+        let answer = service.call(request).await.unwrap();
+        answer.headers()["thread"].to_str().unwrap().to_owned()
+    }
+
+    #[tokio::test]
+    async fn an_admitted_result_is_served_on_the_readers_threads_and_other_calls_where_they_came() {
+        let lane = CheckLane::new(CheckConfig {
+            threads: 1,
+            admitted_per_thread: 1,
+        });
+        let mut service = AdmissionLayer::new(lane.clone()).layer(tower::service_fn(thread_name));
+        assert_eq!(
+            served_on(&mut service, SUBMIT_RESULT).await,
+            "xq-read-result"
+        );
+        let here = std::thread::current().name().unwrap_or("").to_owned();
+        let other = "/xq.cluster.v1.WorkerService/Heartbeat";
+        assert_eq!(served_on(&mut service, other).await, here);
+        assert_eq!(lane.in_flight(), 0, "the place is released with the answer");
     }
 }

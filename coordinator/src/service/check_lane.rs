@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::result_readers::ResultReaders;
 use crate::store::StoreError;
 
 /// The nice value check threads give themselves (0 is the default, 19 the
@@ -118,6 +119,8 @@ struct Inner {
     mean_ply_ns: AtomicU64,
     /// Results refused for load since the start.
     refused: AtomicU64,
+    /// The threads that serve admitted results, their decoding included.
+    readers: ResultReaders,
     /// The delay told to refused results before its spread, µs: each
     /// refusal multiplies it by [`DELAY_STEP`] and each admission divides
     /// it, within [`MIN_PUSHBACK`]..[`MAX_PUSHBACK`]. It grows while
@@ -152,6 +155,7 @@ impl CheckLane {
                 mean_check_us: AtomicU64::new(10_000),
                 mean_ply_ns: AtomicU64::new(INITIAL_PLY_NS),
                 refused: AtomicU64::new(0),
+                readers: ResultReaders::new(threads),
                 delay_us: AtomicU64::new(MIN_PUSHBACK.as_micros() as u64),
             }),
         }
@@ -182,6 +186,11 @@ impl CheckLane {
             .await
             .expect("the lane's semaphore is never closed");
         Admission(permit)
+    }
+
+    /// The threads that serve admitted results ([`ResultReaders`]).
+    pub fn readers(&self) -> &ResultReaders {
+        &self.inner.readers
     }
 
     /// Results admitted now (decoding, checking or being written).

@@ -85,6 +85,7 @@ pub mod queries;
 pub mod register;
 pub mod registry;
 pub mod release;
+pub mod result_readers;
 pub mod run_admin;
 pub mod speeds;
 pub mod submit;
