@@ -1,8 +1,9 @@
 //! The writer thread's batches: every call waiting in the queue (up to
 //! [`MAX_BATCH`]) runs inside one transaction, which is committed once
 //! before any of them is answered. Calls wait in one of two lanes
-//! ([`Lane`]): a result's write never delays a heartbeat by more than
-//! [`MAX_BULK`] writes.
+//! ([`Lane`]): a control call never waits behind more than [`MAX_BULK`]
+//! results' writes, nor behind a batch that has run [`BULK_TIME`] before it
+//! takes another.
 //!
 //! A call's own transaction is a savepoint inside the batch's (see
 //! [`crate::store`]): it commits or rolls back alone, and the batch's
@@ -22,7 +23,7 @@
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, mpsc};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
@@ -50,6 +51,13 @@ pub const MAX_BATCH: usize = 512;
 /// Most bulk calls in one batch: a batch of results' writes takes a few
 /// milliseconds, which is what a control call can wait behind them.
 pub const MAX_BULK: usize = 32;
+
+/// Longest a batch takes bulk calls: once it has run this long, it takes
+/// only the control calls waiting and commits, so a control call that
+/// arrives during results' writes is answered after at most about this,
+/// one more write and the commit (writes of a 256-pair result take several
+/// milliseconds, 32 of them a hundred).
+pub const BULK_TIME: Duration = Duration::from_millis(10);
 
 /// Most calls taken from the channel at a time (so that a steady stream of
 /// arrivals cannot keep the thread from running what it took).
@@ -123,6 +131,9 @@ pub(super) fn serve(
         let mut bulk_left = MAX_BULK;
         while batch.answers.len() < MAX_BATCH {
             queues.drain(&rx);
+            if start.elapsed() >= BULK_TIME {
+                bulk_left = 0;
+            }
             let Some(job) = queues.next(&mut bulk_left) else {
                 break;
             };
@@ -345,6 +356,53 @@ mod tests {
         assert!(!accepted.is_empty(), "nothing fit: {answers:?}");
         drop(store);
         assert_eq!(stored(&file.0), accepted);
+    }
+
+    /// A slow control call holds the writer while a control call and
+    /// results' writes queue: the control call runs in its batch, the
+    /// writes (past [`super::BULK_TIME`]) in the next, where another
+    /// connection already sees the control call's row committed.
+    #[tokio::test]
+    async fn a_batch_past_its_bulk_time_commits_before_taking_results_writes() {
+        let file = TempFile::new("bulk-time");
+        let store = Store::open(&file.0).unwrap();
+        make_table(&store).await.unwrap();
+        let slow = tokio::spawn(insert(&store, 1, 10, false, Duration::from_millis(200)));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let path = file.0.clone();
+        let writes: Vec<_> = (10..20)
+            .map(|k| {
+                let (store, path) = (store.clone(), path.clone());
+                tokio::spawn(async move {
+                    store
+                        .call_bulk(move |c| {
+                            let other = Connection::open(&path)?;
+                            let seen: i64 =
+                                other.query_row("SELECT count(*) FROM t WHERE k = 2", [], |r| {
+                                    r.get(0)
+                                })?;
+                            c.execute("INSERT INTO t (k, v) VALUES (?1, NULL)", [k])?;
+                            Ok(seen)
+                        })
+                        .await
+                })
+            })
+            .collect();
+        let control = tokio::spawn(insert(&store, 2, 10, false, Duration::ZERO));
+        slow.await.unwrap().unwrap();
+        control.await.unwrap().unwrap();
+        for w in writes {
+            assert_eq!(
+                w.await.unwrap().unwrap(),
+                1,
+                "a write ran before the control call's commit"
+            );
+        }
+        drop(store);
+        assert_eq!(
+            stored(&file.0),
+            [1, 2, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]
+        );
     }
 
     #[test]
