@@ -363,6 +363,8 @@ struct Usage {
     memory: procfs::Memory,
     /// The server's threads over the window, grouped by name.
     server_threads: Vec<ThreadGroup>,
+    /// The bench's own (the clients'), likewise.
+    client_threads: Vec<ThreadGroup>,
     load_before: String,
     load_after: String,
     /// The server's histograms over the window.
@@ -419,12 +421,14 @@ async fn sample(server: u32, web: String, window: Window) -> anyhow::Result<Usag
     tokio::time::sleep_until(window.from.into()).await;
     let (server_from, clients_from) = (procfs::cpu_time(server)?, procfs::cpu_time(me)?);
     let threads_from = procfs::threads(server)?;
+    let client_threads_from = procfs::threads(me)?;
     let load_before = loadavg();
     let histograms_from = Histograms::fetch(&web).await?;
     tokio::time::sleep_until(window.to.into()).await;
     let histograms = Histograms::fetch(&web).await?.since(&histograms_from);
     Ok(Usage {
         server_threads: thread_groups(&threads_from, &procfs::threads(server)?),
+        client_threads: thread_groups(&client_threads_from, &procfs::threads(me)?),
         server_cpu: procfs::cpu_time(server)? - server_from,
         clients_cpu: procfs::cpu_time(me)? - clients_from,
         memory: procfs::memory(server)?,
@@ -647,18 +651,23 @@ fn report(
         usage.memory.peak_kib / 1024,
         usage.clients_cpu.as_secs_f64() / secs
     );
-    for t in &usage.server_threads {
-        println!(
-            "    {:<16} ×{:<3} CPU {:.2}, waited for a CPU {:.2} of one core; \
-             the busiest: CPU {:.2}, waited {:.2}",
-            t.name,
-            t.count,
-            t.cpu.as_secs_f64() / secs,
-            t.waited.as_secs_f64() / secs,
-            t.busiest.0.as_secs_f64() / secs,
-            t.busiest.1.as_secs_f64() / secs
-        );
-    }
+    let groups = |threads: &[ThreadGroup]| {
+        for t in threads.iter().filter(|t| !t.cpu.is_zero() || !t.waited.is_zero()) {
+            println!(
+                "    {:<16} ×{:<3} CPU {:.2}, waited for a CPU {:.2} of one core; \
+                 the busiest: CPU {:.2}, waited {:.2}",
+                t.name,
+                t.count,
+                t.cpu.as_secs_f64() / secs,
+                t.waited.as_secs_f64() / secs,
+                t.busiest.0.as_secs_f64() / secs,
+                t.busiest.1.as_secs_f64() / secs
+            );
+        }
+    };
+    groups(&usage.server_threads);
+    println!("  the clients' threads:");
+    groups(&usage.client_threads);
     println!(
         "  loadavg at the window's start: {}; at its end: {}",
         usage.load_before, usage.load_after
