@@ -60,8 +60,11 @@
 //! accepted per second, p50/p99 latency per call of the calls that ended in
 //! the window, errors by call and code, the coordinator's CPU (user +
 //! system time over the window, as a share of one core) and memory (resident
-//! at the end, and its peak), the clients' CPU, and `/proc/loadavg` before
-//! and after; then checks that the run's totals equal what the server
+//! at the end, and its peak), the clients' CPU, each side's threads by name
+//! (CPU, and time runnable but waiting for a CPU), `/proc/loadavg` before
+//! and after, and the server's own quantiles over the window from its
+//! `/metrics` (each call until its response, the writer's wait and answer by
+//! lane, its batches: [`xq_tests::scrape`]); then checks that the run's totals equal what the server
 //! counted (an accepted answer, or a `DUPLICATE` to a resubmission whose
 //! first answer was lost: none lost or counted twice), that no lease was lost
 //! while its worker kept it alive, and that no result came back after its
@@ -652,7 +655,10 @@ fn report(
         usage.clients_cpu.as_secs_f64() / secs
     );
     let groups = |threads: &[ThreadGroup]| {
-        for t in threads.iter().filter(|t| !t.cpu.is_zero() || !t.waited.is_zero()) {
+        for t in threads
+            .iter()
+            .filter(|t| !t.cpu.is_zero() || !t.waited.is_zero())
+        {
             println!(
                 "    {:<16} ×{:<3} CPU {:.2}, waited for a CPU {:.2} of one core; \
                  the busiest: CPU {:.2}, waited {:.2}",
