@@ -116,8 +116,12 @@ where
                         .spawn(async move { inner.call(request).await });
                     return Box::pin(async move {
                         served.await.unwrap_or_else(|e| {
-                            Ok(Status::internal(format!("a result's handler stopped: {e}"))
-                                .into_http())
+                            tracing::error!(error = %e, "a result's handler stopped");
+                            let status = Status::internal(
+                                "the result's handler stopped before it answered: submit again \
+                                 (a result already counted is answered DUPLICATE)",
+                            );
+                            Ok(status.into_http())
                         })
                     });
                 }

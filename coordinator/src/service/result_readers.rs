@@ -10,7 +10,10 @@
 //! ([`super::check_lane::CHECK_NICE`]); the serving runtime's threads only
 //! move its bytes off the connection. Since at most
 //! [`super::CheckConfig::admitted`] results are admitted at once, the
-//! messages these threads hold are bounded as before.
+//! messages these threads hold are bounded as before. A result's handling
+//! runs to its end even if its client goes away meanwhile: what it
+//! committed is then answered `DUPLICATE` to the resubmission, as a lost
+//! answer always was.
 
 use std::future::Future;
 use std::sync::OnceLock;
