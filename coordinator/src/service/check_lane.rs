@@ -288,11 +288,17 @@ fn smooth(mean: &AtomicU64, sample: u64) {
     // Concurrent updates may lose one another's step; the mean stays a mean.
 }
 
+/// Lowers the calling thread to [`CHECK_NICE`]; `who` names it in the
+/// warning if it cannot.
+pub(super) fn lower_priority(who: &str) {
+    if let Err(e) = rustix::process::setpriority_process(None, CHECK_NICE) {
+        tracing::warn!(error = %e, "{who} could not lower its priority");
+    }
+}
+
 /// A check thread: lowers its priority, then runs jobs until the lane is gone.
 fn serve(jobs: &Mutex<mpsc::Receiver<Job>>) {
-    if let Err(e) = rustix::process::setpriority_process(None, CHECK_NICE) {
-        tracing::warn!(error = %e, "a check thread could not lower its priority");
-    }
+    lower_priority("a check thread");
     loop {
         let job = jobs.lock().unwrap_or_else(PoisonError::into_inner).recv();
         match job {

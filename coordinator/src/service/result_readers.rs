@@ -7,7 +7,7 @@
 //! `SubmitResult` the check lane admitted ([`crate::admission`]) is
 //! therefore served, its message decoded and converted, on a small runtime
 //! of its own whose threads lower their priority as the check threads do
-//! ([`super::check_lane::CHECK_NICE`]); the serving runtime's threads only
+//! ([`super::check_lane::CHECK_NICE`], [`lower_priority`]); the serving runtime's threads only
 //! move its bytes off the connection. Since at most
 //! [`super::CheckConfig::admitted`] results are admitted at once, the
 //! messages these threads hold are bounded as before. A result's handling
@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 
-use super::check_lane::CHECK_NICE;
+use super::check_lane::lower_priority;
 
 /// The admitted results' runtime, started on first use; cheap to share
 /// behind the check lane's `Arc`.
@@ -70,11 +70,7 @@ impl ResultReaders {
         let built = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(self.threads)
             .thread_name("xq-read-result")
-            .on_thread_start(|| {
-                if let Err(e) = rustix::process::setpriority_process(None, CHECK_NICE) {
-                    tracing::warn!(error = %e, "a result reader could not lower its priority");
-                }
-            })
+            .on_thread_start(|| lower_priority("a result reader"))
             .enable_all()
             .build();
         match built {
