@@ -150,6 +150,7 @@ impl From<Grant> for pb::Lease {
             work,
             deadline_ms,
             speed,
+            heartbeat_interval,
         } = g;
         pb::Lease {
             lease_id,
@@ -158,6 +159,8 @@ impl From<Grant> for pb::Lease {
             work: Some(work.into()),
             deadline_unix_ms: deadline_ms,
             speed: speed.map(Into::into),
+            heartbeat_interval_ms: u64::try_from(heartbeat_interval.as_millis())
+                .unwrap_or(u64::MAX),
         }
     }
 }

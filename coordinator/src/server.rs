@@ -385,7 +385,8 @@ impl WorkerService for Workers {
         let mut worker = NewWorker::try_from(request.into_inner())?;
         worker.token_key = Some(principal.key);
         tracing::info!(name = %worker.name, threads = worker.threads, token = %principal.name, "worker registers");
-        let worker_id = match self.core.workers().register(worker).await? {
+        let joined = self.core.workers().register(worker).await?;
+        let worker_id = match joined.registered {
             Registered::New(id) => id,
             Registered::Again { id, released } => {
                 tracing::info!(
@@ -398,10 +399,9 @@ impl WorkerService for Workers {
         };
         self.owners.registered(worker_id, principal.key);
         self.releases.check(worker_id).await?;
-        let interval = self.core.config().heartbeat_interval;
         Ok(Response::new(pb::RegisterResponse {
             worker_id,
-            heartbeat_interval_ms: interval.as_millis() as u64,
+            heartbeat_interval_ms: joined.heartbeat_interval.as_millis() as u64,
         }))
     }
 
@@ -445,9 +445,11 @@ impl WorkerService for Workers {
                  }| (lease_id, pairs_done),
             )
             .collect();
-        let answers = self.core.leases().heartbeat(worker_id, progress).await?;
+        let reply = self.core.leases().heartbeat(worker_id, progress).await?;
         Ok(Response::new(pb::HeartbeatResponse {
-            leases: answers
+            heartbeat_interval_ms: reply.interval.as_millis() as u64,
+            leases: reply
+                .leases
                 .into_iter()
                 .map(|(lease_id, state, deadline)| pb::LeaseHeartbeat {
                     lease_id,

@@ -1,8 +1,10 @@
 //! The coordinator client: register, then loop lease → play → submit.
 //!
 //! * The [`BatchPlayer`] runs on a blocking thread (`spawn_blocking`); while it
-//!   plays, the client sends a heartbeat every `heartbeat_interval_ms` (from
-//!   the registration answer) with the pairs done so far. If the coordinator
+//!   plays, the client sends a heartbeat every `heartbeat_interval_ms` (the
+//!   latest of the registration's, the lease's and the last heartbeat's
+//!   answers: a large fleet is told to beat less often) with the pairs done
+//!   so far. If the coordinator
 //!   answers that the lease no longer holds (expired, cancelled), the client
 //!   sets the player's cancel flag and drops the lease's games.
 //! * When the coordinator is unreachable (`UNAVAILABLE` and other transport
@@ -276,6 +278,9 @@ struct Client {
     speeds: Option<speed::SpeedCache>,
     stop: watch::Receiver<bool>,
     worker_id: u64,
+    /// The heartbeat interval the coordinator last told (Register, a lease
+    /// or a heartbeat's answer); the next beat is due this long after the
+    /// last.
     heartbeat: Duration,
     summary: ClientSummary,
 }
@@ -395,7 +400,7 @@ impl Client {
             return Ok(false);
         };
         self.worker_id = answer.worker_id;
-        self.heartbeat = Duration::from_millis(answer.heartbeat_interval_ms.max(50));
+        self.told_interval(answer.heartbeat_interval_ms);
         let machine = self.config.machine.as_ref();
         tracing::info!(
             worker_id = self.worker_id,
@@ -440,6 +445,7 @@ impl Client {
             };
             match answer.lease {
                 Some(lease) => {
+                    self.told_interval(lease.heartbeat_interval_ms);
                     self.lease(lease).await?;
                     idle_since = tokio::time::Instant::now();
                 }
@@ -635,20 +641,19 @@ impl Client {
                 })
             }
         });
-        let mut ticks = tokio::time::interval(self.heartbeat);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        ticks.tick().await;
+        let mut beat_at = Instant::now() + self.heartbeat;
         let mut lost = false;
         let mut stop = self.stop.clone();
         let outcome = loop {
             tokio::select! {
                 joined = &mut handle => break joined,
-                _ = ticks.tick(), if !lost => {
+                () = tokio::time::sleep_until(beat_at.into()), if !lost => {
                     let pairs_done = done.load(Ordering::Relaxed);
                     if !self.heartbeat(lease_id, pairs_done).await {
                         lost = true;
                         cancel.store(true, Ordering::Relaxed);
                     }
+                    beat_at = Instant::now() + self.heartbeat;
                 }
                 () = stopped(&mut stop), if !cancel.load(Ordering::Relaxed) => {
                     cancel.store(true, Ordering::Relaxed);
@@ -677,6 +682,14 @@ impl Client {
         })
     }
 
+    /// Takes the heartbeat interval an answer told, in ms (0: none told,
+    /// keep the current one; at least 50 ms).
+    fn told_interval(&mut self, ms: u64) {
+        if ms > 0 {
+            self.heartbeat = Duration::from_millis(ms.max(50));
+        }
+    }
+
     /// One heartbeat; false if the coordinator says the lease no longer holds.
     /// An unreachable coordinator is not an answer: keep playing.
     async fn heartbeat(&mut self, lease_id: u64, pairs_done: u32) -> bool {
@@ -689,8 +702,9 @@ impl Client {
         };
         match self.rpc.heartbeat(request).await {
             Ok(answer) => {
+                let answer = answer.into_inner();
+                self.told_interval(answer.heartbeat_interval_ms);
                 let state = answer
-                    .into_inner()
                     .leases
                     .first()
                     .map_or(pb::LeaseState::Unknown, |l| l.state());
@@ -990,17 +1004,16 @@ impl Client {
             let cancel = Arc::clone(&cancel);
             move || job(cancel)
         });
-        let mut ticks = tokio::time::interval(self.heartbeat);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        ticks.tick().await;
+        let mut beat_at = Instant::now() + self.heartbeat;
         let mut stop = self.stop.clone();
         loop {
             tokio::select! {
                 joined = &mut handle => break joined,
-                _ = ticks.tick(), if !cancel.load(Ordering::Relaxed) => {
+                () = tokio::time::sleep_until(beat_at.into()), if !cancel.load(Ordering::Relaxed) => {
                     if !self.heartbeat(lease_id, 0).await {
                         cancel.store(true, Ordering::Relaxed);
                     }
+                    beat_at = Instant::now() + self.heartbeat;
                 }
                 () = stopped(&mut stop), if !cancel.load(Ordering::Relaxed) => {
                     cancel.store(true, Ordering::Relaxed);

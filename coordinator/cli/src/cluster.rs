@@ -64,9 +64,15 @@ pub struct ServeArgs {
     trusted_proxy: Vec<std::net::IpAddr>,
     /// Lease time-to-live in seconds (extended by every heartbeat); workers
     /// are told to beat every sixth of it, so N workers send 6·N/SECS
-    /// heartbeats a second (100,000 workers want about 360).
+    /// heartbeats a second, until --heartbeats-per-sec stretches both.
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     lease_secs: u64,
+    /// Heartbeats a second the fleet is paced to: past this many times the
+    /// heartbeat interval in workers, the interval and the lease's life
+    /// stretch in proportion (100,000 workers beat every 50 s at 2,000);
+    /// 0: never stretched.
+    #[arg(long, value_name = "N", default_value_t = xq_coordinator::service::config::DEFAULT_HEARTBEAT_BUDGET)]
+    heartbeats_per_sec: u32,
     /// TLS certificate chain (PEM, the server's certificate first, e.g.
     /// coordinator.pem from `xq-coordinator cert`); with --tls-key, serves
     /// TLS only, on the gRPC port and the web view's (--http). A certificate no client would accept (a CA certificate,
@@ -190,6 +196,7 @@ impl ServeArgs {
                     threads: self.check_threads,
                     admitted_per_thread: self.checks_per_thread as usize,
                 },
+                heartbeat_budget: self.heartbeats_per_sec,
                 ..SchedulerConfig::default()
             }
             .with_lease_ttl(Duration::from_secs(self.lease_secs)),

@@ -8,6 +8,11 @@ use crate::git::GitConfig;
 use crate::pace::PaceConfig;
 use crate::runs::sources;
 
+/// Heartbeats a second a fleet is paced to by default: about a fifth of
+/// what a 2-core coordinator answers beside its fleet's other calls
+/// (coordinator/SECURITY.md), so a fleet of 100,000 beats every 50 s.
+pub const DEFAULT_HEARTBEAT_BUDGET: u32 = 2_000;
+
 /// Timing of leases, and the rules of runs' source engines.
 #[derive(Debug, Clone, Copy)]
 pub struct SchedulerConfig {
@@ -15,6 +20,10 @@ pub struct SchedulerConfig {
     pub lease_ttl: Duration,
     /// How often workers are told to send heartbeats (well below `lease_ttl`).
     pub heartbeat_interval: Duration,
+    /// Heartbeats a second the fleet is paced to: past `heartbeat_budget ×
+    /// heartbeat_interval` workers the interval and the lease life stretch
+    /// in proportion ([`super::cadence`]); 0: never.
+    pub heartbeat_budget: u32,
     /// How long a worker waits before asking again when there is no work.
     pub idle_retry: Duration,
     /// Which repositories source engines may name, and how a branch is
@@ -29,7 +38,8 @@ pub struct SchedulerConfig {
 }
 
 impl Default for SchedulerConfig {
-    /// Leases of 60 s, heartbeats every 10 s, idle workers ask every 2 s;
+    /// Leases of 60 s, heartbeats every 10 s (stretched past 20,000 workers
+    /// to keep within [`DEFAULT_HEARTBEAT_BUDGET`]), idle workers ask every 2 s;
     /// https repositories only; a run stops after failed builds on
     /// [`sources::DEFAULT_FAILURES_TO_STOP`] workers; leases sized to about
     /// 30 minutes of play ([`PaceConfig::default`]); results checked on
@@ -38,6 +48,7 @@ impl Default for SchedulerConfig {
         SchedulerConfig {
             lease_ttl: Duration::from_secs(60),
             heartbeat_interval: Duration::from_secs(10),
+            heartbeat_budget: DEFAULT_HEARTBEAT_BUDGET,
             idle_retry: Duration::from_secs(2),
             git: GitConfig::default(),
             build_failures_to_stop: sources::DEFAULT_FAILURES_TO_STOP,

@@ -8,7 +8,8 @@
 //! unwritten heartbeat may not yet show) is answered by the writer, as
 //! every heartbeat was before.
 
-use super::config::ms;
+use std::time::Duration;
+
 use super::lease::Leases;
 use crate::runs::LeaseState;
 use crate::runs::lease::Lease;
@@ -17,14 +18,26 @@ use crate::store::{StoreError, leases, workers};
 /// A lease's state as a heartbeat answers it; `None` = unknown to this worker.
 pub type HeartbeatAnswer = (u64, Option<LeaseState>, i64);
 
+/// What a heartbeat is answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeartbeatReply {
+    /// One per lease of the heartbeat, in its order.
+    pub leases: Vec<HeartbeatAnswer>,
+    /// When to beat next, and from then on ([`super::cadence`]): every
+    /// active deadline answered is a lease life of this cadence away.
+    pub interval: Duration,
+}
+
 impl Leases<'_> {
-    /// Records progress and extends the worker's active leases.
+    /// Records progress and extends the worker's active leases by the
+    /// lease life of the fleet's cadence ([`super::cadence`]).
     pub async fn heartbeat(
         &self,
         worker_id: u64,
         progress: Vec<(u64, u32)>,
-    ) -> Result<Vec<HeartbeatAnswer>, StoreError> {
-        let ttl = ms(self.core.config.lease_ttl);
+    ) -> Result<HeartbeatReply, StoreError> {
+        let cadence = self.core.cadence.seen(worker_id);
+        let ttl = cadence.ttl_ms();
         let beats = &self.core.beats;
         let recorded = beats.record(worker_id, &progress, ttl);
         let arrived = recorded.arrived_ms;
@@ -71,27 +84,33 @@ impl Leases<'_> {
             answers.push(answer);
         }
         if !unsure.is_empty() {
-            for (at, answer) in self.heartbeat_in_writer(worker_id, arrived, unsure).await? {
+            for (at, answer) in self
+                .heartbeat_in_writer(worker_id, arrived, ttl, unsure)
+                .await?
+            {
                 answers[at] = answer;
             }
         }
         if beats.due(crate::store::now_ms()) {
             self.core.settle_later();
         }
-        Ok(answers)
+        Ok(HeartbeatReply {
+            leases: answers,
+            interval: cadence.interval,
+        })
     }
 
     /// Answers the leases `(index, id, pairs done)` whose read could not
     /// vouch for them, in the writer after the beats recorded until now are
-    /// written: an active lease still in time at `arrived` is extended, one
-    /// past it expires.
+    /// written: an active lease still in time at `arrived` is extended to
+    /// `ttl` ms after it, one past it expires.
     async fn heartbeat_in_writer(
         &self,
         worker_id: u64,
         arrived: i64,
+        ttl: i64,
         unsure: Vec<(usize, u64, u32)>,
     ) -> Result<Vec<(usize, HeartbeatAnswer)>, StoreError> {
-        let ttl = ms(self.core.config.lease_ttl);
         let beats = std::sync::Arc::clone(&self.core.beats);
         self.core
             .store
@@ -149,7 +168,12 @@ mod tests {
         let stranger = register(&s, "stranger", None).await;
         let beat = |worker: u64| {
             let s = s.clone();
-            async move { s.leases().heartbeat(worker, vec![(g.lease_id, 2)]).await }
+            async move {
+                s.leases()
+                    .heartbeat(worker, vec![(g.lease_id, 2)])
+                    .await
+                    .map(|r| r.leases)
+            }
         };
         // Longer than the lease's time to live, kept by heartbeats (each with
         // 1.7 s to spare); other workers' calls expire overdue leases meanwhile.
@@ -183,7 +207,8 @@ mod tests {
             .leases()
             .heartbeat(w, vec![(late.lease_id, 1)])
             .await
-            .unwrap();
+            .unwrap()
+            .leases;
         assert_eq!(answer, [(late.lease_id, Some(LeaseState::Expired), 0)]);
         assert_eq!(
             s.leases()
@@ -199,5 +224,57 @@ mod tests {
             again.push(g.work.openings.offset);
         }
         assert!(again.contains(&late.work.openings.offset), "{again:?}");
+    }
+
+    #[tokio::test]
+    async fn a_fleet_past_the_budget_beats_less_often_and_its_leases_live_in_proportion() {
+        let config = SchedulerConfig {
+            heartbeat_interval: Duration::from_millis(100),
+            lease_ttl: Duration::from_millis(600),
+            heartbeat_budget: 1,
+            pace: PaceConfig {
+                target: Duration::ZERO,
+                ..PaceConfig::default()
+            },
+            ..SchedulerConfig::default()
+        };
+        let s = Core::new(Store::open_in_memory().unwrap(), config);
+        let w = register(&s, "w", None).await;
+        register(&s, "w2", None).await;
+        s.runs()
+            .create(games_spec(200, 4), false, Actor::system())
+            .await
+            .unwrap();
+        let before = crate::store::now_ms();
+        let g = s.leases().request_work(w).await.unwrap().unwrap();
+        assert_eq!(g.heartbeat_interval, Duration::from_secs(2));
+        assert!(
+            g.deadline_ms >= before + 12_000,
+            "{} from {before}",
+            g.deadline_ms
+        );
+        // Beating at the interval told, four times the base lease life apart.
+        for _ in 0..2 {
+            tokio::time::sleep(g.heartbeat_interval).await;
+            let before = crate::store::now_ms();
+            let reply = s
+                .leases()
+                .heartbeat(w, vec![(g.lease_id, 1)])
+                .await
+                .unwrap();
+            assert_eq!(reply.interval, Duration::from_secs(2));
+            let [(_, state, deadline)] = reply.leases[..] else {
+                panic!("one answer");
+            };
+            assert_eq!(state, Some(LeaseState::Active));
+            assert!(deadline >= before + 12_000, "{deadline} from {before}");
+        }
+        assert_eq!(
+            s.leases()
+                .submit(w, g.lease_id, draws(&g.work))
+                .await
+                .unwrap(),
+            SubmitStatus::Accepted
+        );
     }
 }

@@ -2,12 +2,13 @@
 //! it (see [the fair share](super#fair-share)), as a lease.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use xq_proto::capacity::SpeedCheck;
 use xq_proto::{OpeningSlice, WorkSpec};
 
 use super::Core;
-use super::config::ms;
+use super::cadence::Cadence;
 use crate::runs::admission;
 use crate::runs::{RunKind, RunStatus, Slice, SliceWork};
 use crate::store::leases::{self, NewLease};
@@ -32,6 +33,9 @@ pub struct Grant {
     pub deadline_ms: i64,
     /// What the worker measures before it plays; `None`: nothing.
     pub speed: Option<SpeedCheck>,
+    /// How often to heartbeat it: the deadline is a lease life of this
+    /// cadence away ([`super::cadence`]).
+    pub heartbeat_interval: Duration,
 }
 
 /// The run a worker should get next (see [the fair share](super#fair-share)).
@@ -57,7 +61,7 @@ impl Leases<'_> {
     /// Hands the worker the next slice of the fairest run, or `None`. The
     /// run it reads is kept for the check of the lease's result.
     pub async fn request_work(&self, worker_id: u64) -> Result<Option<Grant>, StoreError> {
-        let ttl = ms(self.core.config.lease_ttl);
+        let cadence = self.core.cadence.seen(worker_id);
         let paces = Arc::clone(&self.core.paces);
         let checks = self.core.checks.clone();
         let beats = Arc::clone(&self.core.beats);
@@ -107,7 +111,7 @@ impl Leases<'_> {
                         slice
                     }
                 };
-                let grant = grant(&tx, &run, worker_id, &slice, now, now + ttl)?;
+                let grant = grant(&tx, &run, worker_id, &slice, now, cadence)?;
                 tx.commit()?;
                 Ok(Some((grant, Arc::new(run))))
             })
@@ -131,8 +135,8 @@ pub(super) fn opening_slice(run: &RunStatus, slice: &Slice, per_game: bool) -> O
     }
 }
 
-/// Stores a lease of `slice` of `run` for the worker and returns it. A run
-/// with a speed rule asks the worker to measure itself
+/// Stores a lease of `slice` of `run` for the worker, a lease life of
+/// `cadence` from `now`, and returns it. A run with a speed rule asks the worker to measure itself
 /// ([`crate::runs::WorkerPolicy::speed_check`]) and scale its limits by the
 /// factor [`Leases::engine_speed`] answers.
 fn grant(
@@ -141,8 +145,9 @@ fn grant(
     worker_id: u64,
     slice: &Slice,
     now: i64,
-    deadline_ms: i64,
+    cadence: Cadence,
 ) -> Result<Grant, StoreError> {
+    let deadline_ms = now.saturating_add(cadence.ttl_ms());
     let SliceWork {
         players,
         rules,
@@ -176,6 +181,7 @@ fn grant(
         work,
         deadline_ms,
         speed: run.spec.workers.speed_check(),
+        heartbeat_interval: cadence.interval,
     })
 }
 

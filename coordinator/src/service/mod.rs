@@ -62,7 +62,8 @@
 //! or are not those of the games that must come with them (`Invalid`), all
 //! checked before the lease's state. Heartbeats extend an active lease's
 //! deadline to the lease time-to-live after their arrival, whenever their
-//! write comes ([`heartbeat`], [`crate::store::beats`]).
+//! write comes ([`heartbeat`], [`crate::store::beats`]); past a fleet size
+//! the interval and the time-to-live stretch together ([`cadence`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -73,9 +74,11 @@ use crate::archive::OpeningBooks;
 use crate::pace::Paces;
 use crate::runs::RunStatus;
 use crate::store::beats::Beats;
+use cadence::FleetCadence;
 
 pub mod accounts;
 pub mod builds;
+pub mod cadence;
 pub mod check_lane;
 pub mod config;
 pub mod events;
@@ -100,10 +103,10 @@ mod testing;
 pub use crate::store::{Durability, Store, StoreError, StoreOptions, now_ms, utc};
 pub use check_lane::{Admission, CheckConfig, CheckLane};
 pub use config::SchedulerConfig;
-pub use heartbeat::HeartbeatAnswer;
+pub use heartbeat::{HeartbeatAnswer, HeartbeatReply};
 pub use lease::{Grant, pick};
 pub use queries::Queries;
-pub use register::{NewWorker, Registered};
+pub use register::{Joined, NewWorker, Registered};
 pub use run_admin::Runs;
 pub use submit::SubmitStatus;
 
@@ -132,6 +135,8 @@ pub struct Core {
     checks: CheckLane,
     /// Heartbeats recorded and not yet written ([`crate::store::beats`]).
     beats: Arc<Beats>,
+    /// The fleet's count, which sets the heartbeat interval and lease life.
+    cadence: Arc<FleetCadence>,
 }
 
 impl Core {
@@ -162,6 +167,7 @@ impl Core {
             snapshots: Snapshots::default(),
             checks,
             beats: Arc::default(),
+            cadence: Arc::new(FleetCadence::new(&config)),
             store,
         }
     }

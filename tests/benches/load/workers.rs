@@ -4,7 +4,8 @@
 //! - [`Pattern::Loop`]: RequestWork → SubmitResult at once, back to back
 //!   (a closed loop), or with a random 0.5–1.5 pauses between results.
 //! - [`Pattern::Fleet`]: what a real worker does: RequestWork, heartbeats
-//!   every `heartbeat_interval_ms` the server answered to Register while it
+//!   every `heartbeat_interval_ms` the server last answered (to Register,
+//!   with the lease or to a heartbeat) while it
 //!   "plays" the lease for a random 0.5–1.5 lease lengths, then
 //!   SubmitResult.
 //!
@@ -63,7 +64,7 @@ pub async fn worker(mut rpc: WorkerClient, name: String, plan: Arc<Plan>) -> Tal
         Pattern::Fleet { lease } => lease,
     };
     sleep_until(plan.start + period.mul_f64(unit()), &plan).await;
-    let Some((worker_id, heartbeat)) = register(&mut rpc, name, &plan, &mut tally).await else {
+    let Some((worker_id, mut heartbeat)) = register(&mut rpc, name, &plan, &mut tally).await else {
         return tally;
     };
     while Instant::now() < plan.end {
@@ -84,6 +85,7 @@ pub async fn worker(mut rpc: WorkerClient, name: String, plan: Arc<Plan>) -> Tal
             sleep_until(Instant::now() + wait, &plan).await;
             continue;
         };
+        told(&mut heartbeat, lease.heartbeat_interval_ms);
         let pairs = lease.work.as_ref().map_or(0, |w| w.pairs);
         let offset = lease
             .work
@@ -93,7 +95,13 @@ pub async fn worker(mut rpc: WorkerClient, name: String, plan: Arc<Plan>) -> Tal
         if let Pattern::Fleet { lease: batch } = plan.pattern {
             let length = batch.mul_f64(f64::from(pairs) / f64::from(plan.batch_pairs.max(1)));
             let played = play(
-                &mut rpc, worker_id, &lease, length, heartbeat, &plan, &mut tally,
+                &mut rpc,
+                worker_id,
+                &lease,
+                length,
+                &mut heartbeat,
+                &plan,
+                &mut tally,
             );
             if !played.await {
                 continue;
@@ -108,7 +116,7 @@ pub async fn worker(mut rpc: WorkerClient, name: String, plan: Arc<Plan>) -> Tal
             &mut rpc,
             request,
             u64::from(pairs),
-            heartbeat,
+            &mut heartbeat,
             &plan,
             &mut tally,
         )
@@ -151,14 +159,14 @@ async fn register(
 }
 
 /// "Plays" `lease` for `length` × 0.5–1.5, with a heartbeat every
-/// `heartbeat`; whether it was played to the end (not lost, not cut off by
+/// `heartbeat` (as the last answer sets it); whether it was played to the end (not lost, not cut off by
 /// the end of the bench).
 async fn play(
     rpc: &mut WorkerClient,
     worker_id: u64,
     lease: &pb::Lease,
     length: Duration,
-    heartbeat: Duration,
+    heartbeat: &mut Duration,
     plan: &Plan,
     tally: &mut Tally,
 ) -> bool {
@@ -166,7 +174,7 @@ async fn play(
     let began = Instant::now();
     let playing = length.mul_f64(0.5 + unit());
     let done_at = began + playing;
-    let mut beat_at = began + heartbeat;
+    let mut beat_at = began + *heartbeat;
     while beat_at < done_at {
         if !sleep_until(beat_at, plan).await {
             return false;
@@ -174,10 +182,18 @@ async fn play(
         let pairs_done =
             (f64::from(pairs) * (beat_at - began).as_secs_f64() / playing.as_secs_f64()) as u32;
         let done = pairs_done.min(pairs);
-        if !beat(rpc, (worker_id, lease.lease_id, done), plan, tally).await {
+        if !beat(
+            rpc,
+            (worker_id, lease.lease_id, done),
+            heartbeat,
+            plan,
+            tally,
+        )
+        .await
+        {
             return false;
         }
-        beat_at += heartbeat;
+        beat_at += *heartbeat;
     }
     sleep_until(done_at, plan).await
 }
@@ -192,7 +208,7 @@ async fn submit(
     rpc: &mut WorkerClient,
     request: pb::SubmitResultRequest,
     pairs: u64,
-    heartbeat: Duration,
+    heartbeat: &mut Duration,
     plan: &Plan,
     tally: &mut Tally,
 ) {
@@ -217,12 +233,13 @@ async fn submit(
                 tally.refused_for_load(&plan.window, started);
                 let wait = xq_proto::connect::retry_pushback(&e).unwrap_or(RETRY);
                 let until = Instant::now() + wait;
-                while last_beat + heartbeat < until {
-                    tokio::time::sleep_until((last_beat + heartbeat).into()).await;
+                while last_beat + *heartbeat < until {
+                    tokio::time::sleep_until((last_beat + *heartbeat).into()).await;
                     let done = u32::try_from(pairs).unwrap_or(u32::MAX);
                     beat(
                         rpc,
                         (request.worker_id, request.lease_id, done),
+                        heartbeat,
                         plan,
                         tally,
                     )
@@ -247,11 +264,13 @@ async fn submit(
 }
 
 /// A heartbeat for a lease `pairs_done` into its play (or played, its
-/// result waiting to be taken); false, and the lease counted lost, if the
-/// coordinator says it is no longer active.
+/// result waiting to be taken), taking the interval the answer tells;
+/// false, and the lease counted lost, if the coordinator says it is no
+/// longer active.
 async fn beat(
     rpc: &mut WorkerClient,
     (worker_id, lease_id, pairs_done): (u64, u64, u32),
+    heartbeat: &mut Duration,
     plan: &Plan,
     tally: &mut Tally,
 ) -> bool {
@@ -266,8 +285,9 @@ async fn beat(
     match rpc.heartbeat(request).await {
         Ok(a) => {
             tally.answered(&plan.window, Call::Heartbeat, started);
+            let a = a.into_inner();
+            told(heartbeat, a.heartbeat_interval_ms);
             let active = a
-                .into_inner()
                 .leases
                 .first()
                 .is_some_and(|l| l.state() == pb::LeaseState::Active);
@@ -280,6 +300,13 @@ async fn beat(
             tally.failed(&plan.window, Call::Heartbeat, started, e.code());
             true
         }
+    }
+}
+
+/// Takes the heartbeat interval an answer told, in ms (0: none).
+fn told(heartbeat: &mut Duration, ms: u64) {
+    if ms > 0 {
+        *heartbeat = Duration::from_millis(ms.max(100));
     }
 }
 
