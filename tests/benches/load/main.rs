@@ -160,8 +160,7 @@ use xq_coordinator::service::accounts::Accounts;
 use xq_coordinator::service::{Durability, SchedulerConfig, Store, StoreOptions};
 use xq_proto::connect::Auth;
 use xq_proto::pb;
-use xq_proto::pb::worker_service_client::WorkerServiceClient;
-use xq_tests::bench_pair::{BENCH_OPENING, real_pair};
+use xq_tests::bench_pair::{BENCH_OPENING, EncodedPair, real_pair};
 use xq_tests::cluster::{TempDb, create, games_spec, run_client, status};
 use xq_tests::scrape::{self, Histograms};
 
@@ -485,10 +484,7 @@ async fn run(config: Config, pair: pb::GameResults, plies: u64) -> anyhow::Resul
                 Some(channels) => channels[i % channels.len()].clone(),
                 None => xq_proto::connect::channel(&served.grpc_url, None)?,
             };
-            Ok(WorkerServiceClient::new(InterceptedService::new(
-                channel,
-                Auth::new(Some(token))?,
-            )))
+            Ok(InterceptedService::new(channel, Auth::new(Some(token))?))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     drop(shared);
@@ -504,7 +500,7 @@ async fn run(config: Config, pair: pb::GameResults, plies: u64) -> anyhow::Resul
         start,
         window,
         end: window.to,
-        pair,
+        pair: EncodedPair::new(&pair),
         batch_pairs: config.pairs,
     });
     let handles: Vec<_> = clients

@@ -10,17 +10,22 @@
 //!   SubmitResult.
 //!
 //! Every result carries the games of its lease's pairs, each pair a copy of
-//! one real pair ([`results_for`]).
+//! one real pair, sent as bytes built from the pair encoded once
+//! ([`EncodedPair`]: the bytes a worker's client would encode, without the
+//! cost of encoding them on the cores the coordinator runs on).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::Rng;
 use tonic::Code;
+use tonic::codegen::Bytes;
+use tonic::codegen::http::uri::PathAndQuery;
 use xq_proto::pb;
 use xq_tests::cluster::{WorkerClient, register_request};
 
-use xq_tests::bench_pair::results_for;
+use xq_tests::bench_pair::{EncodedPair, PreEncoded};
+use xq_tests::cluster::Authed;
 
 use crate::tally::{Call, Tally, Window};
 
@@ -46,8 +51,8 @@ pub struct Plan {
     /// When the workers stop: calls in flight finish, leases being played
     /// are given up.
     pub end: Instant,
-    /// One real pair's results.
-    pub pair: pb::GameResults,
+    /// One real pair's results, encoded.
+    pub pair: EncodedPair,
     /// The run's pairs per lease: a fleet worker plays a lease of more
     /// pairs (sized by time) for proportionally longer.
     pub batch_pairs: u32,
@@ -57,7 +62,9 @@ pub struct Plan {
 const RETRY: Duration = Duration::from_millis(100);
 
 /// One simulated worker from [`Plan::start`] to [`Plan::end`].
-pub async fn worker(mut rpc: WorkerClient, name: String, plan: Arc<Plan>) -> Tally {
+pub async fn worker(client: Authed, name: String, plan: Arc<Plan>) -> Tally {
+    let mut rpc = WorkerClient::new(client.clone());
+    let mut raw = tonic::client::Grpc::new(client);
     let mut tally = Tally::default();
     let period = match plan.pattern {
         Pattern::Loop { pause } => pause,
@@ -107,14 +114,10 @@ pub async fn worker(mut rpc: WorkerClient, name: String, plan: Arc<Plan>) -> Tal
                 continue;
             }
         }
-        let request = pb::SubmitResultRequest {
-            worker_id,
-            lease_id: lease.lease_id,
-            results: Some(results_for(&plan.pair, pairs, offset)),
-        };
+        let request = plan.pair.request(worker_id, lease.lease_id, pairs, offset);
         submit(
-            &mut rpc,
-            request,
+            (&mut rpc, &mut raw),
+            (worker_id, lease.lease_id, request),
             u64::from(pairs),
             &mut heartbeat,
             &plan,
@@ -205,8 +208,8 @@ async fn play(
 /// tallied: an accepted first answer, or a `DUPLICATE` after a retry (an
 /// earlier attempt was counted and its answer lost).
 async fn submit(
-    rpc: &mut WorkerClient,
-    request: pb::SubmitResultRequest,
+    (rpc, raw): (&mut WorkerClient, &mut tonic::client::Grpc<Authed>),
+    (worker_id, lease_id, request): (u64, u64, Bytes),
     pairs: u64,
     heartbeat: &mut Duration,
     plan: &Plan,
@@ -216,7 +219,7 @@ async fn submit(
     let mut last_beat = Instant::now();
     loop {
         let started = Instant::now();
-        match rpc.submit_result(request.clone()).await {
+        match submit_once(raw, request.clone()).await {
             Ok(a) => {
                 let inside = tally.answered(&plan.window, Call::SubmitResult, started);
                 match a.into_inner().status() {
@@ -236,14 +239,7 @@ async fn submit(
                 while last_beat + *heartbeat < until {
                     tokio::time::sleep_until((last_beat + *heartbeat).into()).await;
                     let done = u32::try_from(pairs).unwrap_or(u32::MAX);
-                    beat(
-                        rpc,
-                        (request.worker_id, request.lease_id, done),
-                        heartbeat,
-                        plan,
-                        tally,
-                    )
-                    .await;
+                    beat(rpc, (worker_id, lease_id, done), heartbeat, plan, tally).await;
                     last_beat = Instant::now();
                 }
                 tokio::time::sleep_until(until.into()).await;
@@ -261,6 +257,19 @@ async fn submit(
         }
         retried = true;
     }
+}
+
+/// One SubmitResult of a request already encoded.
+async fn submit_once(
+    raw: &mut tonic::client::Grpc<Authed>,
+    request: Bytes,
+) -> Result<tonic::Response<pb::SubmitResultResponse>, tonic::Status> {
+    raw.ready()
+        .await
+        .map_err(|e| tonic::Status::unavailable(format!("not ready: {e}")))?;
+    let path = PathAndQuery::from_static("/xq.cluster.v1.WorkerService/SubmitResult");
+    let codec = PreEncoded::<pb::SubmitResultResponse>::default();
+    raw.unary(tonic::Request::new(request), path, codec).await
 }
 
 /// A heartbeat for a lease `pairs_done` into its play (or played, its
