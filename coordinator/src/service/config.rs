@@ -18,7 +18,8 @@ pub const DEFAULT_HEARTBEAT_BUDGET: u32 = 2_000;
 pub struct SchedulerConfig {
     /// A lease lapses this long after it was handed out or last heartbeat.
     pub lease_ttl: Duration,
-    /// How often workers are told to send heartbeats (well below `lease_ttl`).
+    /// How often workers are told to send heartbeats (well below `lease_ttl`)
+    /// while the fleet is within `heartbeat_budget`.
     pub heartbeat_interval: Duration,
     /// Heartbeats a second the fleet is paced to: past `heartbeat_budget ×
     /// heartbeat_interval` workers the interval and the lease life stretch
@@ -62,7 +63,7 @@ impl SchedulerConfig {
     /// Leases of `ttl` (at least 1 s) with heartbeats every sixth of it (at
     /// least 200 ms), as `serve --lease-secs` sets them: a lease lapses after
     /// six missed heartbeats, and a fleet of N workers sends 6·N/ttl
-    /// heartbeats a second.
+    /// heartbeats a second, at most `heartbeat_budget` ([`super::cadence`]).
     pub fn with_lease_ttl(self, ttl: Duration) -> Self {
         let ttl = ttl.max(Duration::from_secs(1));
         SchedulerConfig {
