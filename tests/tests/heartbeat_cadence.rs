@@ -79,7 +79,7 @@ async fn a_worker_beats_at_the_longer_interval_a_large_fleet_is_told() {
         idle_beats.load(Ordering::SeqCst),
     );
     let started = Instant::now();
-    let run = create_games_run(&url, &served.admin, 2, 2, 30_000);
+    let run = create_games_run(&url, &served.admin, 2, 2, 80_000);
     let end = wait_for_end(&mut served.client(), run, Duration::from_secs(300)).await;
     let elapsed = started.elapsed();
     let (after, idle_after) = (
@@ -95,7 +95,7 @@ async fn a_worker_beats_at_the_longer_interval_a_large_fleet_is_told() {
     );
     assert_eq!(end.totals.map_or(0, |t| t.pairs), 2);
     assert!(
-        elapsed >= Duration::from_secs(5),
+        elapsed >= Duration::from_secs(8),
         "the lease was played in {elapsed:?}: too short to tell a 1 s interval from a 3 s one"
     );
     // The idle workers' heartbeats are theirs to subtract; one of theirs may
@@ -106,5 +106,6 @@ async fn a_worker_beats_at_the_longer_interval_a_large_fleet_is_told() {
         worker_beats <= at_3s,
         "{worker_beats} heartbeats of the worker in {elapsed:?}: at most {at_3s} at 3 s"
     );
+    eprintln!("{worker_beats} heartbeats of the worker in {elapsed:?}");
     drop(worker);
 }

@@ -189,13 +189,7 @@ mod tests {
             assert_ne!(other.work.openings.offset, g.work.openings.offset);
             tokio::time::sleep(Duration::from_millis(300)).await;
         }
-        assert_eq!(
-            s.leases()
-                .submit(w, g.lease_id, draws(&g.work))
-                .await
-                .unwrap(),
-            SubmitStatus::Accepted
-        );
+        assert_eq!(submit_draws(&s, w, &g).await, SubmitStatus::Accepted);
         assert_eq!(
             beat(w).await.unwrap(),
             [(g.lease_id, Some(LeaseState::Done), 0)]
@@ -228,18 +222,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_fleet_past_the_budget_beats_less_often_and_its_leases_live_in_proportion() {
-        let config = SchedulerConfig {
+        let (s, w) = setup_with(SchedulerConfig {
             heartbeat_interval: Duration::from_millis(100),
             lease_ttl: Duration::from_millis(600),
             heartbeat_budget: 1,
-            pace: PaceConfig {
-                target: Duration::ZERO,
-                ..PaceConfig::default()
-            },
             ..SchedulerConfig::default()
-        };
-        let s = Core::new(Store::open_in_memory().unwrap(), config);
-        let w = register(&s, "w", None).await;
+        })
+        .await;
         register(&s, "w2", None).await;
         s.runs()
             .create(games_spec(200, 4), false, Actor::system())
@@ -269,12 +258,6 @@ mod tests {
             assert_eq!(state, Some(LeaseState::Active));
             assert!(deadline >= before + 12_000, "{deadline} from {before}");
         }
-        assert_eq!(
-            s.leases()
-                .submit(w, g.lease_id, draws(&g.work))
-                .await
-                .unwrap(),
-            SubmitStatus::Accepted
-        );
+        assert_eq!(submit_draws(&s, w, &g).await, SubmitStatus::Accepted);
     }
 }

@@ -363,10 +363,7 @@ mod tests {
         assert_eq!((third.work.openings.offset, third.work.pairs), (8, 2));
         assert_eq!(s.leases().request_work(w).await.unwrap(), None);
         for g in [&first, &second, &third] {
-            s.leases()
-                .submit(w, g.lease_id, draws(&g.work))
-                .await
-                .unwrap();
+            submit_draws(&s, w, g).await;
         }
         let done = s.queries().get_run(run).await.unwrap();
         assert_eq!((done.state, done.totals.pairs), (RunState::Finished, 10));
@@ -383,10 +380,7 @@ mod tests {
             .await
             .unwrap();
         let g = s.leases().request_work(w).await.unwrap().unwrap();
-        s.leases()
-            .submit(w, g.lease_id, draws(&g.work))
-            .await
-            .unwrap();
+        submit_draws(&s, w, &g).await;
         let at_cap = s
             .runs()
             .modify(early, cap(4), Actor::system())

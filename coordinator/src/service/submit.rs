@@ -415,13 +415,7 @@ mod tests {
             err.to_string().contains("results.games"),
             "a run that keeps no games still checks them: {err}"
         );
-        assert_eq!(
-            s.leases()
-                .submit(w, g.lease_id, draws(&g.work))
-                .await
-                .unwrap(),
-            SubmitStatus::Accepted
-        );
+        assert_eq!(submit_draws(&s, w, &g).await, SubmitStatus::Accepted);
     }
 
     /// Six workers play a run that excludes flagged workers; worker 0

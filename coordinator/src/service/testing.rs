@@ -7,7 +7,7 @@ pub(super) use xq_proto::engine_source::FailedBuild;
 pub(super) use xq_proto::variant_stats::VariantStats;
 pub(super) use xq_proto::{BatchOutcome, Limit, Score, WorkSpec};
 
-pub(super) use super::{Core, NewWorker, SchedulerConfig, SubmitStatus};
+pub(super) use super::{Core, Grant, NewWorker, SchedulerConfig, SubmitStatus};
 pub(super) use crate::events::Actor;
 pub(super) use crate::pace::PaceConfig;
 pub(super) use crate::runs::{self, KindSpec};
@@ -17,6 +17,12 @@ pub(super) use crate::store::Store;
 /// Every game of `work` drawn, with its games.
 pub(super) fn draws(work: &WorkSpec) -> BatchOutcome {
     xq_games::stand_in::adjudicated(work, |_| Score::Draw).unwrap()
+}
+
+/// Submits lease `g` of worker `w` with every game drawn: the answer.
+pub(super) async fn submit_draws(s: &Core, w: u64, g: &Grant) -> SubmitStatus {
+    let status = s.leases().submit(w, g.lease_id, draws(&g.work)).await;
+    status.unwrap()
 }
 
 /// Registers a worker named `name` that measured `bench_nps`.
@@ -53,13 +59,22 @@ pub(super) async fn register_with(
 
 /// Leases of `batch_pairs` each (no sizing by time), `ttl` long.
 pub(super) async fn setup(ttl: Duration) -> (Core, u64) {
-    let config = SchedulerConfig {
+    setup_with(SchedulerConfig {
         lease_ttl: ttl,
+        ..SchedulerConfig::default()
+    })
+    .await
+}
+
+/// A core timed by `config` but with leases of `batch_pairs` each (no
+/// sizing by time), and one worker.
+pub(super) async fn setup_with(config: SchedulerConfig) -> (Core, u64) {
+    let config = SchedulerConfig {
         pace: PaceConfig {
             target: Duration::ZERO,
-            ..PaceConfig::default()
+            ..config.pace
         },
-        ..SchedulerConfig::default()
+        ..config
     };
     let core = Core::new(Store::open_in_memory().unwrap(), config);
     let worker = register(&core, "w", None).await;
