@@ -45,11 +45,6 @@ impl Cadence {
     pub fn ttl_ms(self) -> i64 {
         super::config::ms(self.lease_ttl)
     }
-
-    /// The interval in ms, as answered.
-    pub fn interval_ms(self) -> u64 {
-        u64::try_from(self.interval.as_millis()).unwrap_or(u64::MAX)
-    }
 }
 
 #[derive(Debug, Default)]
