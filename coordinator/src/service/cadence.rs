@@ -18,7 +18,10 @@
 //! so a deadline is always at least `lease_ttl / heartbeat_interval`
 //! intervals away from the arrival of the call that told that interval: a
 //! worker that beats at the interval it was last told keeps its leases,
-//! whatever the interval becomes meanwhile.
+//! whatever the interval becomes meanwhile. And while a worker is counted,
+//! its lease life is never shorter than that of the longest interval it
+//! was told, so a client that keeps an earlier interval (one that reads
+//! only Register's answer) keeps its leases when the fleet shrinks.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -47,13 +50,22 @@ impl Cadence {
     }
 }
 
+/// A counted worker.
+#[derive(Debug, Clone, Copy)]
+struct Told {
+    /// When it last called (ms since the epoch).
+    seen_ms: i64,
+    /// The longest interval it was told.
+    longest: Duration,
+}
+
 #[derive(Debug, Default)]
 struct Seen {
-    /// Workers by id, with when they last called (ms since the epoch).
-    at: HashMap<u64, i64>,
+    at: HashMap<u64, Told>,
     pruned_ms: i64,
-    /// The lease life last answered, ms: a worker not seen for that long is
-    /// no longer counted.
+    /// The lease life last answered, ms: a worker not seen for that long
+    /// (or for the lease life of the longest interval it was told) is no
+    /// longer counted.
     window_ms: i64,
 }
 
@@ -80,19 +92,39 @@ impl FleetCadence {
 
     /// Counts `worker_id` as calling now and returns the cadence to answer
     /// it with. The count is of the workers seen within the lease life last
-    /// answered, which every worker heartbeating at its interval is.
+    /// answered, which every worker heartbeating at its interval is. The
+    /// lease life answered is never shorter than that of the longest
+    /// interval the worker was told: a client that kept an earlier, longer
+    /// interval (one that reads only Register's) keeps its leases when the
+    /// fleet shrinks.
     pub fn seen(&self, worker_id: u64) -> Cadence {
         let now = now_ms();
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
-        seen.at.insert(worker_id, now);
+        let told = seen.at.entry(worker_id).or_insert(Told {
+            seen_ms: now,
+            longest: self.base.interval,
+        });
+        told.seen_ms = now;
         if now - seen.pruned_ms >= PRUNE_EVERY_MS {
-            let since = now - seen.window_ms.max(self.base.ttl_ms());
-            seen.at.retain(|_, &mut t| t >= since);
+            let window = seen.window_ms.max(self.base.ttl_ms());
+            seen.at.retain(|_, t| {
+                let life = super::config::ms(self.with_interval(t.longest).lease_ttl);
+                t.seen_ms >= now - window.max(life)
+            });
             seen.pruned_ms = now;
         }
         let cadence = self.for_fleet(seen.at.len());
         seen.window_ms = cadence.ttl_ms();
-        cadence
+        let Some(told) = seen.at.get_mut(&worker_id) else {
+            return cadence;
+        };
+        told.longest = told.longest.max(cadence.interval);
+        Cadence {
+            interval: cadence.interval,
+            lease_ttl: cadence
+                .lease_ttl
+                .max(self.with_interval(told.longest).lease_ttl),
+        }
     }
 
     /// The cadence for a fleet of `workers`: the base one, or its interval
@@ -103,13 +135,18 @@ impl FleetCadence {
             return self.base;
         }
         let wanted_ms = (workers as u128 * 1_000).div_ceil(u128::from(self.budget));
+        let wanted = Duration::from_millis(u64::try_from(wanted_ms).unwrap_or(u64::MAX));
+        self.with_interval(wanted)
+    }
+
+    /// The base cadence, or with its interval stretched to `interval` and
+    /// the lease life in the same proportion.
+    fn with_interval(&self, interval: Duration) -> Cadence {
         let base_ms = self.base.interval.as_millis();
-        if wanted_ms <= base_ms {
+        if interval.as_millis() <= base_ms {
             return self.base;
         }
-        let wanted_ms = u64::try_from(wanted_ms).unwrap_or(u64::MAX);
-        let interval = Duration::from_millis(wanted_ms);
-        let ttl_ms = self.base.lease_ttl.as_millis() * u128::from(wanted_ms) / base_ms;
+        let ttl_ms = self.base.lease_ttl.as_millis() * interval.as_millis() / base_ms;
         Cadence {
             interval,
             lease_ttl: Duration::from_millis(u64::try_from(ttl_ms).unwrap_or(u64::MAX)),
@@ -162,5 +199,19 @@ mod tests {
         assert_eq!(alone.interval, Duration::from_millis(10));
         assert_eq!(alone.lease_ttl, Duration::from_millis(60));
         assert_eq!(c.seen(6).interval, Duration::from_millis(20));
+    }
+
+    #[test]
+    fn a_worker_told_a_long_interval_keeps_its_lease_life_when_the_fleet_shrinks() {
+        let c = cadence(10, 60, 100);
+        for id in 1..=4 {
+            c.seen(id);
+        }
+        assert_eq!(c.seen(1).interval, Duration::from_millis(40));
+        std::thread::sleep(Duration::from_millis(1_100));
+        let shrunk = c.seen(1);
+        assert_eq!(shrunk.interval, Duration::from_millis(10));
+        assert_eq!(shrunk.lease_ttl, Duration::from_millis(240));
+        assert_eq!(c.seen(7).lease_ttl, Duration::from_millis(120));
     }
 }
