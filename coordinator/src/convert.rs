@@ -9,6 +9,8 @@
 //! cannot be forgotten; a garbled request names the field, and an
 //! `*_UNSPECIFIED` enum value is rejected.
 
+use std::time::Duration;
+
 use prost::Message;
 use xq_proto::pb;
 use xq_proto::{GameRecord, Invalid, Machine, WorkerVersion, required};
@@ -119,6 +121,12 @@ impl From<StoredFailure> for pb::BuildFailure {
 }
 
 /// `None` (a lease that is not the caller's) is `UNKNOWN`.
+/// A duration as the wire's `…_ms` fields carry it: whole milliseconds,
+/// saturating.
+pub fn wire_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
 pub fn lease_state(state: Option<LeaseState>) -> pb::LeaseState {
     match state {
         Some(LeaseState::Active) => pb::LeaseState::Active,
@@ -159,8 +167,7 @@ impl From<Grant> for pb::Lease {
             work: Some(work.into()),
             deadline_unix_ms: deadline_ms,
             speed: speed.map(Into::into),
-            heartbeat_interval_ms: u64::try_from(heartbeat_interval.as_millis())
-                .unwrap_or(u64::MAX),
+            heartbeat_interval_ms: wire_ms(heartbeat_interval),
         }
     }
 }

@@ -401,7 +401,7 @@ impl WorkerService for Workers {
         self.releases.check(worker_id).await?;
         Ok(Response::new(pb::RegisterResponse {
             worker_id,
-            heartbeat_interval_ms: joined.heartbeat_interval.as_millis() as u64,
+            heartbeat_interval_ms: convert::wire_ms(joined.heartbeat_interval),
         }))
     }
 
@@ -418,7 +418,7 @@ impl WorkerService for Workers {
             retry_after_ms: if grant.is_some() {
                 0
             } else {
-                retry.as_millis() as u64
+                convert::wire_ms(retry)
             },
             lease: grant.map(Into::into),
         }))
@@ -447,7 +447,7 @@ impl WorkerService for Workers {
             .collect();
         let reply = self.core.leases().heartbeat(worker_id, progress).await?;
         Ok(Response::new(pb::HeartbeatResponse {
-            heartbeat_interval_ms: reply.interval.as_millis() as u64,
+            heartbeat_interval_ms: convert::wire_ms(reply.interval),
             leases: reply
                 .leases
                 .into_iter()

@@ -100,11 +100,13 @@ impl FleetCadence {
     pub fn seen(&self, worker_id: u64) -> Cadence {
         let now = now_ms();
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
-        let told = seen.at.entry(worker_id).or_insert(Told {
-            seen_ms: now,
-            longest: self.base.interval,
-        });
-        told.seen_ms = now;
+        seen.at
+            .entry(worker_id)
+            .and_modify(|t| t.seen_ms = now)
+            .or_insert(Told {
+                seen_ms: now,
+                longest: self.base.interval,
+            });
         if now - seen.pruned_ms >= PRUNE_EVERY_MS {
             let window = seen.window_ms.max(self.base.ttl_ms());
             seen.at.retain(|_, t| {
@@ -115,15 +117,13 @@ impl FleetCadence {
         }
         let cadence = self.for_fleet(seen.at.len());
         seen.window_ms = cadence.ttl_ms();
-        let Some(told) = seen.at.get_mut(&worker_id) else {
-            return cadence;
-        };
-        told.longest = told.longest.max(cadence.interval);
+        let longest = seen.at.get_mut(&worker_id).map_or(cadence.interval, |t| {
+            t.longest = t.longest.max(cadence.interval);
+            t.longest
+        });
         Cadence {
             interval: cadence.interval,
-            lease_ttl: cadence
-                .lease_ttl
-                .max(self.with_interval(told.longest).lease_ttl),
+            lease_ttl: cadence.lease_ttl.max(self.with_interval(longest).lease_ttl),
         }
     }
 
