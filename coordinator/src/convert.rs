@@ -120,13 +120,13 @@ impl From<StoredFailure> for pb::BuildFailure {
     }
 }
 
-/// `None` (a lease that is not the caller's) is `UNKNOWN`.
 /// A duration as the wire's `…_ms` fields carry it: whole milliseconds,
 /// saturating.
 pub fn wire_ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// `None` (a lease that is not the caller's) is `UNKNOWN`.
 pub fn lease_state(state: Option<LeaseState>) -> pb::LeaseState {
     match state {
         Some(LeaseState::Active) => pb::LeaseState::Active,

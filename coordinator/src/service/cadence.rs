@@ -100,7 +100,8 @@ impl FleetCadence {
     pub fn seen(&self, worker_id: u64) -> Cadence {
         let now = now_ms();
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
-        seen.at
+        let told = *seen
+            .at
             .entry(worker_id)
             .and_modify(|t| t.seen_ms = now)
             .or_insert(Told {
@@ -117,10 +118,8 @@ impl FleetCadence {
         }
         let cadence = self.for_fleet(seen.at.len());
         seen.window_ms = cadence.ttl_ms();
-        let longest = seen.at.get_mut(&worker_id).map_or(cadence.interval, |t| {
-            t.longest = t.longest.max(cadence.interval);
-            t.longest
-        });
+        let longest = told.longest.max(cadence.interval);
+        seen.at.insert(worker_id, Told { longest, ..told });
         Cadence {
             interval: cadence.interval,
             lease_ttl: cadence.lease_ttl.max(self.with_interval(longest).lease_ttl),
